@@ -1,0 +1,12 @@
+//! headroom-core: the pure domain of headroom.
+//!
+//! Owns the clock abstraction, quota keys and buckets, the quota governor and its grant rule,
+//! normalized rate-limit signals and the header parsers of every provider, GitHub's 403/429
+//! triage, the retry policy, deferral planning, the feed service's budget lanes and redaction.
+//!
+//! It must not do I/O, spawn tasks or depend on an async runtime (the optional `tokio` feature
+//! only adds an async clock). Nothing here reads the system time except [`clock::SystemClock`].
+
+pub mod clock;
+
+pub use clock::{Clock, ManualClock, SharedClock, SignedDuration, SystemClock, Timestamp};
