@@ -10,3 +10,17 @@
 pub mod clock;
 
 pub use clock::{Clock, ManualClock, SharedClock, SignedDuration, SystemClock, Timestamp};
+pub mod governor;
+pub mod quota;
+pub mod signal;
+pub mod triage;
+
+pub use governor::{Acquire, Governor, GovernorConfig, Headroom, Permit, Wait, WaitReason};
+pub use quota::{Bucket, QuotaKey, RequestKind, Subject, Surface};
+pub use signal::{Dimension, LimitReason, Provider, RateLimitSignal};
+pub mod deferral;
+pub mod lanes;
+pub mod redact;
+pub mod retry;
+
+pub use redact::redact;

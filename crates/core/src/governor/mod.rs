@@ -1,0 +1,546 @@
+//! The quota governor: one per quota identity, deciding every request before it is sent.
+//!
+//! A caller asks [`Governor::acquire`] for a key, a bucket, an estimated cost and a request
+//! kind. It gets a [`Permit`] (send now; dropping the permit frees its in-flight slot,
+//! whatever happened to the request) or a [`Wait`] (do not send before `until`, with the
+//! reason in words). After the response, [`Governor::observe`] feeds what the headers said
+//! back in: the origin is the truth.
+//!
+//! The rule itself lives in [`rule`] as pure functions; the state lives behind [`QuotaState`],
+//! implemented in memory here ([`MemoryQuotaState`]) and by other backends elsewhere.
+
+pub mod limiter;
+mod memory;
+pub mod rule;
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+pub use self::limiter::PointsLimit;
+pub use self::memory::MemoryQuotaState;
+pub use self::rule::{BucketState, Decision, IdentityState};
+use crate::clock::{Clock, SharedClock, SignedDuration, Timestamp};
+use crate::quota::{Bucket, QuotaKey, RequestKind, Surface};
+use crate::signal::RateLimitSignal;
+
+/// A boxed future, so that [`QuotaState`] stays object-safe.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Every number the governor uses. Defaults are GitHub's published limits; a deployment (or a
+/// simulator with a shortened window) states its own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GovernorConfig {
+    /// The identity's total in-flight allowance across buckets, and the safety multiple kept
+    /// in reserve by the grant rule. Below GitHub's 100 concurrent requests.
+    pub ceiling: u32,
+    /// Added to a reset before trying again, to absorb clock skew.
+    pub margin: SignedDuration,
+    /// When the in-flight ceiling is reached: how soon to look again.
+    pub busy_retry: SignedDuration,
+    /// The first wait after a secondary limit without `retry-after`.
+    pub secondary_base: SignedDuration,
+    /// The longest such wait.
+    pub secondary_cap: SignedDuration,
+    /// REST points per period (None disables the limiter).
+    pub rest_points: Option<PointsLimit>,
+    /// GraphQL points per period (None disables the limiter).
+    pub graphql_points: Option<PointsLimit>,
+    /// Points a read spends (REST GET/HEAD/OPTIONS, GraphQL query).
+    pub read_points: u32,
+    /// Points a mutation spends (REST POST/PATCH/PUT/DELETE, GraphQL mutation).
+    pub mutation_points: u32,
+    /// Content-creation limits; a content-creating request spends one unit of each.
+    pub content_creation: Vec<PointsLimit>,
+}
+
+impl Default for GovernorConfig {
+    fn default() -> Self {
+        Self {
+            ceiling: 10,
+            margin: SignedDuration::from_secs(60),
+            busy_retry: SignedDuration::from_millis(250),
+            secondary_base: SignedDuration::from_secs(60),
+            secondary_cap: SignedDuration::from_hours(1),
+            rest_points: Some(PointsLimit::per_minute(900)),
+            graphql_points: Some(PointsLimit::per_minute(2000)),
+            read_points: 1,
+            mutation_points: 5,
+            content_creation: vec![PointsLimit::per_minute(80), PointsLimit::per_hour(500)],
+        }
+    }
+}
+
+/// Configuration that cannot work.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// A setting is out of range.
+    #[error("governor setting `{setting}` is invalid: {problem}")]
+    Invalid {
+        /// The setting's name.
+        setting: &'static str,
+        /// What is wrong with it.
+        problem: String,
+    },
+}
+
+impl GovernorConfig {
+    /// Checks the configuration; the message names the setting.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |setting, problem: &str| {
+            Err(ConfigError::Invalid {
+                setting,
+                problem: problem.to_owned(),
+            })
+        };
+        if self.ceiling == 0 {
+            return invalid("ceiling", "must be at least 1");
+        }
+        if self.margin.is_negative() {
+            return invalid("margin", "must not be negative");
+        }
+        if !self.busy_retry.is_positive() {
+            return invalid("busy_retry", "must be positive");
+        }
+        if !self.secondary_base.is_positive() {
+            return invalid("secondary_base", "must be positive");
+        }
+        if self.secondary_cap < self.secondary_base {
+            return invalid("secondary_cap", "must be at least secondary_base");
+        }
+        let limits = self
+            .rest_points
+            .iter()
+            .map(|l| ("rest_points", l))
+            .chain(self.graphql_points.iter().map(|l| ("graphql_points", l)))
+            .chain(self.content_creation.iter().map(|l| ("content_creation", l)));
+        for (setting, limit) in limits {
+            if limit.points == 0 || !limit.period.is_positive() {
+                return invalid(setting, "needs positive points and a positive period");
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why a request must wait, in terms a person can read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum WaitReason {
+    /// The bucket's remaining quota is below what the grant rule keeps in reserve.
+    Exhausted {
+        /// The bucket.
+        bucket: Bucket,
+        /// What the last reading said remains.
+        remaining: u64,
+        /// What the rule needs: cost × (in flight + 1 + ceiling).
+        needed: u64,
+        /// When the window resets.
+        reset_at: Timestamp,
+    },
+    /// A secondary limit blocks the bucket.
+    SecondaryBlock {
+        /// The bucket.
+        bucket: Bucket,
+        /// Consecutive secondary limits so far.
+        strikes: u32,
+    },
+    /// The identity already has its ceiling of requests in flight.
+    InFlightCeiling {
+        /// Requests in flight.
+        in_flight: u32,
+        /// The ceiling.
+        ceiling: u32,
+    },
+    /// The local points-per-period limiter is full.
+    LocalPoints {
+        /// REST or GraphQL.
+        surface: Surface,
+        /// The limit.
+        limit: PointsLimit,
+    },
+    /// The content-creation limiter is full.
+    ContentCreation {
+        /// The limit.
+        limit: PointsLimit,
+    },
+}
+
+impl WaitReason {
+    /// The bucket this reason concerns, if it concerns one.
+    pub fn bucket(&self) -> Option<&Bucket> {
+        match self {
+            WaitReason::Exhausted { bucket, .. } | WaitReason::SecondaryBlock { bucket, .. } => {
+                Some(bucket)
+            }
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for WaitReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WaitReason::Exhausted {
+                bucket,
+                remaining,
+                needed,
+                reset_at,
+            } => write!(
+                f,
+                "{bucket} quota exhausted: {remaining} left, {needed} needed to send safely; resets at {reset_at}"
+            ),
+            WaitReason::SecondaryBlock { bucket, strikes } => write!(
+                f,
+                "{bucket} blocked by a secondary rate limit ({strikes} in a row)"
+            ),
+            WaitReason::InFlightCeiling { in_flight, ceiling } => write!(
+                f,
+                "{in_flight} requests in flight, the identity's ceiling is {ceiling}"
+            ),
+            WaitReason::LocalPoints { surface, limit } => write!(
+                f,
+                "{} points limit reached ({} per {}s)",
+                match surface {
+                    Surface::Rest => "REST",
+                    Surface::GraphQl => "GraphQL",
+                },
+                limit.points,
+                limit.period.as_secs()
+            ),
+            WaitReason::ContentCreation { limit } => write!(
+                f,
+                "content-creation limit reached ({} per {}s)",
+                limit.points,
+                limit.period.as_secs()
+            ),
+        }
+    }
+}
+
+/// Releases what a permit or ticket holds. Implemented by each state backend.
+pub trait SlotRelease: Send + Sync {
+    /// Frees one in-flight slot of `bucket` for `key`.
+    fn release_in_flight(&self, key: &QuotaKey, bucket: &Bucket, slot: usize);
+    /// One fewer caller waiting on `bucket`.
+    fn release_waiting(&self, key: &QuotaKey, bucket: &Bucket, slot: usize);
+}
+
+/// Permission to send one request. Dropping it frees the in-flight slot — after success,
+/// failure, cancellation or a panic alike.
+pub struct Permit {
+    key: QuotaKey,
+    bucket: Bucket,
+    kind: RequestKind,
+    cost: u32,
+    granted_at: Timestamp,
+    slot: usize,
+    release: Option<Arc<dyn SlotRelease>>,
+}
+
+impl fmt::Debug for Permit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Permit")
+            .field("key", &self.key)
+            .field("bucket", &self.bucket)
+            .field("cost", &self.cost)
+            .field("granted_at", &self.granted_at)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Permit {
+    /// Built by a state backend when it grants.
+    pub fn new(
+        key: QuotaKey,
+        bucket: Bucket,
+        kind: RequestKind,
+        cost: u32,
+        granted_at: Timestamp,
+        slot: usize,
+        release: Arc<dyn SlotRelease>,
+    ) -> Self {
+        Self {
+            key,
+            bucket,
+            kind,
+            cost,
+            granted_at,
+            slot,
+            release: Some(release),
+        }
+    }
+    /// The identity.
+    pub fn key(&self) -> &QuotaKey {
+        &self.key
+    }
+    /// The bucket the grant was made against.
+    pub fn bucket(&self) -> &Bucket {
+        &self.bucket
+    }
+    /// The request's kind.
+    pub fn kind(&self) -> RequestKind {
+        self.kind
+    }
+    /// The cost reserved.
+    pub fn cost(&self) -> u32 {
+        self.cost
+    }
+    /// When it was granted.
+    pub fn granted_at(&self) -> Timestamp {
+        self.granted_at
+    }
+    /// The backend's slot index for the bucket.
+    pub fn slot(&self) -> usize {
+        self.slot
+    }
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        if let Some(release) = self.release.take() {
+            release.release_in_flight(&self.key, &self.bucket, self.slot);
+        }
+    }
+}
+
+/// Held by a caller that waits in-process, so the dashboard can count waiters.
+pub struct WaitTicket {
+    key: QuotaKey,
+    bucket: Bucket,
+    slot: usize,
+    release: Option<Arc<dyn SlotRelease>>,
+}
+
+impl WaitTicket {
+    /// Built by a state backend.
+    pub fn new(key: QuotaKey, bucket: Bucket, slot: usize, release: Arc<dyn SlotRelease>) -> Self {
+        Self {
+            key,
+            bucket,
+            slot,
+            release: Some(release),
+        }
+    }
+}
+
+impl fmt::Debug for WaitTicket {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WaitTicket")
+            .field("key", &self.key)
+            .field("bucket", &self.bucket)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for WaitTicket {
+    fn drop(&mut self) {
+        if let Some(release) = self.release.take() {
+            release.release_waiting(&self.key, &self.bucket, self.slot);
+        }
+    }
+}
+
+/// A refusal: do not send before `until`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Wait {
+    /// The earliest instant worth trying again.
+    pub until: Timestamp,
+    /// Why.
+    pub reason: WaitReason,
+}
+
+impl fmt::Display for Wait {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}; try again at {}", self.reason, self.until)
+    }
+}
+
+/// The outcome of an acquire.
+#[derive(Debug)]
+pub enum Acquire {
+    /// Send now.
+    Grant(Permit),
+    /// Do not send yet.
+    Wait(Wait),
+}
+
+/// The grant rule's answer without reserving anything.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Headroom {
+    /// A request of that cost would be granted now.
+    Open,
+    /// It would have to wait.
+    Closed(Wait),
+}
+
+impl Headroom {
+    /// Whether a request would be granted now.
+    pub fn is_open(&self) -> bool {
+        matches!(self, Headroom::Open)
+    }
+}
+
+/// One bucket, as a status page shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BucketSnapshot {
+    /// The raw state.
+    #[serde(flatten)]
+    pub state: BucketState,
+    /// Whether the reading describes the current window.
+    pub known: bool,
+}
+
+/// One identity, as a status page shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IdentitySnapshot {
+    /// The identity.
+    pub key: QuotaKey,
+    /// Requests in flight across buckets.
+    pub in_flight: u32,
+    /// The in-flight ceiling.
+    pub ceiling: u32,
+    /// Every bucket seen, in first-seen order.
+    pub buckets: Vec<BucketSnapshot>,
+    /// REST points counted in the current minute.
+    pub rest_points_used: u64,
+    /// GraphQL points counted in the current minute.
+    pub graphql_points_used: u64,
+}
+
+/// A state backend failed (a database error, for backends that have one).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum GovernorError {
+    /// The backend could not be reached or answered an error.
+    #[error("quota state backend failed: {0}")]
+    Backend(String),
+}
+
+/// Where governor state lives. Every implementation applies the pure rule of [`rule`] to the
+/// state of one identity atomically (a mutex in memory, a row lock in a database).
+pub trait QuotaState: Send + Sync + fmt::Debug {
+    /// The configuration this backend applies.
+    fn config(&self) -> &GovernorConfig;
+
+    /// Applies the grant rule and, on a grant, reserves an in-flight slot.
+    fn acquire<'a>(
+        &'a self,
+        key: &'a QuotaKey,
+        bucket: &'a Bucket,
+        estimated_cost: u32,
+        kind: RequestKind,
+        now: Timestamp,
+    ) -> BoxFuture<'a, Result<Acquire, GovernorError>>;
+
+    /// Feeds back what a response said. The signal's resource, when present, names the
+    /// bucket to update (GitHub may answer for another resource than the one estimated).
+    fn observe<'a>(
+        &'a self,
+        permit: &'a Permit,
+        signal: &'a RateLimitSignal,
+        now: Timestamp,
+    ) -> BoxFuture<'a, Result<(), GovernorError>>;
+
+    /// The grant rule without reserving.
+    fn headroom<'a>(
+        &'a self,
+        key: &'a QuotaKey,
+        bucket: &'a Bucket,
+        estimated_cost: u32,
+        kind: RequestKind,
+        now: Timestamp,
+    ) -> BoxFuture<'a, Result<Headroom, GovernorError>>;
+
+    /// Everything known about one identity.
+    fn snapshot<'a>(
+        &'a self,
+        key: &'a QuotaKey,
+        now: Timestamp,
+    ) -> BoxFuture<'a, Result<IdentitySnapshot, GovernorError>>;
+
+    /// Every identity this backend knows.
+    fn identities(&self) -> BoxFuture<'_, Result<Vec<QuotaKey>, GovernorError>>;
+
+    /// Registers an in-process waiter on `bucket`, counted until the ticket is dropped.
+    fn wait_ticket(&self, key: &QuotaKey, bucket: &Bucket) -> WaitTicket;
+}
+
+/// The governor: a state backend and a clock.
+#[derive(Debug, Clone)]
+pub struct Governor {
+    state: Arc<dyn QuotaState>,
+    clock: SharedClock,
+}
+
+impl Governor {
+    /// A governor over `state`, reading time from `clock`.
+    pub fn new(state: Arc<dyn QuotaState>, clock: SharedClock) -> Self {
+        Self { state, clock }
+    }
+
+    /// An in-memory governor.
+    pub fn in_memory(config: GovernorConfig, clock: SharedClock) -> Result<Self, ConfigError> {
+        Ok(Self::new(Arc::new(MemoryQuotaState::new(config)?), clock))
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &GovernorConfig {
+        self.state.config()
+    }
+
+    /// The clock.
+    pub fn clock(&self) -> &SharedClock {
+        &self.clock
+    }
+
+    /// Asks to send one request.
+    pub async fn acquire(
+        &self,
+        key: &QuotaKey,
+        bucket: &Bucket,
+        estimated_cost: u32,
+        kind: RequestKind,
+    ) -> Result<Acquire, GovernorError> {
+        self.state
+            .acquire(key, bucket, estimated_cost, kind, self.clock.now())
+            .await
+    }
+
+    /// Feeds back what a response said.
+    pub async fn observe(&self, permit: &Permit, signal: &RateLimitSignal) -> Result<(), GovernorError> {
+        self.state.observe(permit, signal, self.clock.now()).await
+    }
+
+    /// The grant rule without reserving.
+    pub async fn headroom(
+        &self,
+        key: &QuotaKey,
+        bucket: &Bucket,
+        estimated_cost: u32,
+        kind: RequestKind,
+    ) -> Result<Headroom, GovernorError> {
+        self.state
+            .headroom(key, bucket, estimated_cost, kind, self.clock.now())
+            .await
+    }
+
+    /// Everything known about one identity.
+    pub async fn snapshot(&self, key: &QuotaKey) -> Result<IdentitySnapshot, GovernorError> {
+        self.state.snapshot(key, self.clock.now()).await
+    }
+
+    /// Every identity known.
+    pub async fn identities(&self) -> Result<Vec<QuotaKey>, GovernorError> {
+        self.state.identities().await
+    }
+
+    /// Registers an in-process waiter.
+    pub fn wait_ticket(&self, key: &QuotaKey, bucket: &Bucket) -> WaitTicket {
+        self.state.wait_ticket(key, bucket)
+    }
+}

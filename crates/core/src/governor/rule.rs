@@ -1,0 +1,329 @@
+//! The grant rule and the reading rule: pure functions over one identity's state.
+//!
+//! Every state backend (in memory, PostgreSQL under a row lock) loads an [`IdentityState`],
+//! calls these functions, and stores the result. Nothing here reads a clock or does I/O.
+
+use serde::{Deserialize, Serialize};
+
+use super::limiter::PointsWindow;
+use super::{GovernorConfig, WaitReason};
+use crate::clock::{SignedDuration, Timestamp};
+use crate::quota::{Bucket, RequestKind, Surface};
+use crate::signal::{LimitReason, RateLimitSignal};
+
+/// What the governor knows about one bucket of one identity.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BucketState {
+    /// The bucket's name.
+    pub bucket: Bucket,
+    /// The window's limit, as last read.
+    pub limit: Option<u64>,
+    /// What remained, as last read.
+    pub remaining: Option<u64>,
+    /// What had been used, as last read.
+    pub used: Option<u64>,
+    /// When the window resets.
+    pub reset_at: Option<Timestamp>,
+    /// When the reading above was taken.
+    pub seen_at: Option<Timestamp>,
+    /// Granted requests not yet finished.
+    pub in_flight: u32,
+    /// Callers currently holding a wait ticket for this bucket.
+    pub waiting: u32,
+    /// The last observed cost of one request (GraphQL points; 1 for REST).
+    pub last_cost: u32,
+    /// A secondary limit blocks the bucket until then.
+    pub blocked_until: Option<Timestamp>,
+    /// Consecutive secondary limits without a success in between.
+    pub secondary_strikes: u32,
+}
+
+impl BucketState {
+    /// A bucket nothing is known about yet.
+    pub fn new(bucket: Bucket) -> Self {
+        Self {
+            bucket,
+            limit: None,
+            remaining: None,
+            used: None,
+            reset_at: None,
+            seen_at: None,
+            in_flight: 0,
+            waiting: 0,
+            last_cost: 1,
+            blocked_until: None,
+            secondary_strikes: 0,
+        }
+    }
+
+    /// Whether the last reading still describes the current window.
+    pub fn is_known(&self, now: Timestamp) -> bool {
+        matches!((self.remaining, self.reset_at), (Some(_), Some(reset)) if now < reset)
+    }
+}
+
+/// What the governor knows about one identity: its buckets, its total in flight and its
+/// local points limiters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IdentityState {
+    /// Requests in flight across every bucket.
+    pub in_flight: u32,
+    /// Bucket states, in first-seen order (few per identity: a linear scan beats hashing).
+    pub buckets: Vec<BucketState>,
+    /// REST points per minute.
+    pub rest_points: Option<PointsWindow>,
+    /// GraphQL points per minute.
+    pub graphql_points: Option<PointsWindow>,
+    /// Content-creation limits (per minute, per hour).
+    pub content: Vec<PointsWindow>,
+}
+
+impl IdentityState {
+    /// A fresh identity with the limiters `config` asks for.
+    pub fn new(config: &GovernorConfig) -> Self {
+        Self {
+            in_flight: 0,
+            buckets: Vec::new(),
+            rest_points: config.rest_points.map(PointsWindow::new),
+            graphql_points: config.graphql_points.map(PointsWindow::new),
+            content: config.content_creation.iter().copied().map(PointsWindow::new).collect(),
+        }
+    }
+
+    /// The index of `bucket`, if it has been seen.
+    pub fn find(&self, bucket: &Bucket) -> Option<usize> {
+        self.buckets.iter().position(|b| b.bucket == *bucket)
+    }
+
+    /// The index of `bucket`, creating its state when first seen.
+    pub fn find_or_insert(&mut self, bucket: &Bucket) -> usize {
+        match self.find(bucket) {
+            Some(i) => i,
+            None => {
+                self.buckets.push(BucketState::new(bucket.clone()));
+                self.buckets.len() - 1
+            }
+        }
+    }
+}
+
+/// The verdict of the grant rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Send it; `cost` is what the grant reserved against.
+    Grant {
+        /// max(estimate, last observed cost).
+        cost: u32,
+    },
+    /// Do not send before `until`.
+    Wait {
+        /// The earliest instant trying again makes sense.
+        until: Timestamp,
+        /// Why, in terms a person can read.
+        reason: WaitReason,
+    },
+}
+
+/// Points one request spends against GitHub's secondary points limits.
+pub fn secondary_points(config: &GovernorConfig, kind: RequestKind) -> u32 {
+    if kind.mutation {
+        config.mutation_points
+    } else {
+        config.read_points
+    }
+}
+
+fn plus(t: Timestamp, d: SignedDuration) -> Timestamp {
+    t.checked_add(d).unwrap_or(Timestamp::MAX)
+}
+
+/// Decides whether a request may be sent now, without changing any state.
+///
+/// `bucket` is `None` when the identity has never seen that bucket (unknown state).
+pub fn evaluate(
+    config: &GovernorConfig,
+    identity: &mut IdentityState,
+    bucket: Option<usize>,
+    bucket_name: &Bucket,
+    estimated_cost: u32,
+    kind: RequestKind,
+    now: Timestamp,
+) -> Decision {
+    let state = bucket.map(|i| &identity.buckets[i]);
+    let cost = estimated_cost.max(state.map_or(1, |s| s.last_cost)).max(1);
+
+    if let Some(until) = state.and_then(|s| s.blocked_until).filter(|u| *u > now) {
+        return Decision::Wait {
+            until,
+            reason: WaitReason::SecondaryBlock {
+                bucket: bucket_name.clone(),
+                strikes: state.map_or(0, |s| s.secondary_strikes),
+            },
+        };
+    }
+
+    if identity.in_flight >= config.ceiling {
+        return Decision::Wait {
+            until: plus(now, config.busy_retry),
+            reason: WaitReason::InFlightCeiling {
+                in_flight: identity.in_flight,
+                ceiling: config.ceiling,
+            },
+        };
+    }
+
+    if let Some(s) = state.filter(|s| s.is_known(now)) {
+        let remaining = s.remaining.unwrap_or(0);
+        let needed = u64::from(cost) * (u64::from(s.in_flight) + 1 + u64::from(config.ceiling));
+        if remaining < needed {
+            let reset = s.reset_at.unwrap_or(now);
+            return Decision::Wait {
+                until: plus(reset, config.margin),
+                reason: WaitReason::Exhausted {
+                    bucket: bucket_name.clone(),
+                    remaining,
+                    needed,
+                    reset_at: reset,
+                },
+            };
+        }
+    }
+
+    let points = secondary_points(config, kind);
+    let window = match kind.surface {
+        Surface::Rest => identity.rest_points.as_mut(),
+        Surface::GraphQl => identity.graphql_points.as_mut(),
+    };
+    if let Some(window) = window
+        && let Some(until) = window.check(points, now)
+    {
+        return Decision::Wait {
+            until,
+            reason: WaitReason::LocalPoints {
+                surface: kind.surface,
+                limit: window.limit(),
+            },
+        };
+    }
+    if kind.creates_content {
+        for window in &mut identity.content {
+            if let Some(until) = window.check(1, now) {
+                return Decision::Wait {
+                    until,
+                    reason: WaitReason::ContentCreation {
+                        limit: window.limit(),
+                    },
+                };
+            }
+        }
+    }
+    Decision::Grant { cost }
+}
+
+/// Records a grant: one more in flight for the bucket and the identity, points counted.
+pub fn commit_grant(
+    config: &GovernorConfig,
+    identity: &mut IdentityState,
+    bucket: usize,
+    kind: RequestKind,
+    now: Timestamp,
+) {
+    identity.in_flight += 1;
+    identity.buckets[bucket].in_flight += 1;
+    let points = secondary_points(config, kind);
+    let window = match kind.surface {
+        Surface::Rest => identity.rest_points.as_mut(),
+        Surface::GraphQl => identity.graphql_points.as_mut(),
+    };
+    if let Some(window) = window {
+        window.record(points, now);
+    }
+    if kind.creates_content {
+        for window in &mut identity.content {
+            window.record(1, now);
+        }
+    }
+}
+
+/// Releases one in-flight slot of `bucket`. Saturating: a release can never go negative.
+pub fn release(identity: &mut IdentityState, bucket: usize) {
+    identity.in_flight = identity.in_flight.saturating_sub(1);
+    if let Some(b) = identity.buckets.get_mut(bucket) {
+        b.in_flight = b.in_flight.saturating_sub(1);
+    }
+}
+
+/// The escalating wait after `strikes` consecutive secondary limits without `retry-after`:
+/// base, 2·base, 4·base … capped.
+pub fn secondary_escalation(config: &GovernorConfig, strikes: u32) -> SignedDuration {
+    let exp = strikes.saturating_sub(1).min(30);
+    let base_ms = config.secondary_base.as_millis();
+    let ms = base_ms.saturating_mul(1i128 << exp);
+    let capped = ms.min(config.secondary_cap.as_millis());
+    SignedDuration::from_millis(i64::try_from(capped).unwrap_or(i64::MAX))
+}
+
+/// Whether `(reset, used)` of a reading is at least as new as the state's.
+fn is_newer(state: &BucketState, reset: Timestamp, used: Option<u64>, remaining: u64) -> bool {
+    match state.reset_at {
+        None => true,
+        Some(current) if reset > current => true,
+        Some(current) if reset < current => false,
+        Some(_) => match (used, state.used) {
+            (Some(u), Some(cur)) => u >= cur,
+            // Without `used`, less remaining is newer within one window.
+            _ => state.remaining.is_none_or(|cur| remaining <= cur),
+        },
+    }
+}
+
+/// Applies what one response said to the bucket it names. The newest reading wins by
+/// (reset, used); an older one is ignored, so state never moves backwards.
+pub fn apply_reading(config: &GovernorConfig, state: &mut BucketState, signal: &RateLimitSignal, now: Timestamp) {
+    if let (Some(remaining), Some(reset)) = (signal.remaining, signal.reset_at) {
+        let used = signal
+            .used
+            .or_else(|| signal.limit.and_then(|l| l.checked_sub(remaining)));
+        if is_newer(state, reset, used, remaining) {
+            state.remaining = Some(remaining);
+            state.reset_at = Some(reset);
+            state.used = used;
+            state.limit = signal.limit.or(state.limit);
+            state.seen_at = Some(now);
+        }
+    } else if signal.remaining == Some(0) && state.is_known(now) {
+        // A refusal that says "nothing left" without a reset: nothing left in this window.
+        state.remaining = Some(0);
+        state.seen_at = Some(now);
+    }
+    if let Some(cost) = signal.cost {
+        state.last_cost = u32::try_from(cost).unwrap_or(u32::MAX).max(1);
+    }
+    match signal.reason {
+        Some(LimitReason::Secondary | LimitReason::Unknown) => {
+            state.secondary_strikes = state.secondary_strikes.saturating_add(1);
+            let wait = signal
+                .retry_after
+                .unwrap_or_else(|| secondary_escalation(config, state.secondary_strikes));
+            block(state, plus(now, wait));
+        }
+        Some(LimitReason::Primary) => {
+            if let Some(wait) = signal.retry_after {
+                block(state, plus(now, wait));
+            } else if signal.reset_at.is_none_or(|r| r <= now) {
+                // Exhausted with no usable reset: back off as for a secondary limit rather
+                // than hammering a window we cannot see.
+                state.secondary_strikes = state.secondary_strikes.saturating_add(1);
+                block(state, plus(now, secondary_escalation(config, state.secondary_strikes)));
+            }
+        }
+        None => state.secondary_strikes = 0,
+        Some(LimitReason::Permission | LimitReason::Complexity) => {}
+    }
+}
+
+fn block(state: &mut BucketState, until: Timestamp) {
+    if state.blocked_until.is_none_or(|b| b < until) {
+        state.blocked_until = Some(until);
+    }
+}
