@@ -143,10 +143,16 @@ mod tests {
         let t0 = clock.now();
         assert_eq!(clock.now(), t0);
         clock.advance(SignedDuration::from_secs(3600));
-        assert_eq!(clock.now().duration_since(t0), SignedDuration::from_secs(3600));
+        assert_eq!(
+            clock.now().duration_since(t0),
+            SignedDuration::from_secs(3600)
+        );
         let shared = clock.clone();
         shared.advance(SignedDuration::from_millis(5));
-        assert_eq!(clock.now().duration_since(t0), SignedDuration::from_millis(3_600_005));
+        assert_eq!(
+            clock.now().duration_since(t0),
+            SignedDuration::from_millis(3_600_005)
+        );
     }
 
     #[cfg(feature = "tokio")]
@@ -155,7 +161,10 @@ mod tests {
         let start = Timestamp::from_second(1_700_000_000).expect("valid");
         let clock = TokioClock::anchored_at(start);
         clock.sleep(SignedDuration::from_secs(7200)).await;
-        assert_eq!(clock.now().duration_since(start), SignedDuration::from_secs(7200));
+        assert_eq!(
+            clock.now().duration_since(start),
+            SignedDuration::from_secs(7200)
+        );
         let later = start + SignedDuration::from_secs(7300);
         clock.sleep_until(later).await;
         assert!(clock.now() >= later);

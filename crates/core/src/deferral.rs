@@ -57,7 +57,9 @@ pub enum Exhausted {
         max: u32,
     },
     /// Waited too long in total.
-    #[error("rate-limit wait budget exhausted: waiting since {first_deferred_at}, deadline was {deadline}")]
+    #[error(
+        "rate-limit wait budget exhausted: waiting since {first_deferred_at}, deadline was {deadline}"
+    )]
     WallClock {
         /// The first deferral.
         first_deferred_at: Timestamp,
@@ -199,7 +201,8 @@ mod tests {
     fn an_hour_long_reset_is_chunked_and_chunks_do_not_count() {
         let budget = DeferralBudget::default();
         let reset = t(3600);
-        let (run_at, nb, mut state) = expect_defer(budget.defer(DeferralState::default(), t(0), reset, s(0)));
+        let (run_at, nb, mut state) =
+            expect_defer(budget.defer(DeferralState::default(), t(0), reset, s(0)));
         assert_eq!((run_at, nb), (t(600), reset));
         let mut now = run_at;
         let mut wakes = 1;
@@ -225,7 +228,10 @@ mod tests {
         }
         assert_eq!(
             budget.defer(state, t(700), t(760), s(0)),
-            DeferralPlan::Exhausted(Exhausted::Count { deferrals: 10, max: 10 })
+            DeferralPlan::Exhausted(Exhausted::Count {
+                deferrals: 10,
+                max: 10
+            })
         );
     }
 
@@ -259,14 +265,16 @@ mod tests {
             assert!(j >= SignedDuration::ZERO && j <= s(5));
         }
         // An out-of-range jitter handed in is clamped.
-        let (run_at, _, _) = expect_defer(budget.defer(DeferralState::default(), t(0), t(10), s(99)));
+        let (run_at, _, _) =
+            expect_defer(budget.defer(DeferralState::default(), t(0), t(10), s(99)));
         assert_eq!(run_at, t(15));
     }
 
     #[test]
     fn a_not_before_in_the_past_runs_now() {
         let budget = DeferralBudget::default();
-        let (run_at, nb, _) = expect_defer(budget.defer(DeferralState::default(), t(100), t(50), s(0)));
+        let (run_at, nb, _) =
+            expect_defer(budget.defer(DeferralState::default(), t(100), t(50), s(0)));
         assert_eq!((run_at, nb), (t(100), t(100)));
     }
 }

@@ -129,7 +129,11 @@ impl CoreLaneConfig {
         let room = self.limit - committed;
         let detail_allowance = self.detail_allowance.min(room);
         // The product is at most detail_allowance, so the cast back cannot overflow.
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss
+        )]
         let actor_guarantee = ((detail_allowance as f64) * self.actor_share).floor() as u64;
         let actor_guarantee = actor_guarantee.min(detail_allowance);
         Ok(CoreLanes {
@@ -168,7 +172,12 @@ impl CoreLanes {
     /// Whether `class` may spend one more detail request. A class spends its guarantee first;
     /// beyond it, it may borrow the other class's unspent capacity only when the other class
     /// has nothing claimable. The lane as a whole is never exceeded.
-    pub fn detail_admits(&self, class: EntityClass, used: DetailUsage, other_has_claimable: bool) -> bool {
+    pub fn detail_admits(
+        &self,
+        class: EntityClass,
+        used: DetailUsage,
+        other_has_claimable: bool,
+    ) -> bool {
         if used.actor + used.repository >= self.detail_allowance {
             return false;
         }
@@ -214,9 +223,12 @@ mod tests {
 
     /// The reference's core budget table: limit 60, reserve 8, detail 40, cadence 300 s, one
     /// source; only the page depth varies.
+    /// (poll allowance, detail allowance, clamped) for a feasible row.
+    type Row = Option<(u64, u64, bool)>;
+
     #[test]
     fn the_core_budget_table() {
-        let table: [(u64, Option<(u64, u64, bool)>); 5] = [
+        let table: [(u64, Row); 5] = [
             (1, Some((12, 40, false))),
             (2, Some((24, 28, true))),
             (3, Some((36, 16, true))),
@@ -239,7 +251,11 @@ mod tests {
                 }
                 (Err(LaneError::InfeasiblePolling { poll_allowance, .. }), None) => {
                     assert_eq!(poll_allowance, 60);
-                    let message = config.resolve().err().map(|e| e.to_string()).unwrap_or_default();
+                    let message = config
+                        .resolve()
+                        .err()
+                        .map(|e| e.to_string())
+                        .unwrap_or_default();
                     assert!(message.contains("infeasible polling"), "{message}");
                 }
                 (got, want) => panic!("pages {pages}: got {got:?}, want {want:?}"),
@@ -250,7 +266,10 @@ mod tests {
     #[test]
     fn defaults_split_twenty_twenty() {
         let lanes = CoreLaneConfig::default().resolve().expect("feasible");
-        assert_eq!((lanes.actor_guarantee, lanes.repository_guarantee), (20, 20));
+        assert_eq!(
+            (lanes.actor_guarantee, lanes.repository_guarantee),
+            (20, 20)
+        );
     }
 
     #[test]
@@ -262,7 +281,14 @@ mod tests {
         }
         .resolve()
         .expect("feasible");
-        assert_eq!((lanes.actor_guarantee, lanes.repository_guarantee, lanes.unspent), (2, 3, 35));
+        assert_eq!(
+            (
+                lanes.actor_guarantee,
+                lanes.repository_guarantee,
+                lanes.unspent
+            ),
+            (2, 3, 35)
+        );
         for (share, actors) in [(0.0, 0), (1.0, 5), (0.33, 1)] {
             let lanes = CoreLaneConfig {
                 detail_allowance: 5,
@@ -302,14 +328,48 @@ mod tests {
     #[test]
     fn invalid_settings_are_named() {
         let cases = [
-            (CoreLaneConfig { poll_interval_secs: 0, ..Default::default() }, "poll_interval_secs"),
-            (CoreLaneConfig { max_pages_per_poll: 0, ..Default::default() }, "max_pages_per_poll"),
-            (CoreLaneConfig { sources: 0, ..Default::default() }, "sources"),
-            (CoreLaneConfig { actor_share: 1.5, ..Default::default() }, "actor_share"),
-            (CoreLaneConfig { actor_share: f64::NAN, ..Default::default() }, "actor_share"),
+            (
+                CoreLaneConfig {
+                    poll_interval_secs: 0,
+                    ..Default::default()
+                },
+                "poll_interval_secs",
+            ),
+            (
+                CoreLaneConfig {
+                    max_pages_per_poll: 0,
+                    ..Default::default()
+                },
+                "max_pages_per_poll",
+            ),
+            (
+                CoreLaneConfig {
+                    sources: 0,
+                    ..Default::default()
+                },
+                "sources",
+            ),
+            (
+                CoreLaneConfig {
+                    actor_share: 1.5,
+                    ..Default::default()
+                },
+                "actor_share",
+            ),
+            (
+                CoreLaneConfig {
+                    actor_share: f64::NAN,
+                    ..Default::default()
+                },
+                "actor_share",
+            ),
         ];
         for (config, setting) in cases {
-            let message = config.resolve().err().map(|e| e.to_string()).unwrap_or_default();
+            let message = config
+                .resolve()
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
             assert!(message.contains(setting), "{message}");
         }
     }
@@ -317,14 +377,20 @@ mod tests {
     #[test]
     fn guarantees_first_then_borrowing_only_from_an_idle_class() {
         let lanes = CoreLaneConfig::default().resolve().expect("feasible");
-        let used = DetailUsage { actor: 20, repository: 3 };
+        let used = DetailUsage {
+            actor: 20,
+            repository: 3,
+        };
         // Actors spent their guarantee: no borrowing while repositories have work…
         assert!(!lanes.detail_admits(EntityClass::Actor, used, true));
         // …but borrowing when repositories have nothing claimable.
         assert!(lanes.detail_admits(EntityClass::Actor, used, false));
         assert!(lanes.detail_admits(EntityClass::Repository, used, true));
         // The lane as a whole is never exceeded.
-        let full = DetailUsage { actor: 35, repository: 5 };
+        let full = DetailUsage {
+            actor: 35,
+            repository: 5,
+        };
         assert!(!lanes.detail_admits(EntityClass::Repository, full, false));
         assert!(!lanes.detail_admits(EntityClass::Actor, full, false));
     }

@@ -44,7 +44,10 @@ static PATTERNS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
             "${1}\"[REDACTED]\"",
         ),
         // URL userinfo: scheme://user:pass@host.
-        (r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/?#@\s]+@", "${1}[REDACTED]@"),
+        (
+            r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/?#@\s]+@",
+            "${1}[REDACTED]@",
+        ),
     ];
     rules
         .into_iter()
@@ -92,9 +95,18 @@ mod tests {
 
     #[test]
     fn authorization_headers_any_scheme() {
-        check("Authorization: Bearer ghp_abc123", "Authorization: [REDACTED]");
-        check("authorization: token gho_16C7e42F292c6912E7710c838347Ae178B4a", "authorization: [REDACTED]");
-        check("Proxy-Authorization: Basic dXNlcjpwYXNz\nnext line", "Proxy-Authorization: [REDACTED]\nnext line");
+        check(
+            "Authorization: Bearer ghp_abc123",
+            "Authorization: [REDACTED]",
+        );
+        check(
+            "authorization: token gho_16C7e42F292c6912E7710c838347Ae178B4a",
+            "authorization: [REDACTED]",
+        );
+        check(
+            "Proxy-Authorization: Basic dXNlcjpwYXNz\nnext line",
+            "Proxy-Authorization: [REDACTED]\nnext line",
+        );
         check(
             r#"{"authorization":"Bearer abc.def","status":403}"#,
             r#"{"authorization":"[REDACTED]","status":403}"#,
@@ -107,8 +119,14 @@ mod tests {
 
     #[test]
     fn bearer_and_basic_without_a_header_name() {
-        check("sent Bearer eyJhbGciOiJIUzI1NiJ9.e30.abc-_ ok", "sent Bearer [REDACTED] ok");
-        check("using basic dXNlcjpwYXNzd29yZA== now", "using basic [REDACTED] now");
+        check(
+            "sent Bearer eyJhbGciOiJIUzI1NiJ9.e30.abc-_ ok",
+            "sent Bearer [REDACTED] ok",
+        );
+        check(
+            "using basic dXNlcjpwYXNzd29yZA== now",
+            "using basic [REDACTED] now",
+        );
     }
 
     #[test]
@@ -136,16 +154,34 @@ mod tests {
             "GET /api/v4/projects?private_token=glpat-abc&page=2",
             "GET /api/v4/projects?private_token=[REDACTED]&page=2",
         );
-        check("access_token=abc123 expires", "access_token=[REDACTED] expires");
-        check("api_key=XYZ;secret=shh, token=t0k", "api_key=[REDACTED];secret=[REDACTED], token=[REDACTED]");
-        check(r#"{"token": "abc", "secret":"s3"}"#, r#"{"token": "[REDACTED]", "secret":"[REDACTED]"}"#);
+        check(
+            "access_token=abc123 expires",
+            "access_token=[REDACTED] expires",
+        );
+        check(
+            "api_key=XYZ;secret=shh, token=t0k",
+            "api_key=[REDACTED];secret=[REDACTED], token=[REDACTED]",
+        );
+        check(
+            r#"{"token": "abc", "secret":"s3"}"#,
+            r#"{"token": "[REDACTED]", "secret":"[REDACTED]"}"#,
+        );
     }
 
     #[test]
     fn url_userinfo() {
-        check("redis://:hunter2@cache:6379/0 refused", "redis://[REDACTED]@cache:6379/0 refused");
-        check("amqp://user:pass@broker/vhost", "amqp://[REDACTED]@broker/vhost");
-        check("https://x-access-token:abc@github.com/o/r.git", "https://[REDACTED]@github.com/o/r.git");
+        check(
+            "redis://:hunter2@cache:6379/0 refused",
+            "redis://[REDACTED]@cache:6379/0 refused",
+        );
+        check(
+            "amqp://user:pass@broker/vhost",
+            "amqp://[REDACTED]@broker/vhost",
+        );
+        check(
+            "https://x-access-token:abc@github.com/o/r.git",
+            "https://[REDACTED]@github.com/o/r.git",
+        );
     }
 
     #[test]

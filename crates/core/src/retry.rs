@@ -62,7 +62,11 @@ pub fn is_retryable(provider: Provider, kind: RequestKind, failure: Failure) -> 
             Failure::Status {
                 status,
                 rate_limit_remaining_zero,
-            } => status == 429 || (500..=599).contains(&status) || (status == 403 && rate_limit_remaining_zero),
+            } => {
+                status == 429
+                    || (500..=599).contains(&status)
+                    || (status == 403 && rate_limit_remaining_zero)
+            }
             Failure::Timeout | Failure::Connection => true,
         },
         // Timeouts and 500/503/504 only.
@@ -139,13 +143,21 @@ mod tests {
         let policy = RetryPolicy::default();
         let draw = |seed| {
             let mut rng = StdRng::seed_from_u64(seed);
-            (0..4).map(|a| policy.backoff(a, &mut rng)).collect::<Vec<_>>()
+            (0..4)
+                .map(|a| policy.backoff(a, &mut rng))
+                .collect::<Vec<_>>()
         };
         assert_eq!(draw(42), draw(42));
         let mut rng = StdRng::seed_from_u64(1);
-        let samples: Vec<i128> = (0..200).map(|_| policy.backoff(3, &mut rng).as_millis()).collect();
+        let samples: Vec<i128> = (0..200)
+            .map(|_| policy.backoff(3, &mut rng).as_millis())
+            .collect();
         let distinct: std::collections::BTreeSet<_> = samples.iter().collect();
-        assert!(distinct.len() > 100, "full jitter spreads: {}", distinct.len());
+        assert!(
+            distinct.len() > 100,
+            "full jitter spreads: {}",
+            distinct.len()
+        );
         assert!(samples.iter().any(|&d| d < 1000) && samples.iter().any(|&d| d > 1000));
     }
 
@@ -178,17 +190,38 @@ mod tests {
             assert!(is_retryable(Provider::GitLab, read, status(s, false)));
         }
         for s in [403, 404, 429, 502] {
-            assert!(!is_retryable(Provider::GitLab, read, status(s, false)), "{s}");
+            assert!(
+                !is_retryable(Provider::GitLab, read, status(s, false)),
+                "{s}"
+            );
         }
         assert!(is_retryable(Provider::GitLab, read, Failure::Timeout));
     }
 
     #[test]
     fn mutations_never_retry() {
-        for kind in [RequestKind::REST_MUTATION, RequestKind::REST_CREATE, RequestKind::GRAPHQL_MUTATION] {
-            for provider in [Provider::GitHub, Provider::GitLab, Provider::Jira, Provider::Linear, Provider::LaunchDarkly] {
-                for failure in [status(429, true), status(503, false), Failure::Timeout, Failure::Connection] {
-                    assert!(!is_retryable(provider, kind, failure), "{provider:?} {kind:?} {failure:?}");
+        for kind in [
+            RequestKind::REST_MUTATION,
+            RequestKind::REST_CREATE,
+            RequestKind::GRAPHQL_MUTATION,
+        ] {
+            for provider in [
+                Provider::GitHub,
+                Provider::GitLab,
+                Provider::Jira,
+                Provider::Linear,
+                Provider::LaunchDarkly,
+            ] {
+                for failure in [
+                    status(429, true),
+                    status(503, false),
+                    Failure::Timeout,
+                    Failure::Connection,
+                ] {
+                    assert!(
+                        !is_retryable(provider, kind, failure),
+                        "{provider:?} {kind:?} {failure:?}"
+                    );
                 }
             }
         }

@@ -248,7 +248,11 @@ pub fn parse_retry_after(
         match Timestamp::try_from(when) {
             Ok(at) => {
                 let d = at.duration_since(now);
-                if d.is_negative() { SignedDuration::ZERO } else { d }
+                if d.is_negative() {
+                    SignedDuration::ZERO
+                } else {
+                    d
+                }
             }
             Err(_) => bounds.default_wait,
         }
@@ -294,11 +298,9 @@ pub fn github_rest(
         .or_else(|| Some(limit?.checked_sub(remaining?)).flatten());
     let reset_at = header(headers, "x-ratelimit-reset").and_then(epoch_seconds_or_millis);
     let retry_after = parse_retry_after(header(headers, "retry-after"), now, bounds);
-    let dimension = Some(
-        resource
-            .as_ref()
-            .map_or(Dimension::RestCore, |r| Dimension::for_github_resource(r.as_str())),
-    );
+    let dimension = Some(resource.as_ref().map_or(Dimension::RestCore, |r| {
+        Dimension::for_github_resource(r.as_str())
+    }));
     let reason = triage_github(status, headers, body).map(|t| match t {
         GithubTriage::Primary => LimitReason::Primary,
         GithubTriage::Secondary => LimitReason::Secondary,
@@ -384,7 +386,12 @@ fn find_rate_limit_object(data: &serde_json::Value) -> Option<&serde_json::Value
 
 /// GitLab: `RateLimit-*` headers. 429 is the rate limit (primary); a 403 qualified by
 /// rate-limit headers is secondary; a plain 403 is permission or a disabled feature.
-pub fn gitlab(status: u16, headers: &HeaderMap, now: Timestamp, bounds: &WaitBounds) -> RateLimitSignal {
+pub fn gitlab(
+    status: u16,
+    headers: &HeaderMap,
+    now: Timestamp,
+    bounds: &WaitBounds,
+) -> RateLimitSignal {
     let limit = header_u64(headers, "ratelimit-limit");
     let remaining = header_u64(headers, "ratelimit-remaining");
     let used = header_u64(headers, "ratelimit-observed")
@@ -422,7 +429,12 @@ pub fn gitlab(status: u16, headers: &HeaderMap, now: Timestamp, bounds: &WaitBou
 
 /// Jira Cloud: `Retry-After` is authoritative on 429; `X-RateLimit-Reset` is an ISO 8601
 /// timestamp. Jira does not tell a permission 403 from a limit, so a 403 is not a signal.
-pub fn jira(status: u16, headers: &HeaderMap, now: Timestamp, bounds: &WaitBounds) -> RateLimitSignal {
+pub fn jira(
+    status: u16,
+    headers: &HeaderMap,
+    now: Timestamp,
+    bounds: &WaitBounds,
+) -> RateLimitSignal {
     let reset_at = header(headers, "x-ratelimit-reset").and_then(|v| v.parse::<Timestamp>().ok());
     let retry_after = parse_retry_after(header(headers, "retry-after"), now, bounds);
     let reason = (status == 429).then_some(LimitReason::Primary);
@@ -497,7 +509,10 @@ fn linear_400_reason(body: &[u8]) -> Option<LimitReason> {
         if code == "RATELIMITED" {
             return Some(LimitReason::Primary);
         }
-        if code.contains("COMPLEX") || message.contains("complexity") || message.contains("too complex") {
+        if code.contains("COMPLEX")
+            || message.contains("complexity")
+            || message.contains("too complex")
+        {
             reason = Some(LimitReason::Complexity);
         }
     }

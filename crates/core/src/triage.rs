@@ -87,7 +87,12 @@ mod tests {
         h
     }
 
-    fn check(status: u16, pairs: &[(&'static str, &'static str)], body: &str, expect: Option<GithubTriage>) {
+    fn check(
+        status: u16,
+        pairs: &[(&'static str, &'static str)],
+        body: &str,
+        expect: Option<GithubTriage>,
+    ) {
         assert_eq!(
             triage_github(status, &headers(pairs), body.as_bytes()),
             expect,
@@ -131,22 +136,40 @@ mod tests {
             // …or carry them with remaining > 0.
             check(
                 403,
-                &[("x-ratelimit-remaining", "4321"), ("x-ratelimit-limit", "5000")],
+                &[
+                    ("x-ratelimit-remaining", "4321"),
+                    ("x-ratelimit-limit", "5000"),
+                ],
                 &body,
                 Some(GithubTriage::Secondary),
             );
-            check(429, &[("retry-after", "30")], &body, Some(GithubTriage::Secondary));
+            check(
+                429,
+                &[("retry-after", "30")],
+                &body,
+                Some(GithubTriage::Secondary),
+            );
         }
     }
 
     #[test]
     fn retry_after_without_wording_is_secondary() {
-        check(403, &[("retry-after", "60")], r#"{"message":"Forbidden"}"#, Some(GithubTriage::Secondary));
+        check(
+            403,
+            &[("retry-after", "60")],
+            r#"{"message":"Forbidden"}"#,
+            Some(GithubTriage::Secondary),
+        );
     }
 
     #[test]
     fn remaining_zero_without_wording_is_primary() {
-        check(403, &[("x-ratelimit-remaining", "0")], "", Some(GithubTriage::Primary));
+        check(
+            403,
+            &[("x-ratelimit-remaining", "0")],
+            "",
+            Some(GithubTriage::Primary),
+        );
     }
 
     #[test]
@@ -164,7 +187,12 @@ mod tests {
             r#"{"message":"Resource protected by organization SAML enforcement. You must grant your Personal Access token access to this organization."}"#,
             Some(GithubTriage::Permission),
         );
-        check(403, &[], "<html>not json</html>", Some(GithubTriage::Permission));
+        check(
+            403,
+            &[],
+            "<html>not json</html>",
+            Some(GithubTriage::Permission),
+        );
     }
 
     #[test]

@@ -52,7 +52,9 @@ pub struct PointsWindow {
 impl PointsWindow {
     /// An empty window for `limit`.
     pub fn new(limit: PointsLimit) -> Self {
-        let period_ms = i64::try_from(limit.period.as_millis()).unwrap_or(i64::MAX).max(1);
+        let period_ms = i64::try_from(limit.period.as_millis())
+            .unwrap_or(i64::MAX)
+            .max(1);
         Self {
             limit,
             slot_ms: (period_ms / SLOTS_PER_PERIOD).max(1),
@@ -173,9 +175,19 @@ mod tests {
             t += 13;
         }
         for (i, &start) in admitted.iter().enumerate() {
-            let in_window = admitted[i..].iter().take_while(|&&x| x < start + 60_000).count();
-            assert!(in_window <= 900, "{in_window} points within a minute from {start}");
+            let in_window = admitted[i..]
+                .iter()
+                .take_while(|&&x| x < start + 60_000)
+                .count();
+            assert!(
+                in_window <= 900,
+                "{in_window} points within a minute from {start}"
+            );
         }
-        assert!(admitted.len() > 900 * 4, "the limiter should not starve: {}", admitted.len());
+        assert!(
+            admitted.len() > 900 * 4,
+            "the limiter should not starve: {}",
+            admitted.len()
+        );
     }
 }

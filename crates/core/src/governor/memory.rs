@@ -22,7 +22,9 @@ impl IdentityCell {
     fn lock(&self) -> MutexGuard<'_, IdentityState> {
         // The rule functions leave the state consistent at every step, so a panic elsewhere
         // while the lock was held cannot have left it half-updated.
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -82,11 +84,27 @@ impl MemoryQuotaState {
         let cell = self.cell(key);
         let mut state = cell.lock();
         let slot = state.find_or_insert(bucket);
-        match rule::evaluate(&self.config, &mut state, Some(slot), bucket, estimated_cost, kind, now) {
+        match rule::evaluate(
+            &self.config,
+            &mut state,
+            Some(slot),
+            bucket,
+            estimated_cost,
+            kind,
+            now,
+        ) {
             Decision::Grant { cost } => {
                 rule::commit_grant(&self.config, &mut state, slot, kind, now);
                 drop(state);
-                Acquire::Grant(Permit::new(key.clone(), bucket.clone(), kind, cost, now, slot, cell))
+                Acquire::Grant(Permit::new(
+                    key.clone(),
+                    bucket.clone(),
+                    kind,
+                    cost,
+                    now,
+                    slot,
+                    cell,
+                ))
             }
             Decision::Wait { until, reason } => Acquire::Wait(Wait { until, reason }),
         }
@@ -119,7 +137,15 @@ impl MemoryQuotaState {
         // but the rule must not reserve anything here.
         let mut state = cell.lock().clone();
         let slot = state.find(bucket);
-        match rule::evaluate(&self.config, &mut state, slot, bucket, estimated_cost, kind, now) {
+        match rule::evaluate(
+            &self.config,
+            &mut state,
+            slot,
+            bucket,
+            estimated_cost,
+            kind,
+            now,
+        ) {
             Decision::Grant { .. } => Headroom::Open,
             Decision::Wait { until, reason } => Headroom::Closed(Wait { until, reason }),
         }

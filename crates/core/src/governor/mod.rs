@@ -117,7 +117,11 @@ impl GovernorConfig {
             .iter()
             .map(|l| ("rest_points", l))
             .chain(self.graphql_points.iter().map(|l| ("graphql_points", l)))
-            .chain(self.content_creation.iter().map(|l| ("content_creation", l)));
+            .chain(
+                self.content_creation
+                    .iter()
+                    .map(|l| ("content_creation", l)),
+            );
         for (setting, limit) in limits {
             if limit.points == 0 || !limit.period.is_positive() {
                 return invalid(setting, "needs positive points and a positive period");
@@ -512,7 +516,11 @@ impl Governor {
     }
 
     /// Feeds back what a response said.
-    pub async fn observe(&self, permit: &Permit, signal: &RateLimitSignal) -> Result<(), GovernorError> {
+    pub async fn observe(
+        &self,
+        permit: &Permit,
+        signal: &RateLimitSignal,
+    ) -> Result<(), GovernorError> {
         self.state.observe(permit, signal, self.clock.now()).await
     }
 

@@ -86,7 +86,12 @@ impl IdentityState {
             buckets: Vec::new(),
             rest_points: config.rest_points.map(PointsWindow::new),
             graphql_points: config.graphql_points.map(PointsWindow::new),
-            content: config.content_creation.iter().copied().map(PointsWindow::new).collect(),
+            content: config
+                .content_creation
+                .iter()
+                .copied()
+                .map(PointsWindow::new)
+                .collect(),
         }
     }
 
@@ -279,7 +284,12 @@ fn is_newer(state: &BucketState, reset: Timestamp, used: Option<u64>, remaining:
 
 /// Applies what one response said to the bucket it names. The newest reading wins by
 /// (reset, used); an older one is ignored, so state never moves backwards.
-pub fn apply_reading(config: &GovernorConfig, state: &mut BucketState, signal: &RateLimitSignal, now: Timestamp) {
+pub fn apply_reading(
+    config: &GovernorConfig,
+    state: &mut BucketState,
+    signal: &RateLimitSignal,
+    now: Timestamp,
+) {
     if let (Some(remaining), Some(reset)) = (signal.remaining, signal.reset_at) {
         let used = signal
             .used
@@ -314,7 +324,10 @@ pub fn apply_reading(config: &GovernorConfig, state: &mut BucketState, signal: &
                 // Exhausted with no usable reset: back off as for a secondary limit rather
                 // than hammering a window we cannot see.
                 state.secondary_strikes = state.secondary_strikes.saturating_add(1);
-                block(state, plus(now, secondary_escalation(config, state.secondary_strikes)));
+                block(
+                    state,
+                    plus(now, secondary_escalation(config, state.secondary_strikes)),
+                );
             }
         }
         None => state.secondary_strikes = 0,

@@ -1,0 +1,372 @@
+//! Parsers on realistic header sets, one `check` per provider dialect.
+
+use headroom_core::Bucket;
+use headroom_core::clock::{SignedDuration, Timestamp};
+use headroom_core::signal::{self, Dimension, LimitReason, Provider, RateLimitSignal, WaitBounds};
+use http::{HeaderMap, HeaderName, HeaderValue};
+
+fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+    let mut h = HeaderMap::new();
+    for (k, v) in pairs {
+        h.append(
+            HeaderName::from_bytes(k.as_bytes()).expect("valid name"),
+            HeaderValue::from_str(v).expect("valid value"),
+        );
+    }
+    h
+}
+
+fn now() -> Timestamp {
+    // 2026-11-30T14:00:00Z
+    Timestamp::from_second(1_796_047_200).expect("valid")
+}
+
+fn at(secs: i64) -> Timestamp {
+    Timestamp::from_second(secs).expect("valid")
+}
+
+/// A 200 from `GET /repos/o/r` as GitHub sends it.
+#[test]
+fn github_rest_success_reading() {
+    let h = headers(&[
+        ("x-ratelimit-limit", "5000"),
+        ("x-ratelimit-remaining", "4987"),
+        ("x-ratelimit-reset", "1796050800"),
+        ("x-ratelimit-used", "13"),
+        ("x-ratelimit-resource", "core"),
+        ("x-github-request-id", "C2F4:2B7A:1A2B3C:1B2C3D:6746F0A0"),
+        ("x-github-api-version-selected", "2022-11-28"),
+    ]);
+    let s = signal::github_rest(200, &h, b"{}", now(), &WaitBounds::default());
+    assert_eq!(
+        s,
+        RateLimitSignal {
+            provider: Some(Provider::GitHub),
+            resource: Some(Bucket::core()),
+            dimension: Some(Dimension::RestCore),
+            reason: None,
+            retry_after: None,
+            reset_at: Some(at(1_796_050_800)),
+            limit: Some(5000),
+            remaining: Some(4987),
+            used: Some(13),
+            cost: None,
+            node_count: None,
+            request_id: Some("C2F4:2B7A:1A2B3C:1B2C3D:6746F0A0".into()),
+        }
+    );
+    assert!(!s.is_rate_limited());
+}
+
+#[test]
+fn github_rest_search_resource_and_unauthenticated_limits() {
+    let h = headers(&[
+        ("X-RateLimit-Limit", "10"),
+        ("X-RateLimit-Remaining", "9"),
+        ("X-RateLimit-Reset", "1796047260"),
+        ("X-RateLimit-Used", "1"),
+        ("X-RateLimit-Resource", "search"),
+    ]);
+    let s = signal::github_rest(200, &h, b"", now(), &WaitBounds::default());
+    assert_eq!(s.resource, Some(Bucket::search()));
+    assert_eq!(s.dimension, Some(Dimension::Search));
+    assert_eq!((s.limit, s.remaining, s.used), (Some(10), Some(9), Some(1)));
+}
+
+#[test]
+fn github_rest_primary_exhaustion() {
+    let h = headers(&[
+        ("x-ratelimit-limit", "60"),
+        ("x-ratelimit-remaining", "0"),
+        ("x-ratelimit-reset", "1796049000"),
+        ("x-ratelimit-used", "60"),
+        ("x-ratelimit-resource", "core"),
+    ]);
+    let body = br#"{"message":"API rate limit exceeded for 203.0.113.7. (But here's the good news: Authenticated requests get a higher rate limit. Check out the documentation for more details.)","documentation_url":"https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting"}"#;
+    let s = signal::github_rest(403, &h, body, now(), &WaitBounds::default());
+    assert_eq!(s.reason, Some(LimitReason::Primary));
+    assert!(s.is_rate_limited());
+    assert_eq!(s.not_before(now()), Some(at(1_796_049_000)));
+}
+
+#[test]
+fn github_rest_secondary_with_retry_after_and_no_rate_headers() {
+    let h = headers(&[("retry-after", "45"), ("content-type", "application/json")]);
+    let body = br#"{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.","documentation_url":"https://docs.github.com/free-pro-team@latest/rest/overview/resources-in-the-rest-api#secondary-rate-limits"}"#;
+    let s = signal::github_rest(403, &h, body, now(), &WaitBounds::default());
+    assert_eq!(s.reason, Some(LimitReason::Secondary));
+    assert_eq!(s.retry_after, Some(SignedDuration::from_secs(45)));
+    assert_eq!(s.remaining, None);
+    assert_eq!(s.not_before(now()), Some(at(1_796_047_245)));
+}
+
+#[test]
+fn github_rest_permission_is_not_a_limit() {
+    let h = headers(&[
+        ("x-ratelimit-remaining", "4999"),
+        ("x-ratelimit-limit", "5000"),
+    ]);
+    let s = signal::github_rest(
+        403,
+        &h,
+        br#"{"message":"Must have admin rights to Repository.","documentation_url":"https://docs.github.com/rest"}"#,
+        now(),
+        &WaitBounds::default(),
+    );
+    assert_eq!(s.reason, Some(LimitReason::Permission));
+    assert!(!s.is_rate_limited());
+}
+
+#[test]
+fn github_graphql_body_rate_limit() {
+    let h = headers(&[
+        ("x-ratelimit-limit", "5000"),
+        ("x-ratelimit-remaining", "4990"),
+        ("x-ratelimit-reset", "1796050800"),
+        ("x-ratelimit-used", "10"),
+        ("x-ratelimit-resource", "graphql"),
+    ]);
+    let body = br#"{"data":{"organization":{"login":"acme"},"rateLimit":{"limit":5000,"cost":3,"remaining":4987,"used":13,"resetAt":"2026-11-30T15:00:00Z","nodeCount":251}}}"#;
+    let s = signal::github_graphql(200, &h, body, now(), &WaitBounds::default());
+    assert_eq!(s.resource, Some(Bucket::graphql()));
+    assert_eq!(s.dimension, Some(Dimension::GraphqlCost));
+    assert_eq!(s.cost, Some(3));
+    assert_eq!(s.node_count, Some(251));
+    assert_eq!((s.remaining, s.used), (Some(4987), Some(13)));
+    assert_eq!(
+        s.reset_at,
+        Some("2026-11-30T15:00:00Z".parse().expect("valid"))
+    );
+    assert_eq!(s.reason, None);
+}
+
+#[test]
+fn github_graphql_rate_limited_arrives_as_200() {
+    for kind in ["RATE_LIMITED", "RATE_LIMIT"] {
+        let body = format!(
+            r#"{{"errors":[{{"type":"{kind}","code":"graphql_rate_limit","message":"API rate limit already exceeded for user ID 123."}}]}}"#
+        );
+        let h = headers(&[
+            ("x-ratelimit-reset", "1796050800"),
+            ("x-ratelimit-resource", "graphql"),
+        ]);
+        let s = signal::github_graphql(200, &h, body.as_bytes(), now(), &WaitBounds::default());
+        assert_eq!(s.reason, Some(LimitReason::Primary), "{kind}");
+        assert_eq!(s.remaining, Some(0));
+        assert_eq!(s.not_before(now()), Some(at(1_796_050_800)));
+    }
+    // Other GraphQL errors are not rate limits.
+    let s = signal::github_graphql(
+        200,
+        &HeaderMap::new(),
+        br#"{"errors":[{"type":"NOT_FOUND","message":"Could not resolve to a Repository"}]}"#,
+        now(),
+        &WaitBounds::default(),
+    );
+    assert_eq!(s.reason, None);
+}
+
+#[test]
+fn gitlab_headers() {
+    let h = headers(&[
+        ("RateLimit-Limit", "2000"),
+        ("RateLimit-Observed", "2000"),
+        ("RateLimit-Remaining", "0"),
+        ("RateLimit-Reset", "1796047260"),
+        ("RateLimit-ResetTime", "Mon, 30 Nov 2026 14:01:00 GMT"),
+        ("Retry-After", "60"),
+    ]);
+    let s = signal::gitlab(429, &h, now(), &WaitBounds::default());
+    assert_eq!(s.provider, Some(Provider::GitLab));
+    assert_eq!(s.reason, Some(LimitReason::Primary));
+    assert_eq!(
+        (s.limit, s.remaining, s.used),
+        (Some(2000), Some(0), Some(2000))
+    );
+    assert_eq!(s.reset_at, Some(at(1_796_047_260)));
+    assert_eq!(s.retry_after, Some(SignedDuration::from_secs(60)));
+
+    let s = signal::gitlab(403, &h, now(), &WaitBounds::default());
+    assert_eq!(
+        s.reason,
+        Some(LimitReason::Secondary),
+        "403 with rate-limit headers"
+    );
+    let s = signal::gitlab(403, &HeaderMap::new(), now(), &WaitBounds::default());
+    assert_eq!(s.reason, Some(LimitReason::Permission), "plain 403");
+    // Only the reset-time header: parsed from the HTTP date.
+    let h = headers(&[("RateLimit-ResetTime", "Mon, 30 Nov 2026 14:01:00 GMT")]);
+    assert_eq!(
+        signal::gitlab(200, &h, now(), &WaitBounds::default()).reset_at,
+        Some(at(1_796_047_260))
+    );
+}
+
+#[test]
+fn jira_iso_reset_and_authoritative_retry_after() {
+    let h = headers(&[
+        ("Retry-After", "17"),
+        ("X-RateLimit-Reset", "2025-10-08T15:00:00Z"),
+        ("X-RateLimit-Limit", "350"),
+        ("X-RateLimit-Remaining", "0"),
+    ]);
+    let s = signal::jira(429, &h, now(), &WaitBounds::default());
+    assert_eq!(s.reason, Some(LimitReason::Primary));
+    assert_eq!(s.retry_after, Some(SignedDuration::from_secs(17)));
+    assert_eq!(
+        s.reset_at,
+        Some("2025-10-08T15:00:00Z".parse().expect("valid"))
+    );
+    // Retry-After wins over the reset for when to come back.
+    assert_eq!(s.not_before(now()), Some(at(1_796_047_217)));
+    // A 429 without Retry-After still waits the conservative default.
+    let s = signal::jira(429, &HeaderMap::new(), now(), &WaitBounds::default());
+    assert_eq!(s.retry_after, Some(SignedDuration::from_secs(60)));
+    // A Jira 403 is not classified as a limit.
+    assert_eq!(
+        signal::jira(403, &HeaderMap::new(), now(), &WaitBounds::default()).reason,
+        None
+    );
+}
+
+#[test]
+fn linear_requests_headers_and_complexity() {
+    let h = headers(&[
+        ("X-RateLimit-Requests-Limit", "1500"),
+        ("X-RateLimit-Requests-Remaining", "1499"),
+        ("X-RateLimit-Requests-Reset", "1796050800000"),
+        ("X-Complexity", "102"),
+    ]);
+    let s = signal::linear(200, &h, b"{}", now(), &WaitBounds::default());
+    assert_eq!((s.limit, s.remaining), (Some(1500), Some(1499)));
+    assert_eq!(s.reset_at, Some(at(1_796_050_800)), "epoch milliseconds");
+    assert_eq!(s.cost, Some(102));
+    assert_eq!(s.reason, None);
+
+    let complex = br#"{"errors":[{"message":"Query too complex - complexity 12000 exceeds the limit of 10000","extensions":{"code":"INVALID_INPUT"}}]}"#;
+    let s = signal::linear(400, &h, complex, now(), &WaitBounds::default());
+    assert_eq!(s.reason, Some(LimitReason::Complexity));
+    assert!(
+        !s.reason.expect("set").is_retryable(),
+        "complexity is never retried"
+    );
+
+    let limited =
+        br#"{"errors":[{"message":"Rate limit exceeded","extensions":{"code":"RATELIMITED"}}]}"#;
+    assert_eq!(
+        signal::linear(400, &h, limited, now(), &WaitBounds::default()).reason,
+        Some(LimitReason::Primary)
+    );
+    assert_eq!(
+        signal::linear(429, &h, b"", now(), &WaitBounds::default()).reason,
+        Some(LimitReason::Primary)
+    );
+    // A 400 about something else is just a bad request.
+    assert_eq!(
+        signal::linear(
+            400,
+            &h,
+            b"{\"errors\":[{\"message\":\"bad\"}]}",
+            now(),
+            &WaitBounds::default()
+        )
+        .reason,
+        None
+    );
+}
+
+#[test]
+fn launchdarkly_route_remaining_and_millisecond_reset() {
+    let h = headers(&[
+        ("X-Ratelimit-Route-Remaining", "3"),
+        ("X-Ratelimit-Global-Remaining", "90"),
+        ("X-Ratelimit-Reset", "1796047230000"),
+        ("Retry-After", "30"),
+    ]);
+    let s = signal::launchdarkly(429, &h, now(), &WaitBounds::default());
+    assert_eq!(
+        s.remaining,
+        Some(3),
+        "the route's remaining wins over the global one"
+    );
+    assert_eq!(s.reset_at, Some(at(1_796_047_230)));
+    assert_eq!(s.reason, Some(LimitReason::Primary));
+    assert_eq!(
+        signal::launchdarkly(403, &h, now(), &WaitBounds::default()).reason,
+        Some(LimitReason::Permission)
+    );
+}
+
+#[test]
+fn retry_after_forms_and_garbage() {
+    let bounds = WaitBounds::default();
+    let parse = |v: &str| signal::parse_retry_after(Some(v), now(), &bounds);
+    assert_eq!(signal::parse_retry_after(None, now(), &bounds), None);
+    assert_eq!(parse("120"), Some(SignedDuration::from_secs(120)));
+    assert_eq!(parse(" 7 "), Some(SignedDuration::from_secs(7)));
+    assert_eq!(parse("1.5"), Some(SignedDuration::from_millis(1500)));
+    // HTTP-date, in the future and in the past.
+    assert_eq!(
+        parse("Mon, 30 Nov 2026 14:02:00 GMT"),
+        Some(SignedDuration::from_secs(120))
+    );
+    assert_eq!(
+        parse("Mon, 30 Nov 2026 13:00:00 GMT"),
+        Some(SignedDuration::ZERO)
+    );
+    // Garbage, negative, non-finite: the conservative default.
+    for garbage in [
+        "soon",
+        "-5",
+        "-0.5",
+        "NaN",
+        "inf",
+        "-inf",
+        "1e400",
+        "0x10",
+        "",
+        "Tomorrow, 99 Foo",
+    ] {
+        assert_eq!(
+            parse(garbage),
+            Some(SignedDuration::from_secs(60)),
+            "{garbage:?}"
+        );
+    }
+    // Enormous: clamped to the maximum wait.
+    for huge in [
+        "99999999999999999999999",
+        "18446744073709551615",
+        "9223372036854775807",
+        "1e300",
+    ] {
+        assert_eq!(parse(huge), Some(bounds.max_wait), "{huge:?}");
+    }
+    // In place, never more than five minutes.
+    assert_eq!(
+        bounds.in_place(SignedDuration::from_hours(1)),
+        SignedDuration::from_secs(300)
+    );
+    assert_eq!(
+        bounds.in_place(SignedDuration::from_secs(-3)),
+        SignedDuration::ZERO
+    );
+}
+
+#[test]
+fn garbage_rate_headers_degrade_to_unknown() {
+    let h = headers(&[
+        ("x-ratelimit-limit", "lots"),
+        ("x-ratelimit-remaining", "-1"),
+        ("x-ratelimit-reset", "99999999999999999999999999"),
+        ("x-ratelimit-used", "1.5"),
+        ("retry-after", "NaN"),
+    ]);
+    let s = signal::github_rest(429, &h, b"\xff\xfe not json", now(), &WaitBounds::default());
+    assert_eq!(
+        (s.limit, s.remaining, s.used, s.reset_at),
+        (None, None, None, None)
+    );
+    assert_eq!(s.retry_after, Some(SignedDuration::from_secs(60)));
+    assert_eq!(s.reason, Some(LimitReason::Secondary));
+}
