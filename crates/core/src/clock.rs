@@ -120,6 +120,20 @@ mod tokio_clock {
                 tokio::time::sleep(by.unsigned_abs()).await;
             }
         }
+
+        /// Runs `work` for at most `limit`; `None` when the limit ran out first.
+        pub async fn timeout<F: std::future::Future>(
+            &self,
+            limit: SignedDuration,
+            work: F,
+        ) -> Option<F::Output> {
+            let limit = if limit.is_negative() {
+                std::time::Duration::ZERO
+            } else {
+                limit.unsigned_abs()
+            };
+            tokio::time::timeout(limit, work).await.ok()
+        }
     }
 
     impl Clock for TokioClock {
@@ -168,5 +182,9 @@ mod tests {
         let later = start + SignedDuration::from_secs(7300);
         clock.sleep_until(later).await;
         assert!(clock.now() >= later);
+        let slow = clock.timeout(SignedDuration::from_secs(5), clock.sleep(SignedDuration::from_secs(60)));
+        assert_eq!(slow.await, None);
+        let fast = clock.timeout(SignedDuration::from_secs(5), async { 7 });
+        assert_eq!(fast.await, Some(7));
     }
 }

@@ -1,0 +1,519 @@
+//! `Client::send`: the only way any part of headroom reaches a provider.
+//!
+//! In order: the URL policy, the quota identity, the governor, the transport, the reading fed
+//! back to the governor, one usage record per round trip, classification, and retries for
+//! reads only (each retry acquiring again). A refusal by the governor returns
+//! [`ApiError::RateLimited`] without sending anything.
+
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use headroom_core::clock::{Clock, SignedDuration, TokioClock};
+use headroom_core::governor::{Acquire, Governor, Headroom};
+use headroom_core::retry::{Failure, RetryPolicy, is_retryable};
+use headroom_core::signal::{self, LimitReason, Provider, RateLimitSignal, WaitBounds};
+use headroom_core::{QuotaKey, RequestKind, Subject, Surface};
+use http::header::{ACCEPT, AUTHORIZATION, ETAG, IF_NONE_MATCH, LOCATION, USER_AGENT};
+use http::{HeaderValue, StatusCode};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use url::Url;
+
+use crate::credential::Credential;
+use crate::error::{ApiError, provider_message};
+use crate::policy::UrlPolicy;
+use crate::request::{ApiRequest, ApiResponse};
+use crate::sinks::{CredentialRegistry, EtagStore, MemoryCredentials, MemoryEtags, MemoryUsage, UsageRecord, UsageSink};
+use crate::transport::{Transport, TransportError};
+
+/// Settings of the exit door. Defaults are GitHub's.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// Whose dialect the responses speak.
+    pub provider: Provider,
+    /// Retries for reads.
+    pub retry: RetryPolicy,
+    /// Bounds on server-provided waits.
+    pub bounds: WaitBounds,
+    /// Redirect hops followed when a call opts in.
+    pub max_redirects: u32,
+    /// The longest a round trip may take, connect and read together.
+    pub request_timeout: SignedDuration,
+    /// Sent as User-Agent.
+    pub user_agent: String,
+    /// Sent as `X-GitHub-Api-Version`.
+    pub api_version: Option<String>,
+    /// The quota subject for unauthenticated requests (the outbound IP).
+    pub unauthenticated_subject: String,
+    /// Seed for retry jitter (tests pin it; `None` seeds from the clock).
+    pub jitter_seed: Option<u64>,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        Self {
+            provider: Provider::GitHub,
+            retry: RetryPolicy::default(),
+            bounds: WaitBounds::default(),
+            max_redirects: 2,
+            request_timeout: SignedDuration::from_secs(20),
+            user_agent: format!("headroom/{}", env!("CARGO_PKG_VERSION")),
+            api_version: Some("2022-11-28".into()),
+            unauthenticated_subject: "outbound".into(),
+            jitter_seed: None,
+        }
+    }
+}
+
+/// The pieces a client is made of.
+#[derive(Debug)]
+pub struct ClientParts {
+    /// The URL policy (which also names the API host).
+    pub policy: UrlPolicy,
+    /// The governor.
+    pub governor: Governor,
+    /// The transport.
+    pub transport: Arc<dyn Transport>,
+    /// The clock (tokio-derived, so retries sleep on paused time in tests).
+    pub clock: TokioClock,
+    /// ETags.
+    pub etags: Arc<dyn EtagStore>,
+    /// Usage records.
+    pub usage: Arc<dyn UsageSink>,
+    /// Credential owners.
+    pub credentials: Arc<dyn CredentialRegistry>,
+    /// Settings.
+    pub config: ClientConfig,
+}
+
+impl ClientParts {
+    /// Parts with in-memory sinks.
+    pub fn new(policy: UrlPolicy, governor: Governor, transport: Arc<dyn Transport>, clock: TokioClock) -> Self {
+        Self {
+            policy,
+            governor,
+            transport,
+            clock,
+            etags: Arc::new(MemoryEtags::default()),
+            usage: Arc::new(MemoryUsage::default()),
+            credentials: Arc::new(MemoryCredentials::default()),
+            config: ClientConfig::default(),
+        }
+    }
+}
+
+/// The exit door. Cheap to clone.
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    parts: ClientParts,
+    rng: Mutex<StdRng>,
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("api", &self.inner.parts.policy.base().as_str())
+            .finish_non_exhaustive()
+    }
+}
+
+/// How one round trip ended, before classification.
+enum Trip {
+    Answered(http::Response<Bytes>, RateLimitSignal),
+    Failed(TransportError),
+}
+
+impl Client {
+    /// Assembles a client.
+    pub fn new(parts: ClientParts) -> Self {
+        let seed = parts
+            .config
+            .jitter_seed
+            .unwrap_or_else(|| u64::try_from(parts.clock.now().as_nanosecond() & i128::from(u64::MAX)).unwrap_or(0));
+        Self {
+            inner: Arc::new(Inner {
+                parts,
+                rng: Mutex::new(StdRng::seed_from_u64(seed)),
+            }),
+        }
+    }
+
+    fn parts(&self) -> &ClientParts {
+        &self.inner.parts
+    }
+
+    /// The URL policy.
+    pub fn policy(&self) -> &UrlPolicy {
+        &self.parts().policy
+    }
+
+    /// The governor.
+    pub fn governor(&self) -> &Governor {
+        &self.parts().governor
+    }
+
+    /// The credential registry.
+    pub fn credentials(&self) -> &Arc<dyn CredentialRegistry> {
+        &self.parts().credentials
+    }
+
+    /// The quota identity of `credential` on this API: its recorded owner, discovered with
+    /// `GET /user` on first use; with no credential, the outbound IP.
+    pub async fn identity(&self, credential: Option<&Credential>) -> Result<QuotaKey, ApiError> {
+        let host = self.policy().host().to_owned();
+        let Some(credential) = credential else {
+            return Ok(QuotaKey {
+                host: host.into(),
+                subject: Subject::Ip(self.parts().config.unauthenticated_subject.as_str().into()),
+            });
+        };
+        if let Some(subject) = self.parts().credentials.lookup(&host, credential.fingerprint()).await {
+            return Ok(QuotaKey {
+                host: host.into(),
+                subject,
+            });
+        }
+        let subject = self.discover(credential, &host).await?;
+        self.parts()
+            .credentials
+            .record(&host, credential.fingerprint(), &subject)
+            .await;
+        tracing::info!(
+            event = "identity.discovered",
+            host = %host,
+            fingerprint = credential.fingerprint(),
+            subject = %subject,
+            "Learned whose quota a credential spends."
+        );
+        Ok(QuotaKey {
+            host: host.into(),
+            subject,
+        })
+    }
+
+    /// `GET /user` under a provisional key (the credential itself), before the owner is known.
+    async fn discover(&self, credential: &Credential, host: &str) -> Result<Subject, ApiError> {
+        let provisional = QuotaKey {
+            host: host.into(),
+            subject: Subject::User(format!("credential:{}", credential.fingerprint()).into()),
+        };
+        let request = ApiRequest::get("/user").credential(Some(credential)).route("identity", signal::Dimension::RestCore);
+        match self.send_as(&provisional, request).await {
+            Ok(response) => {
+                let login = response
+                    .json::<serde_json::Value>()?
+                    .get("login")
+                    .and_then(|l| l.as_str())
+                    .map(str::to_owned)
+                    .ok_or_else(|| ApiError::Identity("GET /user returned no login".into()))?;
+                Ok(Subject::User(login.into()))
+            }
+            // An installation token cannot read /user; its quota is the installation's. Without
+            // an installation id in hand, the token's fingerprint stands in for it.
+            Err(ApiError::Forbidden { .. }) if credential.is_installation_token() => {
+                let id = u64::from_str_radix(credential.fingerprint(), 16).unwrap_or(0);
+                Ok(Subject::Installation(id))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Sends one request through every step of the exit door.
+    pub async fn send(&self, request: ApiRequest) -> Result<ApiResponse, ApiError> {
+        let key = self.identity(request.credential.as_ref()).await?;
+        self.send_as(&key, request).await
+    }
+
+    async fn send_as(&self, key: &QuotaKey, request: ApiRequest) -> Result<ApiResponse, ApiError> {
+        let parts = self.parts();
+        let mut url = parts.policy.resolve(&request.target)?;
+        let mut with_credential = request.credential.is_some();
+        let mut hops = 0u32;
+        let mut attempts = 0u32;
+        loop {
+            let permit = match parts
+                .governor
+                .acquire(key, &request.bucket, request.estimated_cost, request.kind)
+                .await?
+            {
+                Acquire::Grant(permit) => permit,
+                Acquire::Wait(wait) => {
+                    tracing::info!(
+                        event = "quota.denied",
+                        identity = %key,
+                        bucket = %request.bucket,
+                        until = %wait.until,
+                        reason = %wait.reason,
+                        "The governor deferred a request."
+                    );
+                    return Err(ApiError::RateLimited {
+                        until: wait.until,
+                        bucket: request.bucket.clone(),
+                        reason: wait.reason.to_string(),
+                    });
+                }
+            };
+            attempts += 1;
+            let etag = if request.conditional && request.method == http::Method::GET {
+                parts.etags.get(etag_owner(&request), url.as_str()).await
+            } else {
+                None
+            };
+            let wire = self.wire_request(&request, &url, with_credential, etag.as_deref())?;
+            let trip = match parts.clock.timeout(parts.config.request_timeout, parts.transport.send(wire)).await {
+                None => Trip::Failed(TransportError::Timeout),
+                Some(Err(e)) => Trip::Failed(e),
+                Some(Ok(response)) => {
+                    let now = parts.clock.now();
+                    let status = response.status().as_u16();
+                    let signal = match (parts.config.provider, request.kind.surface) {
+                        (Provider::GitHub, Surface::GraphQl) => {
+                            signal::github_graphql(status, response.headers(), response.body(), now, &parts.config.bounds)
+                        }
+                        (Provider::GitHub, Surface::Rest) => {
+                            signal::github_rest(status, response.headers(), response.body(), now, &parts.config.bounds)
+                        }
+                        (Provider::GitLab, _) => signal::gitlab(status, response.headers(), now, &parts.config.bounds),
+                        (Provider::Jira, _) => signal::jira(status, response.headers(), now, &parts.config.bounds),
+                        (Provider::Linear, _) => {
+                            signal::linear(status, response.headers(), response.body(), now, &parts.config.bounds)
+                        }
+                        (Provider::LaunchDarkly, _) => {
+                            signal::launchdarkly(status, response.headers(), now, &parts.config.bounds)
+                        }
+                    };
+                    parts.governor.observe(&permit, &signal).await?;
+                    Trip::Answered(response, signal)
+                }
+            };
+            let (status, actual_cost, bucket) = match &trip {
+                Trip::Answered(r, s) => (
+                    Some(r.status().as_u16()),
+                    s.cost,
+                    s.resource.clone().unwrap_or_else(|| request.bucket.clone()),
+                ),
+                Trip::Failed(_) => (None, None, request.bucket.clone()),
+            };
+            parts
+                .usage
+                .record(UsageRecord {
+                    route_family: request.route_family.to_string(),
+                    dimension: request.dimension,
+                    bucket,
+                    status,
+                    estimated_cost: request.estimated_cost,
+                    actual_cost,
+                    at: parts.clock.now(),
+                })
+                .await;
+            drop(permit);
+
+            let (response, signal) = match trip {
+                Trip::Failed(e) => {
+                    let failure = match e {
+                        TransportError::Timeout => Failure::Timeout,
+                        _ => Failure::Connection,
+                    };
+                    if self.should_retry(request.kind, failure, attempts) {
+                        self.back_off(attempts).await;
+                        continue;
+                    }
+                    return Err(match e {
+                        TransportError::Timeout => ApiError::Timeout { attempts },
+                        other => ApiError::Transport {
+                            attempts,
+                            message: headroom_core::redact(&other.to_string()),
+                        },
+                    });
+                }
+                Trip::Answered(response, signal) => (response, signal),
+            };
+            let status = response.status();
+            match status.as_u16() {
+                200..=299 => {
+                    if signal.reason == Some(LimitReason::Primary) {
+                        // GraphQL's "rate limited" arrives as a 200.
+                        return Err(self.rate_limited(key, &request, &signal).await);
+                    }
+                    if request.conditional
+                        && let Some(tag) = response.headers().get(ETAG).and_then(|v| v.to_str().ok())
+                    {
+                        parts.etags.put(etag_owner(&request), url.as_str(), tag).await;
+                    }
+                    return Ok(finish(response, url, signal, attempts, hops));
+                }
+                304 => return Ok(finish(response, url, signal, attempts, hops)),
+                301 | 302 | 303 | 307 | 308 => {
+                    let location = response
+                        .headers()
+                        .get(LOCATION)
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or_default()
+                        .to_owned();
+                    if !request.follow_redirects {
+                        return Err(ApiError::Redirect {
+                            status: status.as_u16(),
+                            location: headroom_core::redact(&location),
+                        });
+                    }
+                    hops += 1;
+                    if hops > parts.config.max_redirects {
+                        return Err(ApiError::TooManyRedirects { hops: hops - 1 });
+                    }
+                    let next = url
+                        .join(&location)
+                        .map_err(|e| ApiError::Refused(crate::policy::PolicyError::Invalid(e.to_string())))?;
+                    match parts.policy.check_api(&next) {
+                        Ok(()) => {}
+                        Err(api_refusal) => {
+                            // A pre-signed download host is followed, but never with credentials.
+                            if parts.policy.check_download(&next).is_ok() {
+                                with_credential = false;
+                            } else {
+                                tracing::warn!(
+                                    event = "http.redirect_refused",
+                                    location = %headroom_core::redact(next.as_str()),
+                                    reason = %api_refusal,
+                                    "Refused to follow a redirect."
+                                );
+                                return Err(ApiError::Refused(api_refusal));
+                            }
+                        }
+                    }
+                    url = next;
+                    attempts = 0;
+                    continue;
+                }
+                401 => {
+                    return Err(ApiError::Forbidden {
+                        status: 401,
+                        message: provider_message(response.body()),
+                    });
+                }
+                403 | 429 => match signal.reason {
+                    Some(LimitReason::Permission | LimitReason::Complexity) | None => {
+                        return Err(ApiError::Forbidden {
+                            status: status.as_u16(),
+                            message: provider_message(response.body()),
+                        });
+                    }
+                    // The reading is in the governor already; it decides when to come back.
+                    Some(_) => return Err(self.rate_limited(key, &request, &signal).await),
+                },
+                404 | 410 => return Err(ApiError::Gone { status: status.as_u16() }),
+                500..=599 => {
+                    let failure = Failure::Status {
+                        status: status.as_u16(),
+                        rate_limit_remaining_zero: signal.remaining == Some(0),
+                    };
+                    if self.should_retry(request.kind, failure, attempts) {
+                        self.back_off(attempts).await;
+                        continue;
+                    }
+                    return Err(ApiError::Server {
+                        status: status.as_u16(),
+                        attempts,
+                    });
+                }
+                400 if signal.reason == Some(LimitReason::Primary) => {
+                    return Err(self.rate_limited(key, &request, &signal).await);
+                }
+                other => return Err(ApiError::status(other, response.body())),
+            }
+        }
+    }
+
+    fn should_retry(&self, kind: RequestKind, failure: Failure, attempts: u32) -> bool {
+        let parts = self.parts();
+        is_retryable(parts.config.provider, kind, failure) && parts.config.retry.allows_another(attempts)
+    }
+
+    async fn back_off(&self, attempts: u32) {
+        let delay = {
+            let mut rng = self.inner.rng.lock().unwrap_or_else(|p| p.into_inner());
+            self.parts().config.retry.backoff(attempts.saturating_sub(1), &mut *rng)
+        };
+        self.parts().clock.sleep(delay).await;
+    }
+
+    /// The error for a rate-limited response: the governor (already fed the reading) says until
+    /// when; the signal's own instant is the fallback.
+    async fn rate_limited(&self, key: &QuotaKey, request: &ApiRequest, signal: &RateLimitSignal) -> ApiError {
+        let parts = self.parts();
+        let now = parts.clock.now();
+        let bucket = signal.resource.clone().unwrap_or_else(|| request.bucket.clone());
+        let verdict = parts
+            .governor
+            .headroom(key, &bucket, request.estimated_cost, request.kind)
+            .await;
+        let (until, reason) = match verdict {
+            Ok(Headroom::Closed(wait)) => (wait.until, wait.reason.to_string()),
+            _ => (
+                signal
+                    .not_before(now)
+                    .unwrap_or_else(|| now + parts.config.bounds.default_wait),
+                format!("{} rate limit", signal.reason.map_or("unknown", |r| r.as_str())),
+            ),
+        };
+        ApiError::RateLimited { until, bucket, reason }
+    }
+
+    fn wire_request(
+        &self,
+        request: &ApiRequest,
+        url: &Url,
+        with_credential: bool,
+        etag: Option<&str>,
+    ) -> Result<http::Request<Bytes>, ApiError> {
+        let parts = self.parts();
+        let mut builder = http::Request::builder().method(request.method.clone()).uri(url.as_str());
+        let headers = builder
+            .headers_mut()
+            .ok_or_else(|| ApiError::Decode("invalid request".into()))?;
+        headers.extend(request.headers.clone());
+        headers.insert(ACCEPT, HeaderValue::from_static("application/vnd.github+json"));
+        if let Ok(ua) = HeaderValue::from_str(&parts.config.user_agent) {
+            headers.insert(USER_AGENT, ua);
+        }
+        if let Some(version) = parts.config.api_version.as_deref().and_then(|v| HeaderValue::from_str(v).ok()) {
+            headers.insert("x-github-api-version", version);
+        }
+        if with_credential && let Some(credential) = &request.credential {
+            let mut value = HeaderValue::from_str(&credential.authorization())
+                .map_err(|_| ApiError::Identity("the token contains characters not allowed in a header".into()))?;
+            value.set_sensitive(true);
+            headers.insert(AUTHORIZATION, value);
+        }
+        if let Some(tag) = etag.and_then(|t| HeaderValue::from_str(t).ok()) {
+            headers.insert(IF_NONE_MATCH, tag);
+        }
+        if request.body.is_some() {
+            headers.insert(http::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        }
+        builder
+            .body(request.body.clone().unwrap_or_default())
+            .map_err(|e| ApiError::Decode(headroom_core::redact(&e.to_string())))
+    }
+}
+
+fn etag_owner(request: &ApiRequest) -> &str {
+    request.credential.as_ref().map_or("anonymous", Credential::fingerprint)
+}
+
+fn finish(response: http::Response<Bytes>, url: Url, signal: RateLimitSignal, attempts: u32, hops: u32) -> ApiResponse {
+    let (head, body) = response.into_parts();
+    ApiResponse {
+        status: head.status,
+        headers: head.headers,
+        body: if head.status == StatusCode::NOT_MODIFIED { Bytes::new() } else { body },
+        url,
+        signal,
+        attempts,
+        hops,
+    }
+}

@@ -1,0 +1,138 @@
+//! The errors that leave the exit door. Every message is redacted when the error is built, so
+//! whatever displays, logs or stores one cannot leak a credential.
+
+use headroom_core::clock::Timestamp;
+use headroom_core::governor::GovernorError;
+use headroom_core::redact::redact;
+use headroom_core::Bucket;
+
+use crate::graphql::CostError;
+use crate::policy::PolicyError;
+
+/// Why a request did not produce a usable response.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApiError {
+    /// The URL policy refused the URL (or a redirect target); nothing was sent to it.
+    #[error("refused: {0}")]
+    Refused(PolicyError),
+    /// The quota says wait; nothing was sent. Defer the work until `until`.
+    #[error("rate limited on {bucket} until {until}: {reason}")]
+    RateLimited {
+        /// The earliest instant worth trying again.
+        until: Timestamp,
+        /// The bucket that is closed.
+        bucket: Bucket,
+        /// Why, in words.
+        reason: String,
+    },
+    /// 401/403 without rate-limit markers: permission, SSO, bad credentials. Never retried.
+    #[error("forbidden ({status}): {message}")]
+    Forbidden {
+        /// The status.
+        status: u16,
+        /// The provider's message, redacted.
+        message: String,
+    },
+    /// 404 or 410: the entity is gone (or never was).
+    #[error("not found ({status})")]
+    Gone {
+        /// The status.
+        status: u16,
+    },
+    /// A redirect the call did not opt into following.
+    #[error("redirect {status} to {location} not followed")]
+    Redirect {
+        /// The status.
+        status: u16,
+        /// Where it pointed, redacted.
+        location: String,
+    },
+    /// More redirect hops than allowed.
+    #[error("too many redirects ({hops})")]
+    TooManyRedirects {
+        /// Hops followed.
+        hops: u32,
+    },
+    /// 5xx after the retries the policy allows (or the first one, for a mutation).
+    #[error("server error {status} after {attempts} attempt(s)")]
+    Server {
+        /// The last status.
+        status: u16,
+        /// Attempts made.
+        attempts: u32,
+    },
+    /// Another 4xx (422 validation, 409 conflict, 400 …).
+    #[error("request failed ({status}): {message}")]
+    Status {
+        /// The status.
+        status: u16,
+        /// The provider's message, redacted.
+        message: String,
+    },
+    /// No response in time, after the retries allowed.
+    #[error("timed out after {attempts} attempt(s)")]
+    Timeout {
+        /// Attempts made.
+        attempts: u32,
+    },
+    /// The connection failed, after the retries allowed.
+    #[error("transport failed after {attempts} attempt(s): {message}")]
+    Transport {
+        /// Attempts made.
+        attempts: u32,
+        /// What failed, redacted.
+        message: String,
+    },
+    /// A GraphQL query that can never be sent as written.
+    #[error("{0}")]
+    Cost(CostError),
+    /// The body did not decode as expected.
+    #[error("response did not decode: {0}")]
+    Decode(String),
+    /// The governor's state backend failed.
+    #[error("{0}")]
+    Governor(GovernorError),
+    /// The credential's owner could not be discovered.
+    #[error("cannot discover the credential's owner: {0}")]
+    Identity(String),
+}
+
+impl ApiError {
+    /// A 4xx other than the ones with their own variant.
+    pub fn status(status: u16, body: &[u8]) -> Self {
+        Self::Status {
+            status,
+            message: provider_message(body),
+        }
+    }
+
+    /// Whether this error means "try later" rather than "this will never work".
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            ApiError::RateLimited { .. } | ApiError::Server { .. } | ApiError::Timeout { .. } | ApiError::Transport { .. }
+        )
+    }
+}
+
+/// The `message` of a provider's JSON error body (or the start of the body), redacted.
+pub fn provider_message(body: &[u8]) -> String {
+    let text = serde_json::from_slice::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| v.get("message").and_then(|m| m.as_str()).map(str::to_owned))
+        .unwrap_or_else(|| String::from_utf8_lossy(&body[..body.len().min(512)]).into_owned());
+    redact(&text)
+}
+
+impl From<PolicyError> for ApiError {
+    fn from(e: PolicyError) -> Self {
+        ApiError::Refused(e)
+    }
+}
+
+impl From<GovernorError> for ApiError {
+    fn from(e: GovernorError) -> Self {
+        ApiError::Governor(e)
+    }
+}

@@ -1,0 +1,172 @@
+//! What a caller asks the exit door to send, and what comes back.
+
+use std::borrow::Cow;
+
+use bytes::Bytes;
+use headroom_core::signal::{Dimension, RateLimitSignal};
+use headroom_core::{Bucket, RequestKind};
+use http::{HeaderMap, Method, StatusCode};
+use serde::de::DeserializeOwned;
+use url::Url;
+
+use crate::credential::Credential;
+use crate::error::ApiError;
+use crate::graphql::{QueryCost, estimate_cost};
+
+/// One provider request, with everything the governor and the usage records need.
+#[derive(Debug, Clone)]
+pub struct ApiRequest {
+    /// The HTTP method.
+    pub method: Method,
+    /// An API path (`/repos/o/r`) or an absolute URL (a `Link` target).
+    pub target: String,
+    /// Read or mutation, REST or GraphQL, content-creating or not.
+    pub kind: RequestKind,
+    /// The bucket it is expected to spend.
+    pub bucket: Bucket,
+    /// The cost estimated before sending.
+    pub estimated_cost: u32,
+    /// The provider-specific endpoint group, for usage records.
+    pub route_family: Cow<'static, str>,
+    /// The budget dimension.
+    pub dimension: Dimension,
+    /// The credential to send, if any.
+    pub credential: Option<Credential>,
+    /// Extra request headers.
+    pub headers: HeaderMap,
+    /// The request body.
+    pub body: Option<Bytes>,
+    /// Whether redirects are followed (each hop re-validated and separately acquired).
+    pub follow_redirects: bool,
+    /// Whether to send `If-None-Match` with a stored ETag and store the response's.
+    pub conditional: bool,
+    /// The GraphQL estimate, when this is a GraphQL request.
+    pub graphql_estimate: Option<QueryCost>,
+}
+
+impl ApiRequest {
+    /// A REST GET on the `core` bucket.
+    pub fn get(target: impl Into<String>) -> Self {
+        Self {
+            method: Method::GET,
+            target: target.into(),
+            kind: RequestKind::REST_READ,
+            bucket: Bucket::core(),
+            estimated_cost: 1,
+            route_family: Cow::Borrowed("rest"),
+            dimension: Dimension::RestCore,
+            credential: None,
+            headers: HeaderMap::new(),
+            body: None,
+            follow_redirects: false,
+            conditional: false,
+            graphql_estimate: None,
+        }
+    }
+
+    /// A REST mutation with a JSON body. `creates_content` subjects it to the
+    /// content-creation limits.
+    pub fn mutation(method: Method, target: impl Into<String>, body: &serde_json::Value, creates_content: bool) -> Self {
+        let mut kind = RequestKind::REST_MUTATION;
+        kind.creates_content = creates_content;
+        Self {
+            method,
+            kind,
+            body: Some(Bytes::from(body.to_string())),
+            ..Self::get(target)
+        }
+    }
+
+    /// A GraphQL query or mutation, its cost estimated by GitHub's rule.
+    pub fn graphql(query: &str, variables: &serde_json::Value) -> Result<Self, ApiError> {
+        let estimate = estimate_cost(query, variables).map_err(ApiError::Cost)?;
+        let mutation = query.trim_start().starts_with("mutation");
+        let body = serde_json::json!({ "query": query, "variables": variables });
+        Ok(Self {
+            method: Method::POST,
+            target: "/graphql".into(),
+            kind: if mutation {
+                RequestKind::GRAPHQL_MUTATION
+            } else {
+                RequestKind::GRAPHQL_QUERY
+            },
+            bucket: Bucket::graphql(),
+            estimated_cost: estimate.cost,
+            route_family: Cow::Borrowed("graphql"),
+            dimension: Dimension::GraphqlCost,
+            body: Some(Bytes::from(body.to_string())),
+            graphql_estimate: Some(estimate),
+            ..Self::get("/graphql")
+        })
+    }
+
+    /// Sends with this credential.
+    pub fn credential(mut self, credential: Option<&Credential>) -> Self {
+        self.credential = credential.cloned();
+        self
+    }
+
+    /// Names the endpoint group and dimension for usage records.
+    pub fn route(mut self, family: impl Into<Cow<'static, str>>, dimension: Dimension) -> Self {
+        self.route_family = family.into();
+        self.dimension = dimension;
+        self
+    }
+
+    /// Spends another bucket (e.g. `search`).
+    pub fn bucket(mut self, bucket: Bucket) -> Self {
+        if bucket.as_str() == "search" || bucket.as_str() == "code_search" {
+            self.dimension = Dimension::Search;
+        }
+        self.bucket = bucket;
+        self
+    }
+
+    /// Follows redirects (each hop re-validated and separately acquired).
+    pub fn follow_redirects(mut self) -> Self {
+        self.follow_redirects = true;
+        self
+    }
+
+    /// Uses the ETag store.
+    pub fn conditional(mut self) -> Self {
+        self.conditional = true;
+        self
+    }
+}
+
+/// A response that came back usable (2xx, or 304 for a conditional request).
+#[derive(Debug, Clone)]
+pub struct ApiResponse {
+    /// The status.
+    pub status: StatusCode,
+    /// The headers.
+    pub headers: HeaderMap,
+    /// The body (empty for a 304).
+    pub body: Bytes,
+    /// The URL that answered (after redirects).
+    pub url: Url,
+    /// What the response said about quota.
+    pub signal: RateLimitSignal,
+    /// Physical attempts made for the final URL.
+    pub attempts: u32,
+    /// Redirect hops followed.
+    pub hops: u32,
+}
+
+impl ApiResponse {
+    /// Whether the provider said "unchanged since the ETag you sent".
+    pub fn not_modified(&self) -> bool {
+        self.status == StatusCode::NOT_MODIFIED
+    }
+
+    /// The body as JSON.
+    pub fn json<T: DeserializeOwned>(&self) -> Result<T, ApiError> {
+        serde_json::from_slice(&self.body).map_err(|e| ApiError::Decode(e.to_string()))
+    }
+
+    /// The GraphQL cost GitHub reported, if it did.
+    pub fn actual_cost(&self) -> Option<u64> {
+        self.signal.cost
+    }
+}
