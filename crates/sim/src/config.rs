@@ -1,0 +1,294 @@
+//! The simulator's configuration. `SimConfig::default()` is GitHub's numbers; the `with_*`
+//! methods and the public fields adjust it.
+
+use std::sync::Arc;
+
+use headroom_core::clock::SignedDuration;
+
+use crate::error::SimError;
+use crate::scenario::Scenario;
+
+/// Who a token belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum TokenOwner {
+    /// A user: every token of one user shares that user's quota.
+    User(String),
+    /// A GitHub App installation, with its own quota.
+    Installation(u64),
+}
+
+/// One accepted token and its owner.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenSpec {
+    /// The secret, as sent in `Authorization: token …` or `Bearer …`.
+    pub token: String,
+    /// Its owner.
+    pub owner: TokenOwner,
+}
+
+impl TokenSpec {
+    /// A token owned by a user.
+    pub fn user(token: impl Into<String>, login: impl Into<String>) -> Self {
+        Self {
+            token: token.into(),
+            owner: TokenOwner::User(login.into()),
+        }
+    }
+
+    /// A token of an app installation.
+    pub fn installation(token: impl Into<String>, id: u64) -> Self {
+        Self {
+            token: token.into(),
+            owner: TokenOwner::Installation(id),
+        }
+    }
+
+    /// Parses `TOKEN=LOGIN` or `TOKEN=installation:ID`.
+    pub fn parse(s: &str) -> Result<Self, SimError> {
+        let invalid = || SimError::InvalidToken(s.to_owned());
+        let (token, owner) = s.split_once('=').ok_or_else(invalid)?;
+        if token.is_empty() || owner.is_empty() {
+            return Err(invalid());
+        }
+        if let Some(id) = owner.strip_prefix("installation:") {
+            let id: u64 = id.parse().map_err(|_| invalid())?;
+            return Ok(Self::installation(token, id));
+        }
+        let valid_login = owner.len() <= 39
+            && owner.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+            && !owner.starts_with('-');
+        if !valid_login {
+            return Err(invalid());
+        }
+        Ok(Self::user(token, owner))
+    }
+}
+
+/// Spending of one user's core quota by some other client, at a steady rate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExternalSpend {
+    /// Whose quota.
+    pub login: String,
+    /// Requests per minute.
+    pub per_minute: f64,
+}
+
+impl ExternalSpend {
+    /// Parses `LOGIN:PER_MINUTE`.
+    pub fn parse(s: &str) -> Result<Self, SimError> {
+        let invalid = || SimError::InvalidExternalSpend(s.to_owned());
+        let (login, rate) = s.split_once(':').ok_or_else(invalid)?;
+        let per_minute: f64 = rate.parse().map_err(|_| invalid())?;
+        if login.is_empty() || !per_minute.is_finite() || per_minute < 0.0 {
+            return Err(invalid());
+        }
+        Ok(Self {
+            login: login.to_owned(),
+            per_minute,
+        })
+    }
+}
+
+/// Random faults and latency, drawn from a generator seeded with the simulator's seed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Faults {
+    /// Fixed latency added to every request.
+    pub latency: SignedDuration,
+    /// Extra latency drawn uniformly from `0..=latency_jitter`.
+    pub latency_jitter: SignedDuration,
+    /// Probability (0–1) that a request answers 502/503/500 instead of its result.
+    pub error_rate: f64,
+    /// Probability (0–1) that a request hangs for `timeout_after` and then answers 504.
+    pub timeout_rate: f64,
+    /// How long a timed-out request hangs.
+    pub timeout_after: SignedDuration,
+}
+
+impl Default for Faults {
+    fn default() -> Self {
+        Self {
+            latency: SignedDuration::ZERO,
+            latency_jitter: SignedDuration::ZERO,
+            error_rate: 0.0,
+            timeout_rate: 0.0,
+            timeout_after: SignedDuration::from_secs(60),
+        }
+    }
+}
+
+/// The simulator's configuration. Defaults are GitHub's published numbers.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct SimConfig {
+    /// Which named behaviour to play.
+    pub scenario: Scenario,
+    /// The generated organization's login.
+    pub org: String,
+    /// How many repositories it has.
+    pub repos: usize,
+    /// Seed of every random choice (data and faults).
+    pub seed: u64,
+    /// Accepted tokens.
+    pub tokens: Vec<TokenSpec>,
+    /// Core requests per window for an authenticated user (5,000).
+    pub core_limit: u64,
+    /// Core requests per window for an app installation (5,000).
+    pub installation_core_limit: u64,
+    /// Core requests per window for an unauthenticated IP (60).
+    pub unauthenticated_core_limit: u64,
+    /// Search requests per minute, authenticated (30).
+    pub search_limit: u64,
+    /// Search requests per minute, unauthenticated (10).
+    pub unauthenticated_search_limit: u64,
+    /// Code search requests per minute (10).
+    pub code_search_limit: u64,
+    /// GraphQL points per window (5,000).
+    pub graphql_limit: u64,
+    /// Length of the primary (core and GraphQL) window (1 h).
+    pub window: SignedDuration,
+    /// Length of the search windows (1 min).
+    pub search_window: SignedDuration,
+    /// Concurrent requests per identity, REST and GraphQL together (100).
+    pub concurrency_limit: u32,
+    /// REST points per minute per identity (900; GET/HEAD/OPTIONS 1, other methods 5).
+    pub rest_points_per_minute: u64,
+    /// GraphQL points per minute per identity (2,000; a query 1, a mutation 5).
+    pub graphql_points_per_minute: u64,
+    /// Content-creating requests per minute (80).
+    pub content_creation_per_minute: u64,
+    /// Content-creating requests per hour (500).
+    pub content_creation_per_hour: u64,
+    /// Whether secondary-limit responses carry `retry-after` (scenarios may override).
+    pub secondary_retry_after: bool,
+    /// `/events`' `X-Poll-Interval` (60 s).
+    pub poll_interval_secs: u64,
+    /// At most this many events reachable through `/events` (300).
+    pub feed_cap: usize,
+    /// Spending of a user's quota from elsewhere.
+    pub external_spend: Vec<ExternalSpend>,
+    /// `GET /rate_limit` reports a full quota with reset now + 1 h.
+    pub lying_rate_limit: bool,
+    /// Random faults and latency.
+    pub faults: Faults,
+    /// Base URL written into bodies and headers when the request URI is origin-form and has
+    /// no Host header.
+    pub public_base_url: String,
+    /// Events to serve as the public feed instead of the scenario's (newest first), e.g. a
+    /// corpus file.
+    pub feed_events: Option<Arc<Vec<serde_json::Value>>>,
+    /// How many request log entries to keep in memory (the oldest are dropped).
+    pub log_capacity: usize,
+    /// Where to append one JSON line per request, if anywhere.
+    pub log_file: Option<std::path::PathBuf>,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        Self {
+            scenario: Scenario::Default,
+            org: "acme".to_owned(),
+            repos: 12,
+            seed: 1,
+            tokens: Vec::new(),
+            core_limit: 5_000,
+            installation_core_limit: 5_000,
+            unauthenticated_core_limit: 60,
+            search_limit: 30,
+            unauthenticated_search_limit: 10,
+            code_search_limit: 10,
+            graphql_limit: 5_000,
+            window: SignedDuration::from_secs(3_600),
+            search_window: SignedDuration::from_secs(60),
+            concurrency_limit: 100,
+            rest_points_per_minute: 900,
+            graphql_points_per_minute: 2_000,
+            content_creation_per_minute: 80,
+            content_creation_per_hour: 500,
+            secondary_retry_after: true,
+            poll_interval_secs: 60,
+            feed_cap: 300,
+            external_spend: Vec::new(),
+            lying_rate_limit: false,
+            faults: Faults::default(),
+            public_base_url: "https://api.github.com".to_owned(),
+            feed_events: None,
+            log_capacity: 100_000,
+            log_file: None,
+        }
+    }
+}
+
+impl SimConfig {
+    /// Plays `scenario`.
+    pub fn with_scenario(mut self, scenario: Scenario) -> Self {
+        self.scenario = scenario;
+        self
+    }
+
+    /// Generates organization `org` with `repos` repositories.
+    pub fn with_org(mut self, org: impl Into<String>, repos: usize) -> Self {
+        self.org = org.into();
+        self.repos = repos;
+        self
+    }
+
+    /// Seeds every random choice.
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Accepts a token.
+    pub fn with_token(mut self, token: TokenSpec) -> Self {
+        self.tokens.push(token);
+        self
+    }
+
+    /// Shortens (or lengthens) the primary window; limits stay as given.
+    pub fn with_window(mut self, window: SignedDuration) -> Self {
+        self.window = window;
+        if self.search_window > window {
+            self.search_window = window;
+        }
+        self
+    }
+
+    /// Adds an external spender.
+    pub fn with_external_spend(mut self, spend: ExternalSpend) -> Self {
+        self.external_spend.push(spend);
+        self
+    }
+
+    /// Checks values that cannot work.
+    pub fn validate(&self) -> Result<(), SimError> {
+        let bad = |m: &str| Err(SimError::InvalidConfig(m.to_owned()));
+        if self.window <= SignedDuration::ZERO || self.search_window <= SignedDuration::ZERO {
+            return bad("windows must be longer than zero");
+        }
+        if self.core_limit == 0 || self.search_limit == 0 || self.graphql_limit == 0 {
+            return bad("limits must be at least 1");
+        }
+        if self.concurrency_limit == 0 {
+            return bad("the concurrency limit must be at least 1");
+        }
+        if self.org.is_empty()
+            || !self
+                .org
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-')
+        {
+            return bad("the organization name must be letters, digits and hyphens");
+        }
+        for p in [self.faults.error_rate, self.faults.timeout_rate] {
+            if !(0.0..=1.0).contains(&p) {
+                return bad("fault rates are probabilities between 0 and 1");
+            }
+        }
+        if self.faults.latency < SignedDuration::ZERO
+            || self.faults.latency_jitter < SignedDuration::ZERO
+        {
+            return bad("latency cannot be negative");
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,1323 @@
+//! GraphQL at `POST /graphql`: a real engine (async-graphql) over a schema that follows
+//! GitHub's type and field names for what an organization sync needs, and GitHub's cost rules
+//! computed from the query before it runs.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use async_graphql::parser::types::{
+    DocumentOperations, ExecutableDocument, FragmentDefinition, OperationType, Selection,
+    SelectionSet,
+};
+use async_graphql::parser::{Positioned, parse_query};
+use async_graphql::{
+    Context, EmptyMutation, EmptySubscription, Enum, ErrorExtensions, Name, Object, Schema,
+    SimpleObject,
+};
+use headroom_core::clock::Timestamp;
+
+use crate::render::ts;
+use crate::world::{
+    CommentRec, CommitRec, IssueRec, ProjectRec, PullRec, RepoRec, TeamRec, UserRec, World,
+};
+
+/// The most nodes one call may ask for.
+pub const NODE_LIMIT: u64 = 500_000;
+
+/// What a query costs, by GitHub's rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueryCost {
+    /// Points: requests needed to fill every connection (each connection's parent count
+    /// multiplied through), divided by 100, rounded, at least 1.
+    pub cost: u64,
+    /// Nodes the query may return, at most.
+    pub node_count: u64,
+    /// The requests before dividing by 100.
+    pub requests: u64,
+    /// Whether the operation is a mutation.
+    pub is_mutation: bool,
+}
+
+/// Why a query was refused before running.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CostError {
+    /// GitHub's `errors[].type`, when it has one.
+    pub kind: Option<&'static str>,
+    /// The message.
+    pub message: String,
+}
+
+impl CostError {
+    fn new(kind: Option<&'static str>, message: String) -> Self {
+        Self { kind, message }
+    }
+}
+
+type Fragments = HashMap<Name, Positioned<FragmentDefinition>>;
+
+struct Walk<'a> {
+    fragments: &'a Fragments,
+    vars: &'a serde_json::Map<String, serde_json::Value>,
+    defaults: HashMap<String, i64>,
+    requests: u64,
+    nodes: u64,
+}
+
+impl Walk<'_> {
+    fn int_arg(&self, v: &async_graphql_value::Value) -> Option<i64> {
+        match v {
+            async_graphql_value::Value::Number(n) => n.as_i64(),
+            async_graphql_value::Value::Variable(name) => self
+                .vars
+                .get(name.as_str())
+                .and_then(|j| j.as_i64())
+                .or_else(|| self.defaults.get(name.as_str()).copied()),
+            _ => None,
+        }
+    }
+
+    fn selection_set(
+        &mut self,
+        set: &SelectionSet,
+        multiplier: u64,
+        depth: u32,
+    ) -> Result<(), CostError> {
+        if depth > 64 {
+            return Err(CostError::new(
+                None,
+                "Query has too many nested fragments or fields.".to_owned(),
+            ));
+        }
+        for item in &set.items {
+            match &item.node {
+                Selection::Field(field) => {
+                    let field = &field.node;
+                    let name = field.name.node.as_str();
+                    let mut size: Option<i64> = None;
+                    let mut arg_name = "first";
+                    for (arg, value) in &field.arguments {
+                        let a = arg.node.as_str();
+                        if a == "first" || a == "last" {
+                            arg_name = if a == "first" { "first" } else { "last" };
+                            size = match self.int_arg(&value.node) {
+                                Some(n) => Some(n),
+                                None => continue,
+                            };
+                        }
+                    }
+                    let mut child = multiplier;
+                    if let Some(n) = size {
+                        if !(1..=100).contains(&n) {
+                            let message = if n > 100 {
+                                format!(
+                                    "Requesting {n} records on the `{name}` connection exceeds the `{arg_name}` limit of 100 records."
+                                )
+                            } else {
+                                format!(
+                                    "`{arg_name}` on the `{name}` connection must be between 1 and 100."
+                                )
+                            };
+                            return Err(CostError::new(Some("EXCESSIVE_PAGINATION"), message));
+                        }
+                        // Safe: 1..=100.
+                        let n = n as u64;
+                        self.requests = self.requests.saturating_add(multiplier);
+                        child = multiplier.saturating_mul(n);
+                        self.nodes = self.nodes.saturating_add(child);
+                        if self.nodes > NODE_LIMIT {
+                            return Err(CostError::new(
+                                Some("MAX_NODE_LIMIT_EXCEEDED"),
+                                format!(
+                                    "By the time this query traverses to the {name} connection, it is requesting up to {} possible nodes which exceeds the maximum limit of 500,000.",
+                                    self.nodes
+                                ),
+                            ));
+                        }
+                    }
+                    self.selection_set(&field.selection_set.node, child, depth + 1)?;
+                }
+                Selection::FragmentSpread(spread) => {
+                    let name = &spread.node.fragment_name.node;
+                    let fragment = self.fragments.get(name).ok_or_else(|| {
+                        CostError::new(None, format!("Fragment {name} was used, but not defined"))
+                    })?;
+                    self.selection_set(&fragment.node.selection_set.node, multiplier, depth + 1)?;
+                }
+                Selection::InlineFragment(inline) => {
+                    self.selection_set(&inline.node.selection_set.node, multiplier, depth + 1)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Computes GitHub's cost of a query: for every connection (a field with `first` or `last`),
+/// the requests needed to fill it are the product of the sizes of the connections above it;
+/// their sum divided by 100 and rounded, at least 1, is the cost. The node count is the sum of
+/// every connection's size times the sizes above it.
+pub fn query_cost(
+    query: &str,
+    operation_name: Option<&str>,
+    variables: &serde_json::Value,
+) -> Result<QueryCost, CostError> {
+    let doc: ExecutableDocument =
+        parse_query(query).map_err(|e| CostError::new(None, format!("Parse error: {e}")))?;
+    let op = match &doc.operations {
+        DocumentOperations::Single(op) => op,
+        DocumentOperations::Multiple(ops) => match operation_name {
+            Some(n) => ops
+                .get(n)
+                .ok_or_else(|| CostError::new(None, format!("Unknown operation named \"{n}\".")))?,
+            None => {
+                return Err(CostError::new(
+                    None,
+                    "An operation name is required when the document has several operations."
+                        .to_owned(),
+                ));
+            }
+        },
+    };
+    let empty = serde_json::Map::new();
+    let vars = variables.as_object().unwrap_or(&empty);
+    let mut defaults = HashMap::new();
+    for def in &op.node.variable_definitions {
+        if let Some(async_graphql::Value::Number(n)) =
+            def.node.default_value.as_ref().map(|d| d.node.clone())
+            && let Some(n) = n.as_i64()
+        {
+            defaults.insert(def.node.name.node.to_string(), n);
+        }
+    }
+    let mut walk = Walk {
+        fragments: &doc.fragments,
+        vars,
+        defaults,
+        requests: 0,
+        nodes: 0,
+    };
+    walk.selection_set(&op.node.selection_set.node, 1, 0)?;
+    // Round half up, as `round()` does for positive numbers.
+    let cost = ((walk.requests as f64) / 100.0).round() as u64;
+    Ok(QueryCost {
+        cost: cost.max(1),
+        node_count: walk.nodes,
+        requests: walk.requests,
+        is_mutation: op.node.ty == OperationType::Mutation,
+    })
+}
+
+/// The `rateLimit` answer of one request.
+#[derive(Debug, Clone, Copy)]
+pub struct RateInfo {
+    /// Points per window.
+    pub limit: u64,
+    /// This query's cost.
+    pub cost: u64,
+    /// Remaining after it.
+    pub remaining: u64,
+    /// Used after it.
+    pub used: u64,
+    /// Window reset.
+    pub reset_at: Timestamp,
+    /// Nodes requested.
+    pub node_count: u64,
+}
+
+/// Per-request context handed to resolvers.
+#[derive(Debug, Clone)]
+pub struct GqlCtx {
+    /// The data.
+    pub world: Arc<Mutex<World>>,
+    /// The viewer's login (None for installations).
+    pub viewer: Option<String>,
+    /// The rate limit after this query.
+    pub rate: RateInfo,
+    /// API root for URLs.
+    pub base: String,
+}
+
+fn with_world<R>(ctx: &Context<'_>, f: impl FnOnce(&mut World) -> R) -> async_graphql::Result<R> {
+    let g = ctx.data::<GqlCtx>()?;
+    let mut w = g.world.lock().map_err(|_| {
+        async_graphql::Error::new("Something went wrong while executing your query.")
+    })?;
+    Ok(f(&mut w))
+}
+
+fn not_found(message: String) -> async_graphql::Error {
+    async_graphql::Error::new(message).extend_with(|_, e| e.set("type", "NOT_FOUND"))
+}
+
+/// The GitHub schema subset.
+pub type GitHubSchema = Schema<Query, EmptyMutation, EmptySubscription>;
+
+/// Builds the schema.
+pub fn schema() -> GitHubSchema {
+    Schema::build(Query, EmptyMutation, EmptySubscription)
+        .limit_depth(64)
+        .finish()
+}
+
+// ---------------------------------------------------------------- pagination
+
+const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+fn b64(input: &[u8]) -> String {
+    let mut out = String::new();
+    for chunk in input.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(B64[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+fn unb64(s: &str) -> Option<Vec<u8>> {
+    let mut bits = 0u32;
+    let mut nbits = 0;
+    let mut out = Vec::new();
+    for c in s.bytes().filter(|&c| c != b'=') {
+        let v = B64.iter().position(|&x| x == c)? as u32;
+        bits = (bits << 6) | v;
+        nbits += 6;
+        if nbits >= 8 {
+            nbits -= 8;
+            out.push((bits >> nbits) as u8);
+        }
+    }
+    Some(out)
+}
+
+fn cursor(index: usize) -> String {
+    b64(format!("cursor:v2:{index}").as_bytes())
+}
+
+fn decode_cursor(c: &str) -> Option<usize> {
+    let raw = unb64(c)?;
+    let s = String::from_utf8(raw).ok()?;
+    s.strip_prefix("cursor:v2:")?.parse().ok()
+}
+
+/// `pageInfo`.
+#[derive(SimpleObject, Clone, Debug)]
+pub struct PageInfo {
+    end_cursor: Option<String>,
+    start_cursor: Option<String>,
+    has_next_page: bool,
+    has_previous_page: bool,
+}
+
+struct Page<T> {
+    items: Vec<(String, T)>,
+    info: PageInfo,
+    total: i32,
+}
+
+fn paginate<T: Clone>(
+    all: &[T],
+    connection: &str,
+    first: Option<i32>,
+    after: Option<String>,
+    last: Option<i32>,
+    before: Option<String>,
+) -> async_graphql::Result<Page<T>> {
+    if first.is_none() && last.is_none() {
+        return Err(async_graphql::Error::new(format!(
+            "You must provide a `first` or `last` value to properly paginate the `{connection}` connection."
+        ))
+        .extend_with(|_, e| e.set("type", "MISSING_PAGINATION_BOUNDARIES")));
+    }
+    for (name, v) in [("first", first), ("last", last)] {
+        if let Some(n) = v
+            && !(1..=100).contains(&n)
+        {
+            return Err(async_graphql::Error::new(format!(
+                "Requesting {n} records on the `{connection}` connection exceeds the `{name}` limit of 100 records."
+            ))
+            .extend_with(|_, e| e.set("type", "EXCESSIVE_PAGINATION")));
+        }
+    }
+    let bad_cursor = |c: &str| {
+        async_graphql::Error::new(format!("`{c}` does not appear to be a valid cursor."))
+            .extend_with(|_, e| e.set("type", "INVALID_CURSOR_ARGUMENTS"))
+    };
+    let mut start = 0usize;
+    let mut end = all.len();
+    if let Some(a) = after {
+        start = decode_cursor(&a).ok_or_else(|| bad_cursor(&a))? + 1;
+    }
+    if let Some(b) = before {
+        end = decode_cursor(&b)
+            .ok_or_else(|| bad_cursor(&b))?
+            .min(all.len());
+    }
+    start = start.min(end);
+    if let Some(n) = first {
+        end = end.min(start + n as usize);
+    }
+    if let Some(n) = last {
+        start = start.max(end.saturating_sub(n as usize));
+    }
+    let items: Vec<(String, T)> = (start..end).map(|i| (cursor(i), all[i].clone())).collect();
+    Ok(Page {
+        info: PageInfo {
+            start_cursor: items.first().map(|(c, _)| c.clone()),
+            end_cursor: items.last().map(|(c, _)| c.clone()),
+            has_next_page: end < all.len(),
+            has_previous_page: start > 0,
+        },
+        items,
+        total: i32::try_from(all.len()).unwrap_or(i32::MAX),
+    })
+}
+
+macro_rules! connection {
+    ($conn:ident, $edge:ident, $node:ty) => {
+        #[doc = concat!("An edge of `", stringify!($conn), "`.")]
+        #[derive(SimpleObject, Clone, Debug)]
+        pub struct $edge {
+            cursor: String,
+            node: $node,
+        }
+
+        #[doc = concat!("`", stringify!($conn), "`.")]
+        #[derive(SimpleObject, Clone, Debug)]
+        pub struct $conn {
+            total_count: i32,
+            page_info: PageInfo,
+            edges: Vec<$edge>,
+            nodes: Vec<$node>,
+        }
+
+        impl $conn {
+            fn from_page(p: Page<$node>) -> Self {
+                $conn {
+                    total_count: p.total,
+                    page_info: p.info,
+                    nodes: p.items.iter().map(|(_, n)| n.clone()).collect(),
+                    edges: p
+                        .items
+                        .into_iter()
+                        .map(|(cursor, node)| $edge { cursor, node })
+                        .collect(),
+                }
+            }
+        }
+    };
+}
+
+connection!(RepositoryConnection, RepositoryEdge, Repository);
+connection!(UserConnection, UserEdge, User);
+connection!(TeamConnection, TeamEdge, Team);
+connection!(TeamMemberConnection, TeamMemberEdge, User);
+connection!(IssueConnection, IssueEdge, Issue);
+connection!(IssueCommentConnection, IssueCommentEdge, IssueComment);
+connection!(PullRequestConnection, PullRequestEdge, PullRequest);
+connection!(
+    PullRequestCommitConnection,
+    PullRequestCommitEdge,
+    PullRequestCommit
+);
+connection!(RefConnection, RefEdge, Ref);
+connection!(ProjectV2Connection, ProjectV2Edge, ProjectV2);
+connection!(LabelConnection, LabelEdge, Label);
+
+/// An edge of `membersWithRole`, with the member's role.
+#[derive(SimpleObject, Clone, Debug)]
+pub struct OrganizationMemberEdge {
+    cursor: String,
+    node: User,
+    role: MemberRole,
+}
+
+/// `membersWithRole`.
+#[derive(SimpleObject, Clone, Debug)]
+pub struct OrganizationMemberConnection {
+    total_count: i32,
+    page_info: PageInfo,
+    edges: Vec<OrganizationMemberEdge>,
+    nodes: Vec<User>,
+}
+
+/// `OrganizationMemberRole`.
+#[derive(Enum, Copy, Clone, Debug, PartialEq, Eq)]
+#[graphql(name = "OrganizationMemberRole")]
+pub enum MemberRole {
+    /// Admin.
+    Admin,
+    /// Member.
+    Member,
+}
+
+/// `IssueState`.
+#[derive(Enum, Copy, Clone, Debug, PartialEq, Eq)]
+pub enum IssueState {
+    /// Open.
+    Open,
+    /// Closed.
+    Closed,
+}
+
+/// `PullRequestState`.
+#[derive(Enum, Copy, Clone, Debug, PartialEq, Eq)]
+pub enum PullRequestState {
+    /// Open.
+    Open,
+    /// Closed without merging.
+    Closed,
+    /// Merged.
+    Merged,
+}
+
+/// `RateLimit`.
+#[derive(SimpleObject, Clone, Debug)]
+pub struct RateLimit {
+    limit: i64,
+    cost: i64,
+    remaining: i64,
+    used: i64,
+    reset_at: String,
+    node_count: i64,
+}
+
+// ---------------------------------------------------------------- objects
+
+/// The root query.
+#[derive(Debug, Clone, Copy)]
+pub struct Query;
+
+fn gid(prefix: &str, id: u64) -> String {
+    b64(format!("{prefix}:{id}").as_bytes())
+}
+
+#[Object]
+impl Query {
+    /// The authenticated user.
+    async fn viewer(&self, ctx: &Context<'_>) -> async_graphql::Result<User> {
+        let g = ctx.data::<GqlCtx>()?;
+        let login = g.viewer.clone().ok_or_else(|| {
+            async_graphql::Error::new("Resource not accessible by integration")
+                .extend_with(|_, e| e.set("type", "FORBIDDEN"))
+        })?;
+        with_world(ctx, |w| w.user(&login).cloned())?
+            .map(User)
+            .ok_or_else(|| {
+                not_found(format!(
+                    "Could not resolve to a User with the login of '{login}'."
+                ))
+            })
+    }
+
+    /// The client's rate limit after this query.
+    async fn rate_limit(
+        &self,
+        ctx: &Context<'_>,
+        dry_run: Option<bool>,
+    ) -> async_graphql::Result<RateLimit> {
+        let _ = dry_run;
+        let r = ctx.data::<GqlCtx>()?.rate;
+        let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        Ok(RateLimit {
+            limit: n(r.limit),
+            cost: n(r.cost),
+            remaining: n(r.remaining),
+            used: n(r.used),
+            reset_at: ts(r.reset_at),
+            node_count: n(r.node_count),
+        })
+    }
+
+    /// An organization by login.
+    async fn organization(
+        &self,
+        ctx: &Context<'_>,
+        login: String,
+    ) -> async_graphql::Result<Option<Organization>> {
+        let found = with_world(ctx, |w| {
+            (w.org.login.eq_ignore_ascii_case(&login)).then(|| w.org.login.clone())
+        })?;
+        match found {
+            Some(l) => Ok(Some(Organization { login: l })),
+            None => Err(not_found(format!(
+                "Could not resolve to an Organization with the login of '{login}'."
+            ))),
+        }
+    }
+
+    /// A repository by owner and name (renames are followed).
+    async fn repository(
+        &self,
+        ctx: &Context<'_>,
+        owner: String,
+        name: String,
+        follow_renames: Option<bool>,
+    ) -> async_graphql::Result<Option<Repository>> {
+        let follow = follow_renames.unwrap_or(true);
+        let found = with_world(ctx, |w| {
+            w.repo(&owner, &name)
+                .or_else(|| {
+                    if follow {
+                        w.renamed_repo(&owner, &name)
+                    } else {
+                        None
+                    }
+                })
+                .filter(|r| !r.deleted)
+                .cloned()
+        })?;
+        match found {
+            Some(r) => Ok(Some(Repository(r))),
+            None => Err(not_found(format!(
+                "Could not resolve to a Repository with the name '{owner}/{name}'."
+            ))),
+        }
+    }
+
+    /// A user by login.
+    async fn user(&self, ctx: &Context<'_>, login: String) -> async_graphql::Result<Option<User>> {
+        let found = with_world(ctx, |w| w.user(&login).filter(|u| !u.deleted).cloned())?;
+        match found {
+            Some(u) => Ok(Some(User(u))),
+            None => Err(not_found(format!(
+                "Could not resolve to a User with the login of '{login}'."
+            ))),
+        }
+    }
+}
+
+/// `User`.
+#[derive(Clone, Debug)]
+pub struct User(UserRec);
+
+#[Object]
+impl User {
+    async fn login(&self) -> &str {
+        &self.0.login
+    }
+    async fn id(&self) -> String {
+        gid("User", self.0.id)
+    }
+    async fn database_id(&self) -> i64 {
+        self.0.id as i64
+    }
+    async fn name(&self) -> Option<&str> {
+        self.0.name.as_deref()
+    }
+    async fn created_at(&self) -> String {
+        ts(self.0.created_at)
+    }
+    async fn url(&self) -> String {
+        format!("https://github.com/{}", self.0.login)
+    }
+    /// Repositories the user owns.
+    async fn repositories(
+        &self,
+        ctx: &Context<'_>,
+        first: Option<i32>,
+        after: Option<String>,
+        last: Option<i32>,
+        before: Option<String>,
+    ) -> async_graphql::Result<RepositoryConnection> {
+        let login = self.0.login.clone();
+        let all: Vec<Repository> = with_world(ctx, |w| {
+            w.repos
+                .iter()
+                .filter(|r| r.owner.eq_ignore_ascii_case(&login) && !r.deleted)
+                .cloned()
+                .map(Repository)
+                .collect()
+        })?;
+        Ok(RepositoryConnection::from_page(paginate(
+            &all,
+            "repositories",
+            first,
+            after,
+            last,
+            before,
+        )?))
+    }
+    /// Followers (the simulator models none).
+    async fn followers(
+        &self,
+        first: Option<i32>,
+        after: Option<String>,
+        last: Option<i32>,
+        before: Option<String>,
+    ) -> async_graphql::Result<UserConnection> {
+        let all: Vec<User> = Vec::new();
+        Ok(UserConnection::from_page(paginate(
+            &all,
+            "followers",
+            first,
+            after,
+            last,
+            before,
+        )?))
+    }
+}
+
+/// `Organization`.
+#[derive(Clone, Debug)]
+pub struct Organization {
+    login: String,
+}
+
+#[Object]
+impl Organization {
+    async fn login(&self) -> &str {
+        &self.login
+    }
+    async fn id(&self, ctx: &Context<'_>) -> async_graphql::Result<String> {
+        Ok(gid("Organization", with_world(ctx, |w| w.org.id)?))
+    }
+    async fn database_id(&self, ctx: &Context<'_>) -> async_graphql::Result<i64> {
+        Ok(with_world(ctx, |w| w.org.id)? as i64)
+    }
+    async fn name(&self) -> String {
+        format!("{} Inc.", self.login)
+    }
+    /// Members with their role.
+    async fn members_with_role(
+        &self,
+        ctx: &Context<'_>,
+        first: Option<i32>,
+        after: Option<String>,
+        last: Option<i32>,
+        before: Option<String>,
+    ) -> async_graphql::Result<OrganizationMemberConnection> {
+        let all: Vec<(User, MemberRole)> = with_world(ctx, |w| {
+            w.org
+                .members
+                .iter()
+                .filter_map(|m| w.user(m).cloned())
+                .map(|u| {
+                    let role = if w.org.admins.contains(&u.login) {
+                        MemberRole::Admin
+                    } else {
+                        MemberRole::Member
+                    };
+                    (User(u), role)
+                })
+                .collect()
+        })?;
+        let p = paginate(&all, "membersWithRole", first, after, last, before)?;
+        Ok(OrganizationMemberConnection {
+            total_count: p.total,
+            page_info: p.info,
+            nodes: p.items.iter().map(|(_, (u, _))| u.clone()).collect(),
+            edges: p
+                .items
+                .into_iter()
+                .map(|(cursor, (node, role))| OrganizationMemberEdge { cursor, node, role })
+                .collect(),
+        })
+    }
+    /// Teams.
+    async fn teams(
+        &self,
+        ctx: &Context<'_>,
+        first: Option<i32>,
+        after: Option<String>,
+        last: Option<i32>,
+        before: Option<String>,
+    ) -> async_graphql::Result<TeamConnection> {
+        let all: Vec<Team> = with_world(ctx, |w| w.org.teams.iter().cloned().map(Team).collect())?;
+        Ok(TeamConnection::from_page(paginate(
+            &all, "teams", first, after, last, before,
+        )?))
+    }
+    /// Repositories.
+    async fn repositories(
+        &self,
+        ctx: &Context<'_>,
+        first: Option<i32>,
+        after: Option<String>,
+        last: Option<i32>,
+        before: Option<String>,
+    ) -> async_graphql::Result<RepositoryConnection> {
+        let all: Vec<Repository> = with_world(ctx, |w| {
+            w.org_repos().into_iter().cloned().map(Repository).collect()
+        })?;
+        Ok(RepositoryConnection::from_page(paginate(
+            &all,
+            "repositories",
+            first,
+            after,
+            last,
+            before,
+        )?))
+    }
+}
+
+/// `Team`.
+#[derive(Clone, Debug)]
+pub struct Team(TeamRec);
+
+#[Object]
+impl Team {
+    async fn id(&self) -> String {
+        gid("Team", self.0.id)
+    }
+    async fn database_id(&self) -> i64 {
+        self.0.id as i64
+    }
+    async fn name(&self) -> &str {
+        &self.0.name
+    }
+    async fn slug(&self) -> &str {
+        &self.0.slug
+    }
+    async fn description(&self) -> &str {
+        &self.0.description
+    }
+    /// Members.
+    async fn members(
+        &self,
+        ctx: &Context<'_>,
+        first: Option<i32>,
+        after: Option<String>,
+        last: Option<i32>,
+        before: Option<String>,
+    ) -> async_graphql::Result<TeamMemberConnection> {
+        let logins = self.0.members.clone();
+        let all: Vec<User> = with_world(ctx, |w| {
+            logins
+                .iter()
+                .filter_map(|l| w.user(l).cloned())
+                .map(User)
+                .collect()
+        })?;
+        Ok(TeamMemberConnection::from_page(paginate(
+            &all, "members", first, after, last, before,
+        )?))
+    }
+}
+
+/// `Repository`.
+#[derive(Clone, Debug)]
+pub struct Repository(RepoRec);
+
+#[Object]
+impl Repository {
+    async fn id(&self) -> String {
+        gid("Repository", self.0.id)
+    }
+    async fn database_id(&self) -> i64 {
+        self.0.id as i64
+    }
+    async fn name(&self) -> &str {
+        &self.0.name
+    }
+    async fn name_with_owner(&self) -> String {
+        self.0.full_name()
+    }
+    async fn owner(&self, ctx: &Context<'_>) -> async_graphql::Result<Option<User>> {
+        let owner = self.0.owner.clone();
+        Ok(with_world(ctx, |w| w.user(&owner).cloned())?.map(User))
+    }
+    async fn is_private(&self) -> bool {
+        self.0.private
+    }
+    async fn description(&self) -> Option<&str> {
+        self.0.description.as_deref()
+    }
+    async fn url(&self) -> String {
+        format!("https://github.com/{}", self.0.full_name())
+    }
+    async fn created_at(&self) -> String {
+        ts(self.0.created_at)
+    }
+    async fn updated_at(&self) -> String {
+        ts(self.0.updated_at)
+    }
+    async fn stargazer_count(&self) -> i64 {
+        self.0.stars as i64
+    }
+    /// The default branch.
+    async fn default_branch_ref(&self, ctx: &Context<'_>) -> async_graphql::Result<Option<Ref>> {
+        let (id, branch) = (self.0.id, self.0.default_branch.clone());
+        Ok(with_world(ctx, |w| {
+            w.content(id).branch(&branch).map(|b| Ref {
+                name: b.name.clone(),
+                prefix: "refs/heads/".to_owned(),
+                oid: b.sha.clone(),
+            })
+        })?)
+    }
+    /// Issues (pull requests excluded).
+    #[allow(clippy::too_many_arguments)]
+    async fn issues(
+        &self,
+        ctx: &Context<'_>,
+        first: Option<i32>,
+        after: Option<String>,
+        last: Option<i32>,
+        before: Option<String>,
+        states: Option<Vec<IssueState>>,
+    ) -> async_graphql::Result<IssueConnection> {
+        let id = self.0.id;
+        let all: Vec<Issue> = with_world(ctx, |w| {
+            w.content(id)
+                .issues
+                .iter()
+                .filter(|i| i.pull.is_none())
+                .filter(|i| {
+                    states.as_ref().is_none_or(|s| {
+                        s.contains(if i.open {
+                            &IssueState::Open
+                        } else {
+                            &IssueState::Closed
+                        })
+                    })
+                })
+                .cloned()
+                .map(Issue)
+                .collect()
+        })?;
+        Ok(IssueConnection::from_page(paginate(
+            &all, "issues", first, after, last, before,
+        )?))
+    }
+    /// Pull requests.
+    #[allow(clippy::too_many_arguments)]
+    async fn pull_requests(
+        &self,
+        ctx: &Context<'_>,
+        first: Option<i32>,
+        after: Option<String>,
+        last: Option<i32>,
+        before: Option<String>,
+        states: Option<Vec<PullRequestState>>,
+    ) -> async_graphql::Result<PullRequestConnection> {
+        let id = self.0.id;
+        let all: Vec<PullRequest> = with_world(ctx, |w| {
+            let c = w.content(id);
+            c.issues
+                .iter()
+                .filter_map(|i| i.pull.map(|p| (i.clone(), c.pulls[p].clone())))
+                .map(|(i, p)| PullRequest {
+                    issue: i,
+                    pull: p,
+                    repo_id: id,
+                })
+                .filter(|pr| states.as_ref().is_none_or(|s| s.contains(&pr.state())))
+                .collect()
+        })?;
+        Ok(PullRequestConnection::from_page(paginate(
+            &all,
+            "pullRequests",
+            first,
+            after,
+            last,
+            before,
+        )?))
+    }
+    /// Git refs under a prefix (`refs/heads/`).
+    #[allow(clippy::too_many_arguments)]
+    async fn refs(
+        &self,
+        ctx: &Context<'_>,
+        ref_prefix: String,
+        first: Option<i32>,
+        after: Option<String>,
+        last: Option<i32>,
+        before: Option<String>,
+    ) -> async_graphql::Result<RefConnection> {
+        let id = self.0.id;
+        let all: Vec<Ref> = if ref_prefix == "refs/heads/" {
+            with_world(ctx, |w| {
+                w.content(id)
+                    .branches
+                    .iter()
+                    .map(|b| Ref {
+                        name: b.name.clone(),
+                        prefix: ref_prefix.clone(),
+                        oid: b.sha.clone(),
+                    })
+                    .collect()
+            })?
+        } else {
+            Vec::new()
+        };
+        Ok(RefConnection::from_page(paginate(
+            &all, "refs", first, after, last, before,
+        )?))
+    }
+    /// Projects (v2).
+    async fn projects_v2(
+        &self,
+        ctx: &Context<'_>,
+        first: Option<i32>,
+        after: Option<String>,
+        last: Option<i32>,
+        before: Option<String>,
+    ) -> async_graphql::Result<ProjectV2Connection> {
+        let id = self.0.id;
+        let all: Vec<ProjectV2> = with_world(ctx, |w| {
+            w.content(id)
+                .projects
+                .iter()
+                .cloned()
+                .map(ProjectV2)
+                .collect()
+        })?;
+        Ok(ProjectV2Connection::from_page(paginate(
+            &all,
+            "projectsV2",
+            first,
+            after,
+            last,
+            before,
+        )?))
+    }
+}
+
+/// `Label`.
+#[derive(SimpleObject, Clone, Debug)]
+pub struct Label {
+    name: String,
+    color: String,
+}
+
+/// `Issue`.
+#[derive(Clone, Debug)]
+pub struct Issue(IssueRec);
+
+#[Object]
+impl Issue {
+    async fn id(&self) -> String {
+        gid("Issue", self.0.id)
+    }
+    async fn database_id(&self) -> i64 {
+        self.0.id as i64
+    }
+    async fn number(&self) -> i64 {
+        self.0.number as i64
+    }
+    async fn title(&self) -> &str {
+        &self.0.title
+    }
+    async fn body(&self) -> &str {
+        &self.0.body
+    }
+    async fn body_html(&self) -> String {
+        format!("<p>{}</p>", self.0.body)
+    }
+    async fn state(&self) -> IssueState {
+        if self.0.open {
+            IssueState::Open
+        } else {
+            IssueState::Closed
+        }
+    }
+    async fn created_at(&self) -> String {
+        ts(self.0.created_at)
+    }
+    async fn updated_at(&self) -> String {
+        ts(self.0.updated_at)
+    }
+    async fn author(&self, ctx: &Context<'_>) -> async_graphql::Result<Option<User>> {
+        let login = self.0.user.clone();
+        Ok(with_world(ctx, |w| w.user(&login).cloned())?.map(User))
+    }
+    /// Comments.
+    async fn comments(
+        &self,
+        first: Option<i32>,
+        after: Option<String>,
+        last: Option<i32>,
+        before: Option<String>,
+    ) -> async_graphql::Result<IssueCommentConnection> {
+        let all: Vec<IssueComment> = self.0.comments.iter().cloned().map(IssueComment).collect();
+        Ok(IssueCommentConnection::from_page(paginate(
+            &all, "comments", first, after, last, before,
+        )?))
+    }
+    /// Labels.
+    async fn labels(
+        &self,
+        first: Option<i32>,
+        after: Option<String>,
+        last: Option<i32>,
+        before: Option<String>,
+    ) -> async_graphql::Result<LabelConnection> {
+        let all: Vec<Label> = self
+            .0
+            .labels
+            .iter()
+            .map(|l| Label {
+                name: l.clone(),
+                color: "ededed".to_owned(),
+            })
+            .collect();
+        Ok(LabelConnection::from_page(paginate(
+            &all, "labels", first, after, last, before,
+        )?))
+    }
+}
+
+/// `IssueComment`.
+#[derive(Clone, Debug)]
+pub struct IssueComment(CommentRec);
+
+#[Object]
+impl IssueComment {
+    async fn id(&self) -> String {
+        gid("IssueComment", self.0.id)
+    }
+    async fn database_id(&self) -> i64 {
+        self.0.id as i64
+    }
+    async fn body(&self) -> &str {
+        &self.0.body
+    }
+    async fn body_html(&self) -> String {
+        format!("<p>{}</p>", self.0.body)
+    }
+    async fn created_at(&self) -> String {
+        ts(self.0.created_at)
+    }
+    async fn author(&self, ctx: &Context<'_>) -> async_graphql::Result<Option<User>> {
+        let login = self.0.user.clone();
+        Ok(with_world(ctx, |w| w.user(&login).cloned())?.map(User))
+    }
+}
+
+/// `PullRequest`.
+#[derive(Clone, Debug)]
+pub struct PullRequest {
+    issue: IssueRec,
+    pull: PullRec,
+    repo_id: u64,
+}
+
+impl PullRequest {
+    fn state(&self) -> PullRequestState {
+        if self.pull.merged {
+            PullRequestState::Merged
+        } else if self.issue.open {
+            PullRequestState::Open
+        } else {
+            PullRequestState::Closed
+        }
+    }
+}
+
+#[Object]
+impl PullRequest {
+    async fn id(&self) -> String {
+        gid("PullRequest", self.pull.id)
+    }
+    async fn database_id(&self) -> i64 {
+        self.pull.id as i64
+    }
+    async fn number(&self) -> i64 {
+        self.pull.number as i64
+    }
+    async fn title(&self) -> &str {
+        &self.issue.title
+    }
+    async fn body(&self) -> &str {
+        &self.issue.body
+    }
+    #[graphql(name = "state")]
+    async fn state_field(&self) -> PullRequestState {
+        self.state()
+    }
+    async fn merged(&self) -> bool {
+        self.pull.merged
+    }
+    async fn merged_at(&self) -> Option<String> {
+        self.pull.merged_at.map(ts)
+    }
+    async fn head_ref_name(&self) -> &str {
+        &self.pull.head
+    }
+    async fn base_ref_name(&self) -> &str {
+        &self.pull.base
+    }
+    async fn head_ref_oid(&self) -> &str {
+        &self.pull.head_sha
+    }
+    async fn created_at(&self) -> String {
+        ts(self.issue.created_at)
+    }
+    async fn updated_at(&self) -> String {
+        ts(self.issue.updated_at)
+    }
+    async fn author(&self, ctx: &Context<'_>) -> async_graphql::Result<Option<User>> {
+        let login = self.issue.user.clone();
+        Ok(with_world(ctx, |w| w.user(&login).cloned())?.map(User))
+    }
+    /// Commits.
+    async fn commits(
+        &self,
+        ctx: &Context<'_>,
+        first: Option<i32>,
+        after: Option<String>,
+        last: Option<i32>,
+        before: Option<String>,
+    ) -> async_graphql::Result<PullRequestCommitConnection> {
+        let (repo_id, shas) = (self.repo_id, self.pull.commits.clone());
+        let all: Vec<PullRequestCommit> = with_world(ctx, |w| {
+            let c = w.content(repo_id);
+            shas.iter()
+                .filter_map(|s| c.commits.get(s).cloned())
+                .map(|commit| PullRequestCommit {
+                    commit: Commit(commit),
+                })
+                .collect()
+        })?;
+        Ok(PullRequestCommitConnection::from_page(paginate(
+            &all, "commits", first, after, last, before,
+        )?))
+    }
+    /// Comments on the conversation.
+    async fn comments(
+        &self,
+        first: Option<i32>,
+        after: Option<String>,
+        last: Option<i32>,
+        before: Option<String>,
+    ) -> async_graphql::Result<IssueCommentConnection> {
+        let all: Vec<IssueComment> = self
+            .issue
+            .comments
+            .iter()
+            .cloned()
+            .map(IssueComment)
+            .collect();
+        Ok(IssueCommentConnection::from_page(paginate(
+            &all, "comments", first, after, last, before,
+        )?))
+    }
+}
+
+/// `PullRequestCommit`.
+#[derive(SimpleObject, Clone, Debug)]
+pub struct PullRequestCommit {
+    commit: Commit,
+}
+
+/// `Commit`.
+#[derive(Clone, Debug)]
+pub struct Commit(CommitRec);
+
+#[Object]
+impl Commit {
+    async fn oid(&self) -> &str {
+        &self.0.sha
+    }
+    async fn message(&self) -> &str {
+        &self.0.message
+    }
+    async fn committed_date(&self) -> String {
+        ts(self.0.date)
+    }
+    async fn additions(&self) -> i64 {
+        self.0.files.iter().map(|f| f.additions as i64).sum()
+    }
+    async fn deletions(&self) -> i64 {
+        self.0.files.iter().map(|f| f.deletions as i64).sum()
+    }
+    async fn changed_files_if_available(&self) -> i64 {
+        self.0.files.len() as i64
+    }
+}
+
+/// `Ref`.
+#[derive(Clone, Debug)]
+pub struct Ref {
+    name: String,
+    prefix: String,
+    oid: String,
+}
+
+/// A ref's target (always a commit here).
+#[derive(SimpleObject, Clone, Debug)]
+#[graphql(name = "GitObjectRef")]
+pub struct RefTarget {
+    oid: String,
+}
+
+#[Object]
+impl Ref {
+    async fn name(&self) -> &str {
+        &self.name
+    }
+    async fn prefix(&self) -> &str {
+        &self.prefix
+    }
+    async fn target(&self) -> RefTarget {
+        RefTarget {
+            oid: self.oid.clone(),
+        }
+    }
+}
+
+/// `ProjectV2`.
+#[derive(Clone, Debug)]
+pub struct ProjectV2(ProjectRec);
+
+#[Object]
+impl ProjectV2 {
+    async fn id(&self) -> String {
+        gid("ProjectV2", self.0.id)
+    }
+    async fn database_id(&self) -> i64 {
+        self.0.id as i64
+    }
+    async fn number(&self) -> i64 {
+        self.0.number as i64
+    }
+    async fn title(&self) -> &str {
+        &self.0.title
+    }
+    async fn closed(&self) -> bool {
+        self.0.closed
+    }
+    async fn created_at(&self) -> String {
+        ts(self.0.created_at)
+    }
+}
+
+/// Moves `extensions.type` to the top-level `type` GitHub uses, in a serialized response.
+pub fn github_error_shape(mut body: serde_json::Value) -> serde_json::Value {
+    if let Some(errors) = body.get_mut("errors").and_then(|e| e.as_array_mut()) {
+        for e in errors {
+            if let Some(obj) = e.as_object_mut() {
+                let ty = obj.get("extensions").and_then(|x| x.get("type")).cloned();
+                if let Some(ty) = ty {
+                    obj.insert("type".to_owned(), ty);
+                    obj.remove("extensions");
+                }
+            }
+        }
+    }
+    body
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip() {
+        for i in [0usize, 1, 99, 12_345] {
+            assert_eq!(decode_cursor(&cursor(i)), Some(i));
+        }
+        assert_eq!(b64(b"cursor:v2:0"), "Y3Vyc29yOnYyOjA=");
+        assert_eq!(decode_cursor("not a cursor"), None);
+    }
+}

@@ -1,0 +1,30 @@
+//! headroom-sim: a model of GitHub good enough to be wrong in the same ways GitHub is.
+//!
+//! It owns one request handler ([`Simulator::handle`]) that runs in-process on the shared
+//! clock (deterministic tests under a paused tokio clock) or behind an HTTP(S) server on
+//! loopback ([`serve`]) for the demo, benchmarks and third-party clients.
+//!
+//! What it must not do: use anything of headroom-core but the clock, or anything of the
+//! project's HTTP client. The rules of GitHub's quotas, headers and bodies are implemented
+//! here a second time, on purpose, so that a misunderstanding cannot hide on both sides.
+
+pub mod config;
+pub mod error;
+pub mod feed;
+pub mod graphql;
+pub mod quota;
+pub mod render;
+pub mod scenario;
+pub mod world;
+
+pub use config::{ExternalSpend, Faults, SimConfig, TokenOwner, TokenSpec};
+pub use error::SimError;
+pub use scenario::Scenario;
+pub mod rest;
+pub mod sim;
+
+pub use quota::{Reading, Resource, Subject};
+pub use sim::{LogEntry, Simulator, token_fingerprint};
+pub mod server;
+
+pub use server::{GeneratedCert, TlsConfig, serve};

@@ -1,0 +1,966 @@
+//! The request handler: identity, in-flight accounting, latency and faults, secondary and
+//! primary limits, routing, headers, and the request log.
+
+use std::collections::{HashMap, VecDeque};
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use bytes::Bytes;
+use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
+use http::header::{HeaderName, HeaderValue};
+use http::{HeaderMap, Method, Request, Response, StatusCode};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde::Serialize;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::config::{SimConfig, TokenOwner};
+use crate::error::SimError;
+use crate::graphql::{self, GitHubSchema, GqlCtx, RateInfo};
+use crate::quota::{Quotas, Reading, Resource, SecondaryHit, SecondaryKind, Subject};
+use crate::render::ts;
+use crate::scenario::Scenario;
+use crate::world::World;
+
+/// One line of the request log.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct LogEntry {
+    /// When the request arrived (RFC 3339, UTC).
+    pub time: String,
+    /// The user login, `installation:ID`, or the client IP.
+    pub identity: String,
+    /// SHA-256 prefix of the token (never the token).
+    pub token_fingerprint: Option<String>,
+    /// HTTP method.
+    pub method: String,
+    /// Path and query.
+    pub path: String,
+    /// Status answered.
+    pub status: u16,
+    /// Primary bucket, when the request reached one.
+    pub bucket: Option<String>,
+    /// What the request spent from that bucket (0 when it did not count).
+    pub cost: u64,
+    /// Remaining in the bucket after the request.
+    pub remaining: Option<u64>,
+    /// Requests of this identity in flight when it started (itself excluded).
+    pub in_flight: u32,
+    /// The `x-github-request-id` sent.
+    pub request_id: String,
+}
+
+/// SHA-256 of a token, first 16 hexadecimal characters: enough to tell tokens apart in a log,
+/// useless to anyone who reads it.
+pub fn token_fingerprint(token: &str) -> String {
+    let digest = Sha256::digest(token.as_bytes());
+    digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+#[derive(Debug)]
+struct LogState {
+    entries: VecDeque<LogEntry>,
+    file: Option<BufWriter<File>>,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct ScenarioState {
+    pub(crate) events_requests: u64,
+    pub(crate) commit_counter: u64,
+}
+
+pub(crate) struct Inner {
+    pub(crate) config: SimConfig,
+    pub(crate) clock: TokioClock,
+    pub(crate) started: Timestamp,
+    tokens: HashMap<String, TokenOwner>,
+    pub(crate) world: Arc<Mutex<World>>,
+    quotas: Mutex<Quotas>,
+    schema: GitHubSchema,
+    log: Mutex<LogState>,
+    seq: AtomicU64,
+    fault_rng: Mutex<StdRng>,
+    pub(crate) scenario_state: Mutex<ScenarioState>,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inner")
+            .field("config", &self.config)
+            .field("started", &self.started)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The simulated GitHub. Cheap to clone: clones share one state.
+#[derive(Debug, Clone)]
+pub struct Simulator {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding a lock leaves plain data behind; keep serving.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// What a route produced, before the common headers are added.
+#[derive(Debug)]
+pub(crate) struct Reply {
+    pub(crate) status: StatusCode,
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Bytes,
+    /// Offer an ETag and answer 304 to a matching If-None-Match.
+    pub(crate) etag: bool,
+}
+
+impl Reply {
+    pub(crate) fn json(status: StatusCode, v: &Value) -> Reply {
+        let body = serde_json::to_vec(v).unwrap_or_default();
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            http::header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json; charset=utf-8"),
+        );
+        Reply {
+            status,
+            headers,
+            body: Bytes::from(body),
+            etag: false,
+        }
+    }
+
+    pub(crate) fn ok(v: &Value) -> Reply {
+        let mut r = Reply::json(StatusCode::OK, v);
+        r.etag = true;
+        r
+    }
+
+    pub(crate) fn message(status: StatusCode, message: &str, doc: &str) -> Reply {
+        Reply::json(
+            status,
+            &json!({"message": message, "documentation_url": doc, "status": status.as_u16().to_string()}),
+        )
+    }
+
+    pub(crate) fn not_found() -> Reply {
+        Reply::message(
+            StatusCode::NOT_FOUND,
+            "Not Found",
+            "https://docs.github.com/rest",
+        )
+    }
+
+    pub(crate) fn header(mut self, name: &'static str, value: &str) -> Reply {
+        if let Ok(v) = HeaderValue::from_str(value) {
+            self.headers.insert(HeaderName::from_static(name), v);
+        }
+        self
+    }
+}
+
+/// A parsed request, as routes see it.
+#[derive(Debug)]
+pub(crate) struct Ctx {
+    pub(crate) method: Method,
+    pub(crate) segments: Vec<String>,
+    pub(crate) query: Vec<(String, String)>,
+    pub(crate) raw_query: Option<String>,
+    pub(crate) base: String,
+    pub(crate) subject: Subject,
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Bytes,
+    pub(crate) request_id: String,
+    pub(crate) now: Timestamp,
+}
+
+impl Ctx {
+    pub(crate) fn param(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+fn percent_decode(s: &str) -> String {
+    let replaced = s.replace('+', " ");
+    percent_encoding::percent_decode_str(&replaced)
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
+fn parse_query(q: Option<&str>) -> Vec<(String, String)> {
+    q.unwrap_or("")
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| match p.split_once('=') {
+            Some((k, v)) => (percent_decode(k), percent_decode(v)),
+            None => (percent_decode(p), String::new()),
+        })
+        .collect()
+}
+
+/// Which bucket a route spends, and how the secondary limits see it.
+#[derive(Debug, Clone, Copy)]
+struct Class {
+    resource: Resource,
+    free: bool,
+    graphql: bool,
+    creates_content: bool,
+}
+
+fn classify(method: &Method, segments: &[String]) -> Class {
+    let seg: Vec<&str> = segments.iter().map(String::as_str).collect();
+    let mut c = Class {
+        resource: Resource::Core,
+        free: false,
+        graphql: false,
+        creates_content: false,
+    };
+    match seg.as_slice() {
+        ["rate_limit"] => c.free = true,
+        ["search", "code"] => c.resource = Resource::CodeSearch,
+        ["search", ..] => c.resource = Resource::Search,
+        ["graphql"] => {
+            c.resource = Resource::Graphql;
+            c.graphql = true;
+        }
+        _ => {}
+    }
+    let write = !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
+    let protection = seg.last() == Some(&"protection");
+    if write && !c.graphql && !protection {
+        c.creates_content = true;
+    }
+    c
+}
+
+impl Simulator {
+    /// Builds a simulator: generates the data from the seed and opens the log file.
+    pub fn new(config: SimConfig, clock: TokioClock) -> Result<Simulator, SimError> {
+        config.validate()?;
+        let now = clock.now();
+        let file = match &config.log_file {
+            Some(path) => Some(BufWriter::new(
+                OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .map_err(|source| SimError::Io {
+                        action: "opening log file",
+                        path: path.clone(),
+                        source,
+                    })?,
+            )),
+            None => None,
+        };
+        let tokens = config
+            .tokens
+            .iter()
+            .map(|t| (t.token.clone(), t.owner.clone()))
+            .collect();
+        let world = World::generate(&config);
+        let quotas = Quotas::new(&config, now);
+        let fault_rng = StdRng::seed_from_u64(config.seed.wrapping_add(0x5EED));
+        Ok(Simulator {
+            inner: Arc::new(Inner {
+                tokens,
+                world: Arc::new(Mutex::new(world)),
+                quotas: Mutex::new(quotas),
+                schema: graphql::schema(),
+                log: Mutex::new(LogState {
+                    entries: VecDeque::new(),
+                    file,
+                }),
+                seq: AtomicU64::new(0),
+                fault_rng: Mutex::new(fault_rng),
+                scenario_state: Mutex::new(ScenarioState::default()),
+                started: now,
+                clock,
+                config,
+            }),
+        })
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &SimConfig {
+        &self.inner.config
+    }
+
+    /// The simulator's clock.
+    pub fn clock(&self) -> TokioClock {
+        self.inner.clock
+    }
+
+    /// Every scenario with its one-line description.
+    pub fn scenarios() -> Vec<(&'static str, &'static str)> {
+        Scenario::ALL
+            .iter()
+            .map(|s| (s.name(), s.description()))
+            .collect()
+    }
+
+    /// The request log (the newest `log_capacity` entries), oldest first.
+    pub fn request_log(&self) -> Vec<LogEntry> {
+        lock(&self.inner.log).entries.iter().cloned().collect()
+    }
+
+    /// How many requests were logged with this status.
+    pub fn count_status(&self, status: u16) -> usize {
+        lock(&self.inner.log)
+            .entries
+            .iter()
+            .filter(|e| e.status == status)
+            .count()
+    }
+
+    /// The state of a bucket as `/rate_limit` would report it (opens no window).
+    pub fn quota(&self, subject: &Subject, resource: Resource) -> Reading {
+        let now = self.inner.clock.now();
+        lock(&self.inner.quotas).report(&self.inner.config, now, subject, resource)
+    }
+
+    /// The identity a token belongs to, as the simulator sees it.
+    pub fn subject_for_token(&self, token: &str) -> Option<Subject> {
+        let owner = self.inner.tokens.get(token)?;
+        Some(self.subject_of(owner))
+    }
+
+    fn subject_of(&self, owner: &TokenOwner) -> Subject {
+        match owner {
+            TokenOwner::User(login) => {
+                let id = lock(&self.inner.world)
+                    .user(login)
+                    .map(|u| u.id)
+                    .unwrap_or(0);
+                Subject::User {
+                    login: login.clone(),
+                    id,
+                }
+            }
+            TokenOwner::Installation(id) => Subject::Installation { id: *id },
+        }
+    }
+
+    fn next_request_id(&self) -> String {
+        let n = self.inner.seq.fetch_add(1, Ordering::SeqCst) + 1;
+        let s = self.inner.config.seed;
+        format!(
+            "{:04X}:{:05X}:{:06X}:{:07X}:{:08X}",
+            (s & 0xFFFF) as u16,
+            (n >> 20) & 0xFFFFF,
+            n & 0xFFFFFF,
+            (n.wrapping_mul(2_654_435_761)) & 0xFFF_FFFF,
+            (n.wrapping_mul(40_503) ^ s) & 0xFFFF_FFFF
+        )
+    }
+
+    /// Answers one request, as GitHub would. The URI may be absolute
+    /// (`http://127.0.0.1:PORT/events?…`) or origin-form (`/events?…`). Latency and timeout
+    /// faults sleep on the clock before answering.
+    pub async fn handle(&self, req: Request<Bytes>, peer: IpAddr) -> Response<Bytes> {
+        let inner = &self.inner;
+        let now = inner.clock.now();
+        let request_id = self.next_request_id();
+        let (parts, body) = req.into_parts();
+        let uri = parts.uri.clone();
+        let base = match (uri.scheme_str(), uri.authority()) {
+            (Some(scheme), Some(auth)) => format!("{scheme}://{auth}"),
+            _ => match parts
+                .headers
+                .get(http::header::HOST)
+                .and_then(|h| h.to_str().ok())
+            {
+                Some(host) => {
+                    let scheme = inner
+                        .config
+                        .public_base_url
+                        .split("://")
+                        .next()
+                        .unwrap_or("https");
+                    format!("{scheme}://{host}")
+                }
+                None => inner
+                    .config
+                    .public_base_url
+                    .trim_end_matches('/')
+                    .to_owned(),
+            },
+        };
+        let path = uri.path().to_owned();
+        let path_and_query = uri
+            .path_and_query()
+            .map(|p| p.as_str().to_owned())
+            .unwrap_or_else(|| path.clone());
+        let segments: Vec<String> = path
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .map(percent_decode)
+            .collect();
+
+        // Identity.
+        let auth = parts
+            .headers
+            .get(http::header::AUTHORIZATION)
+            .and_then(|h| h.to_str().ok())
+            .map(str::trim);
+        let token = auth.and_then(|a| {
+            let (scheme, rest) = a.split_once(' ')?;
+            let scheme = scheme.to_ascii_lowercase();
+            (scheme == "token" || scheme == "bearer").then(|| rest.trim().to_owned())
+        });
+        let fingerprint = token.as_deref().map(token_fingerprint);
+        let subject = match (&token, auth) {
+            (Some(t), _) => match inner.tokens.get(t) {
+                Some(owner) => self.subject_of(owner),
+                None => {
+                    let reply = Reply::message(
+                        StatusCode::UNAUTHORIZED,
+                        "Bad credentials",
+                        "https://docs.github.com/rest",
+                    );
+                    let subject = Subject::Ip(peer);
+                    let reading =
+                        lock(&inner.quotas).peek(&inner.config, now, &subject, Resource::Core);
+                    return self.finish(FinishArgs {
+                        reply,
+                        reading: Some(reading),
+                        spent: 0,
+                        subject: &subject,
+                        fingerprint,
+                        method: &parts.method,
+                        path: &path_and_query,
+                        in_flight: 0,
+                        request_id,
+                        now,
+                    });
+                }
+            },
+            (None, Some(_)) => {
+                let reply = Reply::message(
+                    StatusCode::UNAUTHORIZED,
+                    "Bad credentials",
+                    "https://docs.github.com/rest",
+                );
+                let subject = Subject::Ip(peer);
+                return self.finish(FinishArgs {
+                    reply,
+                    reading: None,
+                    spent: 0,
+                    subject: &subject,
+                    fingerprint,
+                    method: &parts.method,
+                    path: &path_and_query,
+                    in_flight: 0,
+                    request_id,
+                    now,
+                });
+            }
+            (None, None) => Subject::Ip(peer),
+        };
+
+        // In flight for the whole request, latency included; released on drop, so a caller
+        // that gives up (a read timeout) frees its slot.
+        let in_flight = lock(&inner.quotas).enter(&subject);
+        let _guard = InFlight {
+            sim: self.clone(),
+            subject: subject.clone(),
+        };
+
+        // Latency and timeouts.
+        let (delay, timeout, error) = {
+            let f = &inner.config.faults;
+            let mut rng = lock(&inner.fault_rng);
+            let jitter_ms = f.latency_jitter.as_millis().max(0) as u64;
+            let jitter = if jitter_ms > 0 {
+                rng.random_range(0..=jitter_ms)
+            } else {
+                0
+            };
+            let timeout = f.timeout_rate > 0.0 && rng.random_bool(f.timeout_rate);
+            let error = f.error_rate > 0.0 && rng.random_bool(f.error_rate);
+            let pick = rng.random_range(0..3u8);
+            (
+                f.latency + SignedDuration::from_millis(jitter as i64),
+                timeout,
+                error.then_some(pick),
+            )
+        };
+        inner.clock.sleep(delay).await;
+        if timeout {
+            inner.clock.sleep(inner.config.faults.timeout_after).await;
+        }
+        let now = inner.clock.now();
+
+        let class = classify(&parts.method, &segments);
+        let ctx = Ctx {
+            method: parts.method.clone(),
+            segments,
+            query: parse_query(uri.query()),
+            raw_query: uri.query().map(str::to_owned),
+            base,
+            subject: subject.clone(),
+            headers: parts.headers.clone(),
+            body,
+            request_id: request_id.clone(),
+            now,
+        };
+        let finish = |reply: Reply, reading: Option<Reading>, spent: u64| {
+            self.finish(FinishArgs {
+                reply,
+                reading,
+                spent,
+                subject: &subject,
+                fingerprint: fingerprint.clone(),
+                method: &parts.method,
+                path: &path_and_query,
+                in_flight,
+                request_id: request_id.clone(),
+                now,
+            })
+        };
+
+        if timeout {
+            let reading = lock(&inner.quotas).peek(&inner.config, now, &subject, class.resource);
+            let reply = Reply::message(
+                StatusCode::GATEWAY_TIMEOUT,
+                "We couldn't respond to your request in time. Sorry about that. Please try resubmitting your request and contact us if the problem persists.",
+                "https://docs.github.com/rest",
+            );
+            return finish(reply, Some(reading), 0);
+        }
+
+        if class.graphql {
+            let (reply, reading, spent) = self.graphql(&ctx, in_flight).await;
+            return finish(reply, reading, spent);
+        }
+
+        // Secondary limits, then the primary bucket.
+        let points = if matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS) {
+            1
+        } else {
+            5
+        };
+        let secondary = lock(&inner.quotas).secondary(
+            &inner.config,
+            now,
+            &subject,
+            in_flight,
+            false,
+            points,
+            class.creates_content,
+        );
+        if let Err(hit) = secondary {
+            let reading = lock(&inner.quotas).peek(&inner.config, now, &subject, class.resource);
+            return finish(secondary_reply(hit, &request_id), Some(reading), 0);
+        }
+        let (reading, spent) = if class.free {
+            (
+                lock(&inner.quotas).peek(&inner.config, now, &subject, Resource::Core),
+                0,
+            )
+        } else {
+            match lock(&inner.quotas).try_spend(&inner.config, now, &subject, class.resource, 1) {
+                Ok(r) => (r, 1),
+                Err(r) => {
+                    let reply = primary_reply(&subject, &request_id, r.resource);
+                    return finish(reply, Some(r), 0);
+                }
+            }
+        };
+
+        if let Some(pick) = error {
+            let reply = match pick {
+                0 => Reply::json(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    &json!({"message": "Server Error"}),
+                ),
+                1 => Reply {
+                    status: StatusCode::BAD_GATEWAY,
+                    headers: HeaderMap::new(),
+                    body: Bytes::from_static(b"<html><body><h1>502 Bad Gateway</h1></body></html>"),
+                    etag: false,
+                },
+                _ => Reply::json(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    &json!({"message": "Service Unavailable"}),
+                ),
+            };
+            return finish(reply, Some(reading), spent);
+        }
+
+        let reply = if class.free {
+            self.rate_limit_body(&ctx)
+        } else {
+            self.route(&ctx)
+        };
+
+        // Conditional requests: an authorized 304 does not count; an unauthenticated one does.
+        let mut reply = reply;
+        let mut reading = reading;
+        let mut spent = spent;
+        if reply.etag && reply.status == StatusCode::OK {
+            let mut h = Sha256::new();
+            h.update(&reply.body);
+            h.update(fingerprint.as_deref().unwrap_or("anonymous").as_bytes());
+            let digest = h.finalize();
+            let hex: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
+            let etag = format!("W/\"{hex}\"");
+            let matches = ctx
+                .headers
+                .get(http::header::IF_NONE_MATCH)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| {
+                    v.split(',').map(str::trim).any(|t| {
+                        t == etag
+                            || t == "*"
+                            || t.trim_start_matches("W/") == etag.trim_start_matches("W/")
+                    })
+                });
+            reply = reply.header("etag", &etag);
+            if matches {
+                reply.status = StatusCode::NOT_MODIFIED;
+                reply.body = Bytes::new();
+                reply.headers.remove(http::header::CONTENT_TYPE);
+                if subject.is_authenticated() && spent > 0 {
+                    let mut q = lock(&inner.quotas);
+                    q.refund(&subject, reading.resource, spent);
+                    reading = q.peek(&inner.config, now, &subject, reading.resource);
+                    spent = 0;
+                }
+            }
+        }
+        finish(reply, Some(reading), spent)
+    }
+
+    async fn graphql(&self, ctx: &Ctx, in_flight: u32) -> (Reply, Option<Reading>, u64) {
+        let inner = &self.inner;
+        let now = ctx.now;
+        let subject = &ctx.subject;
+        if !subject.is_authenticated() {
+            return (
+                Reply::message(
+                    StatusCode::UNAUTHORIZED,
+                    "This endpoint requires you to be authenticated.",
+                    "https://docs.github.com/graphql/guides/forming-calls-with-graphql#authenticating-with-graphql",
+                ),
+                None,
+                0,
+            );
+        }
+        if ctx.method != Method::POST {
+            return (Reply::not_found(), None, 0);
+        }
+        let peek = |q: &mut Quotas| q.peek(&inner.config, now, subject, Resource::Graphql);
+        let body: Value = match serde_json::from_slice(&ctx.body) {
+            Ok(v) => v,
+            Err(_) => {
+                let reading = peek(&mut lock(&inner.quotas));
+                return (
+                    Reply::message(
+                        StatusCode::BAD_REQUEST,
+                        "Problems parsing JSON",
+                        "https://docs.github.com/graphql",
+                    ),
+                    Some(reading),
+                    0,
+                );
+            }
+        };
+        let Some(query) = body.get("query").and_then(Value::as_str) else {
+            let reading = peek(&mut lock(&inner.quotas));
+            return (
+                Reply::json(
+                    StatusCode::OK,
+                    &json!({"errors": [{"message": "A query attribute must be specified and must be a string."}]}),
+                ),
+                Some(reading),
+                0,
+            );
+        };
+        let variables = body.get("variables").cloned().unwrap_or(Value::Null);
+        let operation = body.get("operationName").and_then(Value::as_str);
+        let cost = match graphql::query_cost(query, operation, &variables) {
+            Ok(c) => c,
+            Err(e) => {
+                let reading = peek(&mut lock(&inner.quotas));
+                let mut err = json!({"message": e.message});
+                if let (Some(kind), Some(obj)) = (e.kind, err.as_object_mut()) {
+                    obj.insert("type".to_owned(), json!(kind));
+                }
+                return (
+                    Reply::json(StatusCode::OK, &json!({"errors": [err]})),
+                    Some(reading),
+                    0,
+                );
+            }
+        };
+        let points = if cost.is_mutation { 5 } else { 1 };
+        let secondary = lock(&inner.quotas).secondary(
+            &inner.config,
+            now,
+            subject,
+            in_flight,
+            true,
+            points,
+            false,
+        );
+        if let Err(hit) = secondary {
+            let reading = peek(&mut lock(&inner.quotas));
+            return (secondary_reply(hit, &ctx.request_id), Some(reading), 0);
+        }
+        let spend = lock(&inner.quotas).try_spend(
+            &inner.config,
+            now,
+            subject,
+            Resource::Graphql,
+            cost.cost,
+        );
+        let reading = match spend {
+            Ok(r) => r,
+            Err(r) => {
+                let body = json!({
+                    "errors": [{
+                        "type": "RATE_LIMITED",
+                        "code": "graphql_rate_limit",
+                        "message": subject.exceeded_message(true),
+                    }]
+                });
+                return (Reply::json(StatusCode::OK, &body), Some(r), 0);
+            }
+        };
+        let gctx = GqlCtx {
+            world: inner.world.clone(),
+            viewer: match subject {
+                Subject::User { login, .. } => Some(login.clone()),
+                _ => None,
+            },
+            rate: RateInfo {
+                limit: reading.limit,
+                cost: cost.cost,
+                remaining: reading.remaining,
+                used: reading.used,
+                reset_at: reading.reset,
+                node_count: cost.node_count,
+            },
+            base: ctx.base.clone(),
+        };
+        let mut request = async_graphql::Request::new(query)
+            .variables(async_graphql::Variables::from_json(variables))
+            .data(gctx);
+        if let Some(op) = operation {
+            request = request.operation_name(op);
+        }
+        let response = inner.schema.execute(request).await;
+        let value = serde_json::to_value(&response).unwrap_or_else(|_| json!({"errors": [{"message": "Something went wrong while executing your query."}]}));
+        let value = graphql::github_error_shape(value);
+        (
+            Reply::json(StatusCode::OK, &value),
+            Some(reading),
+            cost.cost,
+        )
+    }
+
+    fn rate_limit_body(&self, ctx: &Ctx) -> Reply {
+        let inner = &self.inner;
+        let now = ctx.now;
+        let mut resources = serde_json::Map::new();
+        let mut core = Value::Null;
+        for r in Resource::ALL {
+            let reading = lock(&inner.quotas).report(&inner.config, now, &ctx.subject, r);
+            let v = if inner.config.lying_rate_limit {
+                json!({
+                    "limit": reading.limit,
+                    "used": 0,
+                    "remaining": reading.limit,
+                    "reset": (now + SignedDuration::from_secs(3600)).as_second(),
+                })
+            } else {
+                json!({
+                    "limit": reading.limit,
+                    "used": reading.used,
+                    "remaining": reading.remaining,
+                    "reset": reading.reset.as_second(),
+                })
+            };
+            if r == Resource::Core {
+                core = v.clone();
+            }
+            resources.insert(r.name().to_owned(), v);
+        }
+        let reset_hour = (now + SignedDuration::from_secs(3600)).as_second();
+        for (name, limit) in [
+            ("integration_manifest", 5000),
+            ("dependency_snapshots", 100),
+            ("actions_runner_registration", 10_000),
+        ] {
+            resources.insert(
+                name.to_owned(),
+                json!({"limit": limit, "used": 0, "remaining": limit, "reset": reset_hour}),
+            );
+        }
+        let version = ctx
+            .headers
+            .get("x-github-api-version")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("2022-11-28");
+        let mut body = json!({"resources": resources});
+        // From API version 2026-03-10 on, the top-level `rate` key is gone.
+        if version < "2026-03-10"
+            && let Some(obj) = body.as_object_mut()
+        {
+            obj.insert("rate".to_owned(), core);
+        }
+        let mut reply = Reply::json(StatusCode::OK, &body);
+        reply.etag = false;
+        reply
+    }
+
+    fn finish(&self, a: FinishArgs<'_>) -> Response<Bytes> {
+        let inner = &self.inner;
+        let mut reply = a.reply;
+        let h = &mut reply.headers;
+        if let Some(r) = a.reading {
+            for (name, value) in [
+                ("x-ratelimit-limit", r.limit.to_string()),
+                ("x-ratelimit-remaining", r.remaining.to_string()),
+                ("x-ratelimit-reset", r.reset.as_second().to_string()),
+                ("x-ratelimit-used", r.used.to_string()),
+                ("x-ratelimit-resource", r.resource.name().to_owned()),
+            ] {
+                if let Ok(v) = HeaderValue::from_str(&value) {
+                    h.insert(HeaderName::from_static(name), v);
+                }
+            }
+        }
+        if let Ok(v) = HeaderValue::from_str(&a.request_id) {
+            h.insert(HeaderName::from_static("x-github-request-id"), v);
+        }
+        h.insert(
+            HeaderName::from_static("x-github-media-type"),
+            HeaderValue::from_static("github.v3; format=json"),
+        );
+        h.insert(
+            HeaderName::from_static("x-github-api-version-selected"),
+            HeaderValue::from_static("2022-11-28"),
+        );
+        if let Ok(v) =
+            HeaderValue::from_str(&a.now.strftime("%a, %d %b %Y %H:%M:%S GMT").to_string())
+        {
+            h.insert(http::header::DATE, v);
+        }
+        h.insert(http::header::SERVER, HeaderValue::from_static("github.com"));
+        if let Ok(v) = HeaderValue::from_str(&reply.body.len().to_string()) {
+            h.insert(http::header::CONTENT_LENGTH, v);
+        }
+
+        let entry = LogEntry {
+            time: ts_millis(a.now),
+            identity: a.subject.log_name(),
+            token_fingerprint: a.fingerprint,
+            method: a.method.as_str().to_owned(),
+            path: a.path.to_owned(),
+            status: reply.status.as_u16(),
+            bucket: a.reading.map(|r| r.resource.name().to_owned()),
+            cost: a.spent,
+            remaining: a.reading.map(|r| r.remaining),
+            in_flight: a.in_flight,
+            request_id: a.request_id,
+        };
+        {
+            let mut log = lock(&inner.log);
+            if let Some(f) = log.file.as_mut()
+                && let Ok(line) = serde_json::to_string(&entry)
+            {
+                // The log is a diagnostic: a full disk must not take the simulator down.
+                let _ = writeln!(f, "{line}").and_then(|()| f.flush());
+            }
+            log.entries.push_back(entry);
+            while log.entries.len() > inner.config.log_capacity {
+                log.entries.pop_front();
+            }
+        }
+
+        let mut resp = Response::new(reply.body);
+        *resp.status_mut() = reply.status;
+        *resp.headers_mut() = reply.headers;
+        resp
+    }
+}
+
+fn ts_millis(t: Timestamp) -> String {
+    t.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+}
+
+struct FinishArgs<'a> {
+    reply: Reply,
+    reading: Option<Reading>,
+    spent: u64,
+    subject: &'a Subject,
+    fingerprint: Option<String>,
+    method: &'a Method,
+    path: &'a str,
+    in_flight: u32,
+    request_id: String,
+    now: Timestamp,
+}
+
+struct InFlight {
+    sim: Simulator,
+    subject: Subject,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        lock(&self.sim.inner.quotas).leave(&self.subject);
+    }
+}
+
+fn primary_reply(subject: &Subject, request_id: &str, resource: Resource) -> Reply {
+    let mut message = subject.exceeded_message(false);
+    if subject.is_authenticated() {
+        message.push_str(&format!(
+            " If you reach out to GitHub Support for help, please include the request ID {request_id}."
+        ));
+    }
+    let doc = match resource {
+        Resource::Search | Resource::CodeSearch => {
+            "https://docs.github.com/rest/search/search#rate-limit"
+        }
+        _ => "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api",
+    };
+    Reply::json(
+        StatusCode::FORBIDDEN,
+        &json!({"message": message, "documentation_url": doc}),
+    )
+}
+
+fn secondary_reply(hit: SecondaryHit, request_id: &str) -> Reply {
+    let message = match hit.kind {
+        SecondaryKind::ContentCreation => format!(
+            "You have exceeded a secondary rate limit and have been temporarily blocked from content creation. Please retry your request again later. If you reach out to GitHub Support for help, please include the request ID {request_id}."
+        ),
+        _ => format!(
+            "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID {request_id}."
+        ),
+    };
+    let reply = Reply::json(
+        StatusCode::FORBIDDEN,
+        &json!({
+            "message": message,
+            "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits",
+        }),
+    );
+    match hit.retry_after {
+        Some(secs) => reply.header("retry-after", &secs.to_string()),
+        None => reply,
+    }
+}
+
+/// Writes GitHub's timestamp (re-exported for routes).
+pub(crate) fn stamp(t: Timestamp) -> String {
+    ts(t)
+}

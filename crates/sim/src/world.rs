@@ -1,0 +1,975 @@
+//! The simulated GitHub's data: users, an organization, repositories and their contents, the
+//! feed's actors and repositories. Generated from a seed; repository contents are generated on
+//! first use (so an organization of any size costs little until it is crawled) and then kept,
+//! so that mutations stick.
+
+use std::collections::{BTreeMap, HashMap};
+
+use headroom_core::clock::{SignedDuration, Timestamp};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use crate::config::{SimConfig, TokenOwner};
+use crate::scenario::Scenario;
+
+/// A user or organization account.
+#[derive(Debug, Clone)]
+pub struct UserRec {
+    /// Database id.
+    pub id: u64,
+    /// Login.
+    pub login: String,
+    /// Display name.
+    pub name: Option<String>,
+    /// `User` or `Organization`.
+    pub is_org: bool,
+    /// Created.
+    pub created_at: Timestamp,
+    /// Gone: every read answers 404.
+    pub deleted: bool,
+}
+
+/// A repository.
+#[derive(Debug, Clone)]
+pub struct RepoRec {
+    /// Database id.
+    pub id: u64,
+    /// Owner login.
+    pub owner: String,
+    /// Name.
+    pub name: String,
+    /// Earlier `owner/name`s, which answer 301 to `/repositories/{id}`.
+    pub previous_names: Vec<String>,
+    /// Search also finds it by its previous names (an ID-intact rename).
+    pub searchable_by_old_name: bool,
+    /// Gone: every read answers 404.
+    pub deleted: bool,
+    /// Private.
+    pub private: bool,
+    /// Description.
+    pub description: Option<String>,
+    /// Language.
+    pub language: Option<String>,
+    /// Default branch.
+    pub default_branch: String,
+    /// Stars.
+    pub stars: u64,
+    /// Created.
+    pub created_at: Timestamp,
+    /// Updated.
+    pub updated_at: Timestamp,
+    /// Whether contents are generated (seeded) or start empty (created through the API).
+    pub generated: bool,
+    /// Whether a created repository got an initial commit.
+    pub auto_init: bool,
+}
+
+impl RepoRec {
+    /// `owner/name`.
+    pub fn full_name(&self) -> String {
+        format!("{}/{}", self.owner, self.name)
+    }
+}
+
+/// A team.
+#[derive(Debug, Clone)]
+pub struct TeamRec {
+    /// Database id.
+    pub id: u64,
+    /// Name.
+    pub name: String,
+    /// Slug.
+    pub slug: String,
+    /// Description.
+    pub description: String,
+    /// Member logins.
+    pub members: Vec<String>,
+}
+
+/// An issue comment.
+#[derive(Debug, Clone)]
+pub struct CommentRec {
+    /// Database id.
+    pub id: u64,
+    /// Author login.
+    pub user: String,
+    /// Body.
+    pub body: String,
+    /// Created.
+    pub created_at: Timestamp,
+}
+
+/// An issue, or the issue side of a pull request.
+#[derive(Debug, Clone)]
+pub struct IssueRec {
+    /// Database id.
+    pub id: u64,
+    /// Number (shared with pull requests).
+    pub number: u64,
+    /// Title.
+    pub title: String,
+    /// Body.
+    pub body: String,
+    /// `open` or `closed`.
+    pub open: bool,
+    /// Author login.
+    pub user: String,
+    /// Labels.
+    pub labels: Vec<String>,
+    /// Created.
+    pub created_at: Timestamp,
+    /// Updated.
+    pub updated_at: Timestamp,
+    /// Comments, oldest first.
+    pub comments: Vec<CommentRec>,
+    /// When this is a pull request: its index in `RepoContent::pulls`.
+    pub pull: Option<usize>,
+}
+
+/// A changed file.
+#[derive(Debug, Clone)]
+pub struct FileRec {
+    /// Path.
+    pub filename: String,
+    /// `added`, `modified`, `removed`.
+    pub status: &'static str,
+    /// Lines added.
+    pub additions: u64,
+    /// Lines deleted.
+    pub deletions: u64,
+    /// Blob sha.
+    pub sha: String,
+}
+
+/// A commit.
+#[derive(Debug, Clone)]
+pub struct CommitRec {
+    /// Sha.
+    pub sha: String,
+    /// Message.
+    pub message: String,
+    /// Author login.
+    pub author: String,
+    /// Date.
+    pub date: Timestamp,
+    /// Parent shas.
+    pub parents: Vec<String>,
+    /// Files changed by this commit.
+    pub files: Vec<FileRec>,
+    /// The whole tree: path → (blob sha, content as base64).
+    pub tree: BTreeMap<String, (String, String)>,
+}
+
+/// A pull request.
+#[derive(Debug, Clone)]
+pub struct PullRec {
+    /// Database id.
+    pub id: u64,
+    /// Number.
+    pub number: u64,
+    /// Head branch.
+    pub head: String,
+    /// Base branch.
+    pub base: String,
+    /// Head sha at the time of the last update.
+    pub head_sha: String,
+    /// Base sha when opened.
+    pub base_sha: String,
+    /// Commits, oldest first.
+    pub commits: Vec<String>,
+    /// Merged.
+    pub merged: bool,
+    /// Merged at.
+    pub merged_at: Option<Timestamp>,
+    /// Merge commit sha.
+    pub merge_sha: Option<String>,
+}
+
+/// A branch.
+#[derive(Debug, Clone)]
+pub struct BranchRec {
+    /// Name.
+    pub name: String,
+    /// Head sha.
+    pub sha: String,
+    /// Protection settings, as sent to `PUT …/protection`.
+    pub protection: Option<serde_json::Value>,
+}
+
+/// A workflow job (also a check run).
+#[derive(Debug, Clone)]
+pub struct JobRec {
+    /// Database id (also the check run id).
+    pub id: u64,
+    /// Name.
+    pub name: String,
+    /// Conclusion.
+    pub conclusion: &'static str,
+    /// Started.
+    pub started_at: Timestamp,
+    /// Completed.
+    pub completed_at: Timestamp,
+}
+
+/// A workflow run.
+#[derive(Debug, Clone)]
+pub struct RunRec {
+    /// Database id.
+    pub id: u64,
+    /// Workflow name.
+    pub name: String,
+    /// Run number.
+    pub run_number: u64,
+    /// Branch.
+    pub head_branch: String,
+    /// Sha.
+    pub head_sha: String,
+    /// Trigger.
+    pub event: &'static str,
+    /// Conclusion.
+    pub conclusion: &'static str,
+    /// Created.
+    pub created_at: Timestamp,
+    /// Jobs.
+    pub jobs: Vec<JobRec>,
+}
+
+/// A project (v2).
+#[derive(Debug, Clone)]
+pub struct ProjectRec {
+    /// Database id.
+    pub id: u64,
+    /// Number.
+    pub number: u64,
+    /// Title.
+    pub title: String,
+    /// Closed.
+    pub closed: bool,
+    /// Created.
+    pub created_at: Timestamp,
+}
+
+/// Everything inside a repository.
+#[derive(Debug, Clone, Default)]
+pub struct RepoContent {
+    /// Issues and the issue side of pull requests, by number.
+    pub issues: Vec<IssueRec>,
+    /// Pull requests.
+    pub pulls: Vec<PullRec>,
+    /// Commits by sha.
+    pub commits: HashMap<String, CommitRec>,
+    /// Branches.
+    pub branches: Vec<BranchRec>,
+    /// Workflow runs, newest first.
+    pub runs: Vec<RunRec>,
+    /// Projects (v2).
+    pub projects: Vec<ProjectRec>,
+}
+
+impl RepoContent {
+    /// The branch called `name`.
+    pub fn branch(&self, name: &str) -> Option<&BranchRec> {
+        self.branches.iter().find(|b| b.name == name)
+    }
+
+    /// The next issue/pull request number.
+    pub fn next_number(&self) -> u64 {
+        self.issues.iter().map(|i| i.number).max().unwrap_or(0) + 1
+    }
+}
+
+/// The organization.
+#[derive(Debug, Clone)]
+pub struct OrgRec {
+    /// Its account (login, id).
+    pub login: String,
+    /// Database id.
+    pub id: u64,
+    /// Members' logins.
+    pub members: Vec<String>,
+    /// Admins among them.
+    pub admins: Vec<String>,
+    /// Teams.
+    pub teams: Vec<TeamRec>,
+}
+
+/// All data.
+#[derive(Debug)]
+pub struct World {
+    seed: u64,
+    /// Accounts.
+    pub users: Vec<UserRec>,
+    /// Repositories.
+    pub repos: Vec<RepoRec>,
+    /// The organization.
+    pub org: OrgRec,
+    user_by_login: HashMap<String, usize>,
+    user_by_id: HashMap<u64, usize>,
+    repo_by_name: HashMap<String, usize>,
+    repo_by_old_name: HashMap<String, usize>,
+    repo_by_id: HashMap<u64, usize>,
+    contents: HashMap<u64, RepoContent>,
+    next_id: u64,
+    /// Actor and repository pools of the generated feed (`live_feed`): indices into `users`
+    /// and `repos`.
+    pub feed_users: Vec<usize>,
+    /// See `feed_users`.
+    pub feed_repos: Vec<usize>,
+}
+
+/// Where generated history starts: a fixed instant, so data does not depend on the wall clock.
+pub fn history_anchor() -> Timestamp {
+    Timestamp::from_second(1_767_225_600).expect("2026-01-01T00:00:00Z is representable")
+}
+
+const FIRST: &[&str] = &[
+    "ana", "ben", "cleo", "dara", "eli", "fern", "gus", "hana", "ivo", "jun", "kai", "lena",
+    "milo", "nia", "omar", "pia", "quin", "rosa", "sami", "tove", "uma", "vik", "wren", "xia",
+    "yuri", "zoe",
+];
+const ADJ: &[&str] = &[
+    "amber", "brisk", "calm", "dusty", "eager", "fuzzy", "gentle", "hollow", "icy", "jolly",
+    "keen", "lunar", "mellow", "nimble", "opal", "proud", "quiet", "rapid", "silent", "tidy",
+];
+const NOUN: &[&str] = &[
+    "anchor", "beacon", "cinder", "delta", "ember", "falcon", "garden", "harbor", "island",
+    "journal", "kernel", "lantern", "meadow", "nebula", "orbit", "prism", "quarry", "river",
+    "summit", "tundra", "vault", "willow",
+];
+const LANGS: &[&str] = &["Rust", "Go", "Python", "TypeScript", "Ruby", "Java", "C"];
+const LABELS: &[&str] = &["bug", "enhancement", "docs", "good first issue", "question"];
+const FILES: &[&str] = &[
+    "src/main.rs",
+    "src/lib.rs",
+    "README.md",
+    "Cargo.toml",
+    "src/api.rs",
+    "docs/guide.md",
+    "tests/smoke.rs",
+    ".github/workflows/ci.yml",
+    "src/store.rs",
+    "src/config.rs",
+];
+
+/// 40 hexadecimal characters.
+pub fn random_sha(rng: &mut StdRng) -> String {
+    format!(
+        "{:016x}{:016x}{:08x}",
+        rng.random::<u64>(),
+        rng.random::<u64>(),
+        rng.random::<u32>()
+    )
+}
+
+fn pick<'a>(rng: &mut StdRng, list: &[&'a str]) -> &'a str {
+    list[rng.random_range(0..list.len())]
+}
+
+fn at(secs: i64) -> Timestamp {
+    history_anchor() + SignedDuration::from_secs(secs)
+}
+
+/// The fixture feed's three actors and three repositories (ids as in the reference corpus).
+pub mod fixture {
+    /// (id, login)
+    pub const ACTORS: [(u64, &str); 3] = [
+        (7_700_419, "octo-ana"),
+        (7_700_420, "octo-ben"),
+        (7_700_421, "octo-gone"),
+    ];
+    /// (id, owner, name)
+    pub const REPOS: [(u64, &str, &str); 3] = [
+        (880_001, "octo-ana", "kiln"),
+        (880_002, "octo-ben", "loom"),
+        (880_003, "octo-gone", "ember"),
+    ];
+}
+
+impl World {
+    /// Generates the world for a configuration.
+    pub fn generate(config: &SimConfig) -> World {
+        let mut rng = StdRng::seed_from_u64(config.seed);
+        let mut w = World {
+            seed: config.seed,
+            users: Vec::new(),
+            repos: Vec::new(),
+            org: OrgRec {
+                login: config.org.clone(),
+                id: 0,
+                members: Vec::new(),
+                admins: Vec::new(),
+                teams: Vec::new(),
+            },
+            user_by_login: HashMap::new(),
+            user_by_id: HashMap::new(),
+            repo_by_name: HashMap::new(),
+            repo_by_old_name: HashMap::new(),
+            repo_by_id: HashMap::new(),
+            contents: HashMap::new(),
+            next_id: 90_000_000,
+            feed_users: Vec::new(),
+            feed_repos: Vec::new(),
+        };
+        let org_id = 9_100_000 + rng.random_range(0..10_000u64);
+        w.org.id = org_id;
+        w.add_user(UserRec {
+            id: org_id,
+            login: config.org.clone(),
+            name: Some(format!("{} Inc.", config.org)),
+            is_org: true,
+            created_at: at(-200 * 86_400),
+            deleted: false,
+        });
+
+        // Token owners first, so their ids do not depend on the organization's size.
+        let mut owners: Vec<String> = Vec::new();
+        for t in &config.tokens {
+            if let TokenOwner::User(login) = &t.owner
+                && !owners.iter().any(|o| o.eq_ignore_ascii_case(login))
+            {
+                owners.push(login.clone());
+            }
+        }
+        for login in &owners {
+            if w.user(login).is_none() {
+                let id = 1_000 + (w.users.len() as u64) * 17 + rng.random_range(0..10u64);
+                w.add_user(UserRec {
+                    id,
+                    login: login.clone(),
+                    name: None,
+                    is_org: false,
+                    created_at: at(-300 * 86_400),
+                    deleted: false,
+                });
+            }
+        }
+        // Members: token owners plus generated people.
+        let generated_members = (config.repos / 2 + 4).min(5_000);
+        let mut members: Vec<String> = owners.clone();
+        for i in 0..generated_members {
+            let login = format!("{}-{}{}", pick(&mut rng, FIRST), pick(&mut rng, NOUN), i);
+            let id = 2_000_000 + (i as u64) * 13 + rng.random_range(0..13u64);
+            w.add_user(UserRec {
+                id,
+                login: login.clone(),
+                name: Some(format!(
+                    "{} {}",
+                    pick(&mut rng, FIRST),
+                    pick(&mut rng, NOUN)
+                )),
+                is_org: false,
+                created_at: at(-(rng.random_range(30..900i64)) * 86_400),
+                deleted: false,
+            });
+            members.push(login);
+        }
+        w.org.admins = members.iter().take(2).cloned().collect();
+        let team_count = members.len() / 8 + 1;
+        for t in 0..team_count {
+            let name = format!("{} {}", pick(&mut rng, ADJ), pick(&mut rng, NOUN));
+            let slug = format!("{}-{t}", name.replace(' ', "-"));
+            let size = rng.random_range(1..=members.len().clamp(1, 10));
+            let mut team_members = Vec::new();
+            for _ in 0..size {
+                let m = members[rng.random_range(0..members.len())].clone();
+                if !team_members.contains(&m) {
+                    team_members.push(m);
+                }
+            }
+            w.org.teams.push(TeamRec {
+                id: 3_000_000 + t as u64 * 7,
+                name,
+                slug,
+                description: "Generated team".to_owned(),
+                members: team_members,
+            });
+        }
+        w.org.members = members;
+
+        for i in 0..config.repos {
+            let name = format!("{}-{}-{i}", pick(&mut rng, ADJ), pick(&mut rng, NOUN));
+            let id = 500_000_000 + (i as u64) * 11 + rng.random_range(0..11u64);
+            let created = -(rng.random_range(10..700i64)) * 86_400;
+            let mut rec = RepoRec {
+                id,
+                owner: config.org.clone(),
+                name: name.clone(),
+                previous_names: Vec::new(),
+                searchable_by_old_name: false,
+                deleted: false,
+                private: rng.random_bool(0.2),
+                description: Some(format!("The {} service", name.replace('-', " "))),
+                language: Some(pick(&mut rng, LANGS).to_owned()),
+                default_branch: "main".to_owned(),
+                stars: rng.random_range(0..500),
+                created_at: at(created),
+                updated_at: at(created + rng.random_range(0..(-created).max(1))),
+                generated: true,
+                auto_init: false,
+            };
+            // Every seventh repository was renamed once: the old name answers 301.
+            if i % 7 == 3 {
+                rec.previous_names
+                    .push(format!("{}/old-{}", config.org, name));
+            }
+            w.add_repo(rec);
+        }
+
+        w.add_fixture(config.scenario);
+        if config.scenario == Scenario::LiveFeed {
+            w.add_feed_pool(&mut rng);
+        }
+        w
+    }
+
+    fn add_fixture(&mut self, scenario: Scenario) {
+        use Scenario as S;
+        let actor_gone = !matches!(scenario, S::SearchComplete | S::SearchIncompleteResults);
+        for (i, (id, login)) in fixture::ACTORS.iter().enumerate() {
+            self.add_user(UserRec {
+                id: *id,
+                login: (*login).to_owned(),
+                name: None,
+                is_org: false,
+                created_at: at(-400 * 86_400),
+                deleted: i == 2 && actor_gone,
+            });
+        }
+        for (i, (id, owner, name)) in fixture::REPOS.iter().enumerate() {
+            let mut rec = RepoRec {
+                id: *id,
+                owner: (*owner).to_owned(),
+                name: (*name).to_owned(),
+                previous_names: Vec::new(),
+                searchable_by_old_name: false,
+                deleted: false,
+                private: false,
+                description: Some(format!("{name}, a fixture repository")),
+                language: Some("Rust".to_owned()),
+                default_branch: "main".to_owned(),
+                stars: 3,
+                created_at: at(-100 * 86_400),
+                updated_at: at(-86_400),
+                generated: true,
+                auto_init: false,
+            };
+            match (i, scenario) {
+                (0, S::SearchRenamedRepository) => {
+                    rec.previous_names.push(rec.full_name());
+                    rec.name = "kiln-forge".to_owned();
+                    rec.searchable_by_old_name = true;
+                }
+                (2, S::RedirectingRepository | S::HostileRedirect) => {
+                    // Transferred to octo-ben before octo-gone's account was deleted.
+                    rec.previous_names.push(rec.full_name());
+                    rec.owner = "octo-ben".to_owned();
+                }
+                (2, S::SearchComplete | S::SearchIncompleteResults) => {}
+                (2, _) => rec.deleted = true,
+                _ => {}
+            }
+            self.add_repo(rec);
+        }
+    }
+
+    fn add_feed_pool(&mut self, rng: &mut StdRng) {
+        for i in 0..150u64 {
+            let login = format!("{}{}-{}", pick(rng, FIRST), pick(rng, NOUN), i);
+            let idx = self.add_user(UserRec {
+                id: 40_000_000 + i * 31 + rng.random_range(0..31u64),
+                login,
+                name: None,
+                is_org: false,
+                created_at: at(-(rng.random_range(30..2000i64)) * 86_400),
+                deleted: i % 19 == 5,
+            });
+            self.feed_users.push(idx);
+        }
+        for i in 0..250u64 {
+            let owner_idx = self.feed_users[rng.random_range(0..self.feed_users.len())];
+            let owner = self.users[owner_idx].login.clone();
+            let name = format!("{}-{}", pick(rng, ADJ), pick(rng, NOUN));
+            let mut rec = RepoRec {
+                id: 700_000_000 + i * 29 + rng.random_range(0..29u64),
+                owner,
+                name: format!("{name}-{i}"),
+                previous_names: Vec::new(),
+                searchable_by_old_name: false,
+                deleted: i % 17 == 4,
+                private: false,
+                description: None,
+                language: Some(pick(rng, LANGS).to_owned()),
+                default_branch: "main".to_owned(),
+                stars: rng.random_range(0..50),
+                created_at: at(-(rng.random_range(1..900i64)) * 86_400),
+                updated_at: at(-86_400),
+                generated: true,
+                auto_init: false,
+            };
+            if i % 13 == 6 {
+                rec.previous_names.push(rec.full_name());
+                rec.name = format!("{}-renamed", rec.name);
+            }
+            let idx = self.add_repo(rec);
+            self.feed_repos.push(idx);
+        }
+    }
+
+    /// Adds an account; returns its index.
+    pub fn add_user(&mut self, u: UserRec) -> usize {
+        let idx = self.users.len();
+        self.user_by_login.insert(u.login.to_ascii_lowercase(), idx);
+        self.user_by_id.insert(u.id, idx);
+        self.users.push(u);
+        idx
+    }
+
+    /// Adds a repository; returns its index.
+    pub fn add_repo(&mut self, r: RepoRec) -> usize {
+        let idx = self.repos.len();
+        self.repo_by_name
+            .insert(r.full_name().to_ascii_lowercase(), idx);
+        for old in &r.previous_names {
+            self.repo_by_old_name.insert(old.to_ascii_lowercase(), idx);
+        }
+        self.repo_by_id.insert(r.id, idx);
+        self.repos.push(r);
+        idx
+    }
+
+    /// A fresh database id.
+    pub fn fresh_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// The account with this login (deleted ones included).
+    pub fn user(&self, login: &str) -> Option<&UserRec> {
+        self.user_by_login
+            .get(&login.to_ascii_lowercase())
+            .map(|&i| &self.users[i])
+    }
+
+    /// The account with this id.
+    pub fn user_by_id(&self, id: u64) -> Option<&UserRec> {
+        self.user_by_id.get(&id).map(|&i| &self.users[i])
+    }
+
+    /// The repository currently called `owner/name`.
+    pub fn repo(&self, owner: &str, name: &str) -> Option<&RepoRec> {
+        self.repo_by_name
+            .get(&format!("{owner}/{name}").to_ascii_lowercase())
+            .map(|&i| &self.repos[i])
+    }
+
+    /// The repository formerly called `owner/name`.
+    pub fn renamed_repo(&self, owner: &str, name: &str) -> Option<&RepoRec> {
+        self.repo_by_old_name
+            .get(&format!("{owner}/{name}").to_ascii_lowercase())
+            .map(|&i| &self.repos[i])
+            .filter(|r| {
+                !r.full_name()
+                    .eq_ignore_ascii_case(&format!("{owner}/{name}"))
+            })
+    }
+
+    /// The repository with this id.
+    pub fn repo_by_id(&self, id: u64) -> Option<&RepoRec> {
+        self.repo_by_id.get(&id).map(|&i| &self.repos[i])
+    }
+
+    /// The organization's repositories (not deleted), in creation order.
+    pub fn org_repos(&self) -> Vec<&RepoRec> {
+        self.repos
+            .iter()
+            .filter(|r| r.owner.eq_ignore_ascii_case(&self.org.login) && !r.deleted)
+            .collect()
+    }
+
+    /// A repository's contents, generated on first use.
+    pub fn content(&mut self, repo_id: u64) -> &mut RepoContent {
+        if !self.contents.contains_key(&repo_id) {
+            let content = match self.repo_by_id(repo_id) {
+                Some(r) if r.generated => self.generate_content(r),
+                Some(r) if r.auto_init => self.initial_content(r),
+                _ => RepoContent::default(),
+            };
+            self.contents.insert(repo_id, content);
+        }
+        self.contents
+            .get_mut(&repo_id)
+            .expect("inserted just above")
+    }
+
+    fn people(&self) -> Vec<String> {
+        if self.org.members.is_empty() {
+            vec![self.org.login.clone()]
+        } else {
+            self.org.members.clone()
+        }
+    }
+
+    fn initial_content(&self, repo: &RepoRec) -> RepoContent {
+        let mut rng = StdRng::seed_from_u64(self.seed ^ repo.id.wrapping_mul(0x9E37_79B9));
+        let sha = random_sha(&mut rng);
+        let readme = (
+            "README.md".to_owned(),
+            (random_sha(&mut rng), String::new()),
+        );
+        let commit = CommitRec {
+            sha: sha.clone(),
+            message: "Initial commit".to_owned(),
+            author: repo.owner.clone(),
+            date: repo.created_at,
+            parents: Vec::new(),
+            files: vec![FileRec {
+                filename: "README.md".to_owned(),
+                status: "added",
+                additions: 1,
+                deletions: 0,
+                sha: readme.1.0.clone(),
+            }],
+            tree: BTreeMap::from([readme]),
+        };
+        let mut c = RepoContent::default();
+        c.commits.insert(sha.clone(), commit);
+        c.branches.push(BranchRec {
+            name: repo.default_branch.clone(),
+            sha,
+            protection: None,
+        });
+        c
+    }
+
+    fn generate_content(&self, repo: &RepoRec) -> RepoContent {
+        let mut rng =
+            StdRng::seed_from_u64(self.seed ^ repo.id.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let people = self.people();
+        let person = |rng: &mut StdRng| people[rng.random_range(0..people.len())].clone();
+        let base = repo.created_at;
+        let secs =
+            |rng: &mut StdRng, max: i64| SignedDuration::from_secs(rng.random_range(0..max.max(1)));
+        let mut c = RepoContent::default();
+        let id_base = repo.id.wrapping_mul(1_000);
+        let mut next_id = id_base;
+        let mut fresh = || {
+            next_id += 1;
+            next_id
+        };
+
+        // Default branch history.
+        let mut tree: BTreeMap<String, (String, String)> = BTreeMap::new();
+        let mut parent: Option<String> = None;
+        let history = rng.random_range(1..=5);
+        for h in 0..history {
+            let sha = random_sha(&mut rng);
+            let mut files = Vec::new();
+            for _ in 0..rng.random_range(1..=3) {
+                let name = pick(&mut rng, FILES).to_owned();
+                let blob = random_sha(&mut rng);
+                let status = if tree.contains_key(&name) {
+                    "modified"
+                } else {
+                    "added"
+                };
+                tree.insert(name.clone(), (blob.clone(), String::new()));
+                if !files.iter().any(|f: &FileRec| f.filename == name) {
+                    files.push(FileRec {
+                        filename: name,
+                        status,
+                        additions: rng.random_range(1..80),
+                        deletions: rng.random_range(0..30),
+                        sha: blob,
+                    });
+                }
+            }
+            c.commits.insert(
+                sha.clone(),
+                CommitRec {
+                    sha: sha.clone(),
+                    message: format!(
+                        "{} the {}",
+                        pick(&mut rng, &["Add", "Fix", "Tidy", "Speed up"]),
+                        pick(&mut rng, NOUN)
+                    ),
+                    author: person(&mut rng),
+                    date: base + SignedDuration::from_secs(3_600 * (h as i64 + 1)),
+                    parents: parent.iter().cloned().collect(),
+                    files,
+                    tree: tree.clone(),
+                },
+            );
+            parent = Some(sha);
+        }
+        let main_sha = parent.expect("history has at least one commit");
+        c.branches.push(BranchRec {
+            name: repo.default_branch.clone(),
+            sha: main_sha.clone(),
+            protection: None,
+        });
+
+        // Issues and pull requests share one numbering.
+        let items = rng.random_range(0..=18);
+        for number in 1..=items {
+            let created = base + secs(&mut rng, 200 * 86_400);
+            let is_pull = rng.random_bool(0.4);
+            let mut issue = IssueRec {
+                id: fresh(),
+                number,
+                title: format!(
+                    "{} {} {}",
+                    pick(&mut rng, &["Improve", "Broken", "Support", "Document"]),
+                    pick(&mut rng, ADJ),
+                    pick(&mut rng, NOUN)
+                ),
+                body: "Generated by headroom-sim.".to_owned(),
+                open: rng.random_bool(0.6),
+                user: person(&mut rng),
+                labels: if rng.random_bool(0.5) {
+                    vec![pick(&mut rng, LABELS).to_owned()]
+                } else {
+                    Vec::new()
+                },
+                created_at: created,
+                updated_at: created + secs(&mut rng, 10 * 86_400),
+                comments: Vec::new(),
+                pull: None,
+            };
+            for _ in 0..rng.random_range(0..=5) {
+                issue.comments.push(CommentRec {
+                    id: fresh(),
+                    user: person(&mut rng),
+                    body: format!(
+                        "{} {}.",
+                        pick(&mut rng, &["Agreed on", "Not sure about", "Looked at"]),
+                        pick(&mut rng, NOUN)
+                    ),
+                    created_at: created + secs(&mut rng, 5 * 86_400),
+                });
+            }
+            issue.comments.sort_by_key(|cm| cm.created_at);
+            if is_pull {
+                let head = format!("feature/{}-{number}", pick(&mut rng, NOUN));
+                let mut commits = Vec::new();
+                let mut parent = main_sha.clone();
+                let mut ptree = tree.clone();
+                for k in 0..rng.random_range(1..=4) {
+                    let sha = random_sha(&mut rng);
+                    let mut files = Vec::new();
+                    for _ in 0..rng.random_range(1..=4) {
+                        let name = pick(&mut rng, FILES).to_owned();
+                        if files.iter().any(|f: &FileRec| f.filename == name) {
+                            continue;
+                        }
+                        let blob = random_sha(&mut rng);
+                        let status = if ptree.contains_key(&name) {
+                            "modified"
+                        } else {
+                            "added"
+                        };
+                        ptree.insert(name.clone(), (blob.clone(), String::new()));
+                        files.push(FileRec {
+                            filename: name,
+                            status,
+                            additions: rng.random_range(1..60),
+                            deletions: rng.random_range(0..20),
+                            sha: blob,
+                        });
+                    }
+                    c.commits.insert(
+                        sha.clone(),
+                        CommitRec {
+                            sha: sha.clone(),
+                            message: format!("Work on #{number} ({k})"),
+                            author: issue.user.clone(),
+                            date: created + SignedDuration::from_secs(600 * (k as i64 + 1)),
+                            parents: vec![parent.clone()],
+                            files,
+                            tree: ptree.clone(),
+                        },
+                    );
+                    commits.push(sha.clone());
+                    parent = sha;
+                }
+                let merged = !issue.open && rng.random_bool(0.7);
+                c.branches.push(BranchRec {
+                    name: head.clone(),
+                    sha: parent.clone(),
+                    protection: None,
+                });
+                issue.pull = Some(c.pulls.len());
+                c.pulls.push(PullRec {
+                    id: fresh(),
+                    number,
+                    head,
+                    base: repo.default_branch.clone(),
+                    head_sha: parent,
+                    base_sha: main_sha.clone(),
+                    commits,
+                    merged,
+                    merged_at: merged.then(|| issue.updated_at),
+                    merge_sha: merged.then(|| random_sha(&mut rng)),
+                });
+            }
+            c.issues.push(issue);
+        }
+
+        // Workflow runs with jobs (the jobs are also the commits' check runs).
+        let mut shas: Vec<(String, String)> = vec![(repo.default_branch.clone(), main_sha.clone())];
+        for p in &c.pulls {
+            shas.push((p.head.clone(), p.head_sha.clone()));
+        }
+        let runs = rng.random_range(0..=6);
+        for n in 0..runs {
+            let (branch, sha) = shas[rng.random_range(0..shas.len())].clone();
+            let created = base + SignedDuration::from_secs(86_400 * (n as i64 + 1));
+            let mut jobs = Vec::new();
+            for j in 0..rng.random_range(1..=3) {
+                let started = created + SignedDuration::from_secs(5 + 60 * j as i64);
+                jobs.push(JobRec {
+                    id: fresh(),
+                    name: pick(&mut rng, &["build", "test", "lint", "docs"]).to_owned(),
+                    conclusion: if rng.random_bool(0.85) {
+                        "success"
+                    } else {
+                        "failure"
+                    },
+                    started_at: started,
+                    completed_at: started + secs(&mut rng, 600),
+                });
+            }
+            let conclusion = if jobs.iter().all(|j| j.conclusion == "success") {
+                "success"
+            } else {
+                "failure"
+            };
+            c.runs.push(RunRec {
+                id: fresh(),
+                name: "CI".to_owned(),
+                run_number: n + 1,
+                head_branch: branch,
+                head_sha: sha,
+                event: if rng.random_bool(0.5) {
+                    "push"
+                } else {
+                    "pull_request"
+                },
+                conclusion,
+                created_at: created,
+                jobs,
+            });
+        }
+        c.runs.reverse();
+
+        for p in 0..rng.random_range(0..=2u64) {
+            c.projects.push(ProjectRec {
+                id: fresh(),
+                number: p + 1,
+                title: format!("{} roadmap", pick(&mut rng, ADJ)),
+                closed: rng.random_bool(0.2),
+                created_at: base + secs(&mut rng, 100 * 86_400),
+            });
+        }
+        c
+    }
+}
