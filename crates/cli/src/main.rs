@@ -6,6 +6,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod sim_cmd;
+
 /// Collect GitHub data without fighting the provider's quota.
 ///
 /// One quota governor per quota identity decides every request before it is sent; the
@@ -18,7 +20,10 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {}
+enum Command {
+    /// Serve a simulated GitHub API on loopback (the demo, benchmarks, other clients).
+    Sim(sim_cmd::SimArgs),
+}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -32,5 +37,6 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
+        Some(Command::Sim(args)) => sim_cmd::run(args),
     }
 }

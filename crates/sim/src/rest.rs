@@ -13,6 +13,12 @@ use crate::sim::{Ctx, Reply, Simulator, lock, stamp};
 use crate::world::{BranchRec, CommitRec, FileRec, IssueRec, PullRec, RepoContent, RepoRec, World};
 
 const DOC: &str = "https://docs.github.com/rest";
+/// Query components keep RFC 3986's unreserved characters.
+const QUERY: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
 /// Where a hostile redirect points: looks like GitHub, is not.
 pub const HOSTILE_HOST: &str = "https://api.github.com.evil.invalid";
 
@@ -82,8 +88,8 @@ fn link_header(ctx: &Ctx, path: &str, page: u64, last: u64, has_next: bool) -> O
         .map(|(k, v)| {
             format!(
                 "{}={}",
-                percent_encoding::utf8_percent_encode(k, percent_encoding::NON_ALPHANUMERIC),
-                percent_encoding::utf8_percent_encode(v, percent_encoding::NON_ALPHANUMERIC)
+                percent_encoding::utf8_percent_encode(k, QUERY),
+                percent_encoding::utf8_percent_encode(v, QUERY)
             )
         })
         .collect();

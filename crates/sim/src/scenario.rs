@@ -118,7 +118,7 @@ impl Scenario {
                 "search answers 2 of 3 with incomplete_results: true; the missing entity exists at its detail URL"
             }
             Scenario::SearchMalformed => {
-                "search answers 200 with a malformed envelope (no items array, total_count a string)"
+                "search answers 200 with a malformed envelope (items is not an array, total_count is a string)"
             }
             Scenario::SearchRateLimited => {
                 "the first search window of every identity starts exhausted: 403, remaining 0, reset within a minute; core untouched"

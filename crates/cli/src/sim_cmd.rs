@@ -1,0 +1,237 @@
+//! `headroom sim`: the GitHub simulator on loopback, for the demo, benchmarks and third-party
+//! clients. Glue only: the simulator lives in headroom-sim.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use headroom_core::clock::{SignedDuration, TokioClock};
+use headroom_sim::{ExternalSpend, Scenario, SimConfig, Simulator, TlsConfig, TokenSpec, serve};
+
+fn scenario_help() -> String {
+    format!(
+        "Scenarios (--scenario NAME):\n{}\nTokens: --token TOKEN=LOGIN maps a token to a user (several tokens of one user share its quota); --token TOKEN=installation:ID makes an app installation token with its own quota. Requests without a token are keyed by client IP (60/h).",
+        Scenario::help_text()
+    )
+}
+
+fn parse_scenario(s: &str) -> Result<Scenario, String> {
+    s.parse::<Scenario>().map_err(|e| e.to_string())
+}
+
+fn parse_token(s: &str) -> Result<TokenSpec, String> {
+    TokenSpec::parse(s).map_err(|e| e.to_string())
+}
+
+fn parse_spend(s: &str) -> Result<ExternalSpend, String> {
+    ExternalSpend::parse(s).map_err(|e| e.to_string())
+}
+
+fn parse_probability(s: &str) -> Result<f64, String> {
+    let p: f64 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
+    if (0.0..=1.0).contains(&p) {
+        Ok(p)
+    } else {
+        Err(format!("{p} is not a probability between 0 and 1"))
+    }
+}
+
+/// Serve a simulated GitHub API on loopback (HTTP or HTTPS) until stopped.
+///
+/// Prints `listening on http://127.0.0.1:PORT` (or https) as its first line. Defaults are
+/// GitHub's: 5,000/h core per user, 60/h per IP unauthenticated, search 30/min (10
+/// unauthenticated), GraphQL 5,000 points/h, 100 concurrent requests per identity.
+#[derive(Debug, clap::Args)]
+#[command(after_help = scenario_help())]
+pub struct SimArgs {
+    /// Address to listen on (loopback; port 0 picks a free one).
+    #[arg(long, default_value = "127.0.0.1:0")]
+    addr: SocketAddr,
+    /// Named behaviour to play (see the list below).
+    #[arg(long, default_value = "default", value_parser = parse_scenario)]
+    scenario: Scenario,
+    /// The generated organization's login.
+    #[arg(long, default_value = "acme")]
+    org: String,
+    /// How many repositories the organization has.
+    #[arg(long, default_value_t = 12)]
+    repos: usize,
+    /// Seed of the generated data and of random faults.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Accept a token: TOKEN=LOGIN, or TOKEN=installation:ID (repeatable).
+    #[arg(long = "token", value_name = "TOKEN=LOGIN", value_parser = parse_token)]
+    tokens: Vec<TokenSpec>,
+    /// Core requests per window per user.
+    #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(1..))]
+    core_limit: u64,
+    /// Search requests per minute per user.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    search_limit: u64,
+    /// GraphQL points per window per user.
+    #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(1..))]
+    graphql_limit: u64,
+    /// Length of the primary window in seconds (shorten it for demos; limits stay as given).
+    #[arg(long, default_value_t = 3_600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    window_secs: u64,
+    /// Concurrent requests per identity before a secondary limit answers.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    concurrency_limit: u32,
+    /// Latency added to every request, in milliseconds.
+    #[arg(long, default_value_t = 0)]
+    latency_ms: u64,
+    /// Extra latency drawn uniformly from 0..=N milliseconds (seeded).
+    #[arg(long, default_value_t = 0)]
+    latency_jitter_ms: u64,
+    /// Probability that a request answers a 5xx (seeded).
+    #[arg(long, default_value_t = 0.0, value_parser = parse_probability)]
+    error_rate: f64,
+    /// Probability that a request hangs for 60 s and then answers 504 (seeded).
+    #[arg(long, default_value_t = 0.0, value_parser = parse_probability)]
+    timeout_rate: f64,
+    /// Spend LOGIN's core quota from "elsewhere" at PER_MINUTE requests a minute (repeatable).
+    #[arg(long = "external-spend", value_name = "LOGIN:PER_MINUTE", value_parser = parse_spend)]
+    external_spend: Vec<ExternalSpend>,
+    /// Make GET /rate_limit report a full quota with a reset of now + 1 h, as GitHub has been
+    /// seen to do.
+    #[arg(long)]
+    lying_rate_limit: bool,
+    /// Append one JSON line per request to FILE.
+    #[arg(long, value_name = "FILE")]
+    log: Option<PathBuf>,
+    /// Serve HTTPS: with --tls-cert/--tls-key, or a generated self-signed pair written to
+    /// --tls-dir.
+    #[arg(long)]
+    tls: bool,
+    /// Certificate chain (PEM) for --tls.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// Private key (PEM) for --tls.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Where --tls writes a generated self-signed cert.pem and key.pem (default: a new
+    /// directory under the system's temporary directory).
+    #[arg(long, value_name = "DIR")]
+    tls_dir: Option<PathBuf>,
+}
+
+impl SimArgs {
+    fn config(&self) -> SimConfig {
+        let mut c = SimConfig::default()
+            .with_scenario(self.scenario)
+            .with_org(self.org.clone(), self.repos)
+            .with_seed(self.seed)
+            .with_window(SignedDuration::from_secs(
+                i64::try_from(self.window_secs).unwrap_or(3_600),
+            ));
+        c.tokens = self.tokens.clone();
+        c.core_limit = self.core_limit;
+        c.search_limit = self.search_limit;
+        c.graphql_limit = self.graphql_limit;
+        c.concurrency_limit = self.concurrency_limit;
+        c.external_spend = self.external_spend.clone();
+        c.lying_rate_limit = self.lying_rate_limit;
+        c.log_file = self.log.clone();
+        let ms = |v: u64| SignedDuration::from_millis(i64::try_from(v).unwrap_or(i64::MAX));
+        c.faults.latency = ms(self.latency_ms);
+        c.faults.latency_jitter = ms(self.latency_jitter_ms);
+        c.faults.error_rate = self.error_rate;
+        c.faults.timeout_rate = self.timeout_rate;
+        c
+    }
+}
+
+/// Runs `headroom sim`.
+pub fn run(args: SimArgs) -> ExitCode {
+    if let Err(e) = args.config().validate() {
+        eprintln!("headroom sim: refused: {e}");
+        return ExitCode::from(2);
+    }
+    if !args.addr.ip().is_loopback() {
+        eprintln!(
+            "headroom sim: refused: --addr {} is not a loopback address",
+            args.addr
+        );
+        return ExitCode::from(2);
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("headroom sim: cannot start the runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(serve_until_stopped(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("headroom sim: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+async fn serve_until_stopped(args: SimArgs) -> anyhow::Result<()> {
+    let tls = if args.tls {
+        match (&args.tls_cert, &args.tls_key) {
+            (Some(cert), Some(key)) => Some(TlsConfig::from_pem_files(cert, key)?),
+            _ => {
+                let dir = match &args.tls_dir {
+                    Some(d) => d.clone(),
+                    None => std::env::temp_dir()
+                        .join(format!("headroom-sim-tls-{}", std::process::id())),
+                };
+                std::fs::create_dir_all(&dir)
+                    .with_context(|| format!("creating {}", dir.display()))?;
+                let generated = TlsConfig::self_signed(&dir)?;
+                eprintln!(
+                    "headroom sim: self-signed certificate {} (trust it as a CA), key {}",
+                    generated.cert_path.display(),
+                    generated.key_path.display()
+                );
+                Some(generated.tls)
+            }
+        }
+    } else {
+        None
+    };
+    let sim = Simulator::new(args.config(), TokioClock::system())?;
+    let listener = tokio::net::TcpListener::bind(args.addr)
+        .await
+        .with_context(|| format!("binding {}", args.addr))?;
+    let local = listener.local_addr().context("reading the bound address")?;
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "listening on {scheme}://{local}").context("writing to stdout")?;
+        out.flush().context("flushing stdout")?;
+    }
+    serve(sim, listener, tls, stopped()).await?;
+    Ok(())
+}
+
+async fn stopped() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {},
+                    _ = term.recv() => {},
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
