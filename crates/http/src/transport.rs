@@ -120,3 +120,42 @@ impl Transport for LiveTransport {
         })
     }
 }
+
+#[cfg(feature = "sim")]
+pub use self::in_process::SimTransport;
+
+#[cfg(feature = "sim")]
+mod in_process {
+    use std::net::{IpAddr, Ipv4Addr};
+
+    use bytes::Bytes;
+    use headroom_core::governor::BoxFuture;
+
+    use super::{Transport, TransportError};
+
+    /// The simulator's handler, called in-process on the shared clock: no sockets, fully
+    /// deterministic under a paused tokio clock.
+    #[derive(Debug, Clone)]
+    pub struct SimTransport {
+        sim: headroom_sim::Simulator,
+        peer: IpAddr,
+    }
+
+    impl SimTransport {
+        /// Requests appear to come from 127.0.0.1.
+        pub fn new(sim: headroom_sim::Simulator) -> Self {
+            Self::from_peer(sim, IpAddr::V4(Ipv4Addr::LOCALHOST))
+        }
+
+        /// Requests appear to come from `peer` (unauthenticated quotas are per IP).
+        pub fn from_peer(sim: headroom_sim::Simulator, peer: IpAddr) -> Self {
+            Self { sim, peer }
+        }
+    }
+
+    impl Transport for SimTransport {
+        fn send(&self, request: http::Request<Bytes>) -> BoxFuture<'_, Result<http::Response<Bytes>, TransportError>> {
+            Box::pin(async move { Ok(self.sim.handle(request, self.peer).await) })
+        }
+    }
+}
