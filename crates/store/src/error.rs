@@ -1,0 +1,94 @@
+//! The store's errors. Every message is redacted: a PostgreSQL URL may carry a password, and a
+//! database error may quote a value.
+
+use headroom_core::redact::redact;
+
+/// What went wrong in the store.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The database could not be opened or reached.
+    #[error("cannot open the database {target}: {message}")]
+    Open {
+        /// The path or URL, redacted.
+        target: String,
+        /// Why, redacted.
+        message: String,
+    },
+    /// Applying the schema migrations failed.
+    #[error("database migration failed: {0}")]
+    Migrate(String),
+    /// A write collided with a unique constraint.
+    #[error("conflict with an existing row: {0}")]
+    Conflict(String),
+    /// A write referenced a row that does not exist (a foreign key).
+    #[error("a referenced row does not exist: {0}")]
+    MissingReference(String),
+    /// A row the caller named does not exist.
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// A value handed to the store is not acceptable.
+    #[error("invalid value for {field}: {problem}")]
+    Invalid {
+        /// The field.
+        field: &'static str,
+        /// What is wrong.
+        problem: String,
+    },
+    /// A stored value could not be read back as its type.
+    #[error("unreadable value in {column}: {problem}")]
+    Corrupt {
+        /// The column.
+        column: &'static str,
+        /// What is wrong.
+        problem: String,
+    },
+    /// Any other database error.
+    #[error("database error: {0}")]
+    Database(String),
+}
+
+/// The store's result type.
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+impl StoreError {
+    /// Whether this is a unique-constraint conflict.
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, StoreError::Conflict(_))
+    }
+
+    pub(crate) fn open(target: &str, message: impl std::fmt::Display) -> Self {
+        StoreError::Open {
+            target: redact(target),
+            message: redact(&message.to_string()),
+        }
+    }
+
+    pub(crate) fn corrupt(column: &'static str, problem: impl std::fmt::Display) -> Self {
+        StoreError::Corrupt {
+            column,
+            problem: redact(&problem.to_string()),
+        }
+    }
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(error: sqlx::Error) -> Self {
+        use sqlx::error::ErrorKind;
+        if let Some(db) = error.as_database_error() {
+            let message = redact(db.message());
+            return match db.kind() {
+                ErrorKind::UniqueViolation => StoreError::Conflict(message),
+                ErrorKind::ForeignKeyViolation => StoreError::MissingReference(message),
+                _ => StoreError::Database(message),
+            };
+        }
+        StoreError::Database(redact(&error.to_string()))
+    }
+}
+
+impl From<sqlx::migrate::MigrateError> for StoreError {
+    fn from(error: sqlx::migrate::MigrateError) -> Self {
+        StoreError::Migrate(redact(&error.to_string()))
+    }
+}

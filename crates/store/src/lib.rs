@@ -1,0 +1,216 @@
+//! headroom-store: where every fact headroom collects is kept.
+//!
+//! Owns the schema (one logical schema, migrations for SQLite and PostgreSQL under
+//! `migrations/`), the queries behind the [`Store`] trait — implemented by [`SqliteStore`] and
+//! [`PgStore`], two sibling modules with the same behaviour — and the governor's PostgreSQL
+//! state backend ([`PgQuotaState`]), which lets several processes share one identity's quota.
+//!
+//! Rules it keeps:
+//! - Tokens are never stored: a credential is (host, fingerprint, owner).
+//! - Every write that matters is idempotent (`INSERT … ON CONFLICT`).
+//! - A page of rows and the checkpoint cursor after it commit in one transaction
+//!   ([`Store::write_page`], or [`Store::begin`] and a [`StoreTx`]).
+//! - Instants are stored as epoch milliseconds in `…_at_ms` columns, raw provider JSON beside
+//!   the typed columns (TEXT in SQLite, JSONB in PostgreSQL).
+//!
+//! It must not read the clock (instants come in as arguments), talk to a provider, or depend
+//! on any headroom crate but headroom-core. Every error it returns is redacted.
+
+mod backend;
+mod error;
+pub mod governor;
+mod model;
+pub mod postgres;
+pub mod records;
+pub mod sqlite;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use headroom_core::clock::Timestamp;
+
+pub use crate::error::{Result, StoreError};
+pub use crate::governor::{PgGovernorOptions, PgQuotaState};
+pub use crate::model::{
+    ANONYMOUS_FINGERPRINT, Backend, Checkpoint, CheckpointStatus, CheckpointUpdate, Credential,
+    CredentialSeen, NewSyncRun, PageWritten, RateLimitObservation, StoredEtag, StoredObservation,
+    SubjectKind, SyncRun, SyncRunStatus, UsageRecord, UsageTotal, Watermark, subject_label,
+};
+pub use crate::postgres::PgStore;
+pub use crate::records::{Record, TABLES};
+pub use crate::sqlite::SqliteStore;
+
+/// Opens the store named by `target` and brings its schema up to date.
+///
+/// `postgres://…` or `postgresql://…` connects to PostgreSQL; `sqlite://PATH`, `sqlite:PATH`
+/// or a plain path opens an SQLite file, creating it if missing (WAL, a busy timeout, foreign
+/// keys on).
+pub async fn open(target: &str) -> Result<Arc<dyn Store>> {
+    if target.starts_with("postgres://") || target.starts_with("postgresql://") {
+        Ok(Arc::new(PgStore::connect(target).await?))
+    } else {
+        Ok(Arc::new(SqliteStore::open(target).await?))
+    }
+}
+
+/// Everything headroom reads and writes, on either backend. Later features add queries here.
+#[async_trait]
+pub trait Store: Send + Sync + std::fmt::Debug {
+    /// Which database this is.
+    fn backend(&self) -> Backend;
+
+    /// Closes the connections.
+    async fn close(&self);
+
+    /// The tables of the schema, sorted.
+    async fn table_names(&self) -> Result<Vec<String>>;
+
+    /// Rows in one table of [`TABLES`].
+    async fn count_rows(&self, table: &str) -> Result<u64>;
+
+    // ---- credentials -------------------------------------------------------------------
+
+    /// Records that a credential was seen, with its owner; returns the stored row.
+    async fn upsert_credential(&self, seen: &CredentialSeen) -> Result<Credential>;
+
+    /// One credential by host and fingerprint.
+    async fn credential(&self, host: &str, fingerprint: &str) -> Result<Option<Credential>>;
+
+    /// The credentials of one owner on one host, oldest first.
+    async fn credentials_of(
+        &self,
+        host: &str,
+        kind: SubjectKind,
+        owner: &str,
+    ) -> Result<Vec<Credential>>;
+
+    /// How many stored credentials share that owner's quota on that host.
+    async fn count_credentials_sharing(
+        &self,
+        host: &str,
+        kind: SubjectKind,
+        owner: &str,
+    ) -> Result<u64>;
+
+    // ---- conditional requests ----------------------------------------------------------
+
+    /// The stored validator for a URL, per credential.
+    async fn etag(&self, credential_fingerprint: &str, url: &str) -> Result<Option<StoredEtag>>;
+
+    /// Stores (or replaces) a validator.
+    async fn put_etag(&self, etag: &StoredEtag) -> Result<()>;
+
+    // ---- usage and rate-limit evidence -------------------------------------------------
+
+    /// Adds round trips to the window they fall in.
+    async fn record_usage(&self, record: &UsageRecord) -> Result<()>;
+
+    /// Usage of one identity over windows starting in `[since, until)`, per route family and
+    /// dimension.
+    async fn usage_totals(
+        &self,
+        key: &headroom_core::QuotaKey,
+        since: Timestamp,
+        until: Timestamp,
+    ) -> Result<Vec<UsageTotal>>;
+
+    /// Stores a normalized rate-limit observation; returns its id.
+    async fn record_rate_limit_observation(&self, observation: &RateLimitObservation)
+    -> Result<i64>;
+
+    /// Observations on `host` since `since`, newest first, at most `limit`.
+    async fn recent_rate_limit_observations(
+        &self,
+        host: &str,
+        since: Timestamp,
+        limit: u32,
+    ) -> Result<Vec<StoredObservation>>;
+
+    // ---- sync runs and checkpoints -----------------------------------------------------
+
+    /// Creates a pending run.
+    async fn create_sync_run(&self, run: &NewSyncRun) -> Result<SyncRun>;
+
+    /// One run.
+    async fn sync_run(&self, id: i64) -> Result<Option<SyncRun>>;
+
+    /// Writes a run's mutable fields (status, not_before, deferral counters, failure reason,
+    /// summary, started/finished, updated). Fails with [`StoreError::NotFound`] for an
+    /// unknown id.
+    async fn save_sync_run(&self, run: &SyncRun) -> Result<()>;
+
+    /// Runs a worker should pick up at `now`: pending ones, and hibernating ones whose
+    /// `not_before` has come; earliest first.
+    async fn due_sync_runs(&self, now: Timestamp, limit: u32) -> Result<Vec<SyncRun>>;
+
+    /// Every checkpoint of a run, by stage then scope.
+    async fn checkpoints(&self, sync_run_id: i64) -> Result<Vec<Checkpoint>>;
+
+    /// One checkpoint.
+    async fn checkpoint(
+        &self,
+        sync_run_id: i64,
+        stage: &str,
+        scope: &str,
+    ) -> Result<Option<Checkpoint>>;
+
+    /// Writes a checkpoint on its own (status changes that carry no rows).
+    async fn set_checkpoint(&self, update: &CheckpointUpdate) -> Result<()>;
+
+    /// The surrogate id of an organization by login.
+    async fn organization_id(&self, login: &str) -> Result<Option<i64>>;
+
+    /// A repository's watermark.
+    async fn watermark(
+        &self,
+        repository_github_id: i64,
+        watermark: Watermark,
+    ) -> Result<Option<Timestamp>>;
+
+    // ---- transactions ------------------------------------------------------------------
+
+    /// Opens a transaction: upserts and the checkpoint commit together or not at all.
+    async fn begin(&self) -> Result<Box<dyn StoreTx>>;
+
+    /// Upserts a page of rows and writes the checkpoint that follows it, in one transaction.
+    async fn write_page(
+        &self,
+        records: &[Record],
+        checkpoint: &CheckpointUpdate,
+    ) -> Result<PageWritten> {
+        let mut tx = self.begin().await?;
+        for record in records {
+            tx.upsert(record).await?;
+        }
+        tx.set_checkpoint(checkpoint).await?;
+        tx.commit().await?;
+        Ok(PageWritten {
+            rows: records.len() as u64,
+        })
+    }
+}
+
+/// An open transaction. Dropping it without [`StoreTx::commit`] rolls it back.
+#[async_trait]
+pub trait StoreTx: Send {
+    /// Inserts or updates one row by its identity; returns the row's surrogate id where the
+    /// table has one.
+    async fn upsert(&mut self, record: &Record) -> Result<Option<i64>>;
+
+    /// Writes a checkpoint inside this transaction.
+    async fn set_checkpoint(&mut self, update: &CheckpointUpdate) -> Result<()>;
+
+    /// Moves a repository's watermark (never backwards).
+    async fn set_watermark(
+        &mut self,
+        repository_github_id: i64,
+        watermark: Watermark,
+        at: Timestamp,
+    ) -> Result<()>;
+
+    /// Commits.
+    async fn commit(self: Box<Self>) -> Result<()>;
+
+    /// Rolls back.
+    async fn rollback(self: Box<Self>) -> Result<()>;
+}

@@ -1,0 +1,532 @@
+//! The values the store reads and writes, independent of the backend.
+
+use headroom_core::clock::{SignedDuration, Timestamp};
+use headroom_core::quota::{QuotaKey, Subject};
+use headroom_core::signal::{Dimension, LimitReason, Provider};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, StoreError};
+
+/// Epoch milliseconds, as stored.
+pub(crate) fn ms(t: Timestamp) -> i64 {
+    t.as_millisecond()
+}
+
+/// Stored epoch milliseconds back to an instant.
+pub(crate) fn from_ms(column: &'static str, value: i64) -> Result<Timestamp> {
+    Timestamp::from_millisecond(value).map_err(|e| StoreError::corrupt(column, e))
+}
+
+pub(crate) fn from_opt_ms(column: &'static str, value: Option<i64>) -> Result<Option<Timestamp>> {
+    value.map(|v| from_ms(column, v)).transpose()
+}
+
+pub(crate) fn to_u64(column: &'static str, value: i64) -> Result<u64> {
+    u64::try_from(value).map_err(|e| StoreError::corrupt(column, e))
+}
+
+pub(crate) fn to_i64(field: &'static str, value: u64) -> Result<i64> {
+    i64::try_from(value).map_err(|_| StoreError::Invalid {
+        field,
+        problem: format!("{value} does not fit a 64-bit signed column"),
+    })
+}
+
+/// Which database a store runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Backend {
+    /// An SQLite file (the default).
+    Sqlite,
+    /// A PostgreSQL server.
+    Postgres,
+}
+
+/// What kind of identity owns a credential's quota.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SubjectKind {
+    /// A user (the token's owner).
+    User,
+    /// A GitHub App installation.
+    Installation,
+    /// No token: the outbound IP.
+    Ip,
+}
+
+impl SubjectKind {
+    /// The stored name.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            SubjectKind::User => "user",
+            SubjectKind::Installation => "installation",
+            SubjectKind::Ip => "ip",
+        }
+    }
+
+    pub(crate) fn parse(value: &str) -> Result<Self> {
+        match value {
+            "user" => Ok(SubjectKind::User),
+            "installation" => Ok(SubjectKind::Installation),
+            "ip" => Ok(SubjectKind::Ip),
+            other => Err(StoreError::corrupt(
+                "subject_kind",
+                format!("unknown kind {other:?}"),
+            )),
+        }
+    }
+
+    /// The kind and id of a quota subject, as stored.
+    pub fn of(subject: &Subject) -> (SubjectKind, String) {
+        match subject {
+            Subject::User(login) => (SubjectKind::User, login.to_string()),
+            Subject::Installation(id) => (SubjectKind::Installation, id.to_string()),
+            Subject::Ip(ip) => (SubjectKind::Ip, ip.to_string()),
+        }
+    }
+}
+
+/// A quota identity's subject as one stored string: `user:alice`, `installation:42`,
+/// `ip:203.0.113.9`.
+pub fn subject_label(subject: &Subject) -> String {
+    let (kind, id) = SubjectKind::of(subject);
+    format!("{}:{id}", kind.as_str())
+}
+
+/// A credential as headroom saw it: never the token, only a fingerprint of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CredentialSeen {
+    /// The API host, e.g. `api.github.com`.
+    pub host: String,
+    /// A prefix of the SHA-256 of the token, in lowercase hex (8 to 64 characters).
+    pub fingerprint: String,
+    /// What kind of identity owns it.
+    pub subject_kind: SubjectKind,
+    /// The owner's login (or installation id).
+    pub owner_login: String,
+    /// When it was seen.
+    pub seen_at: Timestamp,
+}
+
+/// A stored credential.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Credential {
+    /// Surrogate key.
+    pub id: i64,
+    /// The API host.
+    pub host: String,
+    /// The token's fingerprint.
+    pub fingerprint: String,
+    /// The kind of owner.
+    pub subject_kind: SubjectKind,
+    /// The owner's login.
+    pub owner_login: String,
+    /// First seen.
+    pub first_seen_at: Timestamp,
+    /// Last seen.
+    pub last_seen_at: Timestamp,
+}
+
+/// Checks that a fingerprint is a hex prefix and not, by mistake, a token.
+pub(crate) fn check_fingerprint(fingerprint: &str) -> Result<()> {
+    let ok = (8..=64).contains(&fingerprint.len())
+        && fingerprint
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    if ok {
+        Ok(())
+    } else {
+        Err(StoreError::Invalid {
+            field: "fingerprint",
+            problem: "must be 8 to 64 lowercase hex characters of a SHA-256 (never a token)"
+                .to_owned(),
+        })
+    }
+}
+
+/// The fingerprint under which unauthenticated requests keep their ETags.
+pub const ANONYMOUS_FINGERPRINT: &str = "anonymous";
+
+/// A stored validator for a conditional request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredEtag {
+    /// The credential's fingerprint, or [`ANONYMOUS_FINGERPRINT`].
+    pub credential_fingerprint: String,
+    /// The request URL (stored redacted).
+    pub url: String,
+    /// The `ETag` the response carried.
+    pub etag: String,
+    /// The `Last-Modified` it carried, if any.
+    pub last_modified: Option<String>,
+    /// When it was stored.
+    pub stored_at: Timestamp,
+}
+
+/// One or more physical round trips to count.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UsageRecord {
+    /// The quota identity.
+    pub key: QuotaKey,
+    /// The route family (e.g. `events`, `search_users`, `org_members`).
+    pub route_family: String,
+    /// The budget dimension.
+    pub dimension: Dimension,
+    /// Round trips (retries and redirect hops each count one).
+    pub requests: u64,
+    /// Units spent (GraphQL points; 1 per REST request).
+    pub units: u64,
+    /// When.
+    pub at: Timestamp,
+    /// The counting window the record falls in (its start is `at` floored to it).
+    pub window: SignedDuration,
+}
+
+impl UsageRecord {
+    /// The start of the window `at` falls in.
+    pub fn window_start(&self) -> Result<Timestamp> {
+        let window_ms = i64::try_from(self.window.as_millis()).unwrap_or(i64::MAX);
+        if window_ms <= 0 {
+            return Err(StoreError::Invalid {
+                field: "window",
+                problem: "must be positive".to_owned(),
+            });
+        }
+        let at = ms(self.at);
+        from_ms("window_start_at_ms", at - at.rem_euclid(window_ms))
+    }
+}
+
+/// Usage added up per route family and dimension.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UsageTotal {
+    /// The route family.
+    pub route_family: String,
+    /// The dimension's stored name (see [`Dimension::as_str`]).
+    pub dimension: String,
+    /// Round trips.
+    pub requests: u64,
+    /// Units.
+    pub units: u64,
+    /// The first window counted.
+    pub first_window_start: Timestamp,
+    /// The latest record.
+    pub last_recorded_at: Timestamp,
+}
+
+/// A normalized rate-limit signal worth keeping (never raw headers or error text).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RateLimitObservation {
+    /// The provider.
+    pub provider: Provider,
+    /// The quota identity.
+    pub key: QuotaKey,
+    /// The credential used, if any.
+    pub credential_fingerprint: Option<String>,
+    /// The sync run it happened in, if any.
+    pub sync_run_id: Option<i64>,
+    /// The bucket the response named.
+    pub bucket: Option<String>,
+    /// The route family, when attribution is certain.
+    pub route_family: Option<String>,
+    /// Set (e.g. `ambiguous_dimension`) when the route family could not be attributed.
+    pub route_family_attribution: Option<String>,
+    /// The dimension.
+    pub dimension: Option<Dimension>,
+    /// Why the request was refused, if it was.
+    pub reason: Option<LimitReason>,
+    /// The server's requested wait.
+    pub retry_after: Option<SignedDuration>,
+    /// The window's reset.
+    pub reset_at: Option<Timestamp>,
+    /// The window's limit.
+    pub limit: Option<u64>,
+    /// What remained.
+    pub remaining: Option<u64>,
+    /// What was used.
+    pub used: Option<u64>,
+    /// The provider's request id.
+    pub request_id: Option<String>,
+    /// When it was observed.
+    pub observed_at: Timestamp,
+}
+
+/// A stored observation: its id and what was stored. The identity comes back as its host and
+/// [`subject_label`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredObservation {
+    /// Surrogate key.
+    pub id: i64,
+    /// The provider's stored name.
+    pub provider: String,
+    /// The host.
+    pub host: String,
+    /// The subject label.
+    pub subject: String,
+    /// The credential's fingerprint.
+    pub credential_fingerprint: Option<String>,
+    /// The sync run.
+    pub sync_run_id: Option<i64>,
+    /// The bucket.
+    pub bucket: Option<String>,
+    /// The route family.
+    pub route_family: Option<String>,
+    /// The attribution note.
+    pub route_family_attribution: Option<String>,
+    /// The dimension's stored name.
+    pub dimension: Option<String>,
+    /// The reason's stored name.
+    pub reason: Option<String>,
+    /// Seconds to wait.
+    pub retry_after_secs: Option<u64>,
+    /// The reset.
+    pub reset_at: Option<Timestamp>,
+    /// The limit.
+    pub limit: Option<u64>,
+    /// Remaining.
+    pub remaining: Option<u64>,
+    /// Used.
+    pub used: Option<u64>,
+    /// The request id.
+    pub request_id: Option<String>,
+    /// When.
+    pub observed_at: Timestamp,
+}
+
+pub(crate) fn provider_name(p: Provider) -> &'static str {
+    match p {
+        Provider::GitHub => "github",
+        Provider::GitLab => "gitlab",
+        Provider::Jira => "jira",
+        Provider::Linear => "linear",
+        Provider::LaunchDarkly => "launchdarkly",
+    }
+}
+
+/// The status of a sync run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SyncRunStatus {
+    /// Created, not started.
+    Pending,
+    /// A worker is running it.
+    Running,
+    /// Persisted until `not_before`.
+    Hibernating,
+    /// Finished.
+    Done,
+    /// Failed, with a reason.
+    Failed,
+}
+
+impl SyncRunStatus {
+    /// The stored name.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            SyncRunStatus::Pending => "pending",
+            SyncRunStatus::Running => "running",
+            SyncRunStatus::Hibernating => "hibernating",
+            SyncRunStatus::Done => "done",
+            SyncRunStatus::Failed => "failed",
+        }
+    }
+
+    pub(crate) fn parse(value: &str) -> Result<Self> {
+        Ok(match value {
+            "pending" => SyncRunStatus::Pending,
+            "running" => SyncRunStatus::Running,
+            "hibernating" => SyncRunStatus::Hibernating,
+            "done" => SyncRunStatus::Done,
+            "failed" => SyncRunStatus::Failed,
+            other => return Err(StoreError::corrupt("status", format!("unknown {other:?}"))),
+        })
+    }
+}
+
+/// A sync run to create.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewSyncRun {
+    /// What is synced (e.g. `org`).
+    pub kind: String,
+    /// Which one (e.g. the organization's login).
+    pub target: String,
+    /// The quota identity it spends.
+    pub key: QuotaKey,
+    /// The stages asked for, if restricted.
+    pub requested_stages: Option<Vec<String>>,
+    /// When.
+    pub created_at: Timestamp,
+}
+
+/// A sync run: read it, change the mutable fields, and [`crate::Store::save_sync_run`] it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SyncRun {
+    /// The run id.
+    pub id: i64,
+    /// What is synced.
+    pub kind: String,
+    /// Which one.
+    pub target: String,
+    /// The API host.
+    pub host: String,
+    /// The subject label.
+    pub subject: String,
+    /// Where the run stands.
+    pub status: SyncRunStatus,
+    /// The stages asked for.
+    pub requested_stages: Option<Vec<String>>,
+    /// Not to be woken before then.
+    pub not_before: Option<Timestamp>,
+    /// Deferrals so far.
+    pub deferral_count: u32,
+    /// The first deferral.
+    pub first_deferred_at: Option<Timestamp>,
+    /// Time spent hibernating.
+    pub total_wait: SignedDuration,
+    /// Why it failed.
+    pub failure_reason: Option<String>,
+    /// The run summary.
+    pub summary: Option<serde_json::Value>,
+    /// Created.
+    pub created_at: Timestamp,
+    /// First started.
+    pub started_at: Option<Timestamp>,
+    /// Finished.
+    pub finished_at: Option<Timestamp>,
+    /// Last saved.
+    pub updated_at: Timestamp,
+}
+
+/// Where one (stage, scope) of a run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckpointStatus {
+    /// Not started.
+    Pending,
+    /// Started; `page_cursor` says where to continue.
+    Running,
+    /// Finished: skipped on resume.
+    Done,
+    /// A dependency failed: carried to the next run.
+    Blocked,
+    /// Stopped by a wait or a transient failure: resumed later.
+    Deferred,
+}
+
+impl CheckpointStatus {
+    /// The stored name.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            CheckpointStatus::Pending => "pending",
+            CheckpointStatus::Running => "running",
+            CheckpointStatus::Done => "done",
+            CheckpointStatus::Blocked => "blocked",
+            CheckpointStatus::Deferred => "deferred",
+        }
+    }
+
+    pub(crate) fn parse(value: &str) -> Result<Self> {
+        Ok(match value {
+            "pending" => CheckpointStatus::Pending,
+            "running" => CheckpointStatus::Running,
+            "done" => CheckpointStatus::Done,
+            "blocked" => CheckpointStatus::Blocked,
+            "deferred" => CheckpointStatus::Deferred,
+            other => return Err(StoreError::corrupt("status", format!("unknown {other:?}"))),
+        })
+    }
+}
+
+/// A stored checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// The run.
+    pub sync_run_id: i64,
+    /// The stage's name.
+    pub stage: String,
+    /// `""` for a once-per-run stage, else the scope (e.g. a repository's full name).
+    pub scope: String,
+    /// Where it stands.
+    pub status: CheckpointStatus,
+    /// The cursor of the next page, if any.
+    pub page_cursor: Option<String>,
+    /// Pages committed so far.
+    pub pages_done: u64,
+    /// Rows committed so far.
+    pub rows_written: u64,
+    /// A note (why blocked or deferred).
+    pub detail: Option<String>,
+    /// Last written.
+    pub updated_at: Timestamp,
+}
+
+/// A checkpoint write: status and cursor replace the stored ones; the counts are added.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckpointUpdate {
+    /// The run.
+    pub sync_run_id: i64,
+    /// The stage.
+    pub stage: String,
+    /// The scope (`""` for once per run).
+    pub scope: String,
+    /// The new status.
+    pub status: CheckpointStatus,
+    /// The cursor of the next page (`None` when there is none).
+    pub page_cursor: Option<String>,
+    /// Pages to add.
+    pub pages_added: u64,
+    /// Rows to add.
+    pub rows_added: u64,
+    /// A note.
+    pub detail: Option<String>,
+    /// When.
+    pub at: Timestamp,
+}
+
+/// A per-repository watermark: the incremental cut between syncs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Watermark {
+    /// `issues_collected_at_ms`.
+    Issues,
+    /// `issue_comments_collected_at_ms`.
+    IssueComments,
+    /// `pull_requests_collected_at_ms`.
+    PullRequests,
+    /// `workflow_runs_collected_at_ms`.
+    WorkflowRuns,
+    /// `check_runs_collected_at_ms`.
+    CheckRuns,
+    /// `branches_collected_at_ms`.
+    Branches,
+}
+
+impl Watermark {
+    /// Every watermark.
+    pub const ALL: [Watermark; 6] = [
+        Watermark::Issues,
+        Watermark::IssueComments,
+        Watermark::PullRequests,
+        Watermark::WorkflowRuns,
+        Watermark::CheckRuns,
+        Watermark::Branches,
+    ];
+
+    /// The column it lives in.
+    pub fn column(&self) -> &'static str {
+        match self {
+            Watermark::Issues => "issues_collected_at_ms",
+            Watermark::IssueComments => "issue_comments_collected_at_ms",
+            Watermark::PullRequests => "pull_requests_collected_at_ms",
+            Watermark::WorkflowRuns => "workflow_runs_collected_at_ms",
+            Watermark::CheckRuns => "check_runs_collected_at_ms",
+            Watermark::Branches => "branches_collected_at_ms",
+        }
+    }
+}
+
+/// What a page write committed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageWritten {
+    /// Rows upserted.
+    pub rows: u64,
+}

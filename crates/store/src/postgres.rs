@@ -1,0 +1,59 @@
+//! The PostgreSQL backend: for several workers on several machines. The same schema and
+//! queries as SQLite; it also holds the governor's shared state ([`crate::PgQuotaState`]).
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
+
+/// How long to wait for a connection from the pool.
+pub const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A store on a PostgreSQL database.
+#[derive(Debug, Clone)]
+pub struct PgStore {
+    pool: PgPool,
+}
+
+impl PgStore {
+    /// Connects to `url` (`postgres://…`) and applies the migrations. Errors never show the
+    /// URL's password.
+    pub async fn connect(url: &str) -> Result<Self> {
+        Self::connect_with_pool_size(url, 10).await
+    }
+
+    /// [`PgStore::connect`] with a chosen pool size.
+    pub async fn connect_with_pool_size(url: &str, max_connections: u32) -> Result<Self> {
+        let options = PgConnectOptions::from_str(url).map_err(|e| StoreError::open(url, e))?;
+        let pool = PgPoolOptions::new()
+            .max_connections(max_connections.max(1))
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .connect_with(options)
+            .await
+            .map_err(|e| StoreError::open(url, e))?;
+        Self::from_pool(pool).await
+    }
+
+    /// A store over an existing pool; applies the migrations.
+    pub async fn from_pool(pool: PgPool) -> Result<Self> {
+        sqlx::migrate!("./migrations/postgres").run(&pool).await?;
+        Ok(Self { pool })
+    }
+
+    /// The connection pool (the governor backend and later queries use it).
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+}
+
+crate::backend::store_impl!(
+    PgStore,
+    PgTx,
+    sqlx::Postgres,
+    PgConnection,
+    Backend::Postgres,
+    "SELECT CAST(table_name AS TEXT) AS name FROM information_schema.tables \
+     WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' \
+     AND table_name <> '_sqlx_migrations' ORDER BY name",
+    "BEGIN"
+);

@@ -1,0 +1,76 @@
+//! The SQLite backend: the embedded default. One file, WAL, a busy timeout, foreign keys on;
+//! write transactions start with `BEGIN IMMEDIATE` so two writers queue on the busy timeout
+//! instead of failing on a lock upgrade.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
+    SqliteSynchronous,
+};
+
+/// How long a writer waits for another writer before giving up.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A store on an SQLite file.
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    pool: SqlitePool,
+}
+
+impl SqliteStore {
+    /// Opens (creating if missing) the database at `target` — a path, `sqlite://PATH`,
+    /// `sqlite:PATH`, or `sqlite::memory:` — and applies the migrations.
+    pub async fn open(target: &str) -> Result<Self> {
+        let in_memory = matches!(target, ":memory:" | "sqlite::memory:" | "sqlite://:memory:");
+        let options = if in_memory {
+            SqliteConnectOptions::from_str("sqlite::memory:")
+                .map_err(|e| StoreError::open(target, e))?
+        } else {
+            let path = target
+                .strip_prefix("sqlite://")
+                .or_else(|| target.strip_prefix("sqlite:"))
+                .unwrap_or(target);
+            if path.is_empty() {
+                return Err(StoreError::open(target, "no path given"));
+            }
+            SqliteConnectOptions::new().filename(path)
+        };
+        let options = options
+            .create_if_missing(true)
+            .journal_mode(if in_memory {
+                SqliteJournalMode::Memory
+            } else {
+                SqliteJournalMode::Wal
+            })
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(BUSY_TIMEOUT)
+            .foreign_keys(true);
+        let pool = SqlitePoolOptions::new()
+            // An in-memory database lives in one connection.
+            .max_connections(if in_memory { 1 } else { 4 })
+            .acquire_timeout(BUSY_TIMEOUT)
+            .connect_with(options)
+            .await
+            .map_err(|e| StoreError::open(target, e))?;
+        sqlx::migrate!("./migrations/sqlite").run(&pool).await?;
+        Ok(Self { pool })
+    }
+
+    /// The connection pool, for queries this crate does not offer yet.
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+}
+
+crate::backend::store_impl!(
+    SqliteStore,
+    SqliteTx,
+    sqlx::Sqlite,
+    SqliteConnection,
+    Backend::Sqlite,
+    "SELECT name FROM sqlite_master WHERE type = 'table' \
+     AND name NOT LIKE 'sqlite_%' AND name <> '_sqlx_migrations' ORDER BY name",
+    "BEGIN IMMEDIATE"
+);
