@@ -34,7 +34,12 @@ pub fn now(sim: &Simulator) -> Timestamp {
     sim.clock().now()
 }
 
-pub fn request(method: Method, uri: &str, token: Option<&str>, body: Option<Value>) -> Request<Bytes> {
+pub fn request(
+    method: Method,
+    uri: &str,
+    token: Option<&str>,
+    body: Option<Value>,
+) -> Request<Bytes> {
     let mut b = Request::builder().method(method).uri(uri);
     if let Some(t) = token {
         b = b.header("authorization", format!("Bearer {t}"));
@@ -46,7 +51,8 @@ pub fn request(method: Method, uri: &str, token: Option<&str>, body: Option<Valu
 }
 
 pub async fn get(sim: &Simulator, uri: &str, token: Option<&str>) -> Response<Bytes> {
-    sim.handle(request(Method::GET, uri, token, None), PEER).await
+    sim.handle(request(Method::GET, uri, token, None), PEER)
+        .await
 }
 
 pub async fn send(
@@ -56,7 +62,8 @@ pub async fn send(
     token: Option<&str>,
     body: Value,
 ) -> Response<Bytes> {
-    sim.handle(request(method, uri, token, Some(body)), PEER).await
+    sim.handle(request(method, uri, token, Some(body)), PEER)
+        .await
 }
 
 pub async fn graphql(sim: &Simulator, token: &str, query: &str) -> Response<Bytes> {
