@@ -302,6 +302,7 @@ impl Client {
             parts
                 .usage
                 .record(UsageRecord {
+                    key: key.clone(),
                     route_family: request.route_family.to_string(),
                     dimension: request.dimension,
                     bucket,

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use headroom_core::clock::Timestamp;
 use headroom_core::governor::BoxFuture;
 use headroom_core::signal::Dimension;
-use headroom_core::{Bucket, Subject};
+use headroom_core::{Bucket, QuotaKey, Subject};
 
 /// Remembers ETags per (credential fingerprint, URL): GitHub's ETags differ per token.
 pub trait EtagStore: Send + Sync + fmt::Debug {
@@ -48,6 +48,8 @@ impl EtagStore for MemoryEtags {
 /// One physical round trip (retries and redirect hops each count once).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct UsageRecord {
+    /// The quota identity that spent it.
+    pub key: QuotaKey,
     /// The provider-specific group of endpoints.
     pub route_family: String,
     /// The budget dimension.
