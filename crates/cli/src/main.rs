@@ -6,7 +6,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod config;
+mod quota_cmd;
+mod registry;
 mod sim_cmd;
+mod wiring;
 
 /// Collect GitHub data without fighting the provider's quota.
 ///
@@ -15,12 +19,17 @@ mod sim_cmd;
 #[derive(Debug, Parser)]
 #[command(name = "headroom", version, about, long_about)]
 struct Cli {
+    #[command(flatten)]
+    global: config::GlobalArgs,
+
     #[command(subcommand)]
     command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Show whose quota the configured credential spends and what is left of it.
+    Quota(quota_cmd::QuotaArgs),
     /// Serve a simulated GitHub API on loopback (the demo, benchmarks, other clients).
     Sim(sim_cmd::SimArgs),
 }
@@ -38,5 +47,45 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Some(Command::Sim(args)) => sim_cmd::run(args),
+        Some(Command::Quota(args)) => with_runtime(quota_cmd::run(&cli.global, args)),
     }
+}
+
+/// Runs an async subcommand on a multi-threaded runtime, with JSON logs on stderr.
+fn with_runtime(work: impl std::future::Future<Output = ExitCode>) -> ExitCode {
+    init_logging();
+    match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime.block_on(work),
+        Err(e) => {
+            eprintln!("headroom: cannot start the async runtime: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// One JSON object per line on stderr; `RUST_LOG` filters (default: warnings and errors).
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .json()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_current_span(false)
+        .try_init();
+}
+
+/// Refuses to run: a bad option or configuration (exit 2). The message names the setting.
+pub(crate) fn refuse(error: &dyn std::fmt::Display) -> ExitCode {
+    eprintln!("headroom: {}", headroom_core::redact(&error.to_string()));
+    ExitCode::from(2)
+}
+
+/// The attempt failed (exit 1).
+pub(crate) fn failed(error: &dyn std::fmt::Display) -> ExitCode {
+    eprintln!("headroom: {}", headroom_core::redact(&error.to_string()));
+    ExitCode::from(1)
 }

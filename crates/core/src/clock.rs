@@ -182,7 +182,10 @@ mod tests {
         let later = start + SignedDuration::from_secs(7300);
         clock.sleep_until(later).await;
         assert!(clock.now() >= later);
-        let slow = clock.timeout(SignedDuration::from_secs(5), clock.sleep(SignedDuration::from_secs(60)));
+        let slow = clock.timeout(
+            SignedDuration::from_secs(5),
+            clock.sleep(SignedDuration::from_secs(60)),
+        );
         assert_eq!(slow.await, None);
         let fast = clock.timeout(SignedDuration::from_secs(5), async { 7 });
         assert_eq!(fast.await, Some(7));

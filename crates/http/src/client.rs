@@ -24,7 +24,10 @@ use crate::credential::Credential;
 use crate::error::{ApiError, provider_message};
 use crate::policy::UrlPolicy;
 use crate::request::{ApiRequest, ApiResponse};
-use crate::sinks::{CredentialRegistry, EtagStore, MemoryCredentials, MemoryEtags, MemoryUsage, UsageRecord, UsageSink};
+use crate::sinks::{
+    CredentialRegistry, EtagStore, MemoryCredentials, MemoryEtags, MemoryUsage, UsageRecord,
+    UsageSink,
+};
 use crate::transport::{Transport, TransportError};
 
 /// Settings of the exit door. Defaults are GitHub's.
@@ -89,7 +92,12 @@ pub struct ClientParts {
 
 impl ClientParts {
     /// Parts with in-memory sinks.
-    pub fn new(policy: UrlPolicy, governor: Governor, transport: Arc<dyn Transport>, clock: TokioClock) -> Self {
+    pub fn new(
+        policy: UrlPolicy,
+        governor: Governor,
+        transport: Arc<dyn Transport>,
+        clock: TokioClock,
+    ) -> Self {
         Self {
             policy,
             governor,
@@ -131,10 +139,9 @@ enum Trip {
 impl Client {
     /// Assembles a client.
     pub fn new(parts: ClientParts) -> Self {
-        let seed = parts
-            .config
-            .jitter_seed
-            .unwrap_or_else(|| u64::try_from(parts.clock.now().as_nanosecond() & i128::from(u64::MAX)).unwrap_or(0));
+        let seed = parts.config.jitter_seed.unwrap_or_else(|| {
+            u64::try_from(parts.clock.now().as_nanosecond() & i128::from(u64::MAX)).unwrap_or(0)
+        });
         Self {
             inner: Arc::new(Inner {
                 parts,
@@ -172,7 +179,12 @@ impl Client {
                 subject: Subject::Ip(self.parts().config.unauthenticated_subject.as_str().into()),
             });
         };
-        if let Some(subject) = self.parts().credentials.lookup(&host, credential.fingerprint()).await {
+        if let Some(subject) = self
+            .parts()
+            .credentials
+            .lookup(&host, credential.fingerprint())
+            .await
+        {
             return Ok(QuotaKey {
                 host: host.into(),
                 subject,
@@ -202,7 +214,9 @@ impl Client {
             host: host.into(),
             subject: Subject::User(format!("credential:{}", credential.fingerprint()).into()),
         };
-        let request = ApiRequest::get("/user").credential(Some(credential)).route("identity", signal::Dimension::RestCore);
+        let request = ApiRequest::get("/user")
+            .credential(Some(credential))
+            .route("identity", signal::Dimension::RestCore);
         match self.send_as(&provisional, request).await {
             Ok(response) => {
                 let login = response
@@ -265,27 +279,50 @@ impl Client {
                 None
             };
             let wire = self.wire_request(&request, &url, with_credential, etag.as_deref())?;
-            let trip = match parts.clock.timeout(parts.config.request_timeout, parts.transport.send(wire)).await {
+            let trip = match parts
+                .clock
+                .timeout(parts.config.request_timeout, parts.transport.send(wire))
+                .await
+            {
                 None => Trip::Failed(TransportError::Timeout),
                 Some(Err(e)) => Trip::Failed(e),
                 Some(Ok(response)) => {
                     let now = parts.clock.now();
                     let status = response.status().as_u16();
                     let signal = match (parts.config.provider, request.kind.surface) {
-                        (Provider::GitHub, Surface::GraphQl) => {
-                            signal::github_graphql(status, response.headers(), response.body(), now, &parts.config.bounds)
+                        (Provider::GitHub, Surface::GraphQl) => signal::github_graphql(
+                            status,
+                            response.headers(),
+                            response.body(),
+                            now,
+                            &parts.config.bounds,
+                        ),
+                        (Provider::GitHub, Surface::Rest) => signal::github_rest(
+                            status,
+                            response.headers(),
+                            response.body(),
+                            now,
+                            &parts.config.bounds,
+                        ),
+                        (Provider::GitLab, _) => {
+                            signal::gitlab(status, response.headers(), now, &parts.config.bounds)
                         }
-                        (Provider::GitHub, Surface::Rest) => {
-                            signal::github_rest(status, response.headers(), response.body(), now, &parts.config.bounds)
+                        (Provider::Jira, _) => {
+                            signal::jira(status, response.headers(), now, &parts.config.bounds)
                         }
-                        (Provider::GitLab, _) => signal::gitlab(status, response.headers(), now, &parts.config.bounds),
-                        (Provider::Jira, _) => signal::jira(status, response.headers(), now, &parts.config.bounds),
-                        (Provider::Linear, _) => {
-                            signal::linear(status, response.headers(), response.body(), now, &parts.config.bounds)
-                        }
-                        (Provider::LaunchDarkly, _) => {
-                            signal::launchdarkly(status, response.headers(), now, &parts.config.bounds)
-                        }
+                        (Provider::Linear, _) => signal::linear(
+                            status,
+                            response.headers(),
+                            response.body(),
+                            now,
+                            &parts.config.bounds,
+                        ),
+                        (Provider::LaunchDarkly, _) => signal::launchdarkly(
+                            status,
+                            response.headers(),
+                            now,
+                            &parts.config.bounds,
+                        ),
                     };
                     parts.governor.observe(&permit, &signal).await?;
                     Trip::Answered(response, signal)
@@ -342,9 +379,13 @@ impl Client {
                         return Err(self.rate_limited(key, &request, &signal).await);
                     }
                     if request.conditional
-                        && let Some(tag) = response.headers().get(ETAG).and_then(|v| v.to_str().ok())
+                        && let Some(tag) =
+                            response.headers().get(ETAG).and_then(|v| v.to_str().ok())
                     {
-                        parts.etags.put(etag_owner(&request), url.as_str(), tag).await;
+                        parts
+                            .etags
+                            .put(etag_owner(&request), url.as_str(), tag)
+                            .await;
                     }
                     return Ok(finish(response, url, signal, attempts, hops));
                 }
@@ -366,9 +407,9 @@ impl Client {
                     if hops > parts.config.max_redirects {
                         return Err(ApiError::TooManyRedirects { hops: hops - 1 });
                     }
-                    let next = url
-                        .join(&location)
-                        .map_err(|e| ApiError::Refused(crate::policy::PolicyError::Invalid(e.to_string())))?;
+                    let next = url.join(&location).map_err(|e| {
+                        ApiError::Refused(crate::policy::PolicyError::Invalid(e.to_string()))
+                    })?;
                     match parts.policy.check_api(&next) {
                         Ok(()) => {}
                         Err(api_refusal) => {
@@ -406,7 +447,11 @@ impl Client {
                     // The reading is in the governor already; it decides when to come back.
                     Some(_) => return Err(self.rate_limited(key, &request, &signal).await),
                 },
-                404 | 410 => return Err(ApiError::Gone { status: status.as_u16() }),
+                404 | 410 => {
+                    return Err(ApiError::Gone {
+                        status: status.as_u16(),
+                    });
+                }
                 500..=599 => {
                     let failure = Failure::Status {
                         status: status.as_u16(),
@@ -431,23 +476,35 @@ impl Client {
 
     fn should_retry(&self, kind: RequestKind, failure: Failure, attempts: u32) -> bool {
         let parts = self.parts();
-        is_retryable(parts.config.provider, kind, failure) && parts.config.retry.allows_another(attempts)
+        is_retryable(parts.config.provider, kind, failure)
+            && parts.config.retry.allows_another(attempts)
     }
 
     async fn back_off(&self, attempts: u32) {
         let delay = {
             let mut rng = self.inner.rng.lock().unwrap_or_else(|p| p.into_inner());
-            self.parts().config.retry.backoff(attempts.saturating_sub(1), &mut *rng)
+            self.parts()
+                .config
+                .retry
+                .backoff(attempts.saturating_sub(1), &mut *rng)
         };
         self.parts().clock.sleep(delay).await;
     }
 
     /// The error for a rate-limited response: the governor (already fed the reading) says until
     /// when; the signal's own instant is the fallback.
-    async fn rate_limited(&self, key: &QuotaKey, request: &ApiRequest, signal: &RateLimitSignal) -> ApiError {
+    async fn rate_limited(
+        &self,
+        key: &QuotaKey,
+        request: &ApiRequest,
+        signal: &RateLimitSignal,
+    ) -> ApiError {
         let parts = self.parts();
         let now = parts.clock.now();
-        let bucket = signal.resource.clone().unwrap_or_else(|| request.bucket.clone());
+        let bucket = signal
+            .resource
+            .clone()
+            .unwrap_or_else(|| request.bucket.clone());
         let verdict = parts
             .governor
             .headroom(key, &bucket, request.estimated_cost, request.kind)
@@ -458,10 +515,17 @@ impl Client {
                 signal
                     .not_before(now)
                     .unwrap_or_else(|| now + parts.config.bounds.default_wait),
-                format!("{} rate limit", signal.reason.map_or("unknown", |r| r.as_str())),
+                format!(
+                    "{} rate limit",
+                    signal.reason.map_or("unknown", |r| r.as_str())
+                ),
             ),
         };
-        ApiError::RateLimited { until, bucket, reason }
+        ApiError::RateLimited {
+            until,
+            bucket,
+            reason,
+        }
     }
 
     fn wire_request(
@@ -472,21 +536,32 @@ impl Client {
         etag: Option<&str>,
     ) -> Result<http::Request<Bytes>, ApiError> {
         let parts = self.parts();
-        let mut builder = http::Request::builder().method(request.method.clone()).uri(url.as_str());
+        let mut builder = http::Request::builder()
+            .method(request.method.clone())
+            .uri(url.as_str());
         let headers = builder
             .headers_mut()
             .ok_or_else(|| ApiError::Decode("invalid request".into()))?;
         headers.extend(request.headers.clone());
-        headers.insert(ACCEPT, HeaderValue::from_static("application/vnd.github+json"));
+        headers.insert(
+            ACCEPT,
+            HeaderValue::from_static("application/vnd.github+json"),
+        );
         if let Ok(ua) = HeaderValue::from_str(&parts.config.user_agent) {
             headers.insert(USER_AGENT, ua);
         }
-        if let Some(version) = parts.config.api_version.as_deref().and_then(|v| HeaderValue::from_str(v).ok()) {
+        if let Some(version) = parts
+            .config
+            .api_version
+            .as_deref()
+            .and_then(|v| HeaderValue::from_str(v).ok())
+        {
             headers.insert("x-github-api-version", version);
         }
         if with_credential && let Some(credential) = &request.credential {
-            let mut value = HeaderValue::from_str(&credential.authorization())
-                .map_err(|_| ApiError::Identity("the token contains characters not allowed in a header".into()))?;
+            let mut value = HeaderValue::from_str(&credential.authorization()).map_err(|_| {
+                ApiError::Identity("the token contains characters not allowed in a header".into())
+            })?;
             value.set_sensitive(true);
             headers.insert(AUTHORIZATION, value);
         }
@@ -494,7 +569,10 @@ impl Client {
             headers.insert(IF_NONE_MATCH, tag);
         }
         if request.body.is_some() {
-            headers.insert(http::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            headers.insert(
+                http::header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
         }
         builder
             .body(request.body.clone().unwrap_or_default())
@@ -503,15 +581,28 @@ impl Client {
 }
 
 fn etag_owner(request: &ApiRequest) -> &str {
-    request.credential.as_ref().map_or("anonymous", Credential::fingerprint)
+    request
+        .credential
+        .as_ref()
+        .map_or("anonymous", Credential::fingerprint)
 }
 
-fn finish(response: http::Response<Bytes>, url: Url, signal: RateLimitSignal, attempts: u32, hops: u32) -> ApiResponse {
+fn finish(
+    response: http::Response<Bytes>,
+    url: Url,
+    signal: RateLimitSignal,
+    attempts: u32,
+    hops: u32,
+) -> ApiResponse {
     let (head, body) = response.into_parts();
     ApiResponse {
         status: head.status,
         headers: head.headers,
-        body: if head.status == StatusCode::NOT_MODIFIED { Bytes::new() } else { body },
+        body: if head.status == StatusCode::NOT_MODIFIED {
+            Bytes::new()
+        } else {
+            body
+        },
         url,
         signal,
         attempts,

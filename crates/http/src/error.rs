@@ -1,10 +1,10 @@
 //! The errors that leave the exit door. Every message is redacted when the error is built, so
 //! whatever displays, logs or stores one cannot leak a credential.
 
+use headroom_core::Bucket;
 use headroom_core::clock::Timestamp;
 use headroom_core::governor::GovernorError;
 use headroom_core::redact::redact;
-use headroom_core::Bucket;
 
 use crate::graphql::CostError;
 use crate::policy::PolicyError;
@@ -111,7 +111,10 @@ impl ApiError {
     pub fn is_transient(&self) -> bool {
         matches!(
             self,
-            ApiError::RateLimited { .. } | ApiError::Server { .. } | ApiError::Timeout { .. } | ApiError::Transport { .. }
+            ApiError::RateLimited { .. }
+                | ApiError::Server { .. }
+                | ApiError::Timeout { .. }
+                | ApiError::Transport { .. }
         )
     }
 }

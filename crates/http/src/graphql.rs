@@ -8,7 +8,9 @@
 
 use std::collections::HashMap;
 
-use graphql_parser::query::{Definition, Document, OperationDefinition, Selection, SelectionSet, Value};
+use graphql_parser::query::{
+    Definition, Document, OperationDefinition, Selection, SelectionSet, Value,
+};
 
 /// GitHub's limit on nodes per query.
 pub const MAX_NODES: u64 = 500_000;
@@ -79,7 +81,9 @@ pub fn estimate_cost(query: &str, variables: &serde_json::Value) -> Result<Query
         }
     }
     for definition in &document.definitions {
-        let Definition::Operation(op) = definition else { continue };
+        let Definition::Operation(op) = definition else {
+            continue;
+        };
         let (selection_set, variable_definitions) = match op {
             OperationDefinition::SelectionSet(s) => (s, &[][..]),
             OperationDefinition::Query(q) => (&q.selection_set, &q.variable_definitions[..]),
@@ -108,12 +112,21 @@ pub fn estimate_cost(query: &str, variables: &serde_json::Value) -> Result<Query
 }
 
 impl<'a> Walk<'a> {
-    fn page_size(&self, field: &str, argument: &str, value: &Value<'a, &'a str>) -> Result<i64, CostError> {
+    fn page_size(
+        &self,
+        field: &str,
+        argument: &str,
+        value: &Value<'a, &'a str>,
+    ) -> Result<i64, CostError> {
         let n = match value {
             Value::Int(n) => n.as_i64().unwrap_or(i64::MAX),
             Value::Variable(name) => match self.variables.get(*name) {
                 Some(v) => v.as_i64().unwrap_or(UNKNOWN_PAGE_SIZE),
-                None => self.defaults.get(name).copied().unwrap_or(UNKNOWN_PAGE_SIZE),
+                None => self
+                    .defaults
+                    .get(name)
+                    .copied()
+                    .unwrap_or(UNKNOWN_PAGE_SIZE),
             },
             _ => UNKNOWN_PAGE_SIZE,
         };
@@ -127,7 +140,12 @@ impl<'a> Walk<'a> {
         Ok(n)
     }
 
-    fn selection_set(&mut self, set: &'a SelectionSet<'a, &'a str>, multiplier: u64, depth: usize) -> Result<(), CostError> {
+    fn selection_set(
+        &mut self,
+        set: &'a SelectionSet<'a, &'a str>,
+        multiplier: u64,
+        depth: usize,
+    ) -> Result<(), CostError> {
         if depth > MAX_DEPTH {
             return Ok(());
         }
@@ -190,15 +208,30 @@ mod tests {
               }
             }"#;
         let cost = estimate_cost(query, &serde_json::Value::Null).expect("valid");
-        assert_eq!(cost, QueryCost { cost: 51, requests: 5101, nodes: 305_100 });
+        assert_eq!(
+            cost,
+            QueryCost {
+                cost: 51,
+                requests: 5101,
+                nodes: 305_100
+            }
+        );
     }
 
     #[test]
     fn small_queries_cost_one() {
-        let cost = estimate_cost("{ viewer { login } rateLimit { cost remaining resetAt } }", &json!(null)).expect("valid");
+        let cost = estimate_cost(
+            "{ viewer { login } rateLimit { cost remaining resetAt } }",
+            &json!(null),
+        )
+        .expect("valid");
         assert_eq!(cost.cost, 1);
         assert_eq!(cost.requests, 0);
-        let cost = estimate_cost("{ organization(login: \"acme\") { membersWithRole(first: 100) { nodes { login } } } }", &json!({})).expect("valid");
+        let cost = estimate_cost(
+            "{ organization(login: \"acme\") { membersWithRole(first: 100) { nodes { login } } } }",
+            &json!({}),
+        )
+        .expect("valid");
         assert_eq!((cost.cost, cost.requests, cost.nodes), (1, 1, 100));
     }
 
@@ -222,11 +255,26 @@ mod tests {
 
     #[test]
     fn page_sizes_out_of_range_and_node_limit() {
-        for q in ["{ viewer { repositories(first: 0) { totalCount } } }", "{ viewer { repositories(last: 101) { totalCount } } }"] {
-            assert!(matches!(estimate_cost(q, &json!(null)), Err(CostError::PageSize { .. })), "{q}");
+        for q in [
+            "{ viewer { repositories(first: 0) { totalCount } } }",
+            "{ viewer { repositories(last: 101) { totalCount } } }",
+        ] {
+            assert!(
+                matches!(
+                    estimate_cost(q, &json!(null)),
+                    Err(CostError::PageSize { .. })
+                ),
+                "{q}"
+            );
         }
         let q = "{ viewer { a: repositories(first: 100) { nodes { issues(first: 100) { nodes { labels(first: 100) { nodes { name } } } } } } } }";
-        assert!(matches!(estimate_cost(q, &json!(null)), Err(CostError::TooManyNodes { nodes: 1_010_100 })));
-        assert!(matches!(estimate_cost("{ not graphql", &json!(null)), Err(CostError::Parse(_))));
+        assert!(matches!(
+            estimate_cost(q, &json!(null)),
+            Err(CostError::TooManyNodes { nodes: 1_010_100 })
+        ));
+        assert!(matches!(
+            estimate_cost("{ not graphql", &json!(null)),
+            Err(CostError::Parse(_))
+        ));
     }
 }

@@ -66,7 +66,10 @@ pub fn parse_link_header(value: &str) -> Vec<Link> {
         for (name, value) in params {
             if name == "rel" {
                 if rels.is_empty() {
-                    rels = value.split_whitespace().map(str::to_ascii_lowercase).collect();
+                    rels = value
+                        .split_whitespace()
+                        .map(str::to_ascii_lowercase)
+                        .collect();
                 }
             } else {
                 others.push((name, value));
@@ -282,7 +285,10 @@ mod tests {
 
     fn h(value: &str) -> HeaderMap {
         let mut headers = HeaderMap::new();
-        headers.append(http::header::LINK, HeaderValue::from_str(value).expect("valid"));
+        headers.append(
+            http::header::LINK,
+            HeaderValue::from_str(value).expect("valid"),
+        );
         headers
     }
 
@@ -309,10 +315,17 @@ mod tests {
         assert!(links[0].has_rel("next") && links[0].has_rel("prefetch"));
         assert!(links[0].target.contains("q=a,b,c"));
         assert!(links[1].is_template());
-        assert_eq!(links[2].params, vec![("type".to_owned(), "text/html; charset=utf-8".to_owned())]);
+        assert_eq!(
+            links[2].params,
+            vec![("type".to_owned(), "text/html; charset=utf-8".to_owned())]
+        );
         assert!(links[3].has_rel("last"));
         let next = next_page(&h(value), &base()).expect("next");
-        assert!(next.as_str().contains("after=Y3Vyc29yOnYyOpK5MjAyNi0,xMS0zMA%3D%3D"), "{next}");
+        assert!(
+            next.as_str()
+                .contains("after=Y3Vyc29yOnYyOpK5MjAyNi0,xMS0zMA%3D%3D"),
+            "{next}"
+        );
     }
 
     #[test]
@@ -326,8 +339,19 @@ mod tests {
 
     #[test]
     fn a_template_next_is_not_followed_and_garbage_never_panics() {
-        assert_eq!(next_page(&h(r#"<https://x/{?a}>; rel="next""#), &base()), None);
-        for garbage in ["", ",,,", "<unterminated", "no brackets; rel=next", r#"<a>; rel="unterminated"#, "<a>;;;=;", "<>; rel=next"] {
+        assert_eq!(
+            next_page(&h(r#"<https://x/{?a}>; rel="next""#), &base()),
+            None
+        );
+        for garbage in [
+            "",
+            ",,,",
+            "<unterminated",
+            "no brackets; rel=next",
+            r#"<a>; rel="unterminated"#,
+            "<a>;;;=;",
+            "<>; rel=next",
+        ] {
             let _ = parse_link_header(garbage);
         }
         assert_eq!(next_page(&HeaderMap::new(), &base()), None);
@@ -337,9 +361,15 @@ mod tests {
     fn link_pager_caps_and_says_why() {
         let mut pager = LinkPager::new(base(), 2);
         let first = pager.next_url().expect("first page");
-        pager.record(&first, &h(r#"<https://api.github.com/repositories/1/issues?page=2>; rel="next""#));
+        pager.record(
+            &first,
+            &h(r#"<https://api.github.com/repositories/1/issues?page=2>; rel="next""#),
+        );
         let second = pager.next_url().expect("second page");
-        pager.record(&second, &h(r#"<https://api.github.com/repositories/1/issues?page=3>; rel="next""#));
+        pager.record(
+            &second,
+            &h(r#"<https://api.github.com/repositories/1/issues?page=3>; rel="next""#),
+        );
         assert_eq!(pager.next_url(), None);
         assert_eq!(pager.stop_reason(), Some(StopReason::PageCap));
         assert_eq!(pager.pages_fetched(), 2);
@@ -353,7 +383,11 @@ mod tests {
 
     #[test]
     fn page_number_pager() {
-        let mut pager = PageNumberPager::new(Url::parse("https://api.github.com/orgs/acme/repos?type=all&page=7").expect("url"), 100, 3);
+        let mut pager = PageNumberPager::new(
+            Url::parse("https://api.github.com/orgs/acme/repos?type=all&page=7").expect("url"),
+            100,
+            3,
+        );
         let u1 = pager.next_url().expect("page 1");
         assert_eq!(u1.query(), Some("type=all&per_page=100&page=1"));
         pager.record(100);

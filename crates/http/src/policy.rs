@@ -94,7 +94,9 @@ impl UrlPolicy {
             }
         }
         if !base.username().is_empty() || base.password().is_some() {
-            return Err(PolicyError::Config("the API URL must not contain userinfo".into()));
+            return Err(PolicyError::Config(
+                "the API URL must not contain userinfo".into(),
+            ));
         }
         if matches!(host, Host::Ipv4(_) | Host::Ipv6(_)) && !loopback {
             return Err(PolicyError::Config(
@@ -102,7 +104,9 @@ impl UrlPolicy {
             ));
         }
         if base.query().is_some() || base.fragment().is_some() {
-            return Err(PolicyError::Config("the API URL must not have a query or fragment".into()));
+            return Err(PolicyError::Config(
+                "the API URL must not have a query or fragment".into(),
+            ));
         }
         let host = host.to_string().to_ascii_lowercase();
         let port = base.port();
@@ -179,7 +183,9 @@ impl UrlPolicy {
         {
             return Err(PolicyError::Port { port });
         }
-        if !url.path().starts_with(self.base.path()) && url.path() != self.base.path().trim_end_matches('/') {
+        if !url.path().starts_with(self.base.path())
+            && url.path() != self.base.path().trim_end_matches('/')
+        {
             return Err(PolicyError::Path {
                 path: url.path().to_owned(),
                 base: self.base.path().to_owned(),
@@ -245,15 +251,33 @@ mod tests {
     fn refuses_hostile_urls() {
         let p = github();
         let cases: [(&str, fn(&PolicyError) -> bool); 9] = [
-            ("http://api.github.com/user", |e| matches!(e, PolicyError::Scheme { .. })),
-            ("https://evil.example/user", |e| matches!(e, PolicyError::Host { .. })),
-            ("https://api.github.com.evil.example/user", |e| matches!(e, PolicyError::Host { .. })),
-            ("https://user:pw@api.github.com/user", |e| matches!(e, PolicyError::Userinfo)),
-            ("https://api.github.com:8443/user", |e| matches!(e, PolicyError::Port { .. })),
-            ("https://169.254.169.254/latest/meta-data", |e| matches!(e, PolicyError::IpLiteral(_))),
-            ("https://127.0.0.1/user", |e| matches!(e, PolicyError::IpLiteral(_))),
-            ("https://[::1]/user", |e| matches!(e, PolicyError::IpLiteral(_))),
-            ("file:///etc/passwd", |e| matches!(e, PolicyError::Scheme { .. })),
+            ("http://api.github.com/user", |e| {
+                matches!(e, PolicyError::Scheme { .. })
+            }),
+            ("https://evil.example/user", |e| {
+                matches!(e, PolicyError::Host { .. })
+            }),
+            ("https://api.github.com.evil.example/user", |e| {
+                matches!(e, PolicyError::Host { .. })
+            }),
+            ("https://user:pw@api.github.com/user", |e| {
+                matches!(e, PolicyError::Userinfo)
+            }),
+            ("https://api.github.com:8443/user", |e| {
+                matches!(e, PolicyError::Port { .. })
+            }),
+            ("https://169.254.169.254/latest/meta-data", |e| {
+                matches!(e, PolicyError::IpLiteral(_))
+            }),
+            ("https://127.0.0.1/user", |e| {
+                matches!(e, PolicyError::IpLiteral(_))
+            }),
+            ("https://[::1]/user", |e| {
+                matches!(e, PolicyError::IpLiteral(_))
+            }),
+            ("file:///etc/passwd", |e| {
+                matches!(e, PolicyError::Scheme { .. })
+            }),
         ];
         for (url, expected) in cases {
             let err = p.resolve(url).expect_err(url);
@@ -264,7 +288,10 @@ mod tests {
     #[test]
     fn enterprise_base_path_is_enforced() {
         let p = UrlPolicy::for_api_url("https://ghe.example.com/api/v3").expect("valid");
-        assert_eq!(p.resolve("/repos/o/r").expect("ok").as_str(), "https://ghe.example.com/api/v3/repos/o/r");
+        assert_eq!(
+            p.resolve("/repos/o/r").expect("ok").as_str(),
+            "https://ghe.example.com/api/v3/repos/o/r"
+        );
         assert!(matches!(
             p.resolve("https://ghe.example.com/admin/secret"),
             Err(PolicyError::Path { .. })
@@ -275,7 +302,10 @@ mod tests {
     fn loopback_http_only_when_configured() {
         let p = UrlPolicy::for_api_url("http://127.0.0.1:8080").expect("valid");
         assert!(p.resolve("/user").is_ok());
-        assert!(matches!(p.resolve("http://127.0.0.1:9090/user"), Err(PolicyError::Port { .. })));
+        assert!(matches!(
+            p.resolve("http://127.0.0.1:9090/user"),
+            Err(PolicyError::Port { .. })
+        ));
         assert!(p.resolve("http://127.0.0.2:8080/user").is_err());
         assert!(p.resolve("http://localhost:8080/user").is_err());
         for bad in [

@@ -66,7 +66,12 @@ impl ApiRequest {
 
     /// A REST mutation with a JSON body. `creates_content` subjects it to the
     /// content-creation limits.
-    pub fn mutation(method: Method, target: impl Into<String>, body: &serde_json::Value, creates_content: bool) -> Self {
+    pub fn mutation(
+        method: Method,
+        target: impl Into<String>,
+        body: &serde_json::Value,
+        creates_content: bool,
+    ) -> Self {
         let mut kind = RequestKind::REST_MUTATION;
         kind.creates_content = creates_content;
         Self {

@@ -81,13 +81,19 @@ pub struct MemoryUsage {
 impl MemoryUsage {
     /// Every record so far.
     pub fn records(&self) -> Vec<UsageRecord> {
-        self.records.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.records
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 }
 
 impl UsageSink for MemoryUsage {
     fn record(&self, record: UsageRecord) -> BoxFuture<'_, ()> {
-        self.records.lock().unwrap_or_else(|p| p.into_inner()).push(record);
+        self.records
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(record);
         Box::pin(std::future::ready(()))
     }
 }
@@ -97,7 +103,12 @@ pub trait CredentialRegistry: Send + Sync + fmt::Debug {
     /// The subject recorded for this credential on `host`.
     fn lookup<'a>(&'a self, host: &'a str, fingerprint: &'a str) -> BoxFuture<'a, Option<Subject>>;
     /// Records (host, fingerprint) → subject.
-    fn record<'a>(&'a self, host: &'a str, fingerprint: &'a str, subject: &'a Subject) -> BoxFuture<'a, ()>;
+    fn record<'a>(
+        &'a self,
+        host: &'a str,
+        fingerprint: &'a str,
+        subject: &'a Subject,
+    ) -> BoxFuture<'a, ()>;
     /// Fingerprints of every credential recorded for `subject` on `host`.
     fn sharing<'a>(&'a self, host: &'a str, subject: &'a Subject) -> BoxFuture<'a, Vec<String>>;
 }
@@ -119,7 +130,12 @@ impl CredentialRegistry for MemoryCredentials {
         Box::pin(std::future::ready(found))
     }
 
-    fn record<'a>(&'a self, host: &'a str, fingerprint: &'a str, subject: &'a Subject) -> BoxFuture<'a, ()> {
+    fn record<'a>(
+        &'a self,
+        host: &'a str,
+        fingerprint: &'a str,
+        subject: &'a Subject,
+    ) -> BoxFuture<'a, ()> {
         self.map
             .lock()
             .unwrap_or_else(|p| p.into_inner())

@@ -29,7 +29,10 @@ pub enum TransportError {
 /// Carries one HTTP request and returns the response as received.
 pub trait Transport: Send + Sync + fmt::Debug {
     /// Sends `request` (an absolute URI) and returns the full response.
-    fn send(&self, request: http::Request<Bytes>) -> BoxFuture<'_, Result<http::Response<Bytes>, TransportError>>;
+    fn send(
+        &self,
+        request: http::Request<Bytes>,
+    ) -> BoxFuture<'_, Result<http::Response<Bytes>, TransportError>>;
 }
 
 /// Settings of the live transport.
@@ -85,7 +88,9 @@ impl LiveTransport {
             }
             builder = builder.tls_certs_only(certs);
         }
-        let client = builder.build().map_err(|e| BuildError(redact(&e.to_string())))?;
+        let client = builder
+            .build()
+            .map_err(|e| BuildError(redact(&e.to_string())))?;
         Ok(Self { client })
     }
 }
@@ -103,11 +108,18 @@ fn classify(e: &reqwest::Error) -> TransportError {
 }
 
 impl Transport for LiveTransport {
-    fn send(&self, request: http::Request<Bytes>) -> BoxFuture<'_, Result<http::Response<Bytes>, TransportError>> {
+    fn send(
+        &self,
+        request: http::Request<Bytes>,
+    ) -> BoxFuture<'_, Result<http::Response<Bytes>, TransportError>> {
         Box::pin(async move {
             let request = reqwest::Request::try_from(request.map(reqwest::Body::from))
                 .map_err(|e| TransportError::Other(redact(&e.to_string())))?;
-            let response = self.client.execute(request).await.map_err(|e| classify(&e))?;
+            let response = self
+                .client
+                .execute(request)
+                .await
+                .map_err(|e| classify(&e))?;
             let status = response.status();
             let version = response.version();
             let headers = response.headers().clone();
@@ -154,7 +166,10 @@ mod in_process {
     }
 
     impl Transport for SimTransport {
-        fn send(&self, request: http::Request<Bytes>) -> BoxFuture<'_, Result<http::Response<Bytes>, TransportError>> {
+        fn send(
+            &self,
+            request: http::Request<Bytes>,
+        ) -> BoxFuture<'_, Result<http::Response<Bytes>, TransportError>> {
             Box::pin(async move { Ok(self.sim.handle(request, self.peer).await) })
         }
     }

@@ -9,7 +9,9 @@ use headroom_core::clock::{SignedDuration, Timestamp, TokioClock};
 use headroom_core::governor::{BoxFuture, GovernorConfig};
 use headroom_core::{Bucket, Governor, QuotaKey};
 use headroom_http::sinks::MemoryUsage;
-use headroom_http::{ApiError, ApiRequest, Client, ClientParts, Credential, Transport, TransportError, UrlPolicy};
+use headroom_http::{
+    ApiError, ApiRequest, Client, ClientParts, Credential, Transport, TransportError, UrlPolicy,
+};
 use http::Method;
 
 const START: i64 = 1_800_000_000;
@@ -37,8 +39,17 @@ impl Script {
 }
 
 impl Transport for Script {
-    fn send(&self, request: http::Request<Bytes>) -> BoxFuture<'_, Result<http::Response<Bytes>, TransportError>> {
-        let header = |name: &str| request.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    fn send(
+        &self,
+        request: http::Request<Bytes>,
+    ) -> BoxFuture<'_, Result<http::Response<Bytes>, TransportError>> {
+        let header = |name: &str| {
+            request
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
         self.sent.lock().expect("lock").push(Sent {
             method: request.method().clone(),
             uri: request.uri().to_string(),
@@ -60,11 +71,22 @@ fn reply(status: u16, headers: &[(&str, &str)], body: &str) -> Scripted {
     for (k, v) in headers {
         builder = builder.header(*k, *v);
     }
-    Ok(builder.body(Bytes::from(body.to_owned())).expect("valid response"))
+    Ok(builder
+        .body(Bytes::from(body.to_owned()))
+        .expect("valid response"))
 }
 
 fn ok_json(body: &str) -> Scripted {
-    reply(200, &[("x-ratelimit-remaining", "4999"), ("x-ratelimit-limit", "5000"), ("x-ratelimit-reset", "1800003600"), ("x-ratelimit-resource", "core")], body)
+    reply(
+        200,
+        &[
+            ("x-ratelimit-remaining", "4999"),
+            ("x-ratelimit-limit", "5000"),
+            ("x-ratelimit-reset", "1800003600"),
+            ("x-ratelimit-resource", "core"),
+        ],
+        body,
+    )
 }
 
 struct Rig {
@@ -111,30 +133,71 @@ async fn a_failing_read_is_retried_with_jitter_then_succeeds() {
         ok_json(r#"{"full_name":"o/r"}"#),
     ]);
     let started = tokio::time::Instant::now();
-    let response = r.client.send(ApiRequest::get("/repos/o/r")).await.expect("fourth attempt succeeds");
+    let response = r
+        .client
+        .send(ApiRequest::get("/repos/o/r"))
+        .await
+        .expect("fourth attempt succeeds");
     assert_eq!(response.attempts, 4);
     // Three full-jitter waits: at most 250 + 500 + 1000 ms.
-    assert!(started.elapsed() <= std::time::Duration::from_millis(1750), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() <= std::time::Duration::from_millis(1750),
+        "{:?}",
+        started.elapsed()
+    );
     assert_eq!(r.script.sent().len(), 4);
-    assert_eq!(r.usage.records().len(), 4, "one usage record per physical round trip");
+    assert_eq!(
+        r.usage.records().len(),
+        4,
+        "one usage record per physical round trip"
+    );
 }
 
 #[tokio::test(start_paused = true)]
 async fn reads_give_up_after_four_attempts_and_mutations_after_one() {
     let r = rig((0..6).map(|_| reply(500, &[], "")).collect());
-    let err = r.client.send(ApiRequest::get("/repos/o/r")).await.expect_err("always 500");
-    assert_eq!(err, ApiError::Server { status: 500, attempts: 4 });
+    let err = r
+        .client
+        .send(ApiRequest::get("/repos/o/r"))
+        .await
+        .expect_err("always 500");
+    assert_eq!(
+        err,
+        ApiError::Server {
+            status: 500,
+            attempts: 4
+        }
+    );
 
     let r = rig(vec![reply(503, &[], ""), ok_json("{}")]);
-    let create = ApiRequest::mutation(Method::POST, "/orgs/acme/repos", &serde_json::json!({"name":"x"}), true);
-    let err = r.client.send(create).await.expect_err("mutation fails on the first 503");
-    assert_eq!(err, ApiError::Server { status: 503, attempts: 1 });
+    let create = ApiRequest::mutation(
+        Method::POST,
+        "/orgs/acme/repos",
+        &serde_json::json!({"name":"x"}),
+        true,
+    );
+    let err = r
+        .client
+        .send(create)
+        .await
+        .expect_err("mutation fails on the first 503");
+    assert_eq!(
+        err,
+        ApiError::Server {
+            status: 503,
+            attempts: 1
+        }
+    );
     assert_eq!(r.script.sent().len(), 1);
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_hostile_redirect_is_refused_and_never_sent() {
-    let r = rig(vec![reply(301, &[("location", "https://evil.example/steal")], r#"{"message":"Moved Permanently"}"#)]);
+    let r = rig(vec![reply(
+        301,
+        &[("location", "https://evil.example/steal")],
+        r#"{"message":"Moved Permanently"}"#,
+    )]);
     let err = r
         .client
         .send(ApiRequest::get("/repos/o/r").follow_redirects())
@@ -147,12 +210,23 @@ async fn a_hostile_redirect_is_refused_and_never_sent() {
 #[tokio::test(start_paused = true)]
 async fn a_renamed_repository_is_one_validated_hop_and_two_acquisitions() {
     let r = rig(vec![
-        reply(301, &[("location", "https://api.github.com/repositories/42")], r#"{"message":"Moved Permanently","url":"https://api.github.com/repositories/42"}"#),
+        reply(
+            301,
+            &[("location", "https://api.github.com/repositories/42")],
+            r#"{"message":"Moved Permanently","url":"https://api.github.com/repositories/42"}"#,
+        ),
         ok_json(r#"{"id":42,"full_name":"o/new-name"}"#),
     ]);
-    let response = r.client.send(ApiRequest::get("/repos/o/old-name").follow_redirects()).await.expect("followed");
+    let response = r
+        .client
+        .send(ApiRequest::get("/repos/o/old-name").follow_redirects())
+        .await
+        .expect("followed");
     assert_eq!(response.hops, 1);
-    assert_eq!(response.url.as_str(), "https://api.github.com/repositories/42");
+    assert_eq!(
+        response.url.as_str(),
+        "https://api.github.com/repositories/42"
+    );
     assert_eq!(r.usage.records().len(), 2);
     let sent = r.script.sent();
     assert_eq!(sent[0].uri, "https://api.github.com/repos/o/old-name");
@@ -160,14 +234,26 @@ async fn a_renamed_repository_is_one_validated_hop_and_two_acquisitions() {
     assert!(sent.iter().all(|s| s.method == Method::GET));
 
     // Without opting in, a redirect is an error, not a silent follow.
-    let r = rig(vec![reply(301, &[("location", "https://api.github.com/repositories/42")], "")]);
-    let err = r.client.send(ApiRequest::get("/repos/o/old-name")).await.expect_err("not followed");
+    let r = rig(vec![reply(
+        301,
+        &[("location", "https://api.github.com/repositories/42")],
+        "",
+    )]);
+    let err = r
+        .client
+        .send(ApiRequest::get("/repos/o/old-name"))
+        .await
+        .expect_err("not followed");
     assert!(matches!(err, ApiError::Redirect { status: 301, .. }));
 
     // Hops are bounded.
     let loop_reply = || reply(302, &[("location", "/repos/o/r")], "");
     let r = rig(vec![loop_reply(), loop_reply(), loop_reply(), loop_reply()]);
-    let err = r.client.send(ApiRequest::get("/repos/o/r").follow_redirects()).await.expect_err("loop");
+    let err = r
+        .client
+        .send(ApiRequest::get("/repos/o/r").follow_redirects())
+        .await
+        .expect_err("loop");
     assert_eq!(err, ApiError::TooManyRedirects { hops: 2 });
     assert_eq!(r.script.sent().len(), 3);
 }
@@ -176,19 +262,33 @@ async fn a_renamed_repository_is_one_validated_hop_and_two_acquisitions() {
 async fn a_presigned_download_is_fetched_without_the_authorization_header() {
     let r = rig(vec![
         user("alice"),
-        reply(302, &[("location", "https://objects.githubusercontent.com/blob?sig=abc")], ""),
+        reply(
+            302,
+            &[(
+                "location",
+                "https://objects.githubusercontent.com/blob?sig=abc",
+            )],
+            "",
+        ),
         reply(200, &[], "zipbytes"),
     ]);
     let response = r
         .client
-        .send(ApiRequest::get("/repos/o/r/actions/artifacts/1/zip").credential(Some(&token())).follow_redirects())
+        .send(
+            ApiRequest::get("/repos/o/r/actions/artifacts/1/zip")
+                .credential(Some(&token()))
+                .follow_redirects(),
+        )
         .await
         .expect("downloaded");
     assert_eq!(&response.body[..], b"zipbytes");
     let sent = r.script.sent();
     assert_eq!(sent.len(), 3);
     assert!(sent[1].authorization.is_some());
-    assert_eq!(sent[2].authorization, None, "no credential to the download host");
+    assert_eq!(
+        sent[2].authorization, None,
+        "no credential to the download host"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -196,30 +296,74 @@ async fn a_primary_limit_defers_and_nothing_more_is_sent_until_the_reset() {
     let reset = (START + 1800).to_string();
     let r = rig(vec![reply(
         403,
-        &[("x-ratelimit-remaining", "0"), ("x-ratelimit-limit", "60"), ("x-ratelimit-reset", reset.as_str()), ("x-ratelimit-resource", "core")],
+        &[
+            ("x-ratelimit-remaining", "0"),
+            ("x-ratelimit-limit", "60"),
+            ("x-ratelimit-reset", reset.as_str()),
+            ("x-ratelimit-resource", "core"),
+        ],
         r#"{"message":"API rate limit exceeded for 127.0.0.1. (But here's the good news: Authenticated requests get a higher rate limit.)"}"#,
     )]);
-    let err = r.client.send(ApiRequest::get("/events")).await.expect_err("limited");
-    let ApiError::RateLimited { until, bucket, .. } = err else { panic!("{err}") };
+    let err = r
+        .client
+        .send(ApiRequest::get("/events"))
+        .await
+        .expect_err("limited");
+    let ApiError::RateLimited { until, bucket, .. } = err else {
+        panic!("{err}")
+    };
     assert_eq!(bucket, Bucket::core());
-    assert_eq!(until, Timestamp::from_second(START + 1800 + 60).expect("valid"), "reset plus margin");
+    assert_eq!(
+        until,
+        Timestamp::from_second(START + 1800 + 60).expect("valid"),
+        "reset plus margin"
+    );
     // The next call is refused by the governor without touching the network.
-    let err = r.client.send(ApiRequest::get("/events")).await.expect_err("still limited");
+    let err = r
+        .client
+        .send(ApiRequest::get("/events"))
+        .await
+        .expect_err("still limited");
     assert!(matches!(err, ApiError::RateLimited { .. }));
     assert_eq!(r.script.sent().len(), 1);
 }
 
 #[tokio::test(start_paused = true)]
 async fn secondary_limits_and_permission_errors_are_told_apart() {
-    let r = rig(vec![reply(403, &[("retry-after", "30")], r#"{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again."}"#)]);
-    let err = r.client.send(ApiRequest::get("/repos/o/r")).await.expect_err("secondary");
-    let ApiError::RateLimited { until, .. } = err else { panic!("{err}") };
+    let r = rig(vec![reply(
+        403,
+        &[("retry-after", "30")],
+        r#"{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again."}"#,
+    )]);
+    let err = r
+        .client
+        .send(ApiRequest::get("/repos/o/r"))
+        .await
+        .expect_err("secondary");
+    let ApiError::RateLimited { until, .. } = err else {
+        panic!("{err}")
+    };
     assert_eq!(until, Timestamp::from_second(START + 30).expect("valid"));
 
-    let r = rig(vec![reply(403, &[("x-ratelimit-remaining", "4000")], r#"{"message":"Resource protected by organization SAML enforcement."}"#)]);
-    let err = r.client.send(ApiRequest::get("/orgs/acme/repos")).await.expect_err("forbidden");
-    assert!(matches!(err, ApiError::Forbidden { status: 403, .. }), "{err}");
-    assert_eq!(r.script.sent().len(), 1, "permission errors are never retried");
+    let r = rig(vec![reply(
+        403,
+        &[("x-ratelimit-remaining", "4000")],
+        r#"{"message":"Resource protected by organization SAML enforcement."}"#,
+    )]);
+    let err = r
+        .client
+        .send(ApiRequest::get("/orgs/acme/repos"))
+        .await
+        .expect_err("forbidden");
+    assert!(
+        matches!(err, ApiError::Forbidden { status: 403, .. }),
+        "{err}"
+    );
+    assert_eq!(
+        r.script.sent().len(),
+        1,
+        "permission errors are never retried"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -228,9 +372,17 @@ async fn conditional_requests_use_and_store_etags() {
         reply(200, &[("etag", "W/\"abc\"")], "[]"),
         reply(304, &[("etag", "W/\"abc\"")], ""),
     ]);
-    let first = r.client.send(ApiRequest::get("/events").conditional()).await.expect("200");
+    let first = r
+        .client
+        .send(ApiRequest::get("/events").conditional())
+        .await
+        .expect("200");
     assert!(!first.not_modified());
-    let second = r.client.send(ApiRequest::get("/events").conditional()).await.expect("304");
+    let second = r
+        .client
+        .send(ApiRequest::get("/events").conditional())
+        .await
+        .expect("304");
     assert!(second.not_modified());
     let sent = r.script.sent();
     assert_eq!(sent[0].if_none_match, None);
@@ -241,12 +393,19 @@ async fn conditional_requests_use_and_store_etags() {
 async fn graphql_rate_limited_with_200_is_a_rate_limit() {
     let r = rig(vec![reply(
         200,
-        &[("x-ratelimit-reset", "1800003600"), ("x-ratelimit-resource", "graphql")],
+        &[
+            ("x-ratelimit-reset", "1800003600"),
+            ("x-ratelimit-resource", "graphql"),
+        ],
         r#"{"errors":[{"type":"RATE_LIMITED","message":"API rate limit exceeded for user ID 1."}]}"#,
     )]);
-    let request = ApiRequest::graphql("{ viewer { login } }", &serde_json::Value::Null).expect("valid");
+    let request =
+        ApiRequest::graphql("{ viewer { login } }", &serde_json::Value::Null).expect("valid");
     let err = r.client.send(request).await.expect_err("limited");
-    assert!(matches!(err, ApiError::RateLimited { ref bucket, .. } if bucket.as_str() == "graphql"), "{err}");
+    assert!(
+        matches!(err, ApiError::RateLimited { ref bucket, .. } if bucket.as_str() == "graphql"),
+        "{err}"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -259,9 +418,16 @@ async fn two_tokens_of_one_owner_share_one_identity() {
     assert_eq!(k1, k2);
     assert_eq!(k1, QuotaKey::user("api.github.com", "alice"));
     // Discovery happens once per credential.
-    r.client.send(ApiRequest::get("/rate_limit").credential(Some(&t1))).await.expect("ok");
+    r.client
+        .send(ApiRequest::get("/rate_limit").credential(Some(&t1)))
+        .await
+        .expect("ok");
     assert_eq!(r.script.sent().len(), 3);
-    let sharing = r.client.credentials().sharing("api.github.com", &k1.subject).await;
+    let sharing = r
+        .client
+        .credentials()
+        .sharing("api.github.com", &k1.subject)
+        .await;
     assert_eq!(sharing.len(), 2);
     let anon = r.client.identity(None).await.expect("ip key");
     assert_ne!(anon, k1);
@@ -271,11 +437,24 @@ async fn two_tokens_of_one_owner_share_one_identity() {
 async fn planted_tokens_never_appear_in_errors() {
     let secret = "ghp_PLANTEDplantedPLANTEDplanted0123";
     let r = rig(vec![
-        Err(TransportError::Connect(format!("refused while sending Authorization: Bearer {secret} to https://x:{secret}@api.github.com"))),
-        reply(422, &[], &format!(r#"{{"message":"Validation failed for token={secret} github_pat_11AAAA_{secret}"}}"#)),
+        Err(TransportError::Connect(format!(
+            "refused while sending Authorization: Bearer {secret} to https://x:{secret}@api.github.com"
+        ))),
+        reply(
+            422,
+            &[],
+            &format!(
+                r#"{{"message":"Validation failed for token={secret} github_pat_11AAAA_{secret}"}}"#
+            ),
+        ),
     ]);
-    let mutation = ApiRequest::mutation(Method::POST, "/user/repos", &serde_json::json!({}), true).credential(None);
-    let err = r.client.send(mutation.clone()).await.expect_err("connect fails");
+    let mutation = ApiRequest::mutation(Method::POST, "/user/repos", &serde_json::json!({}), true)
+        .credential(None);
+    let err = r
+        .client
+        .send(mutation.clone())
+        .await
+        .expect_err("connect fails");
     let shown = format!("{err} {err:?}");
     assert!(!shown.contains("PLANTED"), "{shown}");
     let err = r.client.send(mutation).await.expect_err("422");
@@ -287,8 +466,16 @@ async fn planted_tokens_never_appear_in_errors() {
 #[tokio::test(start_paused = true)]
 async fn the_url_policy_runs_before_anything_is_sent() {
     let r = rig(vec![ok_json("{}")]);
-    for hostile in ["https://evil.example/x", "http://api.github.com/x", "https://169.254.169.254/latest"] {
-        let err = r.client.send(ApiRequest::get(hostile)).await.expect_err(hostile);
+    for hostile in [
+        "https://evil.example/x",
+        "http://api.github.com/x",
+        "https://169.254.169.254/latest",
+    ] {
+        let err = r
+            .client
+            .send(ApiRequest::get(hostile))
+            .await
+            .expect_err(hostile);
         assert!(matches!(err, ApiError::Refused(_)), "{hostile}: {err}");
     }
     assert!(r.script.sent().is_empty());
@@ -299,7 +486,10 @@ async fn a_timeout_is_enforced_on_the_clock() {
     #[derive(Debug)]
     struct Hang;
     impl Transport for Hang {
-        fn send(&self, _: http::Request<Bytes>) -> BoxFuture<'_, Result<http::Response<Bytes>, TransportError>> {
+        fn send(
+            &self,
+            _: http::Request<Bytes>,
+        ) -> BoxFuture<'_, Result<http::Response<Bytes>, TransportError>> {
             Box::pin(async {
                 tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
                 Err(TransportError::Other("unreachable".into()))
@@ -308,11 +498,19 @@ async fn a_timeout_is_enforced_on_the_clock() {
     }
     let clock = TokioClock::anchored_at(Timestamp::from_second(START).expect("valid"));
     let governor = Governor::in_memory(GovernorConfig::default(), Arc::new(clock)).expect("valid");
-    let mut parts = ClientParts::new(UrlPolicy::for_api_url("https://api.github.com").expect("valid"), governor, Arc::new(Hang), clock);
+    let mut parts = ClientParts::new(
+        UrlPolicy::for_api_url("https://api.github.com").expect("valid"),
+        governor,
+        Arc::new(Hang),
+        clock,
+    );
     parts.config.request_timeout = SignedDuration::from_secs(20);
     let client = Client::new(parts);
     let started = tokio::time::Instant::now();
-    let err = client.send(ApiRequest::get("/repos/o/r")).await.expect_err("times out");
+    let err = client
+        .send(ApiRequest::get("/repos/o/r"))
+        .await
+        .expect_err("times out");
     assert_eq!(err, ApiError::Timeout { attempts: 4 });
     assert!(started.elapsed() >= std::time::Duration::from_secs(80));
 }

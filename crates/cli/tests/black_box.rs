@@ -1,0 +1,196 @@
+//! The real binary in a temporary directory, against `headroom sim` on loopback.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_headroom");
+
+/// A `headroom sim` process, stopped when dropped.
+struct Sim {
+    child: Child,
+    url: String,
+}
+
+impl Sim {
+    fn start(args: &[&str]) -> Sim {
+        let mut child = Command::new(BIN)
+            .arg("sim")
+            .args(["--addr", "127.0.0.1:0"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the binary starts");
+        let stdout = child.stdout.take().expect("stdout piped");
+        let mut first = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut first)
+            .expect("first line");
+        let url = first
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
+            .to_owned();
+        Sim { child, url }
+    }
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn headroom(dir: &Path, token: Option<&str>, args: &[&str]) -> (i32, String, String) {
+    let mut command = Command::new(BIN);
+    command
+        .current_dir(dir)
+        .args(args)
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("GH_TOKEN")
+        .env_remove("HEADROOM_DB")
+        .env_remove("GITHUB_API_URL")
+        .env("RUST_LOG", "debug");
+    if let Some(token) = token {
+        command.env("GITHUB_TOKEN", token);
+    }
+    let out = command.output().expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn help_and_version() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (code, out, _) = headroom(dir.path(), None, &["--help"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("quota") && out.contains("sim"), "{out}");
+    let (code, out, _) = headroom(dir.path(), None, &["--version"]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("headroom "), "{out}");
+}
+
+#[test]
+fn quota_show_names_the_owner_and_the_credentials_that_share_it() {
+    let sim = Sim::start(&["--token", "t1=alice", "--token", "t2=alice"]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (code, out, err) = headroom(
+        dir.path(),
+        Some("t1"),
+        &["quota", "show", "--api-url", &sim.url],
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("user alice"), "{out}");
+    assert!(out.contains("core"), "{out}");
+    let (code, out, err) = headroom(
+        dir.path(),
+        Some("t2"),
+        &["quota", "show", "--api-url", &sim.url],
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("2 credentials share alice's quota"), "{out}");
+    let (code, out, _) = headroom(
+        dir.path(),
+        Some("t2"),
+        &["quota", "show", "--json", "--api-url", &sim.url],
+    );
+    assert_eq!(code, 0);
+    let json: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(
+        json["credentials_sharing"].as_array().map(Vec::len),
+        Some(2)
+    );
+    assert_eq!(json["snapshot"]["buckets"][0]["bucket"], "core");
+}
+
+#[test]
+fn invalid_settings_refuse_with_exit_code_two() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (args, setting) in [
+        (
+            vec!["quota", "show", "--api-url", "http://example.com"],
+            "--api-url",
+        ),
+        (
+            vec!["quota", "show", "--api-url", "https://10.0.0.1"],
+            "--api-url",
+        ),
+        (
+            vec!["quota", "show", "--in-flight-ceiling", "0"],
+            "--in-flight-ceiling",
+        ),
+        (
+            vec!["quota", "show", "--read-timeout", "never"],
+            "--read-timeout",
+        ),
+        (
+            vec!["quota", "show", "--token-file", "/nonexistent"],
+            "--token-file",
+        ),
+    ] {
+        let (code, out, err) = headroom(dir.path(), None, &args);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(err.contains(setting), "{args:?}: {err}");
+    }
+}
+
+/// Planted secrets never reach output, logs or the database.
+#[test]
+fn planted_tokens_never_leak() {
+    let planted = "ghp_PLANTEDtokenPLANTEDtoken0123456789";
+    let sim = Sim::start(&["--token", &format!("{planted}=alice")]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut seen = String::new();
+    // A good run with debug logs on.
+    let (code, out, err) = headroom(
+        dir.path(),
+        Some(planted),
+        &["quota", "show", "--api-url", &sim.url],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    seen.push_str(&out);
+    seen.push_str(&err);
+    // A rejected token, a URL with userinfo, a fine-grained token in the API URL's userinfo.
+    let pat = "github_pat_11PLANTED0000_PLANTEDPLANTEDPLANTED";
+    let (_, out, err) = headroom(
+        dir.path(),
+        Some(pat),
+        &["quota", "show", "--api-url", &sim.url],
+    );
+    seen.push_str(&out);
+    seen.push_str(&err);
+    let with_userinfo = sim.url.replace("http://", &format!("http://x:{planted}@"));
+    let (code, out, err) = headroom(
+        dir.path(),
+        None,
+        &["quota", "show", "--api-url", &with_userinfo],
+    );
+    assert_eq!(code, 2);
+    seen.push_str(&out);
+    seen.push_str(&err);
+    let bearer = format!("Bearer {planted}");
+    let (_, out, err) = headroom(
+        dir.path(),
+        Some(&bearer),
+        &["quota", "show", "--api-url", &sim.url],
+    );
+    seen.push_str(&out);
+    seen.push_str(&err);
+    assert!(!seen.contains("PLANTED"), "a planted token leaked:\n{seen}");
+    // Nor in any byte of the database files.
+    for entry in std::fs::read_dir(dir.path()).expect("dir") {
+        let path = entry.expect("entry").path();
+        let bytes = std::fs::read(&path).expect("read");
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(
+            !text.contains("PLANTED"),
+            "a planted token is in {}",
+            path.display()
+        );
+    }
+}
