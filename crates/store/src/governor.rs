@@ -440,7 +440,11 @@ impl PgQuotaState {
     }
 
     /// The state as a reader sees it: stored state, live leases, local waiters.
-    async fn current(&self, key: &QuotaKey, now: Timestamp) -> Result<IdentityState, GovernorError> {
+    async fn current(
+        &self,
+        key: &QuotaKey,
+        now: Timestamp,
+    ) -> Result<IdentityState, GovernorError> {
         let id = IdentityKey::of(key);
         let mut conn = self.pool.acquire().await.map_err(backend_error)?;
         let mut state = self.read_identity(&mut conn, &id).await?;

@@ -115,8 +115,10 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     ) -> Result<Vec<UsageTotal>>;
 
     /// Stores a normalized rate-limit observation; returns its id.
-    async fn record_rate_limit_observation(&self, observation: &RateLimitObservation)
-    -> Result<i64>;
+    async fn record_rate_limit_observation(
+        &self,
+        observation: &RateLimitObservation,
+    ) -> Result<i64>;
 
     /// Observations on `host` since `since`, newest first, at most `limit`.
     async fn recent_rate_limit_observations(

@@ -127,6 +127,21 @@ pub struct Credential {
     pub last_seen_at: Timestamp,
 }
 
+impl Credential {
+    /// The quota subject this credential spends.
+    pub fn subject(&self) -> Result<Subject> {
+        Ok(match self.subject_kind {
+            SubjectKind::User => Subject::User(self.owner_login.as_str().into()),
+            SubjectKind::Ip => Subject::Ip(self.owner_login.as_str().into()),
+            SubjectKind::Installation => Subject::Installation(
+                self.owner_login
+                    .parse()
+                    .map_err(|e| StoreError::corrupt("owner_login", e))?,
+            ),
+        })
+    }
+}
+
 /// Checks that a fingerprint is a hex prefix and not, by mistake, a token.
 pub(crate) fn check_fingerprint(fingerprint: &str) -> Result<()> {
     let ok = (8..=64).contains(&fingerprint.len())

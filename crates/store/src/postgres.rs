@@ -4,6 +4,7 @@
 use std::str::FromStr;
 use std::time::Duration;
 
+use sqlx::Connection as _;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 
 /// How long to wait for a connection from the pool.
@@ -25,6 +26,12 @@ impl PgStore {
     /// [`PgStore::connect`] with a chosen pool size.
     pub async fn connect_with_pool_size(url: &str, max_connections: u32) -> Result<Self> {
         let options = PgConnectOptions::from_str(url).map_err(|e| StoreError::open(url, e))?;
+        // One direct connection first: an unreachable server or a bad password fails now
+        // with its own message, rather than after the pool's acquire timeout.
+        let probe = PgConnection::connect_with(&options)
+            .await
+            .map_err(|e| StoreError::open(url, e))?;
+        probe.close().await.map_err(|e| StoreError::open(url, e))?;
         let pool = PgPoolOptions::new()
             .max_connections(max_connections.max(1))
             .acquire_timeout(ACQUIRE_TIMEOUT)

@@ -1,0 +1,896 @@
+//! The store's behaviour, the same checks on SQLite and on PostgreSQL.
+
+#![allow(clippy::expect_used)]
+
+mod common;
+
+use common::Fixture;
+use headroom_core::clock::{SignedDuration, Timestamp};
+use headroom_core::signal::{Dimension, LimitReason, Provider};
+use headroom_core::{QuotaKey, Subject};
+use headroom_store::records::{Issue, Organization, PullRequestCommit, Repository};
+use headroom_store::{
+    ANONYMOUS_FINGERPRINT, Backend, CheckpointStatus, CheckpointUpdate, CredentialSeen, NewSyncRun,
+    RateLimitObservation, Record, StoreError, StoredEtag, SubjectKind, SyncRunStatus, TABLES,
+    UsageRecord, Watermark,
+};
+use serde_json::json;
+
+fn t(secs: i64) -> Timestamp {
+    Timestamp::from_second(1_800_000_000 + secs).expect("valid")
+}
+
+fn alice() -> QuotaKey {
+    QuotaKey::user("api.github.com", "alice")
+}
+
+both_backends!(
+    schema_has_every_table_and_reopens,
+    credentials_are_fingerprints_with_owners,
+    etags_are_kept_per_credential_and_url,
+    usage_adds_up_per_window_family_and_dimension,
+    rate_limit_observations_list_newest_first,
+    sync_runs_hibernate_and_wake,
+    checkpoints_replace_status_and_add_counts,
+    a_page_and_its_cursor_commit_together,
+    a_failing_page_commits_nothing,
+    a_dropped_transaction_commits_nothing,
+    unique_violations_are_conflicts,
+    watermarks_only_move_forward,
+    org_repositories_share_the_feed_table,
+);
+
+async fn schema_has_every_table_and_reopens(fx: &Fixture) {
+    let mut expected: Vec<String> = TABLES.iter().map(|s| s.to_string()).collect();
+    expected.sort();
+    assert_eq!(fx.store.table_names().await.expect("tables"), expected);
+    for table in TABLES {
+        assert_eq!(
+            fx.store.count_rows(table).await.expect("count"),
+            0,
+            "{table}"
+        );
+    }
+    assert!(matches!(
+        fx.store.count_rows("sqlite_master; DROP TABLE etags").await,
+        Err(StoreError::Invalid { .. })
+    ));
+    // Opening again runs the migrations again: a no-op.
+    let again = headroom_store::open(&fx.target).await.expect("reopen");
+    assert_eq!(again.backend(), fx.store.backend());
+    assert_eq!(
+        again.table_names().await.expect("tables").len(),
+        TABLES.len()
+    );
+    again.close().await;
+}
+
+fn seen(fingerprint: &str, owner: &str, at: Timestamp) -> CredentialSeen {
+    CredentialSeen {
+        host: "api.github.com".into(),
+        fingerprint: fingerprint.into(),
+        subject_kind: SubjectKind::User,
+        owner_login: owner.into(),
+        seen_at: at,
+    }
+}
+
+async fn credentials_are_fingerprints_with_owners(fx: &Fixture) {
+    let s = &fx.store;
+    let first = s
+        .upsert_credential(&seen("0123456789abcdef", "alice", t(0)))
+        .await
+        .expect("insert");
+    assert_eq!(
+        (
+            first.first_seen_at,
+            first.last_seen_at,
+            first.owner_login.as_str()
+        ),
+        (t(0), t(0), "alice")
+    );
+    // Seen again, later: one row, last_seen moves, first_seen stays.
+    let again = s
+        .upsert_credential(&seen("0123456789abcdef", "alice", t(60)))
+        .await
+        .expect("upsert");
+    assert_eq!(again.id, first.id);
+    assert_eq!((again.first_seen_at, again.last_seen_at), (t(0), t(60)));
+    // A late, older sighting does not move last_seen backwards.
+    let late = s
+        .upsert_credential(&seen("0123456789abcdef", "alice", t(30)))
+        .await
+        .expect("upsert");
+    assert_eq!(late.last_seen_at, t(60));
+
+    s.upsert_credential(&seen("fedcba9876543210", "alice", t(10)))
+        .await
+        .expect("second token of alice");
+    s.upsert_credential(&seen("aaaaaaaaaaaaaaaa", "bob", t(10)))
+        .await
+        .expect("bob");
+    let mut other_host = seen("0123456789abcdef", "alice", t(10));
+    other_host.host = "ghe.example.com".into();
+    s.upsert_credential(&other_host).await.expect("GHE");
+
+    let of_alice = s
+        .credentials_of("api.github.com", SubjectKind::User, "alice")
+        .await
+        .expect("list");
+    let fingerprints: Vec<&str> = of_alice.iter().map(|c| c.fingerprint.as_str()).collect();
+    assert_eq!(fingerprints, ["0123456789abcdef", "fedcba9876543210"]);
+    assert_eq!(
+        s.count_credentials_sharing("api.github.com", SubjectKind::User, "alice")
+            .await
+            .expect("count"),
+        2
+    );
+    assert_eq!(
+        s.count_credentials_sharing("api.github.com", SubjectKind::User, "carol")
+            .await
+            .expect("count"),
+        0
+    );
+    let found = s
+        .credential("api.github.com", "fedcba9876543210")
+        .await
+        .expect("lookup")
+        .expect("present");
+    assert_eq!(
+        found.subject().expect("subject"),
+        Subject::User("alice".into())
+    );
+    assert_eq!(
+        s.credential("api.github.com", "0000000000000000")
+            .await
+            .expect("lookup"),
+        None
+    );
+
+    // A token passed by mistake is refused, and never lands in a row.
+    let token = "ghp_16C7e42F292c6912E7710c838347Ae178B4a";
+    let err = s
+        .upsert_credential(&seen(token, "alice", t(0)))
+        .await
+        .expect_err("a token is not a fingerprint");
+    assert!(
+        matches!(
+            err,
+            StoreError::Invalid {
+                field: "fingerprint",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(!err.to_string().contains(token));
+    assert_eq!(s.count_rows("credentials").await.expect("count"), 4);
+}
+
+async fn etags_are_kept_per_credential_and_url(fx: &Fixture) {
+    let s = &fx.store;
+    let url = "https://api.github.com/events?per_page=100";
+    assert_eq!(s.etag("0123456789abcdef", url).await.expect("get"), None);
+    let mut tag = StoredEtag {
+        credential_fingerprint: "0123456789abcdef".into(),
+        url: url.into(),
+        etag: "W/\"one\"".into(),
+        last_modified: Some("Mon, 30 Nov 2026 10:00:00 GMT".into()),
+        stored_at: t(0),
+    };
+    s.put_etag(&tag).await.expect("put");
+    let got = s
+        .etag("0123456789abcdef", url)
+        .await
+        .expect("get")
+        .expect("present");
+    assert_eq!(got, tag);
+    tag.etag = "W/\"two\"".into();
+    tag.stored_at = t(5);
+    s.put_etag(&tag).await.expect("replace");
+    assert_eq!(
+        s.etag("0123456789abcdef", url)
+            .await
+            .expect("get")
+            .expect("present")
+            .etag,
+        "W/\"two\""
+    );
+    // Another credential (or none) has its own validators.
+    assert_eq!(s.etag(ANONYMOUS_FINGERPRINT, url).await.expect("get"), None);
+    let anonymous = StoredEtag {
+        credential_fingerprint: ANONYMOUS_FINGERPRINT.into(),
+        etag: "\"anon\"".into(),
+        ..tag.clone()
+    };
+    s.put_etag(&anonymous).await.expect("put anonymous");
+    assert_eq!(
+        s.etag(ANONYMOUS_FINGERPRINT, url)
+            .await
+            .expect("get")
+            .expect("present")
+            .etag,
+        "\"anon\""
+    );
+    assert_eq!(s.count_rows("etags").await.expect("count"), 2);
+
+    // A URL carrying a token is stored redacted, and still found by the same URL.
+    let leaky = "https://api.github.com/repos/a/b?access_token=ghp_abcdefghijklmnop1234";
+    let leaky_tag = StoredEtag {
+        url: leaky.into(),
+        ..tag.clone()
+    };
+    s.put_etag(&leaky_tag).await.expect("put");
+    let got = s
+        .etag("0123456789abcdef", leaky)
+        .await
+        .expect("get")
+        .expect("present");
+    assert!(!got.url.contains("ghp_"), "{}", got.url);
+}
+
+fn usage(family: &str, dimension: Dimension, units: u64, at: Timestamp) -> UsageRecord {
+    UsageRecord {
+        key: alice(),
+        route_family: family.into(),
+        dimension,
+        requests: 1,
+        units,
+        at,
+        window: SignedDuration::from_hours(1),
+    }
+}
+
+async fn usage_adds_up_per_window_family_and_dimension(fx: &Fixture) {
+    let s = &fx.store;
+    // Windows are floored to the hour (1_800_000_000 is a whole hour).
+    let record = usage("events", Dimension::RestCore, 1, t(3700));
+    assert_eq!(record.window_start().expect("window"), t(3600));
+    let zero = UsageRecord {
+        window: SignedDuration::ZERO,
+        ..record
+    };
+    assert!(matches!(
+        s.record_usage(&zero).await,
+        Err(StoreError::Invalid {
+            field: "window",
+            ..
+        })
+    ));
+    for at in [t(10), t(20), t(30)] {
+        s.record_usage(&usage("events", Dimension::RestCore, 1, at))
+            .await
+            .expect("record");
+    }
+    s.record_usage(&usage("org_sync", Dimension::GraphqlCost, 7, t(40)))
+        .await
+        .expect("record");
+    s.record_usage(&usage("org_sync", Dimension::GraphqlCost, 3, t(7200)))
+        .await
+        .expect("record, a later window");
+    let mut bob = usage("events", Dimension::RestCore, 1, t(10));
+    bob.key = QuotaKey::user("api.github.com", "bob");
+    s.record_usage(&bob).await.expect("record bob");
+    // Three hourly rows for alice (events, org_sync, org_sync later) and one for bob.
+    assert_eq!(s.count_rows("usage_records").await.expect("count"), 4);
+
+    let totals = s
+        .usage_totals(&alice(), t(-3600), t(10_000))
+        .await
+        .expect("totals");
+    let summary: Vec<(&str, &str, u64, u64)> = totals
+        .iter()
+        .map(|u| {
+            (
+                u.route_family.as_str(),
+                u.dimension.as_str(),
+                u.requests,
+                u.units,
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("events", "rest_core", 3, 3),
+            ("org_sync", "graphql_cost", 2, 10)
+        ]
+    );
+    assert_eq!(totals[0].last_recorded_at, t(30));
+    // Only windows starting in the range count.
+    let early = s
+        .usage_totals(&alice(), t(-3600), t(3600))
+        .await
+        .expect("totals");
+    assert_eq!(early.iter().map(|u| u.requests).sum::<u64>(), 4);
+}
+
+fn observation(host: &str, reason: Option<LimitReason>, at: Timestamp) -> RateLimitObservation {
+    RateLimitObservation {
+        provider: Provider::GitHub,
+        key: QuotaKey::user(host, "alice"),
+        credential_fingerprint: Some("0123456789abcdef".into()),
+        sync_run_id: None,
+        bucket: Some("core".into()),
+        route_family: Some("events".into()),
+        route_family_attribution: None,
+        dimension: Some(Dimension::RestCore),
+        reason,
+        retry_after: reason.map(|_| SignedDuration::from_secs(60)),
+        reset_at: Some(t(3600)),
+        limit: Some(5000),
+        remaining: Some(0),
+        used: Some(5000),
+        request_id: Some("ABCD:1234".into()),
+        observed_at: at,
+    }
+}
+
+async fn rate_limit_observations_list_newest_first(fx: &Fixture) {
+    let s = &fx.store;
+    let a = s
+        .record_rate_limit_observation(&observation("api.github.com", None, t(0)))
+        .await
+        .expect("insert");
+    let b = s
+        .record_rate_limit_observation(&observation(
+            "api.github.com",
+            Some(LimitReason::Secondary),
+            t(10),
+        ))
+        .await
+        .expect("insert");
+    let c = s
+        .record_rate_limit_observation(&observation(
+            "api.github.com",
+            Some(LimitReason::Primary),
+            t(20),
+        ))
+        .await
+        .expect("insert");
+    s.record_rate_limit_observation(&observation("ghe.example.com", None, t(15)))
+        .await
+        .expect("insert");
+
+    let recent = s
+        .recent_rate_limit_observations("api.github.com", t(5), 10)
+        .await
+        .expect("list");
+    assert_eq!(recent.iter().map(|o| o.id).collect::<Vec<_>>(), [c, b]);
+    let newest = &recent[0];
+    assert_eq!(newest.reason.as_deref(), Some("primary"));
+    assert_eq!(newest.provider, "github");
+    assert_eq!(newest.subject, "user:alice");
+    assert_eq!(newest.dimension.as_deref(), Some("rest_core"));
+    assert_eq!(newest.retry_after_secs, Some(60));
+    assert_eq!(
+        (newest.limit, newest.remaining, newest.used),
+        (Some(5000), Some(0), Some(5000))
+    );
+    assert_eq!(newest.reset_at, Some(t(3600)));
+    assert_eq!(newest.observed_at, t(20));
+    let limited = s
+        .recent_rate_limit_observations("api.github.com", t(-100), 2)
+        .await
+        .expect("list");
+    assert_eq!(limited.len(), 2);
+    assert!(!limited.iter().any(|o| o.id == a));
+}
+
+async fn sync_runs_hibernate_and_wake(fx: &Fixture) {
+    let s = &fx.store;
+    let mut run = s
+        .create_sync_run(&NewSyncRun {
+            kind: "org".into(),
+            target: "acme".into(),
+            key: alice(),
+            requested_stages: Some(vec!["members".into(), "issues".into()]),
+            created_at: t(0),
+        })
+        .await
+        .expect("create");
+    assert_eq!(run.status, SyncRunStatus::Pending);
+    assert_eq!(
+        run.requested_stages.as_deref(),
+        Some(&["members".to_owned(), "issues".to_owned()][..])
+    );
+    assert_eq!(s.sync_run(run.id).await.expect("get").as_ref(), Some(&run));
+    assert_eq!(s.due_sync_runs(t(0), 10).await.expect("due").len(), 1);
+
+    run.status = SyncRunStatus::Hibernating;
+    run.started_at = Some(t(1));
+    run.not_before = Some(t(3600));
+    run.deferral_count = 1;
+    run.first_deferred_at = Some(t(100));
+    run.total_wait = SignedDuration::from_secs(3500);
+    run.summary = Some(json!({"stages_done": 3, "requests": {"core": 120}}));
+    run.updated_at = t(100);
+    s.save_sync_run(&run).await.expect("save");
+    assert_eq!(s.sync_run(run.id).await.expect("get"), Some(run.clone()));
+    assert!(s.due_sync_runs(t(3599), 10).await.expect("due").is_empty());
+    let due = s.due_sync_runs(t(3600), 10).await.expect("due");
+    assert_eq!(due.iter().map(|r| r.id).collect::<Vec<_>>(), [run.id]);
+
+    run.status = SyncRunStatus::Failed;
+    run.failure_reason = Some("deferral budget exhausted: 10 deferrals".into());
+    run.finished_at = Some(t(4000));
+    s.save_sync_run(&run).await.expect("save");
+    assert!(s.due_sync_runs(t(5000), 10).await.expect("due").is_empty());
+    assert_eq!(s.sync_run(run.id).await.expect("get"), Some(run.clone()));
+
+    let mut ghost = run.clone();
+    ghost.id += 1000;
+    assert!(matches!(
+        s.save_sync_run(&ghost).await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert_eq!(s.sync_run(ghost.id).await.expect("get"), None);
+}
+
+fn checkpoint(
+    run: i64,
+    stage: &str,
+    scope: &str,
+    status: CheckpointStatus,
+    cursor: Option<&str>,
+    rows: u64,
+) -> CheckpointUpdate {
+    CheckpointUpdate {
+        sync_run_id: run,
+        stage: stage.into(),
+        scope: scope.into(),
+        status,
+        page_cursor: cursor.map(str::to_owned),
+        pages_added: u64::from(rows > 0),
+        rows_added: rows,
+        detail: None,
+        at: t(rows as i64),
+    }
+}
+
+async fn new_run(fx: &Fixture) -> i64 {
+    fx.store
+        .create_sync_run(&NewSyncRun {
+            kind: "org".into(),
+            target: "acme".into(),
+            key: alice(),
+            requested_stages: None,
+            created_at: t(0),
+        })
+        .await
+        .expect("create run")
+        .id
+}
+
+async fn checkpoints_replace_status_and_add_counts(fx: &Fixture) {
+    let s = &fx.store;
+    let run = new_run(fx).await;
+    s.set_checkpoint(&checkpoint(
+        run,
+        "members",
+        "",
+        CheckpointStatus::Running,
+        Some("c1"),
+        100,
+    ))
+    .await
+    .expect("set");
+    s.set_checkpoint(&checkpoint(
+        run,
+        "members",
+        "",
+        CheckpointStatus::Running,
+        Some("c2"),
+        100,
+    ))
+    .await
+    .expect("set");
+    s.set_checkpoint(&checkpoint(
+        run,
+        "members",
+        "",
+        CheckpointStatus::Done,
+        None,
+        20,
+    ))
+    .await
+    .expect("set");
+    let mut blocked = checkpoint(
+        run,
+        "issues",
+        "acme/api",
+        CheckpointStatus::Blocked,
+        None,
+        0,
+    );
+    blocked.detail = Some("repositories failed".into());
+    s.set_checkpoint(&blocked).await.expect("set");
+
+    let members = s
+        .checkpoint(run, "members", "")
+        .await
+        .expect("get")
+        .expect("present");
+    assert_eq!(members.status, CheckpointStatus::Done);
+    assert_eq!(members.page_cursor, None);
+    assert_eq!((members.pages_done, members.rows_written), (3, 220));
+    let all = s.checkpoints(run).await.expect("list");
+    let keys: Vec<(&str, &str, CheckpointStatus)> = all
+        .iter()
+        .map(|c| (c.stage.as_str(), c.scope.as_str(), c.status))
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            ("issues", "acme/api", CheckpointStatus::Blocked),
+            ("members", "", CheckpointStatus::Done)
+        ]
+    );
+    assert_eq!(all[0].detail.as_deref(), Some("repositories failed"));
+    assert_eq!(s.checkpoint(run, "teams", "").await.expect("get"), None);
+    // A checkpoint needs its run.
+    assert!(matches!(
+        s.set_checkpoint(&checkpoint(
+            run + 99,
+            "members",
+            "",
+            CheckpointStatus::Running,
+            None,
+            0
+        ))
+        .await,
+        Err(StoreError::MissingReference(_))
+    ));
+}
+
+fn org(login: &str, node: &str) -> Record {
+    Record::Organization(Organization {
+        login: login.into(),
+        github_id: Some(9000),
+        node_id: Some(node.into()),
+        name: Some("Acme Inc".into()),
+        description: None,
+        url: Some(format!("https://github.com/{login}")),
+        github_created_at: Some(t(-86_400)),
+        github_updated_at: None,
+        raw: json!({"login": login, "id": node}),
+        collected_at: t(0),
+    })
+}
+
+fn repo(github_id: i64, full_name: &str, organization_id: Option<i64>) -> Record {
+    Record::Repository(Repository {
+        github_id,
+        node_id: Some(format!("R_{github_id}")),
+        full_name: full_name.into(),
+        name: full_name.split('/').nth(1).map(str::to_owned),
+        owner_login: Some("acme".into()),
+        owner_github_id: Some(9000),
+        organization_id,
+        description: None,
+        visibility: Some("PUBLIC".into()),
+        fork: Some(false),
+        archived: Some(false),
+        default_branch: Some("main".into()),
+        github_created_at: Some(t(-1000)),
+        github_updated_at: Some(t(-10)),
+        pushed_at: None,
+        raw: json!({"databaseId": github_id, "nameWithOwner": full_name}),
+        collected_at: t(0),
+    })
+}
+
+fn issue(repository_github_id: i64, number: i64) -> Record {
+    Record::Issue(Issue {
+        repository_github_id,
+        node_id: format!("I_{repository_github_id}_{number}"),
+        github_id: Some(repository_github_id * 1000 + number),
+        number,
+        title: format!("Issue {number}"),
+        state: "OPEN".into(),
+        author_login: Some("alice".into()),
+        comments_count: Some(0),
+        github_created_at: Some(t(number)),
+        github_updated_at: Some(t(number + 1)),
+        closed_at: None,
+        raw: json!({"number": number, "title": format!("Issue {number}"), "labels": ["bug"]}),
+        collected_at: t(50),
+    })
+}
+
+async fn a_page_and_its_cursor_commit_together(fx: &Fixture) {
+    let s = &fx.store;
+    let run = new_run(fx).await;
+    let mut tx = s.begin().await.expect("begin");
+    let org_id = tx
+        .upsert(&org("acme", "O_1"))
+        .await
+        .expect("org")
+        .expect("organizations have an id");
+    tx.upsert(&repo(101, "acme/api", Some(org_id)))
+        .await
+        .expect("repo");
+    tx.set_checkpoint(&checkpoint(run, "org", "", CheckpointStatus::Done, None, 2))
+        .await
+        .expect("checkpoint");
+    tx.commit().await.expect("commit");
+    assert_eq!(
+        s.organization_id("acme").await.expect("lookup"),
+        Some(org_id)
+    );
+
+    let page: Vec<Record> = (1..=3).map(|n| issue(101, n)).collect();
+    let cursor = checkpoint(
+        run,
+        "issues",
+        "acme/api",
+        CheckpointStatus::Running,
+        Some("Y3Vyc29yOjM="),
+        3,
+    );
+    let written = s.write_page(&page, &cursor).await.expect("page");
+    assert_eq!(written.rows, 3);
+    assert_eq!(s.count_rows("issues").await.expect("count"), 3);
+    let cp = s
+        .checkpoint(run, "issues", "acme/api")
+        .await
+        .expect("get")
+        .expect("present");
+    assert_eq!(cp.page_cursor.as_deref(), Some("Y3Vyc29yOjM="));
+    assert_eq!((cp.pages_done, cp.rows_written), (1, 3));
+
+    // The same rows again (a page redone after a crash) change nothing but what changed.
+    let mut edited = page.clone();
+    if let Record::Issue(i) = &mut edited[0] {
+        i.title = "Issue 1, renamed".into();
+        i.state = "CLOSED".into();
+    }
+    s.write_page(
+        &edited,
+        &checkpoint(run, "issues", "acme/api", CheckpointStatus::Done, None, 0),
+    )
+    .await
+    .expect("page again");
+    assert_eq!(s.count_rows("issues").await.expect("count"), 3);
+    let cp = s
+        .checkpoint(run, "issues", "acme/api")
+        .await
+        .expect("get")
+        .expect("present");
+    assert_eq!((cp.status, cp.page_cursor), (CheckpointStatus::Done, None));
+
+    // Rows without a surrogate id return none.
+    let mut tx = s.begin().await.expect("begin");
+    let none = tx
+        .upsert(&Record::PullRequestCommit(PullRequestCommit {
+            repository_github_id: 101,
+            pull_request_number: 7,
+            commit_sha: "a".repeat(40),
+            author_login: None,
+            message_headline: Some("Fix".into()),
+            committed_at: Some(t(3)),
+            additions: Some(1),
+            deletions: Some(0),
+            changed_files: Some(1),
+            raw: json!({}),
+            collected_at: t(4),
+        }))
+        .await
+        .expect("commit row");
+    assert_eq!(none, None);
+    tx.commit().await.expect("commit");
+    assert_eq!(
+        s.count_rows("pull_request_commits").await.expect("count"),
+        1
+    );
+}
+
+async fn a_failing_page_commits_nothing(fx: &Fixture) {
+    let s = &fx.store;
+    let run = new_run(fx).await;
+    s.write_page(
+        &[repo(101, "acme/api", None)],
+        &checkpoint(
+            run,
+            "repositories",
+            "",
+            CheckpointStatus::Running,
+            Some("p1"),
+            1,
+        ),
+    )
+    .await
+    .expect("first page");
+    // The third issue names a repository that was never stored: the whole page, and the
+    // cursor after it, are refused.
+    let page = vec![issue(101, 1), issue(101, 2), issue(999, 3)];
+    let err = s
+        .write_page(
+            &page,
+            &checkpoint(
+                run,
+                "repositories",
+                "",
+                CheckpointStatus::Running,
+                Some("p2"),
+                3,
+            ),
+        )
+        .await
+        .expect_err("a missing repository");
+    assert!(matches!(err, StoreError::MissingReference(_)), "{err}");
+    assert_eq!(s.count_rows("issues").await.expect("count"), 0);
+    let cp = s
+        .checkpoint(run, "repositories", "")
+        .await
+        .expect("get")
+        .expect("present");
+    assert_eq!(cp.page_cursor.as_deref(), Some("p1"));
+    assert_eq!(cp.rows_written, 1);
+}
+
+async fn a_dropped_transaction_commits_nothing(fx: &Fixture) {
+    let s = &fx.store;
+    let run = new_run(fx).await;
+    {
+        let mut tx = s.begin().await.expect("begin");
+        tx.upsert(&org("acme", "O_1")).await.expect("org");
+        tx.set_checkpoint(&checkpoint(run, "org", "", CheckpointStatus::Done, None, 1))
+            .await
+            .expect("checkpoint");
+        // Dropped: as if the process died before committing.
+    }
+    let mut tx = s.begin().await.expect("begin");
+    tx.upsert(&org("other", "O_2")).await.expect("org");
+    tx.rollback().await.expect("rollback");
+    assert_eq!(s.count_rows("organizations").await.expect("count"), 0);
+    assert_eq!(s.checkpoints(run).await.expect("list"), vec![]);
+}
+
+async fn unique_violations_are_conflicts(fx: &Fixture) {
+    let s = &fx.store;
+    let mut tx = s.begin().await.expect("begin");
+    tx.upsert(&org("acme", "O_1")).await.expect("org");
+    tx.commit().await.expect("commit");
+    // Another login with the same GraphQL id collides with the first row.
+    let mut tx = s.begin().await.expect("begin");
+    let err = tx
+        .upsert(&org("acme-renamed", "O_1"))
+        .await
+        .expect_err("duplicate node id");
+    assert!(err.is_conflict(), "{err}");
+    drop(tx);
+    assert_eq!(s.count_rows("organizations").await.expect("count"), 1);
+}
+
+async fn watermarks_only_move_forward(fx: &Fixture) {
+    let s = &fx.store;
+    let run = new_run(fx).await;
+    s.write_page(
+        &[repo(101, "acme/api", None)],
+        &checkpoint(run, "repositories", "", CheckpointStatus::Done, None, 1),
+    )
+    .await
+    .expect("repo");
+    for mark in Watermark::ALL {
+        assert_eq!(s.watermark(101, mark).await.expect("read"), None);
+    }
+    let mut tx = s.begin().await.expect("begin");
+    tx.set_watermark(101, Watermark::Issues, t(100))
+        .await
+        .expect("set");
+    tx.set_watermark(101, Watermark::Issues, t(50))
+        .await
+        .expect("an older mark is ignored");
+    tx.set_watermark(101, Watermark::Branches, t(70))
+        .await
+        .expect("set");
+    tx.commit().await.expect("commit");
+    assert_eq!(
+        s.watermark(101, Watermark::Issues).await.expect("read"),
+        Some(t(100))
+    );
+    assert_eq!(
+        s.watermark(101, Watermark::Branches).await.expect("read"),
+        Some(t(70))
+    );
+    assert_eq!(
+        s.watermark(101, Watermark::PullRequests)
+            .await
+            .expect("read"),
+        None
+    );
+    let mut tx = s.begin().await.expect("begin");
+    assert!(matches!(
+        tx.set_watermark(555, Watermark::Issues, t(1)).await,
+        Err(StoreError::NotFound(_))
+    ));
+    drop(tx);
+    assert!(matches!(
+        s.watermark(555, Watermark::Issues).await,
+        Err(StoreError::NotFound(_))
+    ));
+}
+
+async fn org_repositories_share_the_feed_table(fx: &Fixture) {
+    let s = &fx.store;
+    let run = new_run(fx).await;
+    let page = vec![repo(101, "acme/api", None)];
+    s.write_page(
+        &page,
+        &checkpoint(run, "repositories", "", CheckpointStatus::Running, None, 1),
+    )
+    .await
+    .expect("repo");
+    // A rename seen by a later sync updates the row in place.
+    s.write_page(
+        &[repo(101, "acme/api-v2", None)],
+        &checkpoint(run, "repositories", "", CheckpointStatus::Done, None, 1),
+    )
+    .await
+    .expect("renamed");
+    assert_eq!(s.count_rows("repositories").await.expect("count"), 1);
+    let mut tx = s.begin().await.expect("begin");
+    tx.set_watermark(101, Watermark::Issues, t(5))
+        .await
+        .expect("watermark");
+    tx.commit().await.expect("commit");
+    // Upserting the repository again keeps its watermark.
+    s.write_page(
+        &page,
+        &checkpoint(run, "repositories", "", CheckpointStatus::Done, None, 1),
+    )
+    .await
+    .expect("again");
+    assert_eq!(
+        s.watermark(101, Watermark::Issues).await.expect("read"),
+        Some(t(5))
+    );
+}
+
+#[tokio::test]
+async fn an_unreachable_postgres_error_never_shows_the_password() {
+    let err = headroom_store::open("postgres://headroom:s3cr3t-pass@127.0.0.1:1/headroom")
+        .await
+        .expect_err("nothing listens on port 1");
+    let message = err.to_string();
+    assert!(matches!(err, StoreError::Open { .. }), "{message}");
+    assert!(!message.contains("s3cr3t-pass"), "{message}");
+    assert!(message.contains("127.0.0.1"), "{message}");
+}
+
+#[tokio::test]
+async fn sqlite_creates_a_missing_file_in_wal_mode_with_foreign_keys() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("fresh.db");
+    let url = format!("sqlite://{}", path.display());
+    let store = headroom_store::SqliteStore::open(&url).await.expect("open");
+    assert!(path.exists());
+    assert_eq!(store.backend(), Backend::Sqlite);
+    let pool = store.pool();
+    let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+        .fetch_one(pool)
+        .await
+        .expect("pragma");
+    assert_eq!(mode, "wal");
+    let fk: i64 = sqlx::query_scalar("PRAGMA foreign_keys")
+        .fetch_one(pool)
+        .await
+        .expect("pragma");
+    assert_eq!(fk, 1);
+    let busy: i64 = sqlx::query_scalar("PRAGMA busy_timeout")
+        .fetch_one(pool)
+        .await
+        .expect("pragma");
+    assert!(busy >= 1000, "busy timeout {busy} ms");
+    use headroom_store::Store as _;
+    store.close().await;
+}
+
+#[tokio::test]
+async fn sqlite_rejects_an_empty_path() {
+    assert!(matches!(
+        headroom_store::open("sqlite://").await,
+        Err(StoreError::Open { .. })
+    ));
+}
