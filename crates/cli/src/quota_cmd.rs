@@ -30,6 +30,32 @@ enum QuotaCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Send many cheap reads at once through the governor and report what it did with them:
+    /// how many went out, how many it deferred, and what the provider answered. A way to watch
+    /// the governor hold a quota (against the simulator, or a test deployment).
+    Probe {
+        /// Reads to attempt.
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+        requests: u32,
+        /// Reads in flight at once (the governor's ceiling still applies).
+        #[arg(long, default_value_t = 25, value_parser = clap::value_parser!(u32).range(1..=1_000))]
+        concurrency: u32,
+        /// The path to read (default: /user with a token, /events?per_page=1 without).
+        #[arg(long)]
+        path: Option<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// What a probe saw.
+#[derive(Debug, Default, Serialize)]
+struct ProbeReport {
+    attempted: u64,
+    ok: u64,
+    deferred: u64,
+    failed: std::collections::BTreeMap<String, u64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -44,17 +70,25 @@ struct Report {
 
 /// Runs `headroom quota …`.
 pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> ExitCode {
-    let QuotaCommand::Show { json } = args.command;
+    let json = match args.command {
+        QuotaCommand::Show { json } => json,
+        QuotaCommand::Probe {
+            requests,
+            concurrency,
+            path,
+            json,
+        } => return probe(global, requests, concurrency, path, json).await,
+    };
     let settings = match global.resolve(&ProcessEnv) {
         Ok(s) => s,
         Err(e) => return crate::refuse(&e),
     };
-    let store = match registry::open(&settings.db).await {
+    let opened = match registry::open(&settings.db).await {
         Ok(s) => s,
         Err(e) => return crate::refuse(&e),
     };
     let clock = TokioClock::system();
-    let client = match wiring::client(&settings, clock, store.clone()) {
+    let client = match wiring::client(&settings, clock, &opened) {
         Ok(c) => c,
         Err(e) => return crate::refuse(&e),
     };
@@ -141,4 +175,125 @@ pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> ExitCode {
         println!("1 credential known for {owner} quota on {}", report.host);
     }
     ExitCode::SUCCESS
+}
+
+/// Longest governor wait a probe spends in place (the in-flight ceiling's short waits);
+/// anything longer is a deferral and is counted, not slept on.
+const IN_PLACE_WAIT_SECS: i64 = 5;
+
+async fn probe(
+    global: &GlobalArgs,
+    requests: u32,
+    concurrency: u32,
+    path: Option<String>,
+    json: bool,
+) -> ExitCode {
+    let settings = match global.resolve(&ProcessEnv) {
+        Ok(s) => s,
+        Err(e) => return crate::refuse(&e),
+    };
+    let opened = match registry::open(&settings.db).await {
+        Ok(s) => s,
+        Err(e) => return crate::refuse(&e),
+    };
+    let clock = TokioClock::system();
+    let client = match wiring::client(&settings, clock, &opened) {
+        Ok(c) => c,
+        Err(e) => return crate::refuse(&e),
+    };
+    let credential = settings.credential.clone();
+    if let Err(e) = client.identity(credential.as_ref()).await {
+        return crate::failed(&e);
+    }
+    let path = path.unwrap_or_else(|| {
+        if credential.is_some() {
+            "/user".into()
+        } else {
+            "/events?per_page=1".into()
+        }
+    });
+    let left = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(requests));
+    let report = std::sync::Arc::new(std::sync::Mutex::new(ProbeReport::default()));
+    let mut tasks = Vec::new();
+    for _ in 0..concurrency {
+        let (client, credential, path, left, report) = (
+            client.clone(),
+            credential.clone(),
+            path.clone(),
+            left.clone(),
+            report.clone(),
+        );
+        tasks.push(tokio::spawn(async move {
+            while left
+                .fetch_update(
+                    std::sync::atomic::Ordering::SeqCst,
+                    std::sync::atomic::Ordering::SeqCst,
+                    |n| n.checked_sub(1),
+                )
+                .is_ok()
+            {
+                loop {
+                    let request = ApiRequest::get(path.as_str())
+                        .credential(credential.as_ref())
+                        .route("quota_probe", headroom_core::Dimension::RestCore);
+                    let outcome = client.send(request).await;
+                    let mut r = report.lock().unwrap_or_else(|p| p.into_inner());
+                    match outcome {
+                        Ok(_) => {
+                            r.attempted += 1;
+                            r.ok += 1;
+                        }
+                        Err(ApiError::RateLimited { until, .. })
+                            if until.duration_since(clock.now()).as_secs()
+                                <= IN_PLACE_WAIT_SECS =>
+                        {
+                            drop(r);
+                            clock.sleep_until(until).await;
+                            continue;
+                        }
+                        Err(ApiError::RateLimited { .. }) => {
+                            r.attempted += 1;
+                            r.deferred += 1;
+                        }
+                        Err(e) => {
+                            r.attempted += 1;
+                            let kind = format!("{e:?}")
+                                .split([' ', '{', '('])
+                                .next()
+                                .unwrap_or("error")
+                                .to_owned();
+                            *r.failed.entry(kind).or_default() += 1;
+                        }
+                    }
+                    break;
+                }
+            }
+        }));
+    }
+    for task in tasks {
+        if let Err(e) = task.await {
+            return crate::failed(&e);
+        }
+    }
+    let report = std::mem::take(&mut *report.lock().unwrap_or_else(|p| p.into_inner()));
+    if json {
+        match serde_json::to_string(&report) {
+            Ok(text) => println!("{text}"),
+            Err(e) => return crate::failed(&e),
+        }
+    } else {
+        println!(
+            "{} reads: {} answered, {} deferred by the governor, {} failed {:?}",
+            report.attempted,
+            report.ok,
+            report.deferred,
+            report.failed.values().sum::<u64>(),
+            report.failed
+        );
+    }
+    if report.failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
 }

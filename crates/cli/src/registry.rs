@@ -10,20 +10,40 @@ use headroom_core::Subject;
 use headroom_core::clock::{Clock, SignedDuration, TokioClock};
 use headroom_core::governor::BoxFuture;
 use headroom_http::sinks::{CredentialRegistry, EtagStore, UsageRecord, UsageSink};
-use headroom_store::{CredentialSeen, Store, StoredEtag, SubjectKind};
+use headroom_store::{CredentialSeen, PgStore, Store, StoredEtag, SubjectKind};
 
 use crate::config::ConfigError;
 
+/// An open database: the sinks over it and, on PostgreSQL, the store whose pool also holds
+/// the shared governor state.
+#[derive(Debug, Clone)]
+pub struct Opened {
+    /// The exit door's sinks.
+    pub sinks: Arc<StoreSinks>,
+    /// Set when the database is PostgreSQL.
+    pub postgres: Option<Arc<PgStore>>,
+}
+
 /// Opens the configured database (creating an SQLite file when needed).
-pub async fn open(db: &str) -> Result<Arc<StoreSinks>, ConfigError> {
-    let store = headroom_store::open(db).await.map_err(|e| ConfigError {
+pub async fn open(db: &str) -> Result<Opened, ConfigError> {
+    let refused = |e: headroom_store::StoreError| ConfigError {
         setting: "--db".into(),
         problem: e.to_string(),
-    })?;
-    Ok(Arc::new(StoreSinks {
-        store,
-        clock: TokioClock::system(),
-    }))
+    };
+    let (store, postgres): (Arc<dyn Store>, _) =
+        if db.starts_with("postgres://") || db.starts_with("postgresql://") {
+            let pg = Arc::new(PgStore::connect(db).await.map_err(refused)?);
+            (pg.clone(), Some(pg))
+        } else {
+            (headroom_store::open(db).await.map_err(refused)?, None)
+        };
+    Ok(Opened {
+        sinks: Arc::new(StoreSinks {
+            store,
+            clock: TokioClock::system(),
+        }),
+        postgres,
+    })
 }
 
 /// The store, seen as the exit door's sinks.

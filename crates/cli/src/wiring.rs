@@ -3,29 +3,47 @@
 
 use std::sync::Arc;
 
-use headroom_core::Governor;
 use headroom_core::clock::TokioClock;
 use headroom_core::governor::GovernorConfig;
+use headroom_core::{Governor, SignedDuration};
 use headroom_http::{Client, ClientParts, LiveConfig, LiveTransport};
+use headroom_store::{PgGovernorOptions, PgQuotaState};
 
 use crate::config::{ConfigError, Settings};
-use crate::registry::StoreSinks;
+use crate::registry::Opened;
 
-/// A client for `settings`, recording credential owners, ETags and usage in the store.
+/// A client for `settings`, recording credential owners, ETags and usage in the store. On
+/// PostgreSQL the governor's state lives in the database, shared by every process that uses
+/// it; otherwise in this process's memory.
 pub fn client(
     settings: &Settings,
     clock: TokioClock,
-    sinks: Arc<StoreSinks>,
+    opened: &Opened,
 ) -> Result<Client, ConfigError> {
     let governor_config = GovernorConfig {
         ceiling: settings.in_flight_ceiling,
         ..GovernorConfig::default()
     };
-    let governor =
-        Governor::in_memory(governor_config, Arc::new(clock)).map_err(|e| ConfigError {
-            setting: "--in-flight-ceiling".into(),
-            problem: e.to_string(),
-        })?;
+    let refused = |e: headroom_core::governor::ConfigError| ConfigError {
+        setting: "--in-flight-ceiling".into(),
+        problem: e.to_string(),
+    };
+    let request_timeout =
+        SignedDuration::try_from(settings.connect_timeout + settings.read_timeout)
+            .unwrap_or(SignedDuration::from_secs(20));
+    let governor = match &opened.postgres {
+        Some(pg) => {
+            let options = PgGovernorOptions {
+                // A lease must outlive the slowest request, plus slack.
+                lease_ttl: request_timeout + SignedDuration::from_secs(30),
+                holder: format!("headroom:{}", std::process::id()),
+            };
+            let state =
+                PgQuotaState::new(pg.pool().clone(), governor_config, options).map_err(refused)?;
+            Governor::new(Arc::new(state), Arc::new(clock))
+        }
+        None => Governor::in_memory(governor_config, Arc::new(clock)).map_err(refused)?,
+    };
     let transport = LiveTransport::new(&LiveConfig {
         connect_timeout: settings.connect_timeout,
         read_timeout: settings.read_timeout,
@@ -42,11 +60,10 @@ pub fn client(
         Arc::new(transport),
         clock,
     );
+    let sinks = opened.sinks.clone();
     parts.credentials = sinks.clone();
     parts.etags = sinks.clone();
     parts.usage = sinks;
-    parts.config.request_timeout =
-        headroom_core::SignedDuration::try_from(settings.connect_timeout + settings.read_timeout)
-            .unwrap_or(headroom_core::SignedDuration::from_secs(20));
+    parts.config.request_timeout = request_timeout;
     Ok(Client::new(parts))
 }
