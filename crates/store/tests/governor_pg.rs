@@ -522,3 +522,145 @@ async fn invalid_settings_are_refused_by_name() {
     assert!(message.contains("ceiling"), "{message}");
     store.close().await;
 }
+
+/// A small deterministic generator, so a failing sequence can be replayed by its seed.
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// The same random interleavings of acquire, observe, drop and time passing, applied to the
+/// in-memory backend and to two PostgreSQL "processes": every decision and every snapshot must
+/// be the same, because both apply the same rule.
+#[tokio::test]
+async fn decisions_match_the_in_memory_backend_under_random_interleavings() {
+    use headroom_core::governor::MemoryQuotaState;
+
+    let config = GovernorConfig {
+        ceiling: 4,
+        rest_points: Some(PointsLimit::per_minute(40)),
+        ..GovernorConfig::default()
+    };
+    let Some(admin) = common::admin_url("decisions_match_the_in_memory_backend") else {
+        return;
+    };
+    const BUCKETS: [&str; 3] = ["core", "graphql", "search"];
+    for seed in [0x9e37_79b9_7f4a_7c15_u64, 42, 7_777_777] {
+        let db = PgDatabase::create(&admin).await;
+        let mut processes = Vec::new();
+        for _ in 0..2 {
+            let store = db.store(3).await;
+            let options = PgGovernorOptions {
+                // Longer than any sequence: leases must not expire under the memory backend.
+                lease_ttl: SignedDuration::from_hours(24 * 365),
+                ..PgGovernorOptions::default()
+            };
+            processes.push(
+                PgQuotaState::new(store.pool().clone(), config.clone(), options).expect("valid"),
+            );
+        }
+        let memory = MemoryQuotaState::new(config.clone()).expect("valid");
+        let mut rng = XorShift(seed);
+        let mut now = t(0);
+        let mut held: Vec<(Permit, Permit)> = Vec::new();
+        let (mut grants, mut waits) = (0, 0);
+        for step in 0..150 {
+            let context = format!("seed {seed:#x}, step {step}");
+            match rng.below(10) {
+                0..=3 => {
+                    let bucket = Bucket::new(BUCKETS[rng.below(3) as usize]);
+                    let estimate = 1 + rng.below(6) as u32;
+                    let kind = if rng.below(2) == 0 {
+                        RequestKind::REST_READ
+                    } else {
+                        RequestKind::GRAPHQL_QUERY
+                    };
+                    let process = &processes[rng.below(2) as usize];
+                    let m = memory.acquire_now(&alice(), &bucket, estimate, kind, now);
+                    let p = process
+                        .acquire(&alice(), &bucket, estimate, kind, now)
+                        .await
+                        .expect("backend");
+                    match (m, p) {
+                        (Acquire::Grant(m), Acquire::Grant(p)) => {
+                            assert_eq!(m.cost(), p.cost(), "{context}");
+                            held.push((m, p));
+                            grants += 1;
+                        }
+                        (Acquire::Wait(m), Acquire::Wait(p)) => {
+                            assert_eq!(m, p, "{context}");
+                            waits += 1;
+                        }
+                        (m, p) => panic!("{context}: memory {m:?}, postgres {p:?}"),
+                    }
+                }
+                4..=6 => {
+                    if !held.is_empty() {
+                        let i = rng.below(held.len() as u64) as usize;
+                        let (m, p) = &held[i];
+                        let remaining = rng.below(300);
+                        let mut signal = reading(
+                            m.bucket().as_str(),
+                            remaining,
+                            rng.below(5000),
+                            t(rng.below(7200) as i64),
+                        );
+                        if rng.below(3) == 0 {
+                            signal.cost = Some(1 + rng.below(20));
+                        }
+                        if rng.below(12) == 0 {
+                            signal.reason = Some(LimitReason::Secondary);
+                        }
+                        memory.observe_now(m, &signal, now);
+                        processes[rng.below(2) as usize]
+                            .observe(p, &signal, now)
+                            .await
+                            .expect("backend");
+                    }
+                }
+                7..=8 => {
+                    if !held.is_empty() {
+                        let i = rng.below(held.len() as u64) as usize;
+                        drop(held.swap_remove(i));
+                        for process in &processes {
+                            process.settled().await;
+                        }
+                    }
+                }
+                _ => now += SignedDuration::from_millis(rng.below(400_000) as i64),
+            }
+            let m = memory.snapshot_now(&alice(), now);
+            let p = processes[step % 2]
+                .snapshot(&alice(), now)
+                .await
+                .expect("backend");
+            assert_eq!(m, p, "{context}");
+            assert_eq!(p.in_flight as usize, held.len(), "{context}");
+        }
+        assert!(
+            grants > 10 && waits > 10,
+            "seed {seed:#x}: {grants} grants, {waits} waits"
+        );
+        drop(held);
+        for process in &processes {
+            process.settled().await;
+        }
+        assert_eq!(
+            processes[0]
+                .snapshot(&alice(), now)
+                .await
+                .expect("backend")
+                .in_flight,
+            0
+        );
+    }
+}
