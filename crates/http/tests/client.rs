@@ -514,3 +514,58 @@ async fn a_timeout_is_enforced_on_the_clock() {
     assert_eq!(err, ApiError::Timeout { attempts: 4 });
     assert!(started.elapsed() >= std::time::Duration::from_secs(80));
 }
+
+#[tokio::test(start_paused = true)]
+async fn secondary_limits_without_retry_after_escalate_and_a_success_resets() {
+    let secondary = || {
+        reply(
+            403,
+            &[],
+            r#"{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again."}"#,
+        )
+    };
+    let r = rig(vec![
+        secondary(),
+        secondary(),
+        secondary(),
+        ok_json("{}"),
+        secondary(),
+    ]);
+    let clock = TokioClock::anchored_at(Timestamp::from_second(START).expect("valid"));
+    let mut waits = Vec::new();
+    for _ in 0..3 {
+        let err = r
+            .client
+            .send(ApiRequest::get("/repos/o/r"))
+            .await
+            .expect_err("secondary");
+        let ApiError::RateLimited { until, .. } = err else {
+            panic!("{err}")
+        };
+        waits.push(until.duration_since(clock_now(&clock)).as_secs());
+        tokio::time::sleep(until.duration_since(clock_now(&clock)).unsigned_abs()).await;
+    }
+    assert_eq!(waits, vec![60, 120, 240]);
+    r.client
+        .send(ApiRequest::get("/repos/o/r"))
+        .await
+        .expect("success");
+    let err = r
+        .client
+        .send(ApiRequest::get("/repos/o/r"))
+        .await
+        .expect_err("secondary again");
+    let ApiError::RateLimited { until, .. } = err else {
+        panic!("{err}")
+    };
+    assert_eq!(
+        until.duration_since(clock_now(&clock)).as_secs(),
+        60,
+        "the success reset the escalation"
+    );
+}
+
+fn clock_now(clock: &TokioClock) -> Timestamp {
+    use headroom_core::clock::Clock;
+    clock.now()
+}
