@@ -283,7 +283,7 @@ pub fn live_window(
         .collect();
     let mut i = 0;
     while i + 1 < out.len() {
-        if (count - i as u64) % 3 == 0 {
+        if (count - i as u64).is_multiple_of(3) {
             out.swap(i, i + 1);
         }
         i += 2;

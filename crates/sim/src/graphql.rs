@@ -847,13 +847,13 @@ impl Repository {
     /// The default branch.
     async fn default_branch_ref(&self, ctx: &Context<'_>) -> async_graphql::Result<Option<Ref>> {
         let (id, branch) = (self.0.id, self.0.default_branch.clone());
-        Ok(with_world(ctx, |w| {
+        with_world(ctx, |w| {
             w.content(id).branch(&branch).map(|b| Ref {
                 name: b.name.clone(),
                 prefix: "refs/heads/".to_owned(),
                 oid: b.sha.clone(),
             })
-        })?)
+        })
     }
     /// Issues (pull requests excluded).
     #[allow(clippy::too_many_arguments)]

@@ -112,10 +112,10 @@ fn link_header(ctx: &Ctx, path: &str, page: u64, last: u64, has_next: bool) -> O
     if rels.is_empty() {
         return None;
     }
-    if page % 2 == 0 {
+    if page.is_multiple_of(2) {
         rels.reverse();
     }
-    if page % 3 == 0 {
+    if page.is_multiple_of(3) {
         rels.rotate_left(1);
     }
     Some(rels.join(", "))
@@ -170,6 +170,8 @@ fn ancestors(c: &RepoContent, sha: &str) -> HashSet<String> {
 }
 
 impl Simulator {
+    // The error is the response itself, built at most once per request.
+    #[allow(clippy::result_large_err)]
     fn body_json(&self, ctx: &Ctx) -> Result<Value, Reply> {
         if ctx.body.is_empty() {
             return Ok(json!({}));
@@ -514,6 +516,7 @@ impl Simulator {
 
     // ------------------------------------------------------------------ repositories
 
+    #[allow(clippy::result_large_err)]
     fn resolve_repo(&self, ctx: &Ctx, sel: &RepoSel<'_>, rest: &[&str]) -> Result<RepoRec, Reply> {
         let w = lock(&self.inner.world);
         let found = match sel {
@@ -572,7 +575,7 @@ impl Simulator {
                 let state = ctx.param("state").unwrap_or("open").to_owned();
                 let mut issues: Vec<IssueRec> = w.content(repo.id).issues.clone();
                 issues.retain(|i| state == "all" || (state == "open") == i.open);
-                issues.sort_by(|a, b| b.number.cmp(&a.number));
+                issues.sort_by_key(|i| std::cmp::Reverse(i.number));
                 let items = issues
                     .iter()
                     .map(|i| render::issue(base, &w, &repo, i))
@@ -612,7 +615,7 @@ impl Simulator {
                     .filter_map(|i| i.pull.map(|p| (i, &c.pulls[p])))
                     .filter(|(i, _)| state == "all" || (state == "open") == i.open)
                     .collect();
-                items.sort_by(|a, b| b.0.number.cmp(&a.0.number));
+                items.sort_by_key(|(i, _)| std::cmp::Reverse(i.number));
                 let items = items
                     .iter()
                     .map(|(i, p)| render::pull(base, &w, &repo, i, p))

@@ -907,7 +907,7 @@ impl World {
                     base_sha: main_sha.clone(),
                     commits,
                     merged,
-                    merged_at: merged.then(|| issue.updated_at),
+                    merged_at: merged.then_some(issue.updated_at),
                     merge_sha: merged.then(|| random_sha(&mut rng)),
                 });
             }

@@ -237,7 +237,7 @@ async fn an_org_sync_walks_every_connection_with_cursors() {
     let sim = sim(config().with_org("acme", 7));
     let mut after: Option<String> = None;
     let mut names = Vec::new();
-    let mut total = 0;
+    let mut total;
     loop {
         let after_arg = after
             .as_ref()
