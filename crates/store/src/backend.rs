@@ -43,9 +43,10 @@ macro_rules! store_impl {
         use crate::error::{Result, StoreError};
         use crate::model::{
             self, Backend, Checkpoint, CheckpointStatus, CheckpointUpdate, Credential,
-            CredentialSeen, NewSyncRun, RateLimitObservation, StoredEtag, StoredObservation,
-            SubjectKind, SyncRun, SyncRunStatus, UsageRecord, UsageTotal, Watermark, from_ms,
-            from_opt_ms, ms, to_i64, to_u64,
+            CredentialSeen, FeedEntity, NewSyncRun, PushEventWrite, QuarantineRow,
+            QuarantinedEvent, RateLimitObservation, StoredEtag, StoredObservation,
+            StoredPushEvent, SubjectKind, SyncRun, SyncRunStatus, UsageRecord, UsageTotal,
+            Watermark, from_ms, from_opt_ms, ms, to_i64, to_u64,
         };
         use crate::records::{Record, SqlValue, TABLES};
         use crate::{Store, StoreTx};
@@ -233,6 +234,138 @@ macro_rules! store_impl {
             Ok(())
         }
 
+        async fn write_push_event_inner(conn: &mut $conn, ev: &PushEventWrite) -> Result<bool> {
+            let received = ms(ev.received_at);
+            sqlx::query::<$db>(
+                "INSERT INTO actors (github_id, login, display_login, detail_url, avatar_url, \
+                 event_native_at_ms, batch_pending_at_ms, created_at_ms, updated_at_ms) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $6, $6, $6) \
+                 ON CONFLICT (github_id) DO UPDATE SET login = excluded.login, \
+                 display_login = excluded.display_login, \
+                 detail_url = COALESCE(excluded.detail_url, actors.detail_url), \
+                 avatar_url = COALESCE(excluded.avatar_url, actors.avatar_url), \
+                 updated_at_ms = excluded.updated_at_ms",
+            )
+            .bind(ev.actor.github_id)
+            .bind(ev.actor.login.clone())
+            .bind(ev.actor.display_login.clone())
+            .bind(ev.actor.url.clone())
+            .bind(ev.actor.avatar_url.clone())
+            .bind(received)
+            .execute(&mut *conn)
+            .await?;
+            let (owner, name) = match ev.repository.full_name.split_once('/') {
+                Some((owner, name)) => (Some(owner.to_owned()), Some(name.to_owned())),
+                None => (None, None),
+            };
+            sqlx::query::<$db>(
+                "INSERT INTO repositories (github_id, full_name, name, owner_login, detail_url, \
+                 event_native_at_ms, batch_pending_at_ms, created_at_ms, updated_at_ms) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $6, $6, $6) \
+                 ON CONFLICT (github_id) DO UPDATE SET full_name = excluded.full_name, \
+                 name = excluded.name, owner_login = excluded.owner_login, \
+                 detail_url = COALESCE(excluded.detail_url, repositories.detail_url), \
+                 updated_at_ms = excluded.updated_at_ms",
+            )
+            .bind(ev.repository.github_id)
+            .bind(ev.repository.full_name.clone())
+            .bind(name)
+            .bind(owner)
+            .bind(ev.repository.url.clone())
+            .bind(received)
+            .execute(&mut *conn)
+            .await?;
+            let inserted = sqlx::query::<$db>(
+                "INSERT INTO push_events (github_event_id, github_push_id, github_actor_id, \
+                 github_repository_id, actor_login, repository_name, ref, head_sha, before_sha, \
+                 commit_count, distinct_commit_count, occurred_at_ms, ingestion_run_id, source, \
+                 created_at_ms, raw_json) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) \
+                 ON CONFLICT (github_event_id) DO NOTHING RETURNING id",
+            )
+            .bind(ev.github_event_id.clone())
+            .bind(ev.github_push_id)
+            .bind(ev.actor.github_id)
+            .bind(ev.repository.github_id)
+            .bind(ev.actor.login.clone())
+            .bind(ev.repository.full_name.clone())
+            .bind(ev.git_ref.clone())
+            .bind(ev.head_sha.clone())
+            .bind(ev.before_sha.clone())
+            .bind(ev.commit_count)
+            .bind(ev.distinct_commit_count)
+            .bind(ms(ev.occurred_at))
+            .bind(ev.ingestion_run_id)
+            .bind(ev.origin.as_str())
+            .bind(received)
+            .bind(sqlx::types::Json(ev.raw.clone()))
+            .fetch_optional(&mut *conn)
+            .await?
+            .is_some();
+            if inserted {
+                for table in ["actors", "repositories"] {
+                    let id = if table == "actors" {
+                        ev.actor.github_id
+                    } else {
+                        ev.repository.github_id
+                    };
+                    let sql = format!(
+                        "UPDATE {table} SET first_seen_at_ms = COALESCE(first_seen_at_ms, $2), \
+                         last_seen_at_ms = CASE WHEN last_seen_at_ms IS NULL OR last_seen_at_ms < $2 \
+                             THEN $2 ELSE last_seen_at_ms END, \
+                         latest_event_at_ms = CASE WHEN latest_event_at_ms IS NULL OR latest_event_at_ms < $3 \
+                             THEN $3 ELSE latest_event_at_ms END \
+                         WHERE github_id = $1"
+                    );
+                    sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
+                        .bind(id)
+                        .bind(received)
+                        .bind(ms(ev.occurred_at))
+                        .execute(&mut *conn)
+                        .await?;
+                }
+            }
+            Ok(inserted)
+        }
+
+        async fn write_push_event_on(conn: &mut $conn, ev: &PushEventWrite) -> Result<bool> {
+            sqlx::query::<$db>("SAVEPOINT headroom_event")
+                .execute(&mut *conn)
+                .await?;
+            match write_push_event_inner(conn, ev).await {
+                Ok(inserted) => {
+                    sqlx::query::<$db>("RELEASE SAVEPOINT headroom_event")
+                        .execute(&mut *conn)
+                        .await?;
+                    Ok(inserted)
+                }
+                Err(error) => {
+                    sqlx::query::<$db>("ROLLBACK TO SAVEPOINT headroom_event")
+                        .execute(&mut *conn)
+                        .await?;
+                    sqlx::query::<$db>("RELEASE SAVEPOINT headroom_event")
+                        .execute(&mut *conn)
+                        .await?;
+                    Err(error)
+                }
+            }
+        }
+
+        fn feed_entity_from(row: &DbRow) -> Result<FeedEntity> {
+            Ok(FeedEntity {
+                github_id: get(row, "github_id")?,
+                name: get(row, "name")?,
+                enrichment_status: get(row, "enrichment_status")?,
+                enrichment_stage: get(row, "enrichment_stage")?,
+                first_seen_at: from_opt_ms("first_seen_at_ms", get(row, "first_seen_at_ms")?)?,
+                last_seen_at: from_opt_ms("last_seen_at_ms", get(row, "last_seen_at_ms")?)?,
+                latest_event_at: from_opt_ms(
+                    "latest_event_at_ms",
+                    get(row, "latest_event_at_ms")?,
+                )?,
+            })
+        }
+
         /// A transaction on this backend.
         pub struct $tx {
             tx: sqlx::Transaction<'static, $db>,
@@ -261,6 +394,10 @@ macro_rules! store_impl {
                 at: Timestamp,
             ) -> Result<()> {
                 set_watermark_on(&mut self.tx, repository_github_id, watermark, at).await
+            }
+
+            async fn write_push_event(&mut self, event: &PushEventWrite) -> Result<bool> {
+                write_push_event_on(&mut self.tx, event).await
             }
 
             async fn commit(self: Box<Self>) -> Result<()> {
@@ -684,6 +821,95 @@ macro_rules! store_impl {
                     )));
                 };
                 from_opt_ms("mark", get(&row, "mark")?)
+            }
+
+            async fn quarantine_event(&self, e: &QuarantinedEvent) -> Result<QuarantineRow> {
+                model::check_fingerprint(&e.payload_fingerprint)?;
+                let row = sqlx::query::<$db>(
+                    "INSERT INTO quarantined_events (payload_fingerprint, github_event_id, \
+                     event_type, error_code, error_message, occurrence_count, source, \
+                     first_received_at_ms, last_received_at_ms, raw_json, raw_text) \
+                     VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $7, $8, $9) \
+                     ON CONFLICT (payload_fingerprint) DO UPDATE SET \
+                     occurrence_count = quarantined_events.occurrence_count + 1, \
+                     last_received_at_ms = CASE WHEN excluded.last_received_at_ms > quarantined_events.last_received_at_ms \
+                         THEN excluded.last_received_at_ms ELSE quarantined_events.last_received_at_ms END \
+                     RETURNING payload_fingerprint, error_code, occurrence_count, \
+                     first_received_at_ms, last_received_at_ms",
+                )
+                .bind(e.payload_fingerprint.clone())
+                .bind(e.github_event_id.clone())
+                .bind(e.event_type.clone())
+                .bind(e.error_code.clone())
+                .bind(redact(&e.error_message))
+                .bind(e.origin.as_str())
+                .bind(ms(e.received_at))
+                .bind(e.raw.clone().map(sqlx::types::Json))
+                .bind(e.raw_text.clone())
+                .fetch_one(&self.pool)
+                .await?;
+                Ok(QuarantineRow {
+                    payload_fingerprint: get(&row, "payload_fingerprint")?,
+                    error_code: get(&row, "error_code")?,
+                    occurrence_count: get_u64(&row, "occurrence_count")?,
+                    first_received_at: from_ms(
+                        "first_received_at_ms",
+                        get(&row, "first_received_at_ms")?,
+                    )?,
+                    last_received_at: from_ms(
+                        "last_received_at_ms",
+                        get(&row, "last_received_at_ms")?,
+                    )?,
+                })
+            }
+
+            async fn push_event(&self, github_event_id: &str) -> Result<Option<StoredPushEvent>> {
+                let row = sqlx::query::<$db>(
+                    "SELECT github_event_id, github_actor_id, github_repository_id, actor_login, \
+                     repository_name, ref, head_sha, before_sha, occurred_at_ms, created_at_ms, \
+                     raw_json FROM push_events WHERE github_event_id = $1",
+                )
+                .bind(github_event_id.to_owned())
+                .fetch_optional(&self.pool)
+                .await?;
+                let Some(row) = row else { return Ok(None) };
+                Ok(Some(StoredPushEvent {
+                    github_event_id: get(&row, "github_event_id")?,
+                    github_actor_id: get(&row, "github_actor_id")?,
+                    github_repository_id: get(&row, "github_repository_id")?,
+                    actor_login: get(&row, "actor_login")?,
+                    repository_name: get(&row, "repository_name")?,
+                    git_ref: get(&row, "ref")?,
+                    head_sha: get(&row, "head_sha")?,
+                    before_sha: get(&row, "before_sha")?,
+                    occurred_at: from_ms("occurred_at_ms", get(&row, "occurred_at_ms")?)?,
+                    created_at: from_ms("created_at_ms", get(&row, "created_at_ms")?)?,
+                    raw: get_json(&row, "raw_json")?.unwrap_or(serde_json::Value::Null),
+                }))
+            }
+
+            async fn actor(&self, github_id: i64) -> Result<Option<FeedEntity>> {
+                let row = sqlx::query::<$db>(
+                    "SELECT github_id, login AS name, enrichment_status, enrichment_stage, \
+                     first_seen_at_ms, last_seen_at_ms, latest_event_at_ms \
+                     FROM actors WHERE github_id = $1",
+                )
+                .bind(github_id)
+                .fetch_optional(&self.pool)
+                .await?;
+                row.as_ref().map(feed_entity_from).transpose()
+            }
+
+            async fn repository(&self, github_id: i64) -> Result<Option<FeedEntity>> {
+                let row = sqlx::query::<$db>(
+                    "SELECT github_id, full_name AS name, enrichment_status, enrichment_stage, \
+                     first_seen_at_ms, last_seen_at_ms, latest_event_at_ms \
+                     FROM repositories WHERE github_id = $1",
+                )
+                .bind(github_id)
+                .fetch_optional(&self.pool)
+                .await?;
+                row.as_ref().map(feed_entity_from).transpose()
             }
 
             async fn begin(&self) -> Result<Box<dyn StoreTx>> {

@@ -32,9 +32,11 @@ use headroom_core::clock::Timestamp;
 pub use crate::error::{Result, StoreError};
 pub use crate::governor::{PgGovernorOptions, PgQuotaState};
 pub use crate::model::{
-    ANONYMOUS_FINGERPRINT, Backend, Checkpoint, CheckpointStatus, CheckpointUpdate, Credential,
-    CredentialSeen, NewSyncRun, PageWritten, RateLimitObservation, StoredEtag, StoredObservation,
-    SubjectKind, SyncRun, SyncRunStatus, UsageRecord, UsageTotal, Watermark, subject_label,
+    ANONYMOUS_FINGERPRINT, ActorRef, Backend, Checkpoint, CheckpointStatus, CheckpointUpdate,
+    Credential, CredentialSeen, EventOrigin, FeedEntity, NewSyncRun, PageWritten, PushEventWrite,
+    QuarantineRow, QuarantinedEvent, RateLimitObservation, RepositoryRef, StoredEtag,
+    StoredObservation, StoredPushEvent, SubjectKind, SyncRun, SyncRunStatus, UsageRecord,
+    UsageTotal, Watermark, subject_label,
 };
 pub use crate::postgres::PgStore;
 pub use crate::records::{Record, TABLES};
@@ -169,6 +171,21 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         watermark: Watermark,
     ) -> Result<Option<Timestamp>>;
 
+    // ---- feed ----------------------------------------------------------------------------
+
+    /// Quarantines a malformed envelope: one row per distinct payload; a repeat increments
+    /// its occurrence count and keeps the first classification. Returns the row.
+    async fn quarantine_event(&self, event: &QuarantinedEvent) -> Result<QuarantineRow>;
+
+    /// One stored push event by GitHub's event id.
+    async fn push_event(&self, github_event_id: &str) -> Result<Option<StoredPushEvent>>;
+
+    /// An actor by GitHub id.
+    async fn actor(&self, github_id: i64) -> Result<Option<FeedEntity>>;
+
+    /// A repository by GitHub id.
+    async fn repository(&self, github_id: i64) -> Result<Option<FeedEntity>>;
+
     // ---- transactions ------------------------------------------------------------------
 
     /// Opens a transaction: upserts and the checkpoint commit together or not at all.
@@ -209,6 +226,13 @@ pub trait StoreTx: Send {
         watermark: Watermark,
         at: Timestamp,
     ) -> Result<()>;
+
+    /// Stores one validated PushEvent inside its own savepoint: refreshes the actor's and
+    /// repository's identity (creating them as enrichment backlog when new), inserts the
+    /// event unless its GitHub id is already stored, and registers entity activity only when
+    /// the insert returned a row. Returns whether the event was new. On an error the
+    /// savepoint is rolled back and the transaction stays usable for the next event.
+    async fn write_push_event(&mut self, event: &PushEventWrite) -> Result<bool>;
 
     /// Commits.
     async fn commit(self: Box<Self>) -> Result<()>;

@@ -545,3 +545,166 @@ pub struct PageWritten {
     /// Rows upserted.
     pub rows: u64,
 }
+
+/// Where a feed event came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventOrigin {
+    /// Polled from the live `/events` feed.
+    Feed,
+    /// Imported from a GH Archive file.
+    Gharchive,
+}
+
+impl EventOrigin {
+    /// The stored name.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            EventOrigin::Feed => "feed",
+            EventOrigin::Gharchive => "gharchive",
+        }
+    }
+}
+
+/// An actor as a feed event names it (identity fields only).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActorRef {
+    /// GitHub's user id.
+    pub github_id: i64,
+    /// Login.
+    pub login: String,
+    /// `display_login`, when the event has one.
+    pub display_login: Option<String>,
+    /// The detail URL the event carries (the fallback lane fetches it).
+    pub url: Option<String>,
+    /// Avatar URL.
+    pub avatar_url: Option<String>,
+}
+
+/// A repository as a feed event names it (identity fields only).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RepositoryRef {
+    /// GitHub's repository id.
+    pub github_id: i64,
+    /// `owner/name`.
+    pub full_name: String,
+    /// The detail URL the event carries.
+    pub url: Option<String>,
+}
+
+/// A validated PushEvent to store.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PushEventWrite {
+    /// GitHub's event id (the deduplication key).
+    pub github_event_id: String,
+    /// `payload.push_id`.
+    pub github_push_id: Option<i64>,
+    /// The actor.
+    pub actor: ActorRef,
+    /// The repository.
+    pub repository: RepositoryRef,
+    /// `payload.ref`.
+    pub git_ref: String,
+    /// `payload.head`.
+    pub head_sha: String,
+    /// `payload.before`.
+    pub before_sha: String,
+    /// `payload.size`, when present.
+    pub commit_count: Option<i64>,
+    /// `payload.distinct_size`, when present.
+    pub distinct_commit_count: Option<i64>,
+    /// GitHub's `created_at`.
+    pub occurred_at: Timestamp,
+    /// When headroom received it.
+    pub received_at: Timestamp,
+    /// The ingestion run, if any.
+    pub ingestion_run_id: Option<i64>,
+    /// Feed or archive.
+    pub origin: EventOrigin,
+    /// The envelope as received.
+    pub raw: serde_json::Value,
+}
+
+/// A malformed envelope to quarantine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuarantinedEvent {
+    /// SHA-256 (hex) of the envelope's canonical JSON: the identity.
+    pub payload_fingerprint: String,
+    /// The event id, when it had one.
+    pub github_event_id: Option<String>,
+    /// The event type, when it had one.
+    pub event_type: Option<String>,
+    /// The classification (e.g. `missing_field`).
+    pub error_code: String,
+    /// What was wrong, in words (stored redacted).
+    pub error_message: String,
+    /// Feed or archive.
+    pub origin: EventOrigin,
+    /// When received.
+    pub received_at: Timestamp,
+    /// The envelope, when it was JSON.
+    pub raw: Option<serde_json::Value>,
+    /// The line as received, when it was not JSON.
+    pub raw_text: Option<String>,
+}
+
+/// A stored quarantine row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QuarantineRow {
+    /// The fingerprint.
+    pub payload_fingerprint: String,
+    /// The first classification (permanent).
+    pub error_code: String,
+    /// How often it was seen.
+    pub occurrence_count: u64,
+    /// First seen.
+    pub first_received_at: Timestamp,
+    /// Last seen.
+    pub last_received_at: Timestamp,
+}
+
+/// The feed's view of an actor or repository: identity, enrichment state and activity.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FeedEntity {
+    /// GitHub's id.
+    pub github_id: i64,
+    /// Login (actors) or full name (repositories).
+    pub name: String,
+    /// `pending`, `complete`, `retryable_failure` or `permanent_failure`.
+    pub enrichment_status: String,
+    /// Where in the staged pipeline it rests.
+    pub enrichment_stage: String,
+    /// First seen in an accepted event.
+    pub first_seen_at: Option<Timestamp>,
+    /// Last seen in an accepted event.
+    pub last_seen_at: Option<Timestamp>,
+    /// The latest accepted event's `created_at`.
+    pub latest_event_at: Option<Timestamp>,
+}
+
+/// A stored push event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredPushEvent {
+    /// GitHub's event id.
+    pub github_event_id: String,
+    /// The actor's id.
+    pub github_actor_id: i64,
+    /// The repository's id.
+    pub github_repository_id: i64,
+    /// The actor's login at the time.
+    pub actor_login: String,
+    /// The repository's name at the time.
+    pub repository_name: String,
+    /// The ref.
+    pub git_ref: String,
+    /// Head.
+    pub head_sha: String,
+    /// Before.
+    pub before_sha: String,
+    /// When it happened on GitHub.
+    pub occurred_at: Timestamp,
+    /// When stored.
+    pub created_at: Timestamp,
+    /// The envelope.
+    pub raw: serde_json::Value,
+}

@@ -10,9 +10,10 @@ use headroom_core::signal::{Dimension, LimitReason, Provider};
 use headroom_core::{QuotaKey, Subject};
 use headroom_store::records::{Issue, Organization, PullRequestCommit, Repository};
 use headroom_store::{
-    ANONYMOUS_FINGERPRINT, Backend, CheckpointStatus, CheckpointUpdate, CredentialSeen, NewSyncRun,
-    RateLimitObservation, Record, StoreError, StoredEtag, SubjectKind, SyncRunStatus, TABLES,
-    UsageRecord, Watermark,
+    ANONYMOUS_FINGERPRINT, ActorRef, Backend, CheckpointStatus, CheckpointUpdate, CredentialSeen,
+    EventOrigin, NewSyncRun, PushEventWrite, QuarantinedEvent, RateLimitObservation, Record,
+    RepositoryRef, StoreError, StoredEtag, SubjectKind, SyncRunStatus, TABLES, UsageRecord,
+    Watermark,
 };
 use serde_json::json;
 
@@ -38,6 +39,9 @@ both_backends!(
     unique_violations_are_conflicts,
     watermarks_only_move_forward,
     org_repositories_share_the_feed_table,
+    push_events_are_stored_once_with_activity_only_when_new,
+    a_bad_event_does_not_discard_its_neighbours,
+    quarantine_counts_occurrences_and_keeps_the_first_classification,
 );
 
 async fn schema_has_every_table_and_reopens(fx: &Fixture) {
@@ -893,4 +897,217 @@ async fn sqlite_rejects_an_empty_path() {
         headroom_store::open("sqlite://").await,
         Err(StoreError::Open { .. })
     ));
+}
+
+fn push(
+    id: &str,
+    actor: (i64, &str),
+    repo: (i64, &str),
+    occurred: Timestamp,
+    received: Timestamp,
+) -> PushEventWrite {
+    PushEventWrite {
+        github_event_id: id.into(),
+        github_push_id: Some(1000 + occurred.as_second() % 1000),
+        actor: ActorRef {
+            github_id: actor.0,
+            login: actor.1.into(),
+            display_login: Some(actor.1.into()),
+            url: Some(format!("https://api.github.com/users/{}", actor.1)),
+            avatar_url: None,
+        },
+        repository: RepositoryRef {
+            github_id: repo.0,
+            full_name: repo.1.into(),
+            url: Some(format!("https://api.github.com/repos/{}", repo.1)),
+        },
+        git_ref: "refs/heads/main".into(),
+        head_sha: "a".repeat(40),
+        before_sha: "b".repeat(64),
+        commit_count: None,
+        distinct_commit_count: None,
+        occurred_at: occurred,
+        received_at: received,
+        ingestion_run_id: None,
+        origin: EventOrigin::Feed,
+        raw: json!({"id": id, "type": "PushEvent", "payload": {"ref": "refs/heads/main"}}),
+    }
+}
+
+async fn push_events_are_stored_once_with_activity_only_when_new(fx: &Fixture) {
+    let s = &fx.store;
+    let mut tx = s.begin().await.expect("begin");
+    assert!(
+        tx.write_push_event(&push(
+            "1",
+            (7, "octocat"),
+            (70, "octo/hello"),
+            t(100),
+            t(200)
+        ))
+        .await
+        .expect("first")
+    );
+    assert!(
+        tx.write_push_event(&push(
+            "2",
+            (7, "octocat"),
+            (71, "octo/world"),
+            t(150),
+            t(200)
+        ))
+        .await
+        .expect("second")
+    );
+    tx.commit().await.expect("commit");
+    let actor = s.actor(7).await.expect("read").expect("present");
+    assert_eq!(
+        (
+            actor.name.as_str(),
+            actor.enrichment_status.as_str(),
+            actor.enrichment_stage.as_str()
+        ),
+        ("octocat", "pending", "batch_pending")
+    );
+    assert_eq!(
+        (
+            actor.first_seen_at,
+            actor.last_seen_at,
+            actor.latest_event_at
+        ),
+        (Some(t(200)), Some(t(200)), Some(t(150)))
+    );
+    let repo = s.repository(70).await.expect("read").expect("present");
+    assert_eq!(
+        (repo.name.as_str(), repo.latest_event_at),
+        ("octo/hello", Some(t(100)))
+    );
+
+    // The same event again, later, under a renamed login: no new row, no new activity, the
+    // identity refreshed.
+    let mut tx = s.begin().await.expect("begin");
+    assert!(
+        !tx.write_push_event(&push(
+            "1",
+            (7, "octocat-renamed"),
+            (70, "octo/hello"),
+            t(100),
+            t(900)
+        ))
+        .await
+        .expect("replay")
+    );
+    tx.commit().await.expect("commit");
+    assert_eq!(s.count_rows("push_events").await.expect("count"), 2);
+    let actor = s.actor(7).await.expect("read").expect("present");
+    assert_eq!(actor.name, "octocat-renamed");
+    assert_eq!(
+        (actor.last_seen_at, actor.latest_event_at),
+        (Some(t(200)), Some(t(150)))
+    );
+
+    let stored = s.push_event("1").await.expect("read").expect("present");
+    assert_eq!(
+        (
+            stored.github_actor_id,
+            stored.github_repository_id,
+            stored.actor_login.as_str()
+        ),
+        (7, 70, "octocat")
+    );
+    assert_eq!(stored.head_sha.len(), 40);
+    assert_eq!(stored.before_sha.len(), 64);
+    assert_eq!(stored.occurred_at, t(100));
+    assert_eq!(stored.raw["payload"]["ref"], "refs/heads/main");
+    assert_eq!(s.push_event("404").await.expect("read"), None);
+    assert_eq!(s.actor(404).await.expect("read"), None);
+}
+
+async fn a_bad_event_does_not_discard_its_neighbours(fx: &Fixture) {
+    let s = &fx.store;
+    let mut bad = push("2", (8, "mallory"), (80, "mal/ware"), t(2), t(10));
+    bad.ingestion_run_id = Some(12345); // no such run: the insert fails on its foreign key
+    let mut tx = s.begin().await.expect("begin");
+    assert!(
+        tx.write_push_event(&push("1", (7, "octocat"), (70, "octo/hello"), t(1), t(10)))
+            .await
+            .expect("first")
+    );
+    let err = tx.write_push_event(&bad).await.expect_err("a missing run");
+    assert!(matches!(err, StoreError::MissingReference(_)), "{err}");
+    assert!(
+        tx.write_push_event(&push("3", (7, "octocat"), (70, "octo/hello"), t(3), t(10)))
+            .await
+            .expect("third, after the failure")
+    );
+    tx.commit().await.expect("commit");
+    assert_eq!(s.count_rows("push_events").await.expect("count"), 2);
+    assert_eq!(s.push_event("2").await.expect("read"), None);
+    // The failed event's stubs went with its savepoint.
+    assert_eq!(s.actor(8).await.expect("read"), None);
+    assert_eq!(s.repository(80).await.expect("read"), None);
+    assert_eq!(
+        s.actor(7)
+            .await
+            .expect("read")
+            .expect("present")
+            .latest_event_at,
+        Some(t(3))
+    );
+}
+
+async fn quarantine_counts_occurrences_and_keeps_the_first_classification(fx: &Fixture) {
+    let s = &fx.store;
+    let fingerprint = "a8ad67ca97a4c48049f5fa447d5d88ae10c58c514e0129546e18b5ff22368020";
+    let event = QuarantinedEvent {
+        payload_fingerprint: fingerprint.into(),
+        github_event_id: Some("58000000006".into()),
+        event_type: Some("PushEvent".into()),
+        error_code: "invalid_field_format".into(),
+        error_message:
+            "payload.head is \"not-a-valid-object-name\", not 40 or 64 hexadecimal characters"
+                .into(),
+        origin: EventOrigin::Feed,
+        received_at: t(0),
+        raw: Some(json!({"id": "58000000006", "payload": {"head": "not-a-valid-object-name"}})),
+        raw_text: None,
+    };
+    let first = s.quarantine_event(&event).await.expect("quarantine");
+    assert_eq!(first.occurrence_count, 1);
+    let again = s
+        .quarantine_event(&QuarantinedEvent {
+            error_code: "something_else".into(),
+            received_at: t(60),
+            ..event.clone()
+        })
+        .await
+        .expect("again");
+    assert_eq!(
+        (
+            again.occurrence_count,
+            again.error_code.as_str(),
+            again.first_received_at,
+            again.last_received_at
+        ),
+        (2, "invalid_field_format", t(0), t(60))
+    );
+    let not_json = QuarantinedEvent {
+        payload_fingerprint: "b".repeat(64),
+        github_event_id: None,
+        event_type: None,
+        error_code: "invalid_json".into(),
+        error_message: "expected value at line 1 column 1".into(),
+        origin: EventOrigin::Gharchive,
+        received_at: t(5),
+        raw: None,
+        raw_text: Some("{not json".into()),
+    };
+    assert_eq!(
+        s.quarantine_event(&not_json)
+            .await
+            .expect("text")
+            .occurrence_count,
+        1
+    );
+    assert_eq!(s.count_rows("quarantined_events").await.expect("count"), 2);
 }
