@@ -166,7 +166,12 @@ pub fn run(args: SimArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    match runtime.block_on(serve_until_stopped(args)) {
+    let announce = |line: String| {
+        let mut out = std::io::stdout().lock();
+        // The first stdout line is a contract: later tooling reads the address from it.
+        let _ = writeln!(out, "{line}").and_then(|()| out.flush());
+    };
+    match runtime.block_on(serve_until(args, announce, stopped())) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("headroom sim: {e:#}");
@@ -175,7 +180,13 @@ pub fn run(args: SimArgs) -> ExitCode {
     }
 }
 
-async fn serve_until_stopped(args: SimArgs) -> anyhow::Result<()> {
+/// Binds, announces `listening on SCHEME://ADDR` through `announce`, and serves until
+/// `shutdown` completes.
+async fn serve_until(
+    args: SimArgs,
+    announce: impl FnOnce(String),
+    shutdown: impl std::future::Future<Output = ()>,
+) -> anyhow::Result<()> {
     let tls = if args.tls {
         match (&args.tls_cert, &args.tls_key) {
             (Some(cert), Some(key)) => Some(TlsConfig::from_pem_files(cert, key)?),
@@ -205,12 +216,8 @@ async fn serve_until_stopped(args: SimArgs) -> anyhow::Result<()> {
         .with_context(|| format!("binding {}", args.addr))?;
     let local = listener.local_addr().context("reading the bound address")?;
     let scheme = if tls.is_some() { "https" } else { "http" };
-    {
-        let mut out = std::io::stdout().lock();
-        writeln!(out, "listening on {scheme}://{local}").context("writing to stdout")?;
-        out.flush().context("flushing stdout")?;
-    }
-    serve(sim, listener, tls, stopped()).await?;
+    announce(format!("listening on {scheme}://{local}"));
+    serve(sim, listener, tls, shutdown).await?;
     Ok(())
 }
 
@@ -233,5 +240,158 @@ async fn stopped() {
     #[cfg(not(unix))]
     {
         let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{CommandFactory, Parser};
+    use std::io::{Read, Write as _};
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: SimArgs,
+    }
+
+    fn parse(argv: &[&str]) -> Result<SimArgs, clap::Error> {
+        let mut full = vec!["sim"];
+        full.extend_from_slice(argv);
+        Cli::try_parse_from(full).map(|c| c.args)
+    }
+
+    #[test]
+    fn defaults_are_githubs_numbers() {
+        let a = parse(&[]).expect("no flags is valid");
+        let c = a.config();
+        assert_eq!(a.addr.to_string(), "127.0.0.1:0");
+        assert_eq!((c.core_limit, c.unauthenticated_core_limit), (5_000, 60));
+        assert_eq!((c.search_limit, c.unauthenticated_search_limit), (30, 10));
+        assert_eq!((c.graphql_limit, c.concurrency_limit), (5_000, 100));
+        assert_eq!(c.window, SignedDuration::from_secs(3_600));
+        assert_eq!(c.scenario, Scenario::Default);
+    }
+
+    #[test]
+    fn the_contract_flags_parse() {
+        let a = parse(&[
+            "--addr",
+            "127.0.0.1:8088",
+            "--scenario",
+            "hostile_redirect",
+            "--org",
+            "acme",
+            "--repos",
+            "125",
+            "--seed",
+            "7",
+            "--token",
+            "t1=alice",
+            "--token",
+            "t2=alice",
+            "--token",
+            "ghs_x=installation:42",
+            "--core-limit",
+            "100",
+            "--search-limit",
+            "5",
+            "--graphql-limit",
+            "50",
+            "--window-secs",
+            "60",
+            "--concurrency-limit",
+            "4",
+            "--latency-ms",
+            "20",
+            "--external-spend",
+            "alice:120",
+            "--lying-rate-limit",
+            "--log",
+            "/tmp/x.jsonl",
+            "--tls",
+        ])
+        .expect("valid");
+        let c = a.config();
+        assert_eq!(c.scenario, Scenario::HostileRedirect);
+        assert_eq!((c.repos, c.seed), (125, 7));
+        assert_eq!(c.tokens.len(), 3);
+        assert_eq!(c.tokens[2], TokenSpec::installation("ghs_x", 42));
+        assert_eq!(c.window, SignedDuration::from_secs(60));
+        assert_eq!(c.search_window, SignedDuration::from_secs(60));
+        assert_eq!(c.external_spend[0].per_minute, 120.0);
+        assert!(c.lying_rate_limit && a.tls);
+        assert_eq!(c.faults.latency, SignedDuration::from_millis(20));
+    }
+
+    #[test]
+    fn invalid_values_are_refused_with_the_flag_named_and_exit_code_2() {
+        for (argv, flag) in [
+            (vec!["--token", "abc"], "--token"),
+            (vec!["--scenario", "nope"], "--scenario"),
+            (vec!["--external-spend", "alice"], "--external-spend"),
+            (vec!["--external-spend", "alice:fast"], "--external-spend"),
+            (vec!["--window-secs", "0"], "--window-secs"),
+            (vec!["--error-rate", "2"], "--error-rate"),
+            (vec!["--tls-cert", "c.pem"], "--tls-key"),
+        ] {
+            let e = parse(&argv).expect_err("refused");
+            assert_eq!(e.exit_code(), 2, "{argv:?}");
+            assert!(e.to_string().contains(flag), "{argv:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn help_lists_every_scenario_with_one_line_each() {
+        let help = Cli::command().render_long_help().to_string();
+        for s in Scenario::ALL {
+            let line = help
+                .lines()
+                .find(|l| l.trim_start().starts_with(&format!("{} ", s.name())))
+                .unwrap_or_else(|| panic!("{} is missing from --help", s.name()));
+            assert!(line.contains(s.description()), "{line}");
+        }
+    }
+
+    #[test]
+    fn announces_the_address_first_then_serves() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.block_on(async {
+            let args = parse(&["--token", "t1=alice", "--repos", "2"]).expect("valid");
+            let (line_tx, line_rx) = tokio::sync::oneshot::channel::<String>();
+            let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+            let server = tokio::spawn(serve_until(
+                args,
+                move |line| {
+                    let _ = line_tx.send(line);
+                },
+                async {
+                    let _ = stop_rx.await;
+                },
+            ));
+            let line = line_rx.await.expect("announced");
+            let addr = line
+                .strip_prefix("listening on http://127.0.0.1:")
+                .expect("the contract's first line");
+            let port: u16 = addr.parse().expect("a port");
+            let body = tokio::task::spawn_blocking(move || {
+                let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+                s.write_all(b"GET /user HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: token t1\r\nConnection: close\r\n\r\n")
+                    .expect("write");
+                let mut out = String::new();
+                s.read_to_string(&mut out).expect("read");
+                out
+            })
+            .await
+            .expect("joined");
+            assert!(body.starts_with("HTTP/1.1 200"), "{body}");
+            assert!(body.contains("\"login\":\"alice\""), "{body}");
+            let _ = stop_tx.send(());
+            server.await.expect("joined").expect("served");
+        });
     }
 }
