@@ -118,7 +118,10 @@ pub(crate) struct Reply {
 
 impl Reply {
     pub(crate) fn json(status: StatusCode, v: &Value) -> Reply {
-        let body = serde_json::to_vec(v).unwrap_or_default();
+        Reply::raw_json(status, serde_json::to_vec(v).unwrap_or_default())
+    }
+
+    pub(crate) fn raw_json(status: StatusCode, body: Vec<u8>) -> Reply {
         let mut headers = HeaderMap::new();
         headers.insert(
             http::header::CONTENT_TYPE,
@@ -755,13 +758,19 @@ impl Simulator {
             request = request.operation_name(op);
         }
         let response = inner.schema.execute(request).await;
-        let value = serde_json::to_value(&response).unwrap_or_else(|_| json!({"errors": [{"message": "Something went wrong while executing your query."}]}));
-        let value = graphql::github_error_shape(value);
-        (
-            Reply::json(StatusCode::OK, &value),
-            Some(reading),
-            cost.cost,
-        )
+        let failed =
+            || json!({"errors": [{"message": "Something went wrong while executing your query."}]});
+        let reply = if response.errors.is_empty() {
+            // Serialized straight from the engine, so fields keep the query's order.
+            match serde_json::to_vec(&response) {
+                Ok(body) => Reply::raw_json(StatusCode::OK, body),
+                Err(_) => Reply::json(StatusCode::OK, &failed()),
+            }
+        } else {
+            let value = serde_json::to_value(&response).unwrap_or_else(|_| failed());
+            Reply::json(StatusCode::OK, &graphql::github_error_shape(value))
+        };
+        (reply, Some(reading), cost.cost)
     }
 
     fn rate_limit_body(&self, ctx: &Ctx) -> Reply {

@@ -289,3 +289,14 @@ async fn an_org_sync_walks_every_connection_with_cursors() {
             >= 1
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn response_fields_keep_the_querys_order() {
+    let sim = sim(config());
+    let r = graphql(&sim, "t1", "{ viewer { login } rateLimit { cost } }").await;
+    let text = String::from_utf8(r.body().to_vec()).expect("utf-8");
+    assert!(text.find("viewer") < text.find("rateLimit"), "{text}");
+    let r = graphql(&sim, "t1", "{ rateLimit { cost } viewer { login } }").await;
+    let text = String::from_utf8(r.body().to_vec()).expect("utf-8");
+    assert!(text.find("rateLimit") < text.find("viewer"), "{text}");
+}
