@@ -98,6 +98,10 @@ pub struct SimArgs {
     /// seen to do.
     #[arg(long)]
     lying_rate_limit: bool,
+    /// Serve these events as the public feed instead of the scenario's: a JSON array or one
+    /// envelope per line (a corpus file, a GH Archive hour), newest first, capped at 300.
+    #[arg(long, value_name = "FILE")]
+    feed_file: Option<PathBuf>,
     /// Append one JSON line per request to FILE.
     #[arg(long, value_name = "FILE")]
     log: Option<PathBuf>,
@@ -187,6 +191,10 @@ async fn serve_until(
     announce: impl FnOnce(String),
     shutdown: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<()> {
+    let mut config = args.config();
+    if let Some(path) = &args.feed_file {
+        config.feed_events = Some(std::sync::Arc::new(read_feed(path)?));
+    }
     let tls = if args.tls {
         match (&args.tls_cert, &args.tls_key) {
             (Some(cert), Some(key)) => Some(TlsConfig::from_pem_files(cert, key)?),
@@ -210,7 +218,7 @@ async fn serve_until(
     } else {
         None
     };
-    let sim = Simulator::new(args.config(), TokioClock::system())?;
+    let sim = Simulator::new(config, TokioClock::system())?;
     let listener = tokio::net::TcpListener::bind(args.addr)
         .await
         .with_context(|| format!("binding {}", args.addr))?;
@@ -219,6 +227,23 @@ async fn serve_until(
     announce(format!("listening on {scheme}://{local}"));
     serve(sim, listener, tls, shutdown).await?;
     Ok(())
+}
+
+/// Reads a feed file: a JSON array of envelopes, or one envelope per line.
+fn read_feed(path: &std::path::Path) -> anyhow::Result<Vec<serde_json::Value>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    if let Ok(serde_json::Value::Array(events)) = serde_json::from_str(&text) {
+        return Ok(events);
+    }
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .enumerate()
+        .map(|(i, l)| {
+            serde_json::from_str(l)
+                .with_context(|| format!("{} line {}: not a JSON event", path.display(), i + 1))
+        })
+        .collect()
 }
 
 async fn stopped() {
@@ -339,6 +364,24 @@ mod tests {
             assert_eq!(e.exit_code(), 2, "{argv:?}");
             assert!(e.to_string().contains(flag), "{argv:?}: {e}");
         }
+    }
+
+    #[test]
+    fn feed_files_are_json_arrays_or_json_lines() {
+        let dir = std::env::temp_dir().join(format!("headroom-sim-feed-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let array = dir.join("a.json");
+        std::fs::write(&array, r#"[{"id":"1","type":"PushEvent"},{"id":"2"}]"#).expect("write");
+        assert_eq!(read_feed(&array).expect("array").len(), 2);
+        let lines = dir.join("b.jsonl");
+        std::fs::write(&lines, "{\"id\":\"1\"}\n\n{\"id\":\"2\"}\n{\"id\":\"3\"}\n")
+            .expect("write");
+        assert_eq!(read_feed(&lines).expect("lines").len(), 3);
+        let broken = dir.join("c.jsonl");
+        std::fs::write(&broken, "{\"id\":\"1\"}\nnot json\n").expect("write");
+        let e = read_feed(&broken).expect_err("refused");
+        assert!(format!("{e:#}").contains("line 2"), "{e:#}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -449,9 +449,11 @@ impl Simulator {
                     "https://docs.github.com/rest",
                 );
                 let subject = Subject::Ip(peer);
+                let reading =
+                    lock(&inner.quotas).peek(&inner.config, now, &subject, Resource::Core);
                 return self.finish(FinishArgs {
                     reply,
-                    reading: None,
+                    reading: Some(reading),
                     spent: 0,
                     subject: &subject,
                     fingerprint,
