@@ -27,15 +27,17 @@ impl SqliteStore {
         let options = if in_memory {
             SqliteConnectOptions::from_str("sqlite::memory:")
                 .map_err(|e| StoreError::open(target, e))?
-        } else {
-            let path = target
-                .strip_prefix("sqlite://")
-                .or_else(|| target.strip_prefix("sqlite:"))
-                .unwrap_or(target);
-            if path.is_empty() {
+        } else if let Some(rest) = target.strip_prefix("sqlite:") {
+            // sqlx's own URL form: `sqlite://PATH`, `sqlite:PATH`, with `?…` parameters.
+            let path = rest.trim_start_matches("//");
+            if path.is_empty() || path.starts_with('?') {
                 return Err(StoreError::open(target, "no path given"));
             }
-            SqliteConnectOptions::new().filename(path)
+            SqliteConnectOptions::from_str(target).map_err(|e| StoreError::open(target, e))?
+        } else if target.is_empty() {
+            return Err(StoreError::open(target, "no path given"));
+        } else {
+            SqliteConnectOptions::new().filename(target)
         };
         let options = options
             .create_if_missing(true)

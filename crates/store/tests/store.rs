@@ -1111,3 +1111,22 @@ async fn quarantine_counts_occurrences_and_keeps_the_first_classification(fx: &F
     );
     assert_eq!(s.count_rows("quarantined_events").await.expect("count"), 2);
 }
+
+#[tokio::test]
+async fn sqlite_opens_in_memory_and_by_url_with_parameters() {
+    let memory = headroom_store::open("sqlite::memory:")
+        .await
+        .expect("memory");
+    assert_eq!(
+        memory.table_names().await.expect("tables").len(),
+        TABLES.len()
+    );
+    memory.close().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("params.db");
+    let url = format!("sqlite://{}?mode=rwc", path.display());
+    let store = headroom_store::open(&url).await.expect("open");
+    assert_eq!(store.backend(), Backend::Sqlite);
+    store.close().await;
+    assert!(path.exists());
+}
