@@ -30,7 +30,7 @@ pub(crate) const UPSERT_CHECKPOINT: &str = "INSERT INTO sync_checkpoints \
 ///
 /// `$store` has a `pool: sqlx::Pool<$db>` field; `$tx` is declared here.
 macro_rules! store_impl {
-    ($store:ident, $tx:ident, $db:ty, $conn:ty, $backend:expr, $tables_sql:expr, $begin_sql:expr) => {
+    ($store:ident, $tx:ident, $db:ty, $conn:ty, $backend:expr, $tables_sql:expr, $begin_sql:expr, $quota_state:ident) => {
         use async_trait::async_trait;
         use headroom_core::clock::{SignedDuration, Timestamp};
         use headroom_core::redact::redact;
@@ -419,6 +419,17 @@ macro_rules! store_impl {
 
             async fn close(&self) {
                 self.pool.close().await;
+            }
+
+            fn quota_state(
+                &self,
+                config: headroom_core::governor::GovernorConfig,
+                options: crate::PgGovernorOptions,
+            ) -> std::result::Result<
+                std::sync::Arc<dyn headroom_core::governor::QuotaState>,
+                headroom_core::governor::ConfigError,
+            > {
+                $quota_state(self, config, options)
             }
 
             async fn table_names(&self) -> Result<Vec<String>> {

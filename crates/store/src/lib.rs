@@ -28,6 +28,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use headroom_core::clock::Timestamp;
+use headroom_core::governor::{ConfigError, GovernorConfig, QuotaState};
 
 pub use crate::error::{Result, StoreError};
 pub use crate::governor::{PgGovernorOptions, PgQuotaState};
@@ -63,6 +64,15 @@ pub trait Store: Send + Sync + std::fmt::Debug {
 
     /// Closes the connections.
     async fn close(&self);
+
+    /// The governor state that fits this store: in memory for SQLite (one process), shared
+    /// through the database for PostgreSQL (several processes). Call it once per process and
+    /// share the result: two in-memory states do not see each other.
+    fn quota_state(
+        &self,
+        config: GovernorConfig,
+        options: PgGovernorOptions,
+    ) -> std::result::Result<Arc<dyn QuotaState>, ConfigError>;
 
     /// The tables of the schema, sorted.
     async fn table_names(&self) -> Result<Vec<String>>;

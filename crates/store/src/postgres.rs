@@ -62,5 +62,22 @@ crate::backend::store_impl!(
     "SELECT CAST(table_name AS TEXT) AS name FROM information_schema.tables \
      WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' \
      AND table_name <> '_sqlx_migrations' ORDER BY name",
-    "BEGIN"
+    "BEGIN",
+    pg_quota_state
 );
+
+/// PostgreSQL deployments share governor state through the database.
+fn pg_quota_state(
+    store: &PgStore,
+    config: headroom_core::governor::GovernorConfig,
+    options: crate::PgGovernorOptions,
+) -> std::result::Result<
+    std::sync::Arc<dyn headroom_core::governor::QuotaState>,
+    headroom_core::governor::ConfigError,
+> {
+    Ok(std::sync::Arc::new(crate::PgQuotaState::new(
+        store.pool.clone(),
+        config,
+        options,
+    )?))
+}

@@ -74,5 +74,20 @@ crate::backend::store_impl!(
     Backend::Sqlite,
     "SELECT name FROM sqlite_master WHERE type = 'table' \
      AND name NOT LIKE 'sqlite_%' AND name <> '_sqlx_migrations' ORDER BY name",
-    "BEGIN IMMEDIATE"
+    "BEGIN IMMEDIATE",
+    memory_quota_state
 );
+
+/// SQLite deployments run in one process: the governor keeps its state in memory.
+fn memory_quota_state(
+    _store: &SqliteStore,
+    config: headroom_core::governor::GovernorConfig,
+    _options: crate::PgGovernorOptions,
+) -> std::result::Result<
+    std::sync::Arc<dyn headroom_core::governor::QuotaState>,
+    headroom_core::governor::ConfigError,
+> {
+    Ok(std::sync::Arc::new(
+        headroom_core::governor::MemoryQuotaState::new(config)?,
+    ))
+}

@@ -42,6 +42,7 @@ both_backends!(
     push_events_are_stored_once_with_activity_only_when_new,
     a_bad_event_does_not_discard_its_neighbours,
     quarantine_counts_occurrences_and_keeps_the_first_classification,
+    the_store_offers_the_governor_state_that_fits_it,
 );
 
 async fn schema_has_every_table_and_reopens(fx: &Fixture) {
@@ -1129,4 +1130,37 @@ async fn sqlite_opens_in_memory_and_by_url_with_parameters() {
     assert_eq!(store.backend(), Backend::Sqlite);
     store.close().await;
     assert!(path.exists());
+}
+
+async fn the_store_offers_the_governor_state_that_fits_it(fx: &Fixture) {
+    use headroom_core::governor::{Acquire, GovernorConfig};
+    use headroom_core::{Bucket, RequestKind};
+    let state = fx
+        .store
+        .quota_state(
+            GovernorConfig::default(),
+            headroom_store::PgGovernorOptions::default(),
+        )
+        .expect("valid");
+    let debug = format!("{state:?}");
+    match fx.store.backend() {
+        Backend::Sqlite => assert!(debug.starts_with("MemoryQuotaState"), "{debug}"),
+        Backend::Postgres => assert!(debug.starts_with("PgQuotaState"), "{debug}"),
+    }
+    let outcome = state
+        .acquire(&alice(), &Bucket::core(), 1, RequestKind::REST_READ, t(0))
+        .await
+        .expect("backend");
+    assert!(matches!(outcome, Acquire::Grant(_)));
+    assert!(
+        fx.store
+            .quota_state(
+                GovernorConfig {
+                    ceiling: 0,
+                    ..GovernorConfig::default()
+                },
+                headroom_store::PgGovernorOptions::default()
+            )
+            .is_err()
+    );
 }
