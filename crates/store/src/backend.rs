@@ -9,7 +9,7 @@ pub(crate) const CREDENTIAL_COLUMNS: &str =
     "id, host, fingerprint, subject_kind, owner_login, first_seen_at_ms, last_seen_at_ms";
 pub(crate) const SYNC_RUN_COLUMNS: &str = "id, kind, target, host, subject, status, \
     requested_stages, not_before_at_ms, deferral_count, first_deferred_at_ms, total_wait_ms, \
-    failure_reason, summary_json, created_at_ms, started_at_ms, finished_at_ms, updated_at_ms";
+    failure_reason, summary_json, claimed_by, claim_expires_at_ms, created_at_ms, started_at_ms, finished_at_ms, updated_at_ms";
 pub(crate) const CHECKPOINT_COLUMNS: &str = "sync_run_id, stage, scope, status, page_cursor, \
     pages_done, rows_written, detail, updated_at_ms";
 pub(crate) const OBSERVATION_COLUMNS: &str = "id, provider, host, subject, \
@@ -128,6 +128,11 @@ macro_rules! store_impl {
                 total_wait: SignedDuration::from_millis(get(row, "total_wait_ms")?),
                 failure_reason: get(row, "failure_reason")?,
                 summary: get_json(row, "summary_json")?,
+                claimed_by: get(row, "claimed_by")?,
+                claim_expires_at: from_opt_ms(
+                    "claim_expires_at_ms",
+                    get(row, "claim_expires_at_ms")?,
+                )?,
                 created_at: from_ms("created_at_ms", get(row, "created_at_ms")?)?,
                 started_at: from_opt_ms("started_at_ms", get(row, "started_at_ms")?)?,
                 finished_at: from_opt_ms("finished_at_ms", get(row, "finished_at_ms")?)?,
@@ -769,6 +774,39 @@ macro_rules! store_impl {
                     .fetch_all(&self.pool)
                     .await?;
                 rows.iter().map(sync_run_from).collect()
+            }
+
+            async fn claim_sync_run(
+                &self,
+                id: i64,
+                holder: &str,
+                now: Timestamp,
+                until: Timestamp,
+            ) -> Result<bool> {
+                let done = sqlx::query::<$db>(
+                    "UPDATE sync_runs SET claimed_by = $2, claim_expires_at_ms = $4 \
+                     WHERE id = $1 AND status NOT IN ('done', 'failed') \
+                     AND (claimed_by IS NULL OR claimed_by = $2 OR claim_expires_at_ms <= $3)",
+                )
+                .bind(id)
+                .bind(holder.to_owned())
+                .bind(ms(now))
+                .bind(ms(until))
+                .execute(&self.pool)
+                .await?;
+                Ok(done.rows_affected() == 1)
+            }
+
+            async fn release_sync_run(&self, id: i64, holder: &str) -> Result<()> {
+                sqlx::query::<$db>(
+                    "UPDATE sync_runs SET claimed_by = NULL, claim_expires_at_ms = NULL \
+                     WHERE id = $1 AND claimed_by = $2",
+                )
+                .bind(id)
+                .bind(holder.to_owned())
+                .execute(&self.pool)
+                .await?;
+                Ok(())
             }
 
             async fn checkpoints(&self, sync_run_id: i64) -> Result<Vec<Checkpoint>> {

@@ -157,6 +157,19 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// `not_before` has come; earliest first.
     async fn due_sync_runs(&self, now: Timestamp, limit: u32) -> Result<Vec<SyncRun>>;
 
+    /// Claims a run for a worker until `until`: succeeds when the run is unfinished and
+    /// unclaimed, already held by `holder` (a renewal), or its claim lapsed (its worker died).
+    async fn claim_sync_run(
+        &self,
+        id: i64,
+        holder: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> Result<bool>;
+
+    /// Gives a claim back (only the holder's).
+    async fn release_sync_run(&self, id: i64, holder: &str) -> Result<()>;
+
     /// Every checkpoint of a run, by stage then scope.
     async fn checkpoints(&self, sync_run_id: i64) -> Result<Vec<Checkpoint>>;
 

@@ -401,6 +401,11 @@ pub struct SyncRun {
     pub failure_reason: Option<String>,
     /// The run summary.
     pub summary: Option<serde_json::Value>,
+    /// The worker holding the run (see [`crate::Store::claim_sync_run`]); not written by
+    /// [`crate::Store::save_sync_run`].
+    pub claimed_by: Option<String>,
+    /// When that claim lapses.
+    pub claim_expires_at: Option<Timestamp>,
     /// Created.
     pub created_at: Timestamp,
     /// First started.

@@ -43,6 +43,7 @@ both_backends!(
     a_bad_event_does_not_discard_its_neighbours,
     quarantine_counts_occurrences_and_keeps_the_first_classification,
     the_store_offers_the_governor_state_that_fits_it,
+    a_sync_run_is_claimed_by_one_worker_at_a_time,
 );
 
 async fn schema_has_every_table_and_reopens(fx: &Fixture) {
@@ -1162,5 +1163,73 @@ async fn the_store_offers_the_governor_state_that_fits_it(fx: &Fixture) {
                 headroom_store::PgGovernorOptions::default()
             )
             .is_err()
+    );
+}
+
+async fn a_sync_run_is_claimed_by_one_worker_at_a_time(fx: &Fixture) {
+    let s = &fx.store;
+    let id = new_run(fx).await;
+    assert!(
+        s.claim_sync_run(id, "worker-a", t(0), t(60))
+            .await
+            .expect("claim")
+    );
+    assert!(
+        !s.claim_sync_run(id, "worker-b", t(30), t(90))
+            .await
+            .expect("held")
+    );
+    // The holder renews.
+    assert!(
+        s.claim_sync_run(id, "worker-a", t(50), t(110))
+            .await
+            .expect("renew")
+    );
+    let run = s.sync_run(id).await.expect("get").expect("present");
+    assert_eq!(
+        (run.claimed_by.as_deref(), run.claim_expires_at),
+        (Some("worker-a"), Some(t(110)))
+    );
+    // Saving the run's fields leaves the claim alone.
+    s.save_sync_run(&run).await.expect("save");
+    // worker-a dies; once its claim lapses another worker takes over.
+    assert!(
+        !s.claim_sync_run(id, "worker-b", t(109), t(200))
+            .await
+            .expect("held")
+    );
+    assert!(
+        s.claim_sync_run(id, "worker-b", t(110), t(200))
+            .await
+            .expect("lapsed")
+    );
+    // Only the holder can give it back.
+    s.release_sync_run(id, "worker-a")
+        .await
+        .expect("not a holder: no-op");
+    assert!(
+        !s.claim_sync_run(id, "worker-c", t(120), t(300))
+            .await
+            .expect("held")
+    );
+    s.release_sync_run(id, "worker-b").await.expect("release");
+    assert!(
+        s.claim_sync_run(id, "worker-c", t(120), t(300))
+            .await
+            .expect("free")
+    );
+    // A finished run is never claimed.
+    let mut run = s.sync_run(id).await.expect("get").expect("present");
+    run.status = SyncRunStatus::Done;
+    s.save_sync_run(&run).await.expect("save");
+    assert!(
+        !s.claim_sync_run(id, "worker-c", t(400), t(500))
+            .await
+            .expect("done")
+    );
+    assert!(
+        !s.claim_sync_run(id + 1, "worker-c", t(400), t(500))
+            .await
+            .expect("unknown")
     );
 }
