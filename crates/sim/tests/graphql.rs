@@ -300,3 +300,34 @@ async fn response_fields_keep_the_querys_order() {
     let text = String::from_utf8(r.body().to_vec()).expect("utf-8");
     assert!(text.find("rateLimit") < text.find("viewer"), "{text}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn graphql_points_belong_to_the_user_and_installations_have_their_own() {
+    let sim = sim(config());
+    let q = "{ organization(login: \"acme\") { repositories(first: 100) { nodes { issues(first: 100) { totalCount } } } } }";
+    let a = graphql(&sim, "t1", q).await;
+    assert_eq!(num(&a, "x-ratelimit-used"), 2);
+    let b = graphql(&sim, "t2", q).await;
+    assert_eq!(
+        num(&b, "x-ratelimit-used"),
+        4,
+        "t2 spends alice's points too"
+    );
+    let app = graphql(&sim, "ghs_app", "{ rateLimit { used } viewer { login } }").await;
+    let body = json(&app);
+    assert_eq!(body["data"]["rateLimit"]["used"], 1);
+    assert_eq!(
+        body["errors"][0]["type"], "FORBIDDEN",
+        "an installation has no viewer user"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn data_depends_on_the_seed_only() {
+    let q = "{ organization(login: \"acme\") { repositories(first: 100) { nodes { nameWithOwner issues(first: 100) { nodes { title comments(first: 10) { totalCount } } } } } } }";
+    let a = json(&graphql(&common::sim(config().with_seed(7)), "t1", q).await);
+    let b = json(&graphql(&common::sim(config().with_seed(7)), "t1", q).await);
+    let c = json(&graphql(&common::sim(config().with_seed(8)), "t1", q).await);
+    assert_eq!(a["data"], b["data"]);
+    assert_ne!(a["data"], c["data"]);
+}
