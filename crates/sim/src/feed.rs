@@ -169,20 +169,44 @@ pub fn final_page_walk(base: &str, page: u64) -> FeedPage {
 
 /// Seconds between two events of the generated feed.
 pub const LIVE_SPACING_SECS: i64 = 2;
-/// Events already in the generated feed when the simulator starts.
-pub const LIVE_BACKLOG: u64 = 400;
+/// Events created before the simulator started (seven hours of them, so that events delayed
+/// by up to six hours are already surfacing at start).
+pub const LIVE_BACKLOG: u64 = 12_600;
 
-/// How many generated events exist at `now`.
+/// How many generated events have been created by `now`.
 pub fn live_count(start: Timestamp, now: Timestamp) -> u64 {
     let elapsed = now.duration_since(start).as_secs().max(0);
     LIVE_BACKLOG + (elapsed / LIVE_SPACING_SECS) as u64
 }
 
+fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+/// When generated event `k` was created.
+pub fn live_created_at(start: Timestamp, k: u64) -> Timestamp {
+    start + SignedDuration::from_secs((k as i64 - LIVE_BACKLOG as i64) * LIVE_SPACING_SECS)
+}
+
+/// Seconds between event `k`'s creation and its appearance in the feed. GitHub documents
+/// 30 s to 6 h: most arrive within a minute, some within minutes, a few hours late.
+pub fn live_delay_secs(seed: u64, k: u64) -> i64 {
+    let h = splitmix(seed ^ k.wrapping_mul(0xD6E8_FEB8_6659_FD93));
+    let r = (h >> 8) as i64;
+    match h % 100 {
+        0..90 => 30 + r % 31,
+        90..98 => 60 + r % 540,
+        _ => 3_600 + r % 18_001,
+    }
+}
+
 /// Generated event number `k` (0 = oldest). Deterministic for a seed.
 pub fn live_event(base: &str, world: &World, seed: u64, start: Timestamp, k: u64) -> Value {
     let mut rng = StdRng::seed_from_u64(seed ^ k.wrapping_mul(0xA076_1D64_78BD_642F));
-    let created =
-        start + SignedDuration::from_secs((k as i64 - LIVE_BACKLOG as i64) * LIVE_SPACING_SECS);
+    let created = live_created_at(start, k);
     let user = &world.users[world.feed_users[rng.random_range(0..world.feed_users.len())]];
     let repo = &world.repos[world.feed_repos[rng.random_range(0..world.feed_repos.len())]];
     // Events recorded before a rename still carry the old name.
@@ -265,8 +289,9 @@ pub fn live_event(base: &str, world: &World, seed: u64, start: Timestamp, k: u64
     })
 }
 
-/// The reachable window of the generated feed, newest first, at most `cap` events; adjacent
-/// events are sometimes swapped, as GitHub's pages are not strictly ordered.
+/// The reachable window of the generated feed at `now`: the `cap` events that surfaced most
+/// recently, newest first. Because events surface after different delays, a late event appears
+/// beside much newer ones and ids are out of order.
 pub fn live_window(
     base: &str,
     world: &World,
@@ -276,17 +301,18 @@ pub fn live_window(
     cap: usize,
 ) -> Vec<Value> {
     let count = live_count(start, now);
-    let mut out: Vec<Value> = (0..count)
-        .rev()
-        .take(cap)
-        .map(|k| live_event(base, world, seed, start, k))
+    let oldest = count.saturating_sub(LIVE_BACKLOG);
+    let mut visible: Vec<(Timestamp, u64)> = (oldest..count)
+        .filter_map(|k| {
+            let at =
+                live_created_at(start, k) + SignedDuration::from_secs(live_delay_secs(seed, k));
+            (at <= now).then_some((at, k))
+        })
         .collect();
-    let mut i = 0;
-    while i + 1 < out.len() {
-        if (count - i as u64).is_multiple_of(3) {
-            out.swap(i, i + 1);
-        }
-        i += 2;
-    }
-    out
+    visible.sort_unstable_by(|a, b| b.cmp(a));
+    visible
+        .into_iter()
+        .take(cap)
+        .map(|(_, k)| live_event(base, world, seed, start, k))
+        .collect()
 }

@@ -43,7 +43,8 @@ pub enum Scenario {
     RateLimited,
     /// Like `secondary_rate_limited`, but without `retry-after` (GitHub often omits it).
     SecondaryWithoutRetryAfter,
-    /// A generated public feed that keeps growing (one event every 2 s), with the 300-event cap.
+    /// A generated public feed: one event every 2 s, each surfacing 30 s to 6 h after it was
+    /// created, with the 300-event cap.
     LiveFeed,
 }
 
@@ -139,7 +140,7 @@ impl Scenario {
                 "like secondary_rate_limited, but the 403 carries no retry-after header"
             }
             Scenario::LiveFeed => {
-                "a generated public feed that grows by one event every 2 s: current shapes, non-monotonic ids, deleted and renamed entities, 300-event cap"
+                "a generated public feed: one event every 2 s, surfacing 30 s to 6 h late; current shapes, non-monotonic ids, deleted and renamed entities, 300-event cap"
             }
         }
     }

@@ -287,3 +287,35 @@ async fn corpus_events_can_be_served_as_the_feed() {
         422
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn live_feed_events_surface_late_beside_newer_ones() {
+    let sim = sim(config().with_scenario(Scenario::LiveFeed));
+    let page = json(&get(&sim, "/events?per_page=100", Some("t1")).await);
+    let now = headroom_core::clock::Clock::now(&sim.clock());
+    let ages: Vec<i64> = page
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|e| {
+            let t: headroom_core::clock::Timestamp = e["created_at"]
+                .as_str()
+                .expect("created_at")
+                .parse()
+                .expect("a timestamp");
+            now.duration_since(t).as_secs()
+        })
+        .collect();
+    assert!(
+        ages.iter().all(|a| *a >= 30),
+        "nothing surfaces sooner than 30 s"
+    );
+    assert!(
+        ages.iter().any(|a| *a >= 3_600),
+        "some surface hours late: {ages:?}"
+    );
+    assert!(
+        ages.iter().filter(|a| **a < 300).count() > 80,
+        "most within minutes"
+    );
+}
