@@ -166,6 +166,8 @@ pub enum SecondaryKind {
     ContentCreation,
     /// A scenario's scripted block.
     Scripted,
+    /// A scenario's scripted block, in the old "abuse detection" wording.
+    Abuse,
 }
 
 /// A secondary-limit verdict.
@@ -301,8 +303,10 @@ impl Quotas {
                 let pre_exhausted = first
                     && matches!(
                         (config.scenario, resource),
-                        (Scenario::RateLimited, Resource::Core)
-                            | (Scenario::SearchRateLimited, Resource::Search)
+                        (
+                            Scenario::RateLimited | Scenario::RateLimited429,
+                            Resource::Core
+                        ) | (Scenario::SearchRateLimited, Resource::Search)
                     );
                 let w = Window {
                     reset: floor_second(now) + len,
@@ -430,7 +434,7 @@ impl Quotas {
     ) -> Result<(), SecondaryHit> {
         let retry = |secs: u64| config.secondary_retry_after.then_some(secs.max(1));
         let scripted_retry = match config.scenario {
-            Scenario::SecondaryRateLimited => Some(Some(60)),
+            Scenario::SecondaryRateLimited | Scenario::AbuseDetection => Some(Some(60)),
             Scenario::SecondaryWithoutRetryAfter => Some(None),
             _ => None,
         };
@@ -446,8 +450,13 @@ impl Quotas {
                 let left = until.duration_since(now).as_secs_f64().ceil();
                 // Safe: a positive number of seconds below one minute.
                 let left = left as u64;
+                let kind = if config.scenario == Scenario::AbuseDetection {
+                    SecondaryKind::Abuse
+                } else {
+                    SecondaryKind::Scripted
+                };
                 return Err(SecondaryHit {
-                    kind: SecondaryKind::Scripted,
+                    kind,
                     retry_after: retry_after.map(|_| left.max(1)),
                 });
             }

@@ -43,6 +43,10 @@ pub enum Scenario {
     RateLimited,
     /// Like `secondary_rate_limited`, but without `retry-after` (GitHub often omits it).
     SecondaryWithoutRetryAfter,
+    /// Like `rate_limited`, answered with 429 instead of 403 (GitHub uses both).
+    RateLimited429,
+    /// Like `secondary_rate_limited`, with the old "abuse detection mechanism" wording.
+    AbuseDetection,
     /// A generated public feed: one event every 2 s, each surfacing 30 s to 6 h after it was
     /// created, with the 300-event cap.
     LiveFeed,
@@ -50,7 +54,7 @@ pub enum Scenario {
 
 impl Scenario {
     /// Every scenario, in documentation order.
-    pub const ALL: [Scenario; 16] = [
+    pub const ALL: [Scenario; 18] = [
         Scenario::Default,
         Scenario::Paginated,
         Scenario::PaginatedFinalPage,
@@ -66,6 +70,8 @@ impl Scenario {
         Scenario::SecondaryRateLimited,
         Scenario::RateLimited,
         Scenario::SecondaryWithoutRetryAfter,
+        Scenario::RateLimited429,
+        Scenario::AbuseDetection,
         Scenario::LiveFeed,
     ];
 
@@ -87,6 +93,8 @@ impl Scenario {
             Scenario::SecondaryRateLimited => "secondary_rate_limited",
             Scenario::RateLimited => "rate_limited",
             Scenario::SecondaryWithoutRetryAfter => "secondary_without_retry_after",
+            Scenario::RateLimited429 => "rate_limited_429",
+            Scenario::AbuseDetection => "abuse_detection",
             Scenario::LiveFeed => "live_feed",
         }
     }
@@ -138,6 +146,12 @@ impl Scenario {
             }
             Scenario::SecondaryWithoutRetryAfter => {
                 "like secondary_rate_limited, but the 403 carries no retry-after header"
+            }
+            Scenario::RateLimited429 => {
+                "like rate_limited, but primary exhaustion answers 429 instead of 403 (GitHub sends either)"
+            }
+            Scenario::AbuseDetection => {
+                "like secondary_rate_limited, with the old wording \"You have triggered an abuse detection mechanism\""
             }
             Scenario::LiveFeed => {
                 "a generated public feed: one event every 2 s, surfacing 30 s to 6 h late; current shapes, non-monotonic ids, deleted and renamed entities, 300-event cap"

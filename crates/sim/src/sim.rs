@@ -571,7 +571,10 @@ impl Simulator {
             match lock(&inner.quotas).try_spend(&inner.config, now, &subject, class.resource, 1) {
                 Ok(r) => (r, 1),
                 Err(r) => {
-                    let reply = primary_reply(&subject, &request_id, r.resource);
+                    let mut reply = primary_reply(&subject, &request_id, r.resource);
+                    if inner.config.scenario == Scenario::RateLimited429 {
+                        reply.status = StatusCode::TOO_MANY_REQUESTS;
+                    }
                     return finish(reply, Some(r), 0);
                 }
             }
@@ -951,6 +954,9 @@ fn primary_reply(subject: &Subject, request_id: &str, resource: Resource) -> Rep
 
 fn secondary_reply(hit: SecondaryHit, request_id: &str) -> Reply {
     let message = match hit.kind {
+        SecondaryKind::Abuse => format!(
+            "You have triggered an abuse detection mechanism. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID {request_id}."
+        ),
         SecondaryKind::ContentCreation => format!(
             "You have exceeded a secondary rate limit and have been temporarily blocked from content creation. Please retry your request again later. If you reach out to GitHub Support for help, please include the request ID {request_id}."
         ),

@@ -386,3 +386,29 @@ async fn rate_limited_is_primary_exhaustion_with_a_one_hour_reset() {
     assert_eq!(r.status(), 200);
     assert_eq!(num(&r, "x-ratelimit-used"), 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn rate_limited_429_answers_429() {
+    let sim = sim(config().with_scenario(Scenario::RateLimited429));
+    let r = get(&sim, "/events", Some("t1")).await;
+    assert_eq!(r.status(), 429);
+    assert_eq!(num(&r, "x-ratelimit-remaining"), 0);
+    assert!(
+        json(&r)["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("API rate limit exceeded for user ID"))
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn abuse_detection_uses_the_old_wording() {
+    let sim = sim(config().with_scenario(Scenario::AbuseDetection));
+    let r = get(&sim, "/events", Some("t1")).await;
+    assert_eq!(r.status(), 403);
+    assert!(
+        json(&r)["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("You have triggered an abuse detection mechanism."))
+    );
+    assert_eq!(header(&r, "retry-after"), Some("60"));
+}
