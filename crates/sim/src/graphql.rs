@@ -61,7 +61,12 @@ struct Walk<'a> {
     defaults: HashMap<String, i64>,
     requests: u64,
     nodes: u64,
+    visits: u64,
 }
+
+/// Fields visited while costing one query, fragments expanded: beyond this the query is
+/// refused (nested fragment spreads could otherwise make the walk exponential).
+const MAX_VISITS: u64 = 100_000;
 
 impl Walk<'_> {
     fn int_arg(&self, v: &async_graphql_value::Value) -> Option<i64> {
@@ -89,6 +94,13 @@ impl Walk<'_> {
             ));
         }
         for item in &set.items {
+            self.visits += 1;
+            if self.visits > MAX_VISITS {
+                return Err(CostError::new(
+                    None,
+                    "Query is too complex to run.".to_owned(),
+                ));
+            }
             match &item.node {
                 Selection::Field(field) => {
                     let field = &field.node;
@@ -195,6 +207,7 @@ pub fn query_cost(
         defaults,
         requests: 0,
         nodes: 0,
+        visits: 0,
     };
     walk.selection_set(&op.node.selection_set.node, 1, 0)?;
     // Round half up, as `round()` does for positive numbers.
@@ -355,7 +368,9 @@ fn paginate<T: Clone>(
     let mut start = 0usize;
     let mut end = all.len();
     if let Some(a) = after {
-        start = decode_cursor(&a).ok_or_else(|| bad_cursor(&a))? + 1;
+        start = decode_cursor(&a)
+            .ok_or_else(|| bad_cursor(&a))?
+            .saturating_add(1);
     }
     if let Some(b) = before {
         end = decode_cursor(&b)
@@ -364,7 +379,7 @@ fn paginate<T: Clone>(
     }
     start = start.min(end);
     if let Some(n) = first {
-        end = end.min(start + n as usize);
+        end = end.min(start.saturating_add(n as usize));
     }
     if let Some(n) = last {
         start = start.max(end.saturating_sub(n as usize));

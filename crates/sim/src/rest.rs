@@ -69,7 +69,9 @@ fn page_params(ctx: &Ctx) -> (u64, usize) {
         .param("page")
         .and_then(|p| p.parse::<u64>().ok())
         .filter(|&p| p >= 1)
-        .unwrap_or(1);
+        .unwrap_or(1)
+        // No list is that long; keeps page arithmetic far from overflow.
+        .min(1_000_000);
     let per_page = ctx
         .param("per_page")
         .and_then(|p| p.parse::<usize>().ok())
@@ -370,7 +372,7 @@ impl Simulator {
         };
         let reply = match list {
             Some(items) => {
-                if page > 1 && (page - 1) as usize * per_page >= cap {
+                if page > 1 && ((page - 1) as usize).saturating_mul(per_page) >= cap {
                     return Reply::message(
                         StatusCode::UNPROCESSABLE_ENTITY,
                         "In order to keep the API fast for everyone, pagination is limited for this resource.",

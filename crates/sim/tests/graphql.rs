@@ -332,3 +332,38 @@ async fn data_depends_on_the_seed_only() {
     assert_eq!(a["data"], b["data"]);
     assert_ne!(a["data"], c["data"]);
 }
+
+#[test]
+fn fragment_bombs_are_refused_not_walked() {
+    let mut q = String::from("{ viewer { ...F0 } }");
+    for i in 0..40 {
+        q.push_str(&format!(
+            " fragment F{i} on User {{ login ...F{n} ...F{n} }}",
+            n = i + 1
+        ));
+    }
+    q.push_str(" fragment F40 on User { login }");
+    let e = query_cost(&q, None, &Value::Null).expect_err("refused");
+    assert!(e.message.contains("too complex"), "{}", e.message);
+}
+
+#[tokio::test(start_paused = true)]
+async fn hostile_cursors_and_pages_are_answered_not_panicked_on() {
+    let sim = sim(config());
+    let huge = "Y3Vyc29yOnYyOjE4NDQ2NzQ0MDczNzA5NTUxNjE1"; // cursor:v2:18446744073709551615
+    let q = format!(
+        "{{ organization(login: \"acme\") {{ repositories(first: 5, after: \"{huge}\") {{ nodes {{ name }} }} }} }}"
+    );
+    assert_eq!(graphql(&sim, "t1", &q).await.status(), 200);
+    for uri in [
+        "/orgs/acme/repos?page=18446744073709551615",
+        "/events?page=99999999999999&per_page=100",
+    ] {
+        let r = get(&sim, uri, Some("t1")).await;
+        assert!(
+            r.status() == 200 || r.status() == 422,
+            "{uri}: {}",
+            r.status()
+        );
+    }
+}
