@@ -110,6 +110,9 @@ impl TlsConfig {
     }
 }
 
+/// The largest request body accepted (GitHub refuses large payloads too).
+const MAX_BODY: usize = 25 * 1024 * 1024;
+
 async fn answer(
     sim: Simulator,
     req: Request<Incoming>,
@@ -118,9 +121,15 @@ async fn answer(
     scheme: &'static str,
 ) -> Result<Response<Full<Bytes>>, std::convert::Infallible> {
     let (mut parts, body) = req.into_parts();
-    let body = match body.collect().await {
+    let body = match http_body_util::Limited::new(body, MAX_BODY).collect().await {
         Ok(b) => b.to_bytes(),
-        Err(_) => Bytes::new(),
+        Err(_) => {
+            let mut resp = Response::new(Full::new(Bytes::from_static(
+                br#"{"message":"Payload too large"}"#,
+            )));
+            *resp.status_mut() = http::StatusCode::PAYLOAD_TOO_LARGE;
+            return Ok(resp);
+        }
     };
     // Make the URI absolute, so bodies and Link headers point back at this server.
     let authority = parts
@@ -167,8 +176,12 @@ pub async fn serve(
             () = &mut shutdown => return Ok(()),
             accepted = listener.accept() => match accepted {
                 Ok(pair) => pair,
-                // A failed accept (too many open files, a reset) concerns one connection.
-                Err(_) => continue,
+                // A failed accept (too many open files, a reset) concerns one connection;
+                // pause briefly so a persistent failure does not spin.
+                Err(_) => {
+                    sim.clock().sleep(headroom_core::clock::SignedDuration::from_millis(50)).await;
+                    continue;
+                }
             },
         };
         let sim = sim.clone();
