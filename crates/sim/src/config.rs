@@ -160,6 +160,8 @@ pub struct SimConfig {
     pub content_creation_per_hour: u64,
     /// Whether secondary-limit responses carry `retry-after` (scenarios may override).
     pub secondary_retry_after: bool,
+    /// Send `retry-after` as an HTTP-date instead of delta-seconds (RFC 9110 allows both).
+    pub retry_after_as_http_date: bool,
     /// `/events`' `X-Poll-Interval` (60 s).
     pub poll_interval_secs: u64,
     /// At most this many events reachable through `/events` (300).
@@ -205,6 +207,7 @@ impl Default for SimConfig {
             content_creation_per_minute: 80,
             content_creation_per_hour: 500,
             secondary_retry_after: true,
+            retry_after_as_http_date: false,
             poll_interval_secs: 60,
             feed_cap: 300,
             external_spend: Vec::new(),

@@ -560,7 +560,11 @@ impl Simulator {
         );
         if let Err(hit) = secondary {
             let reading = lock(&inner.quotas).peek(&inner.config, now, &subject, class.resource);
-            return finish(secondary_reply(hit, &request_id), Some(reading), 0);
+            return finish(
+                secondary_reply(hit, &request_id, self.retry_after_date(now)),
+                Some(reading),
+                0,
+            );
         }
         let (reading, spent) = if class.free {
             (
@@ -644,6 +648,10 @@ impl Simulator {
         finish(reply, Some(reading), spent)
     }
 
+    fn retry_after_date(&self, now: Timestamp) -> Option<Timestamp> {
+        self.inner.config.retry_after_as_http_date.then_some(now)
+    }
+
     async fn graphql(&self, ctx: &Ctx, in_flight: u32) -> (Reply, Option<Reading>, u64) {
         let inner = &self.inner;
         let now = ctx.now;
@@ -718,7 +726,11 @@ impl Simulator {
         );
         if let Err(hit) = secondary {
             let reading = peek(&mut lock(&inner.quotas));
-            return (secondary_reply(hit, &ctx.request_id), Some(reading), 0);
+            return (
+                secondary_reply(hit, &ctx.request_id, self.retry_after_date(now)),
+                Some(reading),
+                0,
+            );
         }
         let spend = lock(&inner.quotas).try_spend(
             &inner.config,
@@ -861,9 +873,7 @@ impl Simulator {
             HeaderName::from_static("x-github-api-version-selected"),
             HeaderValue::from_static("2022-11-28"),
         );
-        if let Ok(v) =
-            HeaderValue::from_str(&a.now.strftime("%a, %d %b %Y %H:%M:%S GMT").to_string())
-        {
+        if let Ok(v) = HeaderValue::from_str(&http_date(a.now)) {
             h.insert(http::header::DATE, v);
         }
         h.insert(http::header::SERVER, HeaderValue::from_static("github.com"));
@@ -952,7 +962,8 @@ fn primary_reply(subject: &Subject, request_id: &str, resource: Resource) -> Rep
     )
 }
 
-fn secondary_reply(hit: SecondaryHit, request_id: &str) -> Reply {
+/// `as_date` is `Some(now)` when `retry-after` is to be sent as an HTTP-date.
+fn secondary_reply(hit: SecondaryHit, request_id: &str, as_date: Option<Timestamp>) -> Reply {
     let message = match hit.kind {
         SecondaryKind::Abuse => format!(
             "You have triggered an abuse detection mechanism. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID {request_id}."
@@ -972,9 +983,20 @@ fn secondary_reply(hit: SecondaryHit, request_id: &str) -> Reply {
         }),
     );
     match hit.retry_after {
-        Some(secs) => reply.header("retry-after", &secs.to_string()),
+        Some(secs) => match as_date {
+            Some(now) => {
+                let at = now + SignedDuration::from_secs(i64::try_from(secs).unwrap_or(3600));
+                reply.header("retry-after", &http_date(at))
+            }
+            None => reply.header("retry-after", &secs.to_string()),
+        },
         None => reply,
     }
+}
+
+/// An RFC 9110 HTTP-date (`Sun, 06 Nov 1994 08:49:37 GMT`).
+fn http_date(t: Timestamp) -> String {
+    t.strftime("%a, %d %b %Y %H:%M:%S GMT").to_string()
 }
 
 /// Writes GitHub's timestamp (re-exported for routes).

@@ -171,3 +171,19 @@ async fn content_creation_per_minute() {
     .await;
     assert_eq!(r.status(), 201);
 }
+
+#[tokio::test(start_paused = true)]
+async fn retry_after_can_be_an_http_date() {
+    let mut c = config();
+    c.rest_points_per_minute = 1;
+    c.retry_after_as_http_date = true;
+    let sim = sim(c);
+    get(&sim, "/user", Some("t1")).await;
+    let r = get(&sim, "/user", Some("t1")).await;
+    assert_eq!(r.status(), 403);
+    // The minute opened at 10:00:00 ends at 10:01:00.
+    assert_eq!(
+        header(&r, "retry-after"),
+        Some("Mon, 30 Nov 2026 10:01:00 GMT")
+    );
+}
