@@ -15,6 +15,10 @@
 //!
 //! Waiters ([`WaitTicket`]) are counted in-process only: waiting is a local affair and a
 //! ticket's release cannot do I/O.
+//!
+//! Instants come from each caller's clock. Processes on several machines should keep their
+//! clocks in sync (NTP): a lease is judged expired by whoever reads it, so a clock running a
+//! lease TTL ahead would free slots early.
 
 use std::collections::HashMap;
 use std::fmt;
