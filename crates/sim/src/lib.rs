@@ -14,17 +14,15 @@ pub mod feed;
 pub mod graphql;
 pub mod quota;
 pub mod render;
+pub mod rest;
 pub mod scenario;
+pub mod server;
+pub mod sim;
 pub mod world;
 
 pub use config::{ExternalSpend, Faults, SimConfig, TokenOwner, TokenSpec};
 pub use error::SimError;
-pub use scenario::Scenario;
-pub mod rest;
-pub mod sim;
-
 pub use quota::{Reading, Resource, Subject};
-pub use sim::{LogEntry, Simulator, token_fingerprint};
-pub mod server;
-
+pub use scenario::Scenario;
 pub use server::{GeneratedCert, TlsConfig, serve};
+pub use sim::{LogEntry, Simulator, token_fingerprint};
