@@ -1,0 +1,298 @@
+//! `headroom import gharchive`: backfilling from GH Archive files through the same validation,
+//! quarantine and deduplication path as polling.
+//!
+//! Streaming, constant memory whatever the file size: a reader thread decompresses, splits
+//! lines (each bounded), parses and judges them, and hands batches over a bounded channel to the
+//! writer, which commits one transaction per batch. Parsing and writing overlap on two cores.
+
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::Path;
+
+use headroom_core::clock::{Clock, Timestamp};
+use headroom_store::Store;
+use serde::Serialize;
+
+use super::FeedError;
+use super::page::{Envelope, IngestContext, Judged, PageCounts, judge, write_judged};
+
+/// The longest line accepted (GH Archive lines are at most a few MiB); a longer one is
+/// quarantined by its first bytes and skipped without holding it in memory.
+pub const MAX_LINE_BYTES: usize = 32 * 1024 * 1024;
+
+/// Envelopes per transaction.
+pub const DEFAULT_BATCH: usize = 2_000;
+
+/// Batches parsed ahead of the writer.
+const QUEUE_DEPTH: usize = 4;
+
+/// Where an import stands.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ImportProgress {
+    /// Non-blank lines read.
+    pub lines: u64,
+    /// Bytes read from the input (compressed bytes for a gzip file).
+    pub bytes_read: u64,
+    /// What the lines did.
+    pub counts: PageCounts,
+}
+
+/// Opens an input: `-` is stdin; gzip is recognized by its magic bytes (whatever the file is
+/// called; GH Archive's concatenated members are read through), anything else is read as
+/// lines of JSON. Returns the reader and the input's size in bytes when known.
+pub fn open_input(
+    path: &str,
+) -> io::Result<(Box<dyn BufRead + Send>, Option<u64>, CountingHandle)> {
+    let (raw, size): (Box<dyn Read + Send>, Option<u64>) = if path == "-" {
+        (Box::new(io::stdin()), None)
+    } else {
+        let file = std::fs::File::open(Path::new(path))?;
+        let size = file.metadata().ok().map(|m| m.len());
+        (Box::new(file), size)
+    };
+    let counter = CountingHandle::default();
+    let counted = CountingReader {
+        inner: raw,
+        count: counter.clone(),
+    };
+    let mut buffered = BufReader::with_capacity(256 * 1024, counted);
+    let gzip = {
+        let head = buffered.fill_buf()?;
+        head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b
+    };
+    let reader: Box<dyn BufRead + Send> = if gzip {
+        Box::new(BufReader::with_capacity(
+            256 * 1024,
+            flate2::bufread::MultiGzDecoder::new(buffered),
+        ))
+    } else {
+        Box::new(buffered)
+    };
+    Ok((reader, size, counter))
+}
+
+/// Bytes read so far from an input opened by [`open_input`].
+#[derive(Debug, Clone, Default)]
+pub struct CountingHandle(std::sync::Arc<std::sync::atomic::AtomicU64>);
+
+impl CountingHandle {
+    /// Bytes read so far.
+    pub fn get(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+struct CountingReader {
+    inner: Box<dyn Read + Send>,
+    count: CountingHandle,
+}
+
+impl Read for CountingReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count
+            .0
+            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+struct Batch {
+    items: Vec<Judged>,
+    lines: u64,
+}
+
+/// Imports one input. `on_progress` is called after every committed batch.
+pub async fn import_reader(
+    store: &dyn Store,
+    reader: Box<dyn BufRead + Send>,
+    bytes: CountingHandle,
+    clock: &dyn Clock,
+    ctx: &IngestContext,
+    batch_size: usize,
+    mut on_progress: impl FnMut(&ImportProgress),
+) -> Result<ImportProgress, FeedError> {
+    let batch_size = batch_size.max(1);
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<io::Result<Batch>>(QUEUE_DEPTH);
+    let thread_ctx = ctx.clone();
+    let parser = std::thread::Builder::new()
+        .name("headroom-import-parse".into())
+        .spawn(move || parse_lines(reader, &thread_ctx, batch_size, &tx))
+        .map_err(FeedError::Read)?;
+    let mut progress = ImportProgress::default();
+    let mut outcome = Ok(());
+    while let Some(batch) = rx.recv().await {
+        let batch = match batch {
+            Ok(batch) => batch,
+            Err(e) => {
+                outcome = Err(FeedError::Read(e));
+                break;
+            }
+        };
+        let received_at = clock.now();
+        let items = stamp(batch.items, received_at);
+        match write_judged(store, items, ctx).await {
+            Ok(counts) => {
+                progress.counts.add(&counts);
+                progress.lines += batch.lines;
+                progress.bytes_read = bytes.get();
+                on_progress(&progress);
+            }
+            Err(e) => {
+                outcome = Err(e);
+                break;
+            }
+        }
+    }
+    // Dropping the receiver stops the parser at its next send.
+    drop(rx);
+    let _ = parser.join();
+    outcome.map(|()| progress)
+}
+
+fn stamp(mut items: Vec<Judged>, received_at: Timestamp) -> Vec<Judged> {
+    for item in &mut items {
+        match item {
+            Judged::Push(write) => write.received_at = received_at,
+            Judged::Quarantine { event, .. } => event.received_at = received_at,
+            Judged::Ignored => {}
+        }
+    }
+    items
+}
+
+fn parse_lines(
+    mut reader: Box<dyn BufRead + Send>,
+    ctx: &IngestContext,
+    batch_size: usize,
+    tx: &tokio::sync::mpsc::Sender<io::Result<Batch>>,
+) {
+    let mut line = Vec::with_capacity(64 * 1024);
+    let mut items = Vec::with_capacity(batch_size);
+    let mut lines = 0u64;
+    let mut array_form: Option<bool> = None;
+    loop {
+        line.clear();
+        let read = match read_bounded_line(&mut reader, &mut line) {
+            Ok(read) => read,
+            Err(e) => {
+                let _ = tx.blocking_send(Err(e));
+                return;
+            }
+        };
+        let Some(overlong) = read else {
+            break;
+        };
+        let mut text: &[u8] = trim(&line);
+        if text.is_empty() {
+            continue;
+        }
+        // A JSON array written one element per line (like a saved /events response) is read
+        // as lines too: its brackets are skipped and the separating commas dropped.
+        let is_array = *array_form.get_or_insert(text == b"[" || text.starts_with(b"[{"));
+        if is_array {
+            if text == b"[" || text == b"]" {
+                continue;
+            }
+            text = text.strip_prefix(b"[").unwrap_or(text);
+            text = text.strip_suffix(b"]").unwrap_or(text);
+            text = text.strip_suffix(b",").unwrap_or(text);
+        }
+        lines += 1;
+        let envelope = if overlong {
+            Envelope::Unparsable {
+                text: cut(text),
+                error: format!("the line is longer than {MAX_LINE_BYTES} bytes"),
+            }
+        } else {
+            match serde_json::from_slice(text) {
+                Ok(value) => Envelope::Json(value),
+                Err(e) => Envelope::Unparsable {
+                    text: cut(text),
+                    error: e.to_string(),
+                },
+            }
+        };
+        items.push(judge(envelope, ctx, Timestamp::UNIX_EPOCH));
+        if items.len() >= batch_size {
+            let batch = Batch {
+                items: std::mem::replace(&mut items, Vec::with_capacity(batch_size)),
+                lines: std::mem::take(&mut lines),
+            };
+            if tx.blocking_send(Ok(batch)).is_err() {
+                return;
+            }
+        }
+    }
+    if !items.is_empty() {
+        let _ = tx.blocking_send(Ok(Batch { items, lines }));
+    }
+}
+
+/// Reads one line into `buf` (without its newline), keeping at most [`MAX_LINE_BYTES`] and
+/// discarding the rest. `None` at the end of input, else whether the line was cut.
+fn read_bounded_line(reader: &mut dyn BufRead, buf: &mut Vec<u8>) -> io::Result<Option<bool>> {
+    let mut any = false;
+    let mut overlong = false;
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok(any.then_some(overlong));
+        }
+        any = true;
+        let (chunk, done) = match available.iter().position(|&b| b == b'\n') {
+            Some(i) => (&available[..i], Some(i + 1)),
+            None => (available, None),
+        };
+        let room = MAX_LINE_BYTES.saturating_sub(buf.len());
+        if chunk.len() > room {
+            overlong = true;
+        }
+        buf.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        let used = done.unwrap_or(available.len());
+        reader.consume(used);
+        if done.is_some() {
+            return Ok(Some(overlong));
+        }
+    }
+}
+
+fn trim(bytes: &[u8]) -> &[u8] {
+    let start = bytes
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(bytes.len());
+    let end = bytes
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(start, |i| i + 1);
+    &bytes[start..end.max(start)]
+}
+
+/// A quarantined line's stored text: at most 64 KiB of it.
+fn cut(bytes: &[u8]) -> String {
+    const KEEP: usize = 64 * 1024;
+    String::from_utf8_lossy(&bytes[..bytes.len().min(KEEP)]).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounded_lines_are_split_and_cut() {
+        let data = b"one\n\ntwo\r\nthree";
+        let mut reader: &[u8] = data;
+        let mut buf = Vec::new();
+        let mut seen = Vec::new();
+        while let Some(overlong) = read_bounded_line(&mut reader, &mut buf).expect("read") {
+            assert!(!overlong);
+            seen.push(String::from_utf8(trim(&buf).to_vec()).expect("utf8"));
+            buf.clear();
+        }
+        assert_eq!(seen, ["one", "", "two", "three"]);
+    }
+}

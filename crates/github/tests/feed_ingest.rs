@@ -1,0 +1,224 @@
+//! Feed ingestion against a real store, on SQLite and PostgreSQL: the default fixture page
+//! (4 created, 3 quarantined, 1 ignored; a replay absorbs 4 duplicates with entity activity
+//! unchanged), and the live-shape check on the gh-pulse corpus (all 4,268 PushEvents of the
+//! 5,000-line GH Archive hour accepted, nothing valid quarantined, a second import all
+//! duplicates).
+
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+#[path = "../../store/tests/common/mod.rs"]
+mod common;
+
+use std::path::PathBuf;
+
+use headroom_core::clock::{ManualClock, SignedDuration, Timestamp};
+use headroom_github::feed::import::{DEFAULT_BATCH, import_reader, open_input};
+use headroom_github::feed::{IngestContext, ingest_page};
+use headroom_store::{EventOrigin, Store};
+
+/// `shared/corpus`, found by walking up from this crate.
+fn corpus_dir() -> PathBuf {
+    let start = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    for dir in start.ancestors() {
+        let candidate = dir.join("shared").join("corpus");
+        if candidate.is_dir() {
+            return candidate;
+        }
+    }
+    panic!(
+        "shared/corpus not found above {}: the corpus tests need the project's shared folder",
+        start.display()
+    );
+}
+
+fn ctx(origin: EventOrigin) -> IngestContext {
+    IngestContext {
+        origin,
+        run_id: "test-run".into(),
+        ingestion_run_id: None,
+    }
+}
+
+fn t0() -> Timestamp {
+    Timestamp::from_second(1_800_000_000).expect("valid")
+}
+
+/// The simulator's `default` page: 4 valid pushes, 1 WatchEvent, 3 malformed.
+fn default_page() -> Vec<serde_json::Value> {
+    headroom_sim::feed::default_page("https://api.github.com")
+}
+
+async fn default_page_and_replay(store: &dyn Store) {
+    let c = ctx(EventOrigin::Feed);
+    let first = ingest_page(store, default_page(), &c, t0())
+        .await
+        .expect("ingest");
+    assert_eq!(first.events_received, 8);
+    assert_eq!(first.push_events_seen, 6);
+    assert_eq!(first.events_created, 4);
+    assert_eq!(first.duplicates_skipped, 0);
+    assert_eq!(first.events_quarantined, 3);
+    assert_eq!(first.events_ignored, 1);
+    assert_eq!(first.events_failed, 0);
+    assert_eq!(store.count_rows("push_events").await.expect("count"), 4);
+    assert_eq!(store.count_rows("actors").await.expect("count"), 3);
+    assert_eq!(store.count_rows("repositories").await.expect("count"), 3);
+    assert_eq!(
+        store.count_rows("quarantined_events").await.expect("count"),
+        3
+    );
+
+    let before = (
+        store.actor(7_700_419).await.expect("read"),
+        store.repository(880_001).await.expect("read"),
+    );
+    assert!(
+        before
+            .0
+            .as_ref()
+            .is_some_and(|a| a.last_seen_at == Some(t0()))
+    );
+
+    let later = t0() + SignedDuration::from_secs(60);
+    let replay = ingest_page(store, default_page(), &c, later)
+        .await
+        .expect("replay");
+    assert_eq!(replay.events_created, 0);
+    assert_eq!(replay.duplicates_skipped, 4);
+    assert_eq!(replay.events_quarantined, 3);
+    assert_eq!(store.count_rows("push_events").await.expect("count"), 4);
+    assert_eq!(
+        store.count_rows("quarantined_events").await.expect("count"),
+        3
+    );
+    let after = (
+        store.actor(7_700_419).await.expect("read"),
+        store.repository(880_001).await.expect("read"),
+    );
+    assert_eq!(before, after, "a replay must not register entity activity");
+}
+
+#[tokio::test]
+async fn default_page_and_replay_sqlite() {
+    let f = common::sqlite().await;
+    default_page_and_replay(f.store.as_ref()).await;
+}
+
+#[tokio::test]
+async fn default_page_and_replay_postgres() {
+    let Some(f) = common::postgres("default_page_and_replay_postgres").await else {
+        return;
+    };
+    default_page_and_replay(f.store.as_ref()).await;
+}
+
+async fn corpus_hour(store: &dyn Store) {
+    let file = corpus_dir().join("gh-pulse/gharchive-2026-06-01-15-first5000.jsonl");
+    let path = file.to_str().expect("utf-8 path");
+    let clock = ManualClock::new(t0());
+    let c = ctx(EventOrigin::Gharchive);
+
+    let (reader, _, bytes) = open_input(path).expect("open");
+    let mut calls = 0;
+    let first = import_reader(store, reader, bytes, &clock, &c, DEFAULT_BATCH, |_| {
+        calls += 1
+    })
+    .await
+    .expect("import");
+    assert!(calls >= 2, "progress is reported per batch");
+    assert_eq!(first.lines, 5_000);
+    assert_eq!(first.counts.events_received, 5_000);
+    assert_eq!(first.counts.push_events_seen, 4_268);
+    assert_eq!(first.counts.events_created, 4_268);
+    assert_eq!(
+        first.counts.events_quarantined, 0,
+        "nothing valid is quarantined"
+    );
+    assert_eq!(first.counts.events_ignored, 732);
+    assert_eq!(first.counts.events_failed, 0);
+    assert_eq!(store.count_rows("push_events").await.expect("count"), 4_268);
+    let actors = store.count_rows("actors").await.expect("count");
+
+    clock.advance(SignedDuration::from_secs(3600));
+    let (reader, _, bytes) = open_input(path).expect("open");
+    let second = import_reader(store, reader, bytes, &clock, &c, 1_000, |_| {})
+        .await
+        .expect("import");
+    assert_eq!(second.counts.events_created, 0);
+    assert_eq!(second.counts.duplicates_skipped, 4_268);
+    assert_eq!(second.counts.events_quarantined, 0);
+    assert_eq!(store.count_rows("push_events").await.expect("count"), 4_268);
+    assert_eq!(store.count_rows("actors").await.expect("count"), actors);
+}
+
+#[tokio::test]
+async fn corpus_hour_sqlite() {
+    let f = common::sqlite().await;
+    corpus_hour(f.store.as_ref()).await;
+}
+
+#[tokio::test]
+async fn corpus_hour_postgres() {
+    let Some(f) = common::postgres("corpus_hour_postgres").await else {
+        return;
+    };
+    corpus_hour(f.store.as_ref()).await;
+}
+
+/// Both PushEvent payload shapes of `sample_hour.jsonl`, the array form of
+/// `sample_events.json`, gzip input, and lines that are not JSON.
+#[tokio::test]
+async fn sample_files_gzip_and_garbage() {
+    let f = common::sqlite().await;
+    let store = f.store.as_ref();
+    let clock = ManualClock::new(t0());
+    let c = ctx(EventOrigin::Gharchive);
+    let dir = corpus_dir().join("gh-pulse");
+
+    let hour = dir.join("sample_hour.jsonl");
+    let (reader, _, bytes) = open_input(hour.to_str().expect("utf-8")).expect("open");
+    let got = import_reader(store, reader, bytes, &clock, &c, 3, |_| {})
+        .await
+        .expect("import");
+    assert_eq!(got.lines, 7);
+    assert_eq!(got.counts.events_quarantined, 0);
+    assert_eq!(got.counts.events_created, got.counts.push_events_seen);
+    assert!(got.counts.events_created >= 2);
+
+    let events = dir.join("sample_events.json");
+    let (reader, _, bytes) = open_input(events.to_str().expect("utf-8")).expect("open");
+    let got = import_reader(store, reader, bytes, &clock, &c, 100, |_| {})
+        .await
+        .expect("import");
+    assert_eq!(got.lines, 5);
+    assert_eq!(got.counts.events_quarantined, 0);
+    assert!(got.counts.events_created >= 1);
+
+    // The same hour, gzipped, with two lines of garbage appended: all duplicates, and the
+    // garbage quarantined once per distinct line.
+    let tmp = tempfile::tempdir().expect("tmp");
+    let gz = tmp.path().join("hour.json.gz");
+    {
+        use std::io::Write;
+        let mut enc = flate2::write::GzEncoder::new(
+            std::fs::File::create(&gz).expect("create"),
+            flate2::Compression::fast(),
+        );
+        enc.write_all(&std::fs::read(&hour).expect("read"))
+            .expect("write");
+        enc.write_all(b"\n{not json\n{not json\n[1,2]\n")
+            .expect("write");
+        enc.finish().expect("finish");
+    }
+    let (reader, _, bytes) = open_input(gz.to_str().expect("utf-8")).expect("open");
+    let got = import_reader(store, reader, bytes, &clock, &c, 100, |_| {})
+        .await
+        .expect("import");
+    assert_eq!(got.lines, 10);
+    assert_eq!(got.counts.events_created, 0);
+    assert_eq!(got.counts.events_quarantined, 3);
+    assert_eq!(
+        store.count_rows("quarantined_events").await.expect("count"),
+        2
+    );
+}
