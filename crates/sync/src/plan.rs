@@ -1,0 +1,212 @@
+//! The runner's decision, as a pure function: given where every stage stands and which
+//! buckets have headroom, what happens next. No I/O, no clock: `now` is part of the snapshot.
+
+use std::collections::HashMap;
+
+use headroom_core::clock::Timestamp;
+use serde::Serialize;
+
+use crate::graph::StageGraph;
+
+/// Where one stage stands in this run (all its scopes together).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum StageState {
+    /// Not started.
+    Pending,
+    /// Started; its checkpoints say where to continue.
+    Running,
+    /// Finished in this run.
+    Done,
+    /// Failed for a reason waiting cannot fix.
+    Failed {
+        /// Why.
+        reason: String,
+    },
+    /// A dependency failed: not run in this run, carried to the next.
+    Blocked {
+        /// The failed stage that blocks it.
+        by: String,
+    },
+    /// Stopped by a wait or a transient failure; not before `until` (if known).
+    Deferred {
+        /// The earliest instant worth trying again.
+        until: Option<Timestamp>,
+    },
+}
+
+impl StageState {
+    fn is_settled(&self) -> bool {
+        matches!(
+            self,
+            StageState::Done | StageState::Failed { .. } | StageState::Blocked { .. }
+        )
+    }
+}
+
+/// What the governor says about a bucket right now (headroom, not reserving).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "headroom", rename_all = "snake_case")]
+pub enum BucketView {
+    /// A request of the stage's cost would be granted.
+    Open,
+    /// Closed until then (the governor's Wait, or a wait a stage met in this pass).
+    Closed {
+        /// When it reopens.
+        until: Timestamp,
+    },
+}
+
+/// The input of [`plan`].
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    /// The instant of the decision.
+    pub now: Option<Timestamp>,
+    /// Every stage of this run (the requested ones and their dependencies) and its state.
+    pub stages: HashMap<String, StageState>,
+    /// Bucket headroom by bucket name; a bucket not listed is open.
+    pub buckets: HashMap<String, BucketView>,
+}
+
+/// What to do next.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum Action {
+    /// Run (or continue) this stage.
+    Run {
+        /// The stage.
+        stage: String,
+    },
+    /// Nothing can run: persist the run and wake it at `not_before`, the earliest instant
+    /// at which some ready stage can run.
+    Hibernate {
+        /// When to wake.
+        not_before: Timestamp,
+        /// The buckets whose reopening is awaited (for the explanation).
+        waiting_on: Vec<String>,
+        /// The ready stages that wait.
+        ready: Vec<String>,
+    },
+    /// Every stage is done, failed or blocked.
+    Finish,
+}
+
+/// The decision plus the stages to record as blocked before acting on it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Plan {
+    /// What to do.
+    pub action: Action,
+    /// `(stage, failed stage that blocks it)`, for stages not yet recorded as blocked.
+    pub block: Vec<(String, String)>,
+}
+
+/// Decides the next step.
+///
+/// - A stage whose (transitive) dependency failed is blocked, never run.
+/// - A stage is ready when it is not settled and every dependency is done.
+/// - A ready stage is runnable when its bucket is open and its own deferral has passed; a
+///   stage already running is preferred (finish what was started), then declaration order.
+/// - With nothing runnable but something ready, hibernate until the earliest instant that
+///   unblocks a ready stage (its bucket's reopening, or its deferral's end, whichever is
+///   later) — not simply the bucket that closed last.
+/// - With nothing ready, finish.
+pub fn plan(graph: &StageGraph, snapshot: &Snapshot) -> Plan {
+    let mut state: HashMap<&str, StageState> = snapshot
+        .stages
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.clone()))
+        .collect();
+    let mut block = Vec::new();
+    // Propagate failures in declaration order (dependencies come first).
+    for decl in graph.stages() {
+        let Some(current) = state.get(decl.name) else {
+            continue;
+        };
+        if current.is_settled() {
+            continue;
+        }
+        let culprit = decl.depends_on.iter().find_map(|d| match state.get(d) {
+            Some(StageState::Failed { .. }) => Some((*d).to_owned()),
+            Some(StageState::Blocked { by }) => Some(by.clone()),
+            _ => None,
+        });
+        if let Some(by) = culprit {
+            block.push((decl.name.to_owned(), by.clone()));
+            state.insert(decl.name, StageState::Blocked { by });
+        }
+    }
+    let now = snapshot.now;
+    let mut ready = Vec::new();
+    for decl in graph.stages() {
+        let Some(s) = state.get(decl.name) else {
+            continue;
+        };
+        if s.is_settled() {
+            continue;
+        }
+        let deps_done = decl
+            .depends_on
+            .iter()
+            .all(|d| matches!(state.get(d), Some(StageState::Done)));
+        if deps_done {
+            ready.push((decl, s));
+        }
+    }
+    let open_at = |decl: &crate::graph::StageDecl, s: &StageState| -> Option<Timestamp> {
+        // None = runnable now; Some(t) = not before t.
+        let bucket_until = match snapshot.buckets.get(decl.bucket) {
+            Some(BucketView::Closed { until }) => Some(*until),
+            _ => None,
+        };
+        let deferred_until = match s {
+            StageState::Deferred { until: Some(t) } if now.is_none_or(|n| *t > n) => Some(*t),
+            _ => None,
+        };
+        match (bucket_until, deferred_until) {
+            (None, None) => None,
+            (Some(a), None) | (None, Some(a)) => Some(a),
+            (Some(a), Some(b)) => Some(a.max(b)),
+        }
+    };
+    let runnable = ready
+        .iter()
+        .filter(|(d, s)| open_at(d, s).is_none())
+        .min_by_key(|(_, s)| !matches!(s, StageState::Running));
+    if let Some((decl, _)) = runnable {
+        return Plan {
+            action: Action::Run {
+                stage: decl.name.to_owned(),
+            },
+            block,
+        };
+    }
+    if ready.is_empty() {
+        return Plan {
+            action: Action::Finish,
+            block,
+        };
+    }
+    let mut not_before: Option<Timestamp> = None;
+    let mut waiting_on = Vec::new();
+    for (decl, s) in &ready {
+        if let Some(t) = open_at(decl, s) {
+            not_before = Some(not_before.map_or(t, |n| n.min(t)));
+        }
+        if matches!(
+            snapshot.buckets.get(decl.bucket),
+            Some(BucketView::Closed { .. })
+        ) && !waiting_on.iter().any(|b| b == decl.bucket)
+        {
+            waiting_on.push(decl.bucket.to_owned());
+        }
+    }
+    Plan {
+        action: Action::Hibernate {
+            // Every ready stage had an opening instant, or it would have been runnable.
+            not_before: not_before.unwrap_or(Timestamp::MAX),
+            waiting_on,
+            ready: ready.iter().map(|(d, _)| d.name.to_owned()).collect(),
+        },
+        block,
+    }
+}

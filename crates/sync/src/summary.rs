@@ -1,0 +1,77 @@
+//! What a run did, persisted with the run (so a resumed run adds to it) and printed at the end.
+
+use std::collections::BTreeMap;
+
+use headroom_core::clock::Timestamp;
+use serde::{Deserialize, Serialize};
+
+/// Requests and quota seen for one bucket.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BucketTally {
+    /// Requests that got an answer.
+    pub requests: u64,
+    /// Units spent (GraphQL points as reported; 1 per REST request).
+    pub points: u64,
+    /// The smallest `remaining` any response reported.
+    pub min_remaining: Option<u64>,
+    /// Times a stage met a wait on this bucket.
+    pub waits: u64,
+}
+
+/// One stage's totals.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StageTally {
+    /// Where it ended (or stands): pending, running, done, deferred, blocked, failed.
+    pub status: String,
+    /// Requests answered for it.
+    pub requests: u64,
+    /// Pages committed.
+    pub pages: u64,
+    /// Rows committed.
+    pub rows: u64,
+    /// Why it is blocked, deferred or failed.
+    pub detail: Option<String>,
+}
+
+/// A run's summary.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// Per stage, in declaration order of the graph (a map sorted by name here).
+    pub stages: BTreeMap<String, StageTally>,
+    /// Per bucket.
+    pub buckets: BTreeMap<String, BucketTally>,
+    /// 403 answers from the provider (permission or limits) that reached a stage.
+    pub responses_403: u64,
+    /// Wall time from the run's first start to its end (or to now), in milliseconds.
+    pub wall_time_ms: i64,
+    /// Time spent hibernating (persisted, no process holding it), in milliseconds.
+    pub hibernating_ms: i64,
+    /// Short in-process waits (secondary-limit pacing), in milliseconds.
+    pub paced_ms: i64,
+    /// Hibernations.
+    pub hibernations: u32,
+    /// When the current hibernation began, while hibernating.
+    pub hibernating_since: Option<Timestamp>,
+    /// Stages done.
+    pub stages_done: Vec<String>,
+    /// Stages blocked by a failed dependency (carried to the next run).
+    pub stages_blocked: Vec<String>,
+    /// Stages deferred (waiting for quota or after a transient failure).
+    pub stages_deferred: Vec<String>,
+    /// Stages that failed.
+    pub stages_failed: Vec<String>,
+}
+
+impl RunSummary {
+    /// Reads a stored summary, or starts an empty one.
+    pub fn from_stored(value: Option<&serde_json::Value>) -> Self {
+        value
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .unwrap_or_default()
+    }
+
+    /// Total requests answered.
+    pub fn requests(&self) -> u64 {
+        self.buckets.values().map(|b| b.requests).sum()
+    }
+}

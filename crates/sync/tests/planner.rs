@@ -1,0 +1,228 @@
+//! Property tests of the pure planner: over random graphs, states and bucket headroom, it
+//! never runs a stage before its dependencies, never runs on a closed bucket, hibernates only
+//! until the earliest instant that unblocks a ready stage, and blocks exactly the dependents
+//! of failed stages. A simulated execution with random bucket closures always ends with every
+//! stage done, in an order that respects the graph.
+
+use std::collections::{HashMap, HashSet};
+
+use headroom_core::clock::{SignedDuration, Timestamp};
+use headroom_sync::{Action, BucketView, Scope, Snapshot, StageDecl, StageGraph, StageState, plan};
+use proptest::prelude::*;
+
+const NAMES: [&str; 8] = ["s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7"];
+const BUCKETS: [&str; 2] = ["core", "graphql"];
+
+fn leak(v: Vec<&'static str>) -> &'static [&'static str] {
+    Box::leak(v.into_boxed_slice())
+}
+
+/// A random DAG: stage i may depend on any j < i.
+fn graph_strategy() -> impl Strategy<Value = StageGraph> {
+    (2usize..=8)
+        .prop_flat_map(|n| {
+            (
+                Just(n),
+                prop::collection::vec(prop::collection::vec(any::<bool>(), 8), n),
+                prop::collection::vec(0usize..2, n),
+            )
+        })
+        .prop_map(|(n, deps, buckets)| {
+            let decls = (0..n)
+                .map(|i| StageDecl {
+                    name: NAMES[i],
+                    title: NAMES[i],
+                    bucket: BUCKETS[buckets[i]],
+                    estimated_cost: 1,
+                    depends_on: leak((0..i).filter(|&j| deps[i][j]).map(|j| NAMES[j]).collect()),
+                    scope: Scope::Once,
+                })
+                .collect();
+            StageGraph::new(decls, None).expect("a DAG declared in order")
+        })
+}
+
+fn t(secs: i64) -> Timestamp {
+    Timestamp::from_second(1_800_000_000 + secs).expect("valid")
+}
+
+fn state_strategy() -> impl Strategy<Value = StageState> {
+    prop_oneof![
+        Just(StageState::Pending),
+        Just(StageState::Running),
+        Just(StageState::Done),
+        Just(StageState::Failed { reason: "x".into() }),
+        (0i64..200).prop_map(|s| StageState::Deferred { until: Some(t(s)) }),
+        Just(StageState::Deferred { until: None }),
+    ]
+}
+
+fn bucket_strategy() -> impl Strategy<Value = BucketView> {
+    prop_oneof![
+        Just(BucketView::Open),
+        (1i64..4000).prop_map(|s| BucketView::Closed { until: t(s) }),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn decisions_respect_dependencies_buckets_and_failures(
+        graph in graph_strategy(),
+        states in prop::collection::vec(state_strategy(), 8),
+        buckets in prop::collection::vec(bucket_strategy(), 2),
+        now_s in 0i64..100,
+    ) {
+        let now = t(now_s);
+        let mut snapshot = Snapshot { now: Some(now), ..Snapshot::default() };
+        for (i, d) in graph.stages().iter().enumerate() {
+            snapshot.stages.insert(d.name.to_owned(), states[i].clone());
+        }
+        for (i, b) in BUCKETS.iter().enumerate() {
+            snapshot.buckets.insert((*b).to_owned(), buckets[i]);
+        }
+        let p = plan(&graph, &snapshot);
+        // Blocked = exactly the unsettled transitive dependents of failed stages.
+        let failed: HashSet<&str> = graph.stages().iter()
+            .filter(|d| matches!(snapshot.stages[d.name], StageState::Failed { .. }))
+            .map(|d| d.name).collect();
+        let mut expected_blocked = HashSet::new();
+        for d in graph.stages() {
+            let st = &snapshot.stages[d.name];
+            let settled = matches!(st, StageState::Done | StageState::Failed { .. } | StageState::Blocked { .. });
+            // A dependency that failed, or that is itself blocked, blocks (a done dependency
+            // has its data, whatever happened before it).
+            if !settled && d.depends_on.iter().any(|x| failed.contains(x) || expected_blocked.contains(x)) {
+                expected_blocked.insert(d.name);
+            }
+        }
+        let blocked: HashSet<&str> = p.block.iter().map(|(s, _)| s.as_str()).collect();
+        prop_assert_eq!(&blocked, &expected_blocked);
+        let deps_done = |name: &str| graph.get(name).expect("known").depends_on.iter()
+            .all(|x| snapshot.stages[*x] == StageState::Done);
+        let opens_at = |name: &str| -> Option<Timestamp> {
+            let d = graph.get(name).expect("known");
+            let b = match snapshot.buckets[d.bucket] { BucketView::Closed { until } => Some(until), BucketView::Open => None };
+            let s = match snapshot.stages[name] { StageState::Deferred { until: Some(u) } if u > now => Some(u), _ => None };
+            match (b, s) { (None, None) => None, (Some(a), None) | (None, Some(a)) => Some(a), (Some(a), Some(b)) => Some(a.max(b)) }
+        };
+        let ready: Vec<&str> = graph.stages().iter().map(|d| d.name)
+            .filter(|n| !blocked.contains(n))
+            .filter(|n| matches!(snapshot.stages[*n], StageState::Pending | StageState::Running | StageState::Deferred { .. }))
+            .filter(|n| deps_done(n))
+            .collect();
+        match &p.action {
+            Action::Run { stage } => {
+                prop_assert!(ready.contains(&stage.as_str()), "{stage} is not ready");
+                prop_assert!(opens_at(stage).is_none(), "{stage} runs on a closed bucket");
+            }
+            Action::Hibernate { not_before, .. } => {
+                prop_assert!(!ready.is_empty());
+                prop_assert!(ready.iter().all(|n| opens_at(n).is_some()), "something was runnable");
+                let earliest = ready.iter().filter_map(|n| opens_at(n)).min().expect("some");
+                prop_assert_eq!(*not_before, earliest);
+            }
+            Action::Finish => prop_assert!(ready.is_empty()),
+        }
+    }
+
+    #[test]
+    fn a_simulated_run_finishes_every_stage_in_dependency_order(
+        graph in graph_strategy(),
+        closures in prop::collection::vec((0usize..2, 1i64..3600), 0..20),
+    ) {
+        let mut snapshot = Snapshot::default();
+        for d in graph.stages() {
+            snapshot.stages.insert(d.name.to_owned(), StageState::Pending);
+        }
+        let mut now = t(0);
+        let mut order = Vec::new();
+        let mut closures = closures.into_iter();
+        for _ in 0..200 {
+            snapshot.now = Some(now);
+            snapshot.buckets.retain(|_, v| matches!(v, BucketView::Closed { until } if *until > now));
+            let p = plan(&graph, &snapshot);
+            prop_assert!(p.block.is_empty());
+            match p.action {
+                Action::Run { stage } => {
+                    // Sometimes the stage meets a wait: its bucket closes for a while.
+                    if let Some((b, secs)) = closures.next() && graph.get(&stage).expect("known").bucket == BUCKETS[b] {
+                        snapshot.buckets.insert(BUCKETS[b].to_owned(), BucketView::Closed { until: now + SignedDuration::from_secs(secs) });
+                        snapshot.stages.insert(stage, StageState::Deferred { until: None });
+                        continue;
+                    }
+                    for dep in graph.get(&stage).expect("known").depends_on {
+                        prop_assert!(order.contains(&dep.to_string()), "{stage} before {dep}");
+                    }
+                    order.push(stage.clone());
+                    snapshot.stages.insert(stage, StageState::Done);
+                }
+                Action::Hibernate { not_before, .. } => {
+                    prop_assert!(not_before > now);
+                    now = not_before;
+                }
+                Action::Finish => break,
+            }
+        }
+        let all: HashMap<_, _> = snapshot.stages.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        prop_assert!(all.values().all(|s| *s == StageState::Done), "not all done: {all:?}");
+        prop_assert_eq!(order.len(), graph.stages().len());
+    }
+}
+
+#[test]
+fn a_closed_bucket_lets_the_other_bucket_run() {
+    let graph = StageGraph::new(
+        vec![
+            StageDecl {
+                name: "a",
+                title: "a",
+                bucket: "graphql",
+                estimated_cost: 1,
+                depends_on: &[],
+                scope: Scope::Once,
+            },
+            StageDecl {
+                name: "b",
+                title: "b",
+                bucket: "graphql",
+                estimated_cost: 1,
+                depends_on: &["a"],
+                scope: Scope::Once,
+            },
+            StageDecl {
+                name: "c",
+                title: "c",
+                bucket: "core",
+                estimated_cost: 1,
+                depends_on: &["a"],
+                scope: Scope::Once,
+            },
+        ],
+        None,
+    )
+    .expect("valid");
+    let mut s = Snapshot {
+        now: Some(t(0)),
+        ..Snapshot::default()
+    };
+    s.stages.insert("a".into(), StageState::Done);
+    s.stages.insert("b".into(), StageState::Pending);
+    s.stages.insert("c".into(), StageState::Pending);
+    s.buckets
+        .insert("graphql".into(), BucketView::Closed { until: t(600) });
+    assert_eq!(plan(&graph, &s).action, Action::Run { stage: "c".into() });
+    // With core closed later than graphql, the wake is graphql's reopening.
+    s.buckets
+        .insert("core".into(), BucketView::Closed { until: t(3000) });
+    match plan(&graph, &s).action {
+        Action::Hibernate {
+            not_before,
+            waiting_on,
+            ..
+        } => {
+            assert_eq!(not_before, t(600));
+            assert_eq!(waiting_on, vec!["graphql".to_owned(), "core".to_owned()]);
+        }
+        other => panic!("expected hibernation, got {other:?}"),
+    }
+}
