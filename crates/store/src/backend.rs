@@ -872,6 +872,24 @@ macro_rules! store_impl {
                 from_opt_ms("mark", get(&row, "mark")?)
             }
 
+            async fn commit_shas_without_files(
+                &self,
+                repository_github_id: i64,
+            ) -> Result<Vec<String>> {
+                let rows = sqlx::query::<$db>(
+                    "SELECT DISTINCT c.commit_sha FROM pull_request_commits c \
+                     WHERE c.repository_github_id = $1 AND NOT EXISTS (\
+                       SELECT 1 FROM commit_files f \
+                       WHERE f.repository_github_id = c.repository_github_id \
+                       AND f.commit_sha = c.commit_sha) \
+                     ORDER BY c.commit_sha",
+                )
+                .bind(repository_github_id)
+                .fetch_all(&self.pool)
+                .await?;
+                rows.iter().map(|r| get::<String>(r, "commit_sha")).collect()
+            }
+
             async fn quarantine_event(&self, e: &QuarantinedEvent) -> Result<QuarantineRow> {
                 model::check_fingerprint(&e.payload_fingerprint)?;
                 let row = sqlx::query::<$db>(

@@ -194,6 +194,10 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         watermark: Watermark,
     ) -> Result<Option<Timestamp>>;
 
+    /// The commits of a repository's pull requests (as organization sync stored them) that
+    /// have no `commit_files` rows yet, sorted: the work left for the commit-files stage.
+    async fn commit_shas_without_files(&self, repository_github_id: i64) -> Result<Vec<String>>;
+
     // ---- feed ----------------------------------------------------------------------------
 
     /// Quarantines a malformed envelope: one row per distinct payload; a repeat increments
