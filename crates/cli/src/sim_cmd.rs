@@ -272,7 +272,7 @@ async fn stopped() {
 mod tests {
     use super::*;
     use clap::{CommandFactory, Parser};
-    use std::io::{Read, Write as _};
+    use std::io::Read;
 
     #[derive(Debug, Parser)]
     struct Cli {

@@ -132,7 +132,7 @@ impl fmt::Debug for Client {
 
 /// How one round trip ended, before classification.
 enum Trip {
-    Answered(http::Response<Bytes>, RateLimitSignal),
+    Answered(http::Response<Bytes>, Box<RateLimitSignal>),
     Failed(TransportError),
 }
 
@@ -325,7 +325,7 @@ impl Client {
                         ),
                     };
                     parts.governor.observe(&permit, &signal).await?;
-                    Trip::Answered(response, signal)
+                    Trip::Answered(response, Box::new(signal))
                 }
             };
             let (status, actual_cost, bucket) = match &trip {
@@ -369,7 +369,7 @@ impl Client {
                         },
                     });
                 }
-                Trip::Answered(response, signal) => (response, signal),
+                Trip::Answered(response, signal) => (response, *signal),
             };
             let status = response.status();
             match status.as_u16() {

@@ -213,7 +213,7 @@ impl UrlPolicy {
                 port: url.port().unwrap_or_default(),
             });
         }
-        if self.download_hosts.iter().any(|h| *h == host) {
+        if self.download_hosts.contains(&host) {
             Ok(())
         } else {
             Err(PolicyError::Host {
@@ -247,10 +247,13 @@ mod tests {
         }
     }
 
+    /// Whether an error is of the expected kind.
+    type Expect = fn(&PolicyError) -> bool;
+
     #[test]
     fn refuses_hostile_urls() {
         let p = github();
-        let cases: [(&str, fn(&PolicyError) -> bool); 9] = [
+        let cases: [(&str, Expect); 9] = [
             ("http://api.github.com/user", |e| {
                 matches!(e, PolicyError::Scheme { .. })
             }),
