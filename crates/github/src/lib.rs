@@ -8,3 +8,4 @@
 //! through `headroom_core::Clock`, or sleep through a quota window.
 
 pub mod feed;
+pub mod org;

@@ -14,6 +14,7 @@ use headroom_store::{
     Checkpoint, CheckpointStatus, CheckpointUpdate, Record, Store, StoreError, SyncRun,
     SyncRunStatus, Watermark,
 };
+use rand::SeedableRng as _;
 use serde::Serialize;
 
 use crate::graph::{StageDecl, StageGraph};
@@ -485,6 +486,80 @@ impl StageCtx<'_> {
         Ok(records.len() as u64)
     }
 
+    /// For the repository source: commits a page of the listing (`scope ""`) with the cursor
+    /// after it and a pending checkpoint per repository found, in one transaction — the
+    /// repositories of the run are exactly the ones whose rows were stored.
+    pub async fn write_listing_page(
+        &self,
+        records: &[Record],
+        next_cursor: String,
+        repositories: &[RepoScope],
+    ) -> Result<u64, StoreError> {
+        let now = self.now();
+        let mut fresh = Vec::new();
+        for repo in repositories {
+            let scope = repo.scope();
+            if self
+                .store
+                .checkpoint(self.run.id, self.decl.name, &scope)
+                .await?
+                .is_none()
+            {
+                fresh.push(scope);
+            }
+        }
+        let mut tx = self.store.begin().await?;
+        for record in records {
+            tx.upsert(record).await?;
+        }
+        for scope in fresh {
+            {
+                tx.set_checkpoint(&CheckpointUpdate {
+                    sync_run_id: self.run.id,
+                    stage: self.decl.name.to_owned(),
+                    scope,
+                    status: CheckpointStatus::Pending,
+                    page_cursor: None,
+                    pages_added: 0,
+                    rows_added: 0,
+                    detail: None,
+                    at: now,
+                })
+                .await?;
+            }
+        }
+        tx.set_checkpoint(&CheckpointUpdate {
+            sync_run_id: self.run.id,
+            stage: self.decl.name.to_owned(),
+            scope: String::new(),
+            status: CheckpointStatus::Running,
+            page_cursor: Some(next_cursor),
+            pages_added: 1,
+            rows_added: records.len() as u64,
+            detail: None,
+            at: now,
+        })
+        .await?;
+        tx.commit().await?;
+        let page = {
+            let mut s = lock(self.summary);
+            let t = s.stages.entry(self.decl.name.to_owned()).or_default();
+            t.pages += 1;
+            t.rows += records.len() as u64;
+            t.pages
+        };
+        self.progress.event(&ProgressEvent::Page {
+            run_id: self.run.id,
+            stage: self.decl.name.to_owned(),
+            scope: String::new(),
+            scope_index: None,
+            scope_total: None,
+            page,
+            rows: records.len() as u64,
+        });
+        Ok(records.len() as u64)
+    }
+
     /// Marks a scope finished without rows (nothing to collect, or a permanent fact such as
     /// "the repository is gone", kept in `detail`).
     pub async fn finish_scope(
@@ -697,6 +772,44 @@ impl Runner {
         let key = self.identity().await?;
         let selection = self.selection(run)?;
         let now = self.clock.now();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(
+            self.config.jitter_seed
+                ^ u64::try_from(run.id).unwrap_or(0)
+                ^ u64::from(run.deferral_count),
+        );
+        if let Some(target) = summary.wake_target
+            && now < target
+        {
+            // Woken at a chunk boundary: schedule the next chunk; this does not count as a
+            // deferral and runs nothing.
+            let state = DeferralState {
+                deferrals: run.deferral_count,
+                first_deferred_at: run.first_deferred_at,
+            };
+            let jitter = self.config.deferral.draw_jitter(&mut rng);
+            match self
+                .config
+                .deferral
+                .continue_chunk(state, now, target, jitter)
+            {
+                DeferralPlan::Defer { run_at, state, .. } => {
+                    run.status = SyncRunStatus::Hibernating;
+                    run.not_before = Some(run_at);
+                    run.first_deferred_at = state.first_deferred_at;
+                    run.updated_at = now;
+                    self.store.save_sync_run(run).await?;
+                    return Ok(RunOutcome::Hibernating {
+                        until: run_at,
+                        reason: format!("continuing a wait until {target}"),
+                    });
+                }
+                DeferralPlan::Exhausted(why) => {
+                    summary.wake_target = None;
+                    return self.finish(run, summary, Some(why.to_string())).await;
+                }
+            }
+        }
+        summary.wake_target = None;
         if let Some(since) = summary.hibernating_since.take() {
             let slept = now.duration_since(since);
             summary.hibernating_ms += i64::try_from(slept.as_millis()).unwrap_or(i64::MAX);
@@ -712,10 +825,6 @@ impl Runner {
         let shared = Mutex::new(summary.clone());
         let mut closed: HashMap<String, Timestamp> = HashMap::new();
         let mut deferred_until: HashMap<String, Timestamp> = HashMap::new();
-        let mut rng = rand::rngs::StdRng::seed_from_u64(
-            self.config.jitter_seed ^ u64::try_from(run.id).unwrap_or(0),
-        );
-        use rand::SeedableRng as _;
         loop {
             let now = self.clock.now();
             // Renew the claim: a long run keeps its worker.
@@ -920,7 +1029,12 @@ impl Runner {
                             let reason = why.to_string();
                             return self.finish(run, summary, Some(reason)).await;
                         }
-                        DeferralPlan::Defer { run_at, state, .. } => {
+                        DeferralPlan::Defer {
+                            run_at,
+                            state,
+                            not_before,
+                        } => {
+                            summary.wake_target = Some(not_before);
                             run.status = SyncRunStatus::Hibernating;
                             run.not_before = Some(run_at);
                             run.deferral_count = state.deferrals;

@@ -52,6 +52,9 @@ pub struct RunSummary {
     pub hibernations: u32,
     /// When the current hibernation began, while hibernating.
     pub hibernating_since: Option<Timestamp>,
+    /// The instant the current hibernation waits for; a long wait is cut into chunks, and a
+    /// wake before this instant only schedules the next chunk.
+    pub wake_target: Option<Timestamp>,
     /// Stages done.
     pub stages_done: Vec<String>,
     /// Stages blocked by a failed dependency (carried to the next run).

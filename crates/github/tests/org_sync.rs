@@ -1,0 +1,488 @@
+//! Organization sync against the in-process simulator, on tokio's clock: quota windows of
+//! an hour pass in milliseconds, because every wait of a run is a hibernation that the test
+//! (acting as the worker) sleeps through with tokio's clock paused. The work itself runs with
+//! the clock running: sqlx's pool guards every query with a timer, and a paused clock
+//! auto-advances to that timer while the SQLite worker thread is busy, so queries "time out"
+//! at once under a clock paused for the whole test. The simulator applies GitHub's rules on its own,
+//! and its request log is the evidence: what a stage asked for, it shows; what it did not ask
+//! for, it cannot show.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
+use headroom_core::governor::GovernorConfig;
+use headroom_core::{Governor, QuotaKey, Subject};
+use headroom_github::org::{self, names};
+use headroom_http::sinks::{CredentialRegistry, MemoryCredentials};
+use headroom_http::transport::SimTransport;
+use headroom_http::{Client, ClientParts, Credential, UrlPolicy};
+use headroom_sim::{LogEntry, SimConfig, Simulator, TokenSpec};
+use headroom_store::{NewSyncRun, SqliteStore, Store};
+use headroom_sync::{ProgressEvent, ProgressSink, RunOutcome, RunSummary, Runner, RunnerConfig};
+use tokio::sync::Notify;
+
+const API: &str = "http://127.0.0.1:7000";
+const TOKEN: &str = "ghp_orgsynctoken00000000000000000000001";
+
+fn start() -> Timestamp {
+    Timestamp::from_second(1_800_000_000).expect("valid")
+}
+
+fn sim_config(repos: usize) -> SimConfig {
+    let mut config = SimConfig::default()
+        .with_org("acme", repos)
+        .with_token(TokenSpec::user(TOKEN, "alice"))
+        .with_seed(3);
+    config.public_base_url = API.to_owned();
+    config
+}
+
+struct Rig {
+    sim: Simulator,
+    store: Arc<dyn Store>,
+    client: Client,
+    clock: TokioClock,
+    _dir: tempfile::TempDir,
+}
+
+async fn rig(config: SimConfig) -> Rig {
+    let clock = TokioClock::anchored_at(start());
+    let sim = Simulator::new(config, clock).expect("valid simulator");
+    let governor =
+        Governor::in_memory(GovernorConfig::default(), Arc::new(clock)).expect("governor");
+    let credentials = Arc::new(MemoryCredentials::default());
+    // The owner is known from an earlier run: no discovery request in the counts.
+    credentials
+        .record(
+            "127.0.0.1",
+            Credential::new(TOKEN).fingerprint(),
+            &Subject::User("alice".into()),
+        )
+        .await;
+    let mut parts = ClientParts::new(
+        UrlPolicy::for_api_url(API).expect("loopback API"),
+        governor,
+        Arc::new(SimTransport::new(sim.clone())),
+        clock,
+    );
+    parts.credentials = credentials;
+    parts.config.jitter_seed = Some(5);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("headroom.db");
+    let store: Arc<dyn Store> = Arc::new(
+        SqliteStore::open(path.to_str().expect("utf-8"))
+            .await
+            .expect("store"),
+    );
+    Rig {
+        sim,
+        store,
+        client: Client::new(parts),
+        clock,
+        _dir: dir,
+    }
+}
+
+impl Rig {
+    async fn new_run(&self, stages: Option<Vec<String>>) -> i64 {
+        self.store
+            .create_sync_run(&NewSyncRun {
+                kind: "org".into(),
+                target: "acme".into(),
+                key: QuotaKey::user("127.0.0.1", "alice"),
+                requested_stages: stages,
+                created_at: self.clock.now(),
+            })
+            .await
+            .expect("run")
+            .id
+    }
+
+    fn runner(&self, progress: Arc<dyn ProgressSink>) -> Runner {
+        let config = RunnerConfig {
+            // Every wait hibernates and returns to the test, which sleeps through it paused.
+            inline_wait: SignedDuration::ZERO,
+            ..RunnerConfig::default()
+        };
+        Runner::new(
+            org::stages(),
+            Some(org::REPOSITORY_SOURCE),
+            self.store.clone(),
+            self.client.clone(),
+            Some(Credential::new(TOKEN)),
+            self.clock,
+            config,
+        )
+        .expect("valid graph")
+        .with_progress(progress)
+    }
+
+    /// Runs to the end the way a worker would: a hibernating run is woken at its time.
+    async fn drive(&self, runner: &Runner, id: i64) -> RunSummary {
+        for _ in 0..20 {
+            match runner.run(id).await.expect("run") {
+                RunOutcome::Done { summary } => return *summary,
+                RunOutcome::Hibernating { until, reason } => {
+                    eprintln!(
+                        "hibernating until {until}: {reason} (now {})",
+                        self.clock.now()
+                    );
+                    self.wake_at(until).await
+                }
+                RunOutcome::Failed { reason, .. } => panic!("run failed: {reason}"),
+            }
+        }
+        panic!("run did not finish in 20 wakes");
+    }
+
+    /// Sleeps until `until` on a paused clock (no query runs meanwhile), as a worker's wait.
+    async fn wake_at(&self, until: Timestamp) {
+        tokio::time::pause();
+        self.clock.sleep_until(until).await;
+        tokio::time::resume();
+    }
+
+    async fn rows(&self) -> BTreeMap<&'static str, u64> {
+        let mut out = BTreeMap::new();
+        for t in [
+            "organizations",
+            "organization_members",
+            "teams",
+            "repositories",
+            "issues",
+            "issue_comments",
+            "projects",
+            "pull_requests",
+            "pull_request_commits",
+            "commit_files",
+            "workflow_runs",
+            "workflow_jobs",
+            "check_runs",
+            "branches",
+        ] {
+            out.insert(t, self.store.count_rows(t).await.expect("count"));
+        }
+        out
+    }
+}
+
+/// Events, kept for assertions.
+#[derive(Default)]
+struct Recorder {
+    events: Mutex<Vec<ProgressEvent>>,
+    /// Fired on the first committed page of this stage.
+    stop_at: Option<(&'static str, Arc<Notify>)>,
+}
+
+impl ProgressSink for Recorder {
+    fn event(&self, event: &ProgressEvent) {
+        if let (Some((stage, notify)), ProgressEvent::Page { stage: s, .. }) =
+            (&self.stop_at, event)
+            && s == stage
+        {
+            notify.notify_one();
+        }
+        self.events.lock().unwrap().push(event.clone());
+    }
+}
+
+/// The stage a GraphQL request was made for (`/graphql?stage=…`), or the REST stage its path
+/// belongs to.
+fn stage_of(e: &LogEntry) -> &'static str {
+    if let Some(stage) = e.path.strip_prefix("/graphql?stage=") {
+        for n in [
+            names::ORG,
+            names::REPOSITORIES,
+            names::PROJECTS,
+            names::ISSUE_COMMENTS,
+            names::PULL_REQUESTS,
+            names::BRANCHES,
+        ] {
+            if stage == n {
+                return n;
+            }
+        }
+        return "unknown graphql";
+    }
+    let path = e.path.split('?').next().unwrap_or("");
+    let segs: Vec<&str> = path.split('/').collect();
+    match segs.as_slice() {
+        ["", "repos", _, _, "commits", _] => names::COMMIT_FILES,
+        ["", "repos", _, _, "commits", _, "check-runs"] => names::WORKFLOW_RUNS,
+        ["", "repos", _, _, "actions", ..] => names::WORKFLOW_RUNS,
+        _ => "other",
+    }
+}
+
+fn requests_by_stage(log: &[LogEntry]) -> BTreeMap<&'static str, usize> {
+    let mut out = BTreeMap::new();
+    for e in log {
+        *out.entry(stage_of(e)).or_insert(0) += 1;
+    }
+    out
+}
+
+fn points(log: &[LogEntry], bucket: &str) -> u64 {
+    log.iter()
+        .filter(|e| e.bucket.as_deref() == Some(bucket))
+        .map(|e| e.cost)
+        .sum()
+}
+
+/// Verification 4: a 125-repository organization, from scratch, with a REST quota smaller
+/// than the work, so the run must hibernate across a REST window. No 403; the summary's
+/// requests and points match the simulator's log; it reports total time, hibernation and
+/// the minimum remaining per bucket.
+#[tokio::test]
+async fn a_full_sync_crosses_rest_windows_without_a_403() {
+    let mut config = sim_config(125);
+    config.core_limit = 1_500;
+    let r = rig(config).await;
+    let recorder = Arc::new(Recorder::default());
+    let runner = r.runner(recorder.clone());
+    let id = r.new_run(None).await;
+    let began = r.clock.now();
+    let summary = r.drive(&runner, id).await;
+    let log = r.sim.request_log();
+
+    assert_eq!(r.sim.count_status(403), 0, "no 403 from the origin");
+    assert_eq!(summary.responses_403, 0);
+    assert_eq!(summary.stages_done.len(), 8, "{summary:?}");
+    assert!(summary.hibernations >= 1, "the REST work needs two windows");
+    assert!(summary.hibernating_ms >= 30 * 60 * 1000, "{summary:?}");
+    // The summary's counts are the simulator's.
+    let core = log
+        .iter()
+        .filter(|e| e.bucket.as_deref() == Some("core") && e.cost > 0)
+        .count() as u64;
+    assert_eq!(summary.buckets["core"].requests, core);
+    assert_eq!(summary.buckets["graphql"].points, points(&log, "graphql"));
+    assert!(core > 1_500, "REST work larger than one window: {core}");
+    assert!(summary.buckets["core"].min_remaining.is_some());
+    assert!(summary.buckets["graphql"].min_remaining.is_some());
+    let rows = r.rows().await;
+    assert_eq!(rows["organizations"], 1);
+    assert_eq!(rows["repositories"], 125);
+    for (table, n) in &rows {
+        assert!(*n > 0, "{table} is empty");
+    }
+    let by_stage = requests_by_stage(&log);
+    assert_eq!(by_stage.get("other"), None, "{by_stage:?}");
+    // No stage's first request precedes its dependency's last.
+    let first_of = |s: &str| log.iter().position(|e| stage_of(e) == s);
+    let last_of = |s: &str| log.iter().rposition(|e| stage_of(e) == s);
+    for decl in org::declarations() {
+        for dep in decl.depends_on {
+            if let (Some(f), Some(l)) = (first_of(decl.name), last_of(dep)) {
+                assert!(l < f, "{} asked before {dep} finished", decl.name);
+            }
+        }
+    }
+    println!(
+        "125 repositories: {} REST requests, {} GraphQL points, wall {} s (hibernating {} s, paced {} s), min remaining core {:?} graphql {:?}, rows {rows:?}, by stage {by_stage:?}",
+        core,
+        points(&log, "graphql"),
+        summary.wall_time_ms / 1000,
+        summary.hibernating_ms / 1000,
+        summary.paced_ms / 1000,
+        summary.buckets["core"].min_remaining,
+        summary.buckets["graphql"].min_remaining,
+    );
+    // Wall time runs from the first start to the end: the test's own measure, within a
+    // second (the run starts a moment after the test's first reading).
+    let measured = r.clock.now().duration_since(began).as_millis() as i64;
+    assert!(
+        (measured - summary.wall_time_ms).abs() < 1_000,
+        "{measured} vs {summary:?}"
+    );
+}
+
+/// Verification 3: a run stopped in the middle of stage 4 (a crash: the task is dropped
+/// after a committed page) and resumed makes no request for stages 1–3, continues stage 4
+/// from its checkpoints (redoing at most the page in flight), and ends with the same rows as
+/// an uninterrupted run.
+#[tokio::test]
+async fn a_resumed_run_redoes_nothing() {
+    let baseline = rig(sim_config(12)).await;
+    let id = baseline.new_run(None).await;
+    baseline
+        .drive(&baseline.runner(Arc::new(Recorder::default())), id)
+        .await;
+    let baseline_rows = baseline.rows().await;
+    let baseline_requests = requests_by_stage(&baseline.sim.request_log());
+
+    let r = rig(sim_config(12)).await;
+    let stop = Arc::new(Notify::new());
+    let recorder = Arc::new(Recorder {
+        stop_at: Some((names::ISSUE_COMMENTS, stop.clone())),
+        ..Recorder::default()
+    });
+    let runner = r.runner(recorder);
+    let id = r.new_run(None).await;
+    tokio::select! {
+        outcome = runner.run(id) => panic!("the run ended before stage 4: {outcome:?}"),
+        () = stop.notified() => {}
+    }
+    let before = r.sim.request_log();
+    let before_by_stage = requests_by_stage(&before);
+    assert!(before_by_stage[names::ISSUE_COMMENTS] >= 1);
+
+    // Resume the same run (a new runner, as after a restart).
+    let summary = r.drive(&r.runner(Arc::new(Recorder::default())), id).await;
+    let after: Vec<LogEntry> = r.sim.request_log()[before.len()..].to_vec();
+    let after_by_stage = requests_by_stage(&after);
+    for done in [names::ORG, names::REPOSITORIES, names::PROJECTS] {
+        assert_eq!(
+            after_by_stage.get(done),
+            None,
+            "{done} asked again: {after_by_stage:?}"
+        );
+    }
+    // Stage 4 continued: together, both halves asked at most one page more than a run that
+    // was never interrupted.
+    let comments_total = before_by_stage[names::ISSUE_COMMENTS]
+        + after_by_stage
+            .get(names::ISSUE_COMMENTS)
+            .copied()
+            .unwrap_or(0);
+    assert!(
+        comments_total <= baseline_requests[names::ISSUE_COMMENTS] + 1,
+        "{comments_total} vs {}",
+        baseline_requests[names::ISSUE_COMMENTS]
+    );
+    assert_eq!(summary.stages_done.len(), 8);
+    assert_eq!(
+        r.rows().await,
+        baseline_rows,
+        "nothing lost, nothing duplicated"
+    );
+}
+
+/// Verification 5: GraphQL closes right after stage 2 (its limit is exactly what stages 1–2
+/// spend plus the governor's margin). The REST stage 7 runs meanwhile; stages 3, 4, 5, 8
+/// (GraphQL) and 6 (REST, but after 5) make no request at all until GraphQL reopens — zero
+/// in the simulator's log, not "zero collected". (The full run's order — no stage's first
+/// request before its dependency's last — is checked on the 125-repository run.)
+#[tokio::test]
+async fn rest_runs_while_graphql_is_closed_and_nothing_precedes_its_dependency() {
+    // What stages 1–2 spend, measured on an identical organization.
+    let probe = rig(sim_config(12)).await;
+    let id = probe.new_run(Some(vec![names::REPOSITORIES.into()])).await;
+    probe
+        .drive(&probe.runner(Arc::new(Recorder::default())), id)
+        .await;
+    let spent = points(&probe.sim.request_log(), "graphql");
+
+    let mut config = sim_config(12);
+    // The governor keeps cost × (in flight + 1 + ceiling) = 11 in reserve: 10 left closes it.
+    config.graphql_limit = spent + 10;
+    let r = rig(config).await;
+    let runner = r.runner(Arc::new(Recorder::default()));
+    let id = r.new_run(None).await;
+    let first = runner.run(id).await.expect("run");
+    let RunOutcome::Hibernating { until, reason } = first else {
+        panic!("expected hibernation while GraphQL is closed, got {first:?}");
+    };
+    assert!(reason.contains("graphql"), "{reason}");
+    let log = r.sim.request_log();
+    let by_stage = requests_by_stage(&log);
+    assert!(by_stage[names::WORKFLOW_RUNS] > 0, "REST ran: {by_stage:?}");
+    for not_yet in [
+        names::PROJECTS,
+        names::ISSUE_COMMENTS,
+        names::PULL_REQUESTS,
+        names::COMMIT_FILES,
+        names::BRANCHES,
+    ] {
+        assert_eq!(by_stage.get(not_yet), None, "{not_yet} ran: {by_stage:?}");
+    }
+    assert_eq!(r.sim.count_status(403), 0);
+    let checkpoints = r.store.checkpoints(id).await.expect("checkpoints");
+    let stage_status = |n: &str| {
+        checkpoints
+            .iter()
+            .find(|c| c.stage == n && c.scope.is_empty())
+            .map(|c| c.status)
+    };
+    assert_eq!(
+        stage_status(names::WORKFLOW_RUNS),
+        Some(headroom_store::CheckpointStatus::Done)
+    );
+
+    // Still hibernating after the first wake: GraphQL's limit is tiny in every window.
+    let _ = until;
+    assert_eq!(r.sim.count_status(403), 0);
+}
+
+/// A permanent failure (the organization does not exist) fails stage 1 and blocks every
+/// other stage — recorded as blocked, none of them sends a request.
+#[tokio::test]
+async fn a_failed_stage_blocks_its_dependents() {
+    let r = rig(sim_config(3)).await;
+    let runner = r.runner(Arc::new(Recorder::default()));
+    let id = r
+        .store
+        .create_sync_run(&NewSyncRun {
+            kind: "org".into(),
+            target: "no-such-org".into(),
+            key: QuotaKey::user("127.0.0.1", "alice"),
+            requested_stages: None,
+            created_at: r.clock.now(),
+        })
+        .await
+        .expect("run")
+        .id;
+    let outcome = runner.run(id).await.expect("run");
+    let RunOutcome::Failed { reason, summary } = outcome else {
+        panic!("expected a failure, got {outcome:?}");
+    };
+    assert!(reason.contains("stage org failed"), "{reason}");
+    assert_eq!(summary.stages_failed, vec![names::ORG.to_owned()]);
+    assert_eq!(summary.stages_blocked.len(), 7, "{summary:?}");
+    let log = r.sim.request_log();
+    assert_eq!(log.len(), 1, "only the organization was asked for: {log:?}");
+    let run = r.store.sync_run(id).await.expect("read").expect("exists");
+    assert_eq!(run.status, headroom_store::SyncRunStatus::Failed);
+}
+
+/// An exhausted deferral budget fails the run with an explicit reason instead of waiting
+/// forever.
+#[tokio::test]
+async fn an_exhausted_deferral_budget_fails_the_run_explicitly() {
+    let mut config = sim_config(3);
+    config.graphql_limit = 12;
+    let r = rig(config).await;
+    let mut runner_config = RunnerConfig {
+        inline_wait: SignedDuration::ZERO,
+        ..RunnerConfig::default()
+    };
+    runner_config.deferral.max_deferrals = 1;
+    let runner = Runner::new(
+        org::stages(),
+        Some(org::REPOSITORY_SOURCE),
+        r.store.clone(),
+        r.client.clone(),
+        Some(Credential::new(TOKEN)),
+        r.clock,
+        runner_config,
+    )
+    .expect("graph");
+    let id = r.new_run(None).await;
+    let mut reason = None;
+    for _ in 0..100 {
+        match runner.run(id).await.expect("run") {
+            RunOutcome::Hibernating { until, .. } => r.wake_at(until).await,
+            RunOutcome::Failed { reason: why, .. } => {
+                reason = Some(why);
+                break;
+            }
+            RunOutcome::Done { .. } => panic!("cannot finish on 12 GraphQL points an hour"),
+        }
+    }
+    let reason = reason.expect("the budget ran out");
+    assert!(reason.contains("deferral budget exhausted"), "{reason}");
+    assert_eq!(r.sim.count_status(403), 0);
+}
