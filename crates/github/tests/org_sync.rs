@@ -486,3 +486,79 @@ async fn an_exhausted_deferral_budget_fails_the_run_explicitly() {
     assert!(reason.contains("deferral budget exhausted"), "{reason}");
     assert_eq!(r.sim.count_status(403), 0);
 }
+
+const TOKEN_2: &str = "ghp_orgsynctoken00000000000000000000002";
+
+/// Verifications 1 and 2 through sync runs: four runs at once for one user — two on each of
+/// two tokens of that user — while REST counts down from 15. The tokens fall into one
+/// governor (the owner's), which grants exactly to the margin: no 403, the simulator's
+/// remaining never drops below the reserve, and every run hibernates instead.
+#[tokio::test]
+async fn concurrent_runs_on_two_tokens_share_one_balance_without_a_403() {
+    let mut config = sim_config(6).with_token(TokenSpec::user(TOKEN_2, "alice"));
+    config.core_limit = 15;
+    let r = rig(config).await;
+    r.client
+        .credentials()
+        .record(
+            "127.0.0.1",
+            Credential::new(TOKEN_2).fingerprint(),
+            &Subject::User("alice".into()),
+        )
+        .await;
+    // The org and its repositories first (GraphQL), so the four runs meet on REST.
+    let id = r.new_run(Some(vec![names::REPOSITORIES.into()])).await;
+    r.drive(&r.runner(Arc::new(Recorder::default())), id).await;
+    let mut tasks = Vec::new();
+    for token in [TOKEN, TOKEN_2, TOKEN, TOKEN_2] {
+        let runner = Arc::new(
+            Runner::new(
+                org::stages(),
+                Some(org::REPOSITORY_SOURCE),
+                r.store.clone(),
+                r.client.clone(),
+                Some(Credential::new(token)),
+                r.clock,
+                RunnerConfig {
+                    inline_wait: SignedDuration::ZERO,
+                    ..RunnerConfig::default()
+                },
+            )
+            .expect("graph"),
+        );
+        let id = r.new_run(Some(vec![names::WORKFLOW_RUNS.into()])).await;
+        tasks.push(tokio::spawn(async move { runner.run(id).await }));
+    }
+    for task in tasks {
+        let outcome = task.await.expect("task").expect("run");
+        assert!(
+            matches!(outcome, RunOutcome::Hibernating { .. }),
+            "{outcome:?}"
+        );
+    }
+    assert_eq!(r.sim.count_status(403), 0);
+    let identities = r.client.governor().identities().await.expect("identities");
+    assert_eq!(identities, vec![QuotaKey::user("127.0.0.1", "alice")]);
+    let log = r.sim.request_log();
+    let rest: Vec<&LogEntry> = log
+        .iter()
+        .filter(|e| e.bucket.as_deref() == Some("core"))
+        .collect();
+    let tokens: std::collections::BTreeSet<_> = rest
+        .iter()
+        .filter_map(|e| e.token_fingerprint.clone())
+        .collect();
+    assert_eq!(tokens.len(), 2, "both tokens spent REST");
+    let min = rest
+        .iter()
+        .filter_map(|e| e.remaining)
+        .min()
+        .expect("readings");
+    // cost × (in flight + 1 + ceiling) = 11 needed to send: the last grant leaves 10.
+    assert_eq!(min, 10, "grants stop exactly at the margin");
+    assert_eq!(
+        rest.len(),
+        5,
+        "15 − 10 requests went out, all runs deferred the rest"
+    );
+}
