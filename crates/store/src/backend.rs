@@ -30,7 +30,7 @@ pub(crate) const UPSERT_CHECKPOINT: &str = "INSERT INTO sync_checkpoints \
 ///
 /// `$store` has a `pool: sqlx::Pool<$db>` field; `$tx` is declared here.
 macro_rules! store_impl {
-    ($store:ident, $tx:ident, $db:ty, $conn:ty, $backend:expr, $tables_sql:expr, $begin_sql:expr, $quota_state:ident) => {
+    ($store:ident, $tx:ident, $db:ty, $conn:ty, $backend:expr, $tables_sql:expr, $begin_sql:expr, $quota_state:ident, $anonymous_params:expr) => {
         use async_trait::async_trait;
         use headroom_core::clock::{SignedDuration, Timestamp};
         use headroom_core::redact::redact;
@@ -356,6 +356,230 @@ macro_rules! store_impl {
             }
         }
 
+
+        /// Rows per multi-row statement (16 parameters per event keeps far below both
+        /// backends' parameter limits).
+        const BATCH_ROWS: usize = 200;
+
+        /// `(…), (…)` for a multi-row statement. SQLite gets anonymous `?` parameters: it looks
+        /// a named parameter (`$N`) up by a linear scan on every bind, which makes a statement
+        /// of a thousand `$N` parameters quadratic. PostgreSQL needs `$N`.
+        fn placeholders(rows: usize, columns: usize, cast: bool) -> String {
+            let mut out = String::with_capacity(rows * columns * 6);
+            for r in 0..rows {
+                if r > 0 {
+                    out.push_str(", ");
+                }
+                out.push('(');
+                for c in 0..columns {
+                    if c > 0 {
+                        out.push_str(", ");
+                    }
+                    let param = if $anonymous_params {
+                        "?".to_owned()
+                    } else {
+                        format!("${}", r * columns + c + 1)
+                    };
+                    if cast {
+                        out.push_str(&format!("CAST({param} AS BIGINT)"));
+                    } else {
+                        out.push_str(&param);
+                    }
+                }
+                out.push(')');
+            }
+            out
+        }
+
+        /// The whole page in a handful of multi-row statements. Fails as a whole.
+        async fn write_push_events_batch(
+            conn: &mut $conn,
+            events: &[PushEventWrite],
+        ) -> Result<Vec<bool>> {
+            use std::collections::{BTreeMap, HashSet};
+            // Identity: the last event of the page naming an entity wins, as one by one.
+            let mut actors: BTreeMap<i64, &PushEventWrite> = BTreeMap::new();
+            let mut repositories: BTreeMap<i64, &PushEventWrite> = BTreeMap::new();
+            for ev in events {
+                actors.insert(ev.actor.github_id, ev);
+                repositories.insert(ev.repository.github_id, ev);
+            }
+            let actors: Vec<&PushEventWrite> = actors.into_values().collect();
+            for chunk in actors.chunks(BATCH_ROWS) {
+                let sql = format!(
+                    "INSERT INTO actors (github_id, login, display_login, detail_url, avatar_url, \
+                     event_native_at_ms, batch_pending_at_ms, created_at_ms, updated_at_ms) \
+                     VALUES {} \
+                     ON CONFLICT (github_id) DO UPDATE SET login = excluded.login, \
+                     display_login = excluded.display_login, \
+                     detail_url = COALESCE(excluded.detail_url, actors.detail_url), \
+                     avatar_url = COALESCE(excluded.avatar_url, actors.avatar_url), \
+                     updated_at_ms = excluded.updated_at_ms",
+                    placeholders(chunk.len(), 9, false)
+                );
+                let mut query = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql));
+                for ev in chunk {
+                    let received = ms(ev.received_at);
+                    query = query
+                        .bind(ev.actor.github_id)
+                        .bind(ev.actor.login.clone())
+                        .bind(ev.actor.display_login.clone())
+                        .bind(ev.actor.url.clone())
+                        .bind(ev.actor.avatar_url.clone())
+                        .bind(received)
+                        .bind(received)
+                        .bind(received)
+                        .bind(received);
+                }
+                query.execute(&mut *conn).await?;
+            }
+            let repositories: Vec<&PushEventWrite> = repositories.into_values().collect();
+            for chunk in repositories.chunks(BATCH_ROWS) {
+                let sql = format!(
+                    "INSERT INTO repositories (github_id, full_name, name, owner_login, detail_url, \
+                     event_native_at_ms, batch_pending_at_ms, created_at_ms, updated_at_ms) \
+                     VALUES {} \
+                     ON CONFLICT (github_id) DO UPDATE SET full_name = excluded.full_name, \
+                     name = excluded.name, owner_login = excluded.owner_login, \
+                     detail_url = COALESCE(excluded.detail_url, repositories.detail_url), \
+                     updated_at_ms = excluded.updated_at_ms",
+                    placeholders(chunk.len(), 9, false)
+                );
+                let mut query = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql));
+                for ev in chunk {
+                    let received = ms(ev.received_at);
+                    let (owner, name) = match ev.repository.full_name.split_once('/') {
+                        Some((owner, name)) => (Some(owner.to_owned()), Some(name.to_owned())),
+                        None => (None, None),
+                    };
+                    query = query
+                        .bind(ev.repository.github_id)
+                        .bind(ev.repository.full_name.clone())
+                        .bind(name)
+                        .bind(owner)
+                        .bind(ev.repository.url.clone())
+                        .bind(received)
+                        .bind(received)
+                        .bind(received)
+                        .bind(received);
+                }
+                query.execute(&mut *conn).await?;
+            }
+            let mut inserted_ids: HashSet<String> = HashSet::new();
+            for chunk in events.chunks(BATCH_ROWS) {
+                let sql = format!(
+                    "INSERT INTO push_events (github_event_id, github_push_id, github_actor_id, \
+                     github_repository_id, actor_login, repository_name, ref, head_sha, before_sha, \
+                     commit_count, distinct_commit_count, occurred_at_ms, ingestion_run_id, source, \
+                     created_at_ms, raw_json) VALUES {} \
+                     ON CONFLICT (github_event_id) DO NOTHING RETURNING github_event_id",
+                    placeholders(chunk.len(), 16, false)
+                );
+                let mut query = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql));
+                for ev in chunk {
+                    query = query
+                        .bind(ev.github_event_id.clone())
+                        .bind(ev.github_push_id)
+                        .bind(ev.actor.github_id)
+                        .bind(ev.repository.github_id)
+                        .bind(ev.actor.login.clone())
+                        .bind(ev.repository.full_name.clone())
+                        .bind(ev.git_ref.clone())
+                        .bind(ev.head_sha.clone())
+                        .bind(ev.before_sha.clone())
+                        .bind(ev.commit_count)
+                        .bind(ev.distinct_commit_count)
+                        .bind(ms(ev.occurred_at))
+                        .bind(ev.ingestion_run_id)
+                        .bind(ev.origin.as_str())
+                        .bind(ms(ev.received_at))
+                        .bind(sqlx::types::Json(ev.raw.clone()));
+                }
+                for row in query.fetch_all(&mut *conn).await? {
+                    inserted_ids.insert(get::<String>(&row, "github_event_id")?);
+                }
+            }
+            // The first occurrence of an inserted id is the new one; repeats are duplicates.
+            let mut outcome = Vec::with_capacity(events.len());
+            // (first seen, last seen, latest event) per entity, over new events only.
+            let mut actor_activity: BTreeMap<i64, (i64, i64, i64)> = BTreeMap::new();
+            let mut repository_activity: BTreeMap<i64, (i64, i64, i64)> = BTreeMap::new();
+            for ev in events {
+                let new = inserted_ids.remove(&ev.github_event_id);
+                outcome.push(new);
+                if new {
+                    let (seen, occurred) = (ms(ev.received_at), ms(ev.occurred_at));
+                    for (map, id) in [
+                        (&mut actor_activity, ev.actor.github_id),
+                        (&mut repository_activity, ev.repository.github_id),
+                    ] {
+                        let entry = map.entry(id).or_insert((seen, seen, occurred));
+                        entry.0 = entry.0.min(seen);
+                        entry.1 = entry.1.max(seen);
+                        entry.2 = entry.2.max(occurred);
+                    }
+                }
+            }
+            for (table, activity) in [
+                ("actors", actor_activity),
+                ("repositories", repository_activity),
+            ] {
+                let rows: Vec<(i64, (i64, i64, i64))> = activity.into_iter().collect();
+                for chunk in rows.chunks(BATCH_ROWS) {
+                    let sql = format!(
+                        "UPDATE {table} SET \
+                         first_seen_at_ms = COALESCE({table}.first_seen_at_ms, v.column2), \
+                         last_seen_at_ms = CASE WHEN {table}.last_seen_at_ms IS NULL \
+                             OR {table}.last_seen_at_ms < v.column3 \
+                             THEN v.column3 ELSE {table}.last_seen_at_ms END, \
+                         latest_event_at_ms = CASE WHEN {table}.latest_event_at_ms IS NULL \
+                             OR {table}.latest_event_at_ms < v.column4 \
+                             THEN v.column4 ELSE {table}.latest_event_at_ms END \
+                         FROM (VALUES {}) AS v WHERE {table}.github_id = v.column1",
+                        placeholders(chunk.len(), 4, true)
+                    );
+                    let mut query = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql));
+                    for (id, (first, last, latest)) in chunk {
+                        query = query.bind(*id).bind(*first).bind(*last).bind(*latest);
+                    }
+                    query.execute(&mut *conn).await?;
+                }
+            }
+            Ok(outcome)
+        }
+
+        async fn write_push_events_on(
+            conn: &mut $conn,
+            events: &[PushEventWrite],
+        ) -> Result<Vec<Result<bool>>> {
+            sqlx::query::<$db>("SAVEPOINT headroom_page")
+                .execute(&mut *conn)
+                .await?;
+            match write_push_events_batch(conn, events).await {
+                Ok(outcome) => {
+                    sqlx::query::<$db>("RELEASE SAVEPOINT headroom_page")
+                        .execute(&mut *conn)
+                        .await?;
+                    Ok(outcome.into_iter().map(Ok).collect())
+                }
+                Err(_) => {
+                    // Something in the page is bad: undo the page and take the events one by
+                    // one, each in its own savepoint, so only the bad ones fail.
+                    sqlx::query::<$db>("ROLLBACK TO SAVEPOINT headroom_page")
+                        .execute(&mut *conn)
+                        .await?;
+                    sqlx::query::<$db>("RELEASE SAVEPOINT headroom_page")
+                        .execute(&mut *conn)
+                        .await?;
+                    let mut outcome = Vec::with_capacity(events.len());
+                    for ev in events {
+                        outcome.push(write_push_event_on(conn, ev).await);
+                    }
+                    Ok(outcome)
+                }
+            }
+        }
+
         fn feed_entity_from(row: &DbRow) -> Result<FeedEntity> {
             Ok(FeedEntity {
                 github_id: get(row, "github_id")?,
@@ -403,6 +627,13 @@ macro_rules! store_impl {
 
             async fn write_push_event(&mut self, event: &PushEventWrite) -> Result<bool> {
                 write_push_event_on(&mut self.tx, event).await
+            }
+
+            async fn write_push_events(
+                &mut self,
+                events: &[PushEventWrite],
+            ) -> Result<Vec<Result<bool>>> {
+                write_push_events_on(&mut self.tx, events).await
             }
 
             async fn commit(self: Box<Self>) -> Result<()> {

@@ -261,6 +261,14 @@ pub trait StoreTx: Send {
     /// savepoint is rolled back and the transaction stays usable for the next event.
     async fn write_push_event(&mut self, event: &PushEventWrite) -> Result<bool>;
 
+    /// [`StoreTx::write_push_event`] for a whole page at once: a few multi-row statements
+    /// under one savepoint (the fast path, for imports and full feed pages). If any of it
+    /// fails, the page's savepoint is rolled back and the events are written one by one, so
+    /// the result — one entry per event, in order: new, duplicate, or that event's error — is
+    /// the same as writing them singly. The outer error is for failures of the transaction
+    /// itself.
+    async fn write_push_events(&mut self, events: &[PushEventWrite]) -> Result<Vec<Result<bool>>>;
+
     /// Commits.
     async fn commit(self: Box<Self>) -> Result<()>;
 

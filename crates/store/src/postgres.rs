@@ -63,7 +63,8 @@ crate::backend::store_impl!(
      WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' \
      AND table_name <> '_sqlx_migrations' ORDER BY name",
     "BEGIN",
-    pg_quota_state
+    pg_quota_state,
+    false
 );
 
 /// PostgreSQL deployments share governor state through the database.

@@ -44,6 +44,8 @@ both_backends!(
     quarantine_counts_occurrences_and_keeps_the_first_classification,
     the_store_offers_the_governor_state_that_fits_it,
     a_sync_run_is_claimed_by_one_worker_at_a_time,
+    a_page_of_push_events_is_written_as_one_by_one,
+    a_page_with_a_bad_event_falls_back_to_one_by_one,
 );
 
 async fn schema_has_every_table_and_reopens(fx: &Fixture) {
@@ -1231,5 +1233,117 @@ async fn a_sync_run_is_claimed_by_one_worker_at_a_time(fx: &Fixture) {
         !s.claim_sync_run(id + 1, "worker-c", t(400), t(500))
             .await
             .expect("unknown")
+    );
+}
+
+async fn a_page_of_push_events_is_written_as_one_by_one(fx: &Fixture) {
+    let s = &fx.store;
+    // One event stored beforehand: seen again in the page, it is a duplicate.
+    let mut tx = s.begin().await.expect("begin");
+    assert!(
+        tx.write_push_event(&push("1", (7, "octocat"), (70, "octo/hello"), t(10), t(20)))
+            .await
+            .expect("single")
+    );
+    tx.commit().await.expect("commit");
+
+    let page = vec![
+        push("1", (7, "octocat"), (70, "octo/hello"), t(10), t(100)),
+        push("2", (7, "octocat"), (71, "octo/world"), t(40), t(100)),
+        push("3", (8, "hubot"), (71, "octo/world"), t(30), t(100)),
+        push("3", (8, "hubot"), (71, "octo/world"), t(30), t(100)),
+        push("4", (9, "monalisa"), (72, "mona/lisa"), t(50), t(101)),
+        push("5", (8, "hubot-renamed"), (71, "octo/world"), t(20), t(102)),
+    ];
+    let mut tx = s.begin().await.expect("begin");
+    let outcome: Vec<bool> = tx
+        .write_push_events(&page)
+        .await
+        .expect("page")
+        .into_iter()
+        .map(|r| r.expect("no event fails"))
+        .collect();
+    tx.commit().await.expect("commit");
+    assert_eq!(outcome, [false, true, true, false, true, true]);
+    assert_eq!(s.count_rows("push_events").await.expect("count"), 5);
+    assert_eq!(s.count_rows("actors").await.expect("count"), 3);
+    assert_eq!(s.count_rows("repositories").await.expect("count"), 3);
+
+    // Activity moved only for new events: octocat's repo 70 saw only a duplicate.
+    let hello = s.repository(70).await.expect("read").expect("present");
+    assert_eq!(
+        (
+            hello.first_seen_at,
+            hello.last_seen_at,
+            hello.latest_event_at
+        ),
+        (Some(t(20)), Some(t(20)), Some(t(10)))
+    );
+    let octocat = s.actor(7).await.expect("read").expect("present");
+    assert_eq!(
+        (
+            octocat.first_seen_at,
+            octocat.last_seen_at,
+            octocat.latest_event_at
+        ),
+        (Some(t(20)), Some(t(100)), Some(t(40)))
+    );
+    // The last event naming an entity sets its identity, as one by one.
+    let hubot = s.actor(8).await.expect("read").expect("present");
+    assert_eq!(hubot.name, "hubot-renamed");
+    assert_eq!(
+        (
+            hubot.first_seen_at,
+            hubot.last_seen_at,
+            hubot.latest_event_at
+        ),
+        (Some(t(100)), Some(t(102)), Some(t(30)))
+    );
+    assert_eq!(
+        s.repository(72)
+            .await
+            .expect("read")
+            .expect("present")
+            .enrichment_stage,
+        "batch_pending"
+    );
+
+    // The same page again: all duplicates, nothing moves.
+    let mut tx = s.begin().await.expect("begin");
+    let again = tx.write_push_events(&page).await.expect("page");
+    tx.commit().await.expect("commit");
+    assert!(again.iter().all(|r| matches!(r, Ok(false))));
+    assert_eq!(s.actor(7).await.expect("read").expect("present"), octocat);
+    assert_eq!(s.count_rows("push_events").await.expect("count"), 5);
+}
+
+async fn a_page_with_a_bad_event_falls_back_to_one_by_one(fx: &Fixture) {
+    let s = &fx.store;
+    let mut bad = push("2", (8, "mallory"), (80, "mal/ware"), t(2), t(10));
+    bad.ingestion_run_id = Some(12345);
+    let page = vec![
+        push("1", (7, "octocat"), (70, "octo/hello"), t(1), t(10)),
+        bad,
+        push("3", (7, "octocat"), (70, "octo/hello"), t(3), t(10)),
+    ];
+    let mut tx = s.begin().await.expect("begin");
+    let outcome = tx.write_push_events(&page).await.expect("page");
+    tx.commit().await.expect("commit");
+    assert!(matches!(outcome[0], Ok(true)));
+    assert!(
+        matches!(outcome[1], Err(StoreError::MissingReference(_))),
+        "{:?}",
+        outcome[1]
+    );
+    assert!(matches!(outcome[2], Ok(true)));
+    assert_eq!(s.count_rows("push_events").await.expect("count"), 2);
+    assert_eq!(s.actor(8).await.expect("read"), None);
+    assert_eq!(
+        s.actor(7)
+            .await
+            .expect("read")
+            .expect("present")
+            .latest_event_at,
+        Some(t(3))
     );
 }
