@@ -8,7 +8,7 @@ use common::Fixture;
 use headroom_core::clock::{SignedDuration, Timestamp};
 use headroom_core::signal::{Dimension, LimitReason, Provider};
 use headroom_core::{QuotaKey, Subject};
-use headroom_store::records::{Issue, Organization, PullRequestCommit, Repository};
+use headroom_store::records::{Issue, Organization, Project, PullRequestCommit, Repository};
 use headroom_store::{
     ANONYMOUS_FINGERPRINT, ActorRef, Backend, CheckpointStatus, CheckpointUpdate, CredentialSeen,
     EventOrigin, NewSyncRun, PushEventWrite, QuarantinedEvent, RateLimitObservation, Record,
@@ -46,6 +46,7 @@ both_backends!(
     a_sync_run_is_claimed_by_one_worker_at_a_time,
     a_page_of_push_events_is_written_as_one_by_one,
     a_page_with_a_bad_event_falls_back_to_one_by_one,
+    projects_are_identified_by_node_id_alone,
 );
 
 async fn schema_has_every_table_and_reopens(fx: &Fixture) {
@@ -1346,4 +1347,42 @@ async fn a_page_with_a_bad_event_falls_back_to_one_by_one(fx: &Fixture) {
             .latest_event_at,
         Some(t(3))
     );
+}
+
+async fn projects_are_identified_by_node_id_alone(fx: &Fixture) {
+    let s = &fx.store;
+    let run = new_run(fx).await;
+    let mut tx = s.begin().await.expect("begin");
+    let org_id = tx
+        .upsert(&org("acme", "O_1"))
+        .await
+        .expect("org")
+        .expect("id");
+    tx.commit().await.expect("commit");
+    // The organization's project 1 and a user's project 1 linked to one of its repositories.
+    let project = |node: &str, title: &str| {
+        Record::Project(Project {
+            organization_id: org_id,
+            node_id: node.into(),
+            number: 1,
+            title: title.into(),
+            closed: false,
+            url: None,
+            items_count: Some(3),
+            github_created_at: None,
+            github_updated_at: None,
+            raw: json!({"id": node}),
+            collected_at: t(0),
+        })
+    };
+    s.write_page(
+        &[
+            project("PVT_org", "Roadmap"),
+            project("PVT_user", "Alice's board"),
+        ],
+        &checkpoint(run, "projects", "", CheckpointStatus::Done, None, 2),
+    )
+    .await
+    .expect("both projects");
+    assert_eq!(s.count_rows("projects").await.expect("count"), 2);
 }

@@ -1,0 +1,75 @@
+//! A database created by an earlier version of headroom is brought up to date on open, its
+//! rows kept: schema version 1 with data, then the current migrations.
+
+#![allow(clippy::expect_used)]
+
+mod common;
+
+use std::borrow::Cow;
+
+use headroom_store::{PgStore, SqliteStore, Store as _};
+use sqlx::migrate::Migrator;
+
+/// The first `n` migrations of a folder.
+fn first(migrator: Migrator, n: usize) -> Migrator {
+    let migrations = migrator.migrations[..n].to_vec();
+    Migrator {
+        migrations: Cow::Owned(migrations),
+        ..migrator
+    }
+}
+
+const SEED_V1: &[&str] = &[
+    "INSERT INTO organizations (login, collected_at_ms) VALUES ('acme', 0)",
+    "INSERT INTO projects (organization_id, node_id, number, title, collected_at_ms) \
+     SELECT id, 'PVT_1', 1, 'Roadmap', 0 FROM organizations",
+];
+
+#[tokio::test]
+async fn sqlite_version_1_is_upgraded_with_its_rows() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("v1.db");
+    let url = format!("sqlite://{}?mode=rwc", path.display());
+    {
+        let pool = sqlx::SqlitePool::connect(&url).await.expect("connect");
+        first(sqlx::migrate!("./migrations/sqlite"), 1)
+            .run(&pool)
+            .await
+            .expect("version 1");
+        for sql in SEED_V1 {
+            sqlx::query(*sql).execute(&pool).await.expect("seed");
+        }
+        pool.close().await;
+    }
+    let store = SqliteStore::open(&url).await.expect("upgrade");
+    assert_eq!(store.count_rows("projects").await.expect("count"), 1);
+    let title: String = sqlx::query_scalar("SELECT title FROM projects WHERE node_id = 'PVT_1'")
+        .fetch_one(store.pool())
+        .await
+        .expect("kept");
+    assert_eq!(title, "Roadmap");
+    store.close().await;
+}
+
+#[tokio::test]
+async fn postgres_version_1_is_upgraded_with_its_rows() {
+    let Some(admin) = common::admin_url("postgres_version_1_is_upgraded_with_its_rows") else {
+        return;
+    };
+    let db = common::PgDatabase::create(&admin).await;
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(2)
+        .connect_with(db.options.clone())
+        .await
+        .expect("connect");
+    first(sqlx::migrate!("./migrations/postgres"), 1)
+        .run(&pool)
+        .await
+        .expect("version 1");
+    for sql in SEED_V1 {
+        sqlx::query(*sql).execute(&pool).await.expect("seed");
+    }
+    let store = PgStore::from_pool(pool).await.expect("upgrade");
+    assert_eq!(store.count_rows("projects").await.expect("count"), 1);
+    store.close().await;
+}
