@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod config;
+mod import_cmd;
 mod quota_cmd;
 mod registry;
 mod sim_cmd;
@@ -26,10 +27,14 @@ struct Cli {
     command: Option<Command>,
 }
 
+// Parsed once per process: boxing the simulator's many flags would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Show whose quota the configured credential spends and what is left of it.
     Quota(quota_cmd::QuotaArgs),
+    /// Backfill PushEvents from GH Archive files (`import gharchive FILE...`).
+    Import(import_cmd::ImportArgs),
     /// Serve a simulated GitHub API on loopback (the demo, benchmarks, other clients).
     Sim(sim_cmd::SimArgs),
 }
@@ -48,6 +53,7 @@ fn main() -> ExitCode {
         }
         Some(Command::Sim(args)) => sim_cmd::run(args),
         Some(Command::Quota(args)) => with_runtime(quota_cmd::run(&cli.global, args)),
+        Some(Command::Import(args)) => with_runtime(import_cmd::run(&cli.global, args)),
     }
 }
 

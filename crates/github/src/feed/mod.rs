@@ -19,3 +19,26 @@ pub enum FeedError {
     #[error("cannot read the input: {0}")]
     Read(#[source] std::io::Error),
 }
+
+/// A fresh run id (UUID version 4 form), from std's randomly seeded hasher: no clock, no
+/// extra dependency.
+pub fn new_run_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut halves = [0u64; 2];
+    for (i, half) in halves.iter_mut().enumerate() {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_usize(i);
+        h.write_u32(std::process::id());
+        *half = h.finish();
+    }
+    let hi = (halves[0] & 0xffff_ffff_ffff_0fff) | 0x0000_0000_0000_4000;
+    let lo = (halves[1] & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        hi >> 32,
+        (hi >> 16) & 0xffff,
+        hi & 0xffff,
+        lo >> 48,
+        lo & 0xffff_ffff_ffff
+    )
+}

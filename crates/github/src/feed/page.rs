@@ -146,7 +146,8 @@ pub fn judge(envelope: Envelope, ctx: &IngestContext, received_at: Timestamp) ->
 }
 
 /// Writes judged envelopes: quarantines first (each its own statement, outside any
-/// transaction), then every valid PushEvent in one transaction, one savepoint per event.
+/// transaction), then every valid PushEvent in one transaction: the store's page fast path, which falls
+/// back to one savepoint per event if any row fails, so a bad row cannot discard its neighbours.
 pub async fn write_judged(
     store: &dyn Store,
     judged: Vec<Judged>,
@@ -188,8 +189,9 @@ pub async fn write_judged(
         return Ok(counts);
     }
     let mut tx = store.begin().await?;
-    for write in &pushes {
-        match tx.write_push_event(write).await {
+    let outcomes = tx.write_push_events(&pushes).await?;
+    for (write, outcome) in pushes.iter().zip(outcomes) {
+        match outcome {
             Ok(true) => {
                 counts.events_created += 1;
                 tracing::debug!(event = "ingestion.event_persisted", run_id = %ctx.run_id,

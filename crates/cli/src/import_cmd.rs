@@ -1,0 +1,166 @@
+//! `headroom import gharchive FILE...`: backfill PushEvents from GH Archive files through the
+//! feed's validation, quarantine and deduplication path. Streaming (constant memory), with a
+//! progress bar when stderr is a terminal and plain lines otherwise.
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use headroom_core::clock::{Clock, TokioClock};
+use headroom_github::feed::import::{DEFAULT_BATCH, ImportProgress, import_reader, open_input};
+use headroom_github::feed::{IngestContext, PageCounts, new_run_id};
+use headroom_store::EventOrigin;
+
+use crate::config::{GlobalArgs, ProcessEnv};
+
+/// Import commands.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    #[command(subcommand)]
+    command: ImportCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum ImportCommand {
+    /// Import GH Archive hour files (`.json.gz`, or `.json`/`.jsonl` with one envelope per
+    /// line; `-` reads stdin). The live feed samples GitHub's activity; these files fill the
+    /// gaps. A second import of the same file only finds duplicates.
+    Gharchive {
+        /// The files to import, in order.
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<String>,
+        /// Envelopes per transaction.
+        #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+        batch: u64,
+    },
+}
+
+/// Runs `headroom import …`.
+pub async fn run(global: &GlobalArgs, args: ImportArgs) -> ExitCode {
+    let ImportCommand::Gharchive { files, batch } = args.command;
+    let settings = match global.resolve(&ProcessEnv) {
+        Ok(s) => s,
+        Err(e) => return crate::refuse(&e),
+    };
+    let store = match headroom_store::open(&settings.db).await {
+        Ok(s) => s,
+        Err(e) => return crate::refuse(&e),
+    };
+    let clock = TokioClock::system();
+    let ctx = IngestContext {
+        origin: EventOrigin::Gharchive,
+        run_id: new_run_id(),
+        ingestion_run_id: None,
+    };
+    let batch = usize::try_from(batch).unwrap_or(DEFAULT_BATCH);
+    let terminal = std::io::stderr().is_terminal();
+    let started = clock.now();
+    tracing::info!(event = "import.started", run_id = %ctx.run_id, files = files.len());
+    let mut total = PageCounts::default();
+    let mut lines = 0u64;
+    for file in &files {
+        let (reader, size, bytes) = match open_input(file) {
+            Ok(opened) => opened,
+            Err(e) => {
+                store.close().await;
+                return crate::failed(&format!("cannot open {file}: {e}"));
+            }
+        };
+        let mut last_line = 0u64;
+        let result = import_reader(store.as_ref(), reader, bytes, &clock, &ctx, batch, |p| {
+            if terminal {
+                draw_bar(file, p, size);
+            } else if p.lines - last_line >= 100_000 {
+                last_line = p.lines;
+                eprintln!(
+                    "{file}: {} lines, {} created",
+                    p.lines, p.counts.events_created
+                );
+            }
+        })
+        .await;
+        if terminal {
+            eprintln!();
+        }
+        match result {
+            Ok(progress) => {
+                total.add(&progress.counts);
+                lines += progress.lines;
+                println!(
+                    "{file}: {} lines, {} push events created, {} duplicates, {} quarantined, {} other events ignored, {} failed",
+                    progress.lines,
+                    progress.counts.events_created,
+                    progress.counts.duplicates_skipped,
+                    progress.counts.events_quarantined,
+                    progress.counts.events_ignored,
+                    progress.counts.events_failed
+                );
+            }
+            Err(e) => {
+                store.close().await;
+                return crate::failed(&format!("importing {file}: {e}"));
+            }
+        }
+    }
+    let elapsed = clock.now().duration_since(started).as_secs_f64();
+    tracing::info!(event = "import.completed", run_id = %ctx.run_id, lines,
+        events_created = total.events_created, duplicates_skipped = total.duplicates_skipped,
+        events_quarantined = total.events_quarantined, events_ignored = total.events_ignored,
+        events_failed = total.events_failed, duration_s = elapsed);
+    println!("Import run {} completed", ctx.run_id);
+    println!("Lines read:                       {lines}");
+    println!(
+        "Push events seen:                 {}",
+        total.push_events_seen
+    );
+    println!("Push events created:              {}", total.events_created);
+    println!(
+        "Duplicates skipped:               {}",
+        total.duplicates_skipped
+    );
+    println!(
+        "Events quarantined:               {}",
+        total.events_quarantined
+    );
+    println!("Non-push events ignored:          {}", total.events_ignored);
+    println!("Events failed:                    {}", total.events_failed);
+    if elapsed > 0.0 {
+        #[allow(clippy::cast_precision_loss)]
+        let rate = lines as f64 / elapsed;
+        println!("Throughput:                       {rate:.0} events/s");
+    }
+    store.close().await;
+    if total.events_failed > 0 {
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
+}
+
+fn draw_bar(file: &str, p: &ImportProgress, size: Option<u64>) {
+    let mut err = std::io::stderr().lock();
+    match size {
+        Some(size) if size > 0 => {
+            #[allow(clippy::cast_precision_loss)]
+            let fraction = (p.bytes_read as f64 / size as f64).clamp(0.0, 1.0);
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let filled = (fraction * 30.0).round() as usize;
+            let _ = write!(
+                err,
+                "\r{file} [{}{}] {:>3.0}% {} lines, {} created",
+                "#".repeat(filled),
+                "-".repeat(30 - filled.min(30)),
+                fraction * 100.0,
+                p.lines,
+                p.counts.events_created
+            );
+        }
+        _ => {
+            let _ = write!(
+                err,
+                "\r{file}: {} lines, {} created",
+                p.lines, p.counts.events_created
+            );
+        }
+    }
+    let _ = err.flush();
+}

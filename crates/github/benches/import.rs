@@ -1,0 +1,159 @@
+//! `headroom import gharchive` throughput: generates a GH Archive-format file of
+//! `HEADROOM_BENCH_EVENTS` envelopes (default 1,000,000; about 87 % PushEvents in both payload
+//! shapes, the rest other types, a few malformed), imports it into a fresh SQLite database
+//! (and into PostgreSQL when `HEADROOM_BENCH_DATABASE_URL` names an empty database), then
+//! imports it again (all duplicates). Prints events per second and the process's peak
+//! resident memory (VmHWM), which stays flat as the file grows.
+//!
+//! `cargo bench -p headroom-github --bench import` (a plain binary: criterion's repetitions
+//! would take minutes per sample at this size).
+
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+use std::io::{BufWriter, Write};
+use std::time::Instant;
+
+use headroom_core::clock::SystemClock;
+use headroom_github::feed::IngestContext;
+use headroom_github::feed::import::{DEFAULT_BATCH, import_reader, open_input};
+use headroom_store::{EventOrigin, Store};
+
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+fn sha(n: u64, salt: u64) -> String {
+    let a = n.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ salt;
+    let b = a.rotate_left(17).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    format!("{a:016x}{b:016x}{:08x}", (a ^ b) as u32)
+}
+
+fn generate(path: &std::path::Path, n: u64) {
+    let file = std::fs::File::create(path).expect("create");
+    let mut out = BufWriter::with_capacity(1 << 20, file);
+    for i in 0..n {
+        let actor = 1_000 + (i * 7919) % 60_000;
+        let repo = 500_000 + (i * 104_729) % 80_000;
+        let id = 40_000_000_000 + i * 3;
+        let ts = format!("2026-06-01T15:{:02}:{:02}Z", (i / 60) % 60, i % 60);
+        let actor_json = format!(
+            r#"{{"id":{actor},"login":"user{actor}","display_login":"user{actor}","gravatar_id":"","url":"https://api.github.com/users/user{actor}","avatar_url":"https://avatars.githubusercontent.com/u/{actor}?"}}"#
+        );
+        let repo_json = format!(
+            r#"{{"id":{repo},"name":"org{}/repo{repo}","url":"https://api.github.com/repos/org{}/repo{repo}"}}"#,
+            repo % 5_000,
+            repo % 5_000
+        );
+        let line = match i % 100 {
+            0..=59 => format!(
+                r#"{{"id":"{id}","type":"PushEvent","actor":{actor_json},"repo":{repo_json},"payload":{{"repository_id":{repo},"push_id":{},"ref":"refs/heads/main","head":"{}","before":"{}"}},"public":true,"created_at":"{ts}"}}"#,
+                30_000_000_000 + i,
+                sha(i, 1),
+                sha(i, 2)
+            ),
+            60..=86 => format!(
+                r#"{{"id":"{id}","type":"PushEvent","actor":{actor_json},"repo":{repo_json},"payload":{{"push_id":{},"size":1,"distinct_size":1,"ref":"refs/heads/feature-{}","head":"{}","before":"{}","commits":[{{"sha":"{}","author":{{"email":"u@example.com","name":"U"}},"message":"Change {i}","distinct":true,"url":"https://api.github.com/repos/o/r/commits/{}"}}]}},"public":true,"created_at":"{ts}"}}"#,
+                30_000_000_000 + i,
+                i % 13,
+                sha(i, 1),
+                sha(i, 2),
+                sha(i, 1),
+                sha(i, 1)
+            ),
+            87 => format!(
+                r#"{{"id":"{id}","type":"PushEvent","actor":{actor_json},"repo":{repo_json},"payload":{{"ref":"refs/heads/main","head":"not-a-sha-{i}"}},"public":true,"created_at":"{ts}"}}"#
+            ),
+            _ => format!(
+                r#"{{"id":"{id}","type":"WatchEvent","actor":{actor_json},"repo":{repo_json},"payload":{{"action":"started"}},"public":true,"created_at":"{ts}"}}"#
+            ),
+        };
+        out.write_all(line.as_bytes()).expect("write");
+        out.write_all(b"\n").expect("write");
+    }
+    out.flush().expect("flush");
+}
+
+async fn run_import(store: &dyn Store, path: &str, label: &str) {
+    let ctx = IngestContext {
+        origin: EventOrigin::Gharchive,
+        run_id: "bench".into(),
+        ingestion_run_id: None,
+    };
+    let started = Instant::now();
+    let (reader, _, bytes) = open_input(path).expect("open");
+    let progress = import_reader(
+        store,
+        reader,
+        bytes,
+        &SystemClock,
+        &ctx,
+        DEFAULT_BATCH,
+        |_| {},
+    )
+    .await
+    .expect("import");
+    let secs = started.elapsed().as_secs_f64();
+    println!(
+        "{label}: {} envelopes in {secs:.2} s = {:.0} events/s ({} created, {} duplicates, {} quarantined, {} ignored, {} failed); peak RSS {} MiB",
+        progress.lines,
+        progress.lines as f64 / secs,
+        progress.counts.events_created,
+        progress.counts.duplicates_skipped,
+        progress.counts.events_quarantined,
+        progress.counts.events_ignored,
+        progress.counts.events_failed,
+        peak_rss_kib().unwrap_or(0) / 1024
+    );
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; a filter argument may follow. Nothing to filter here.
+    let n: u64 = std::env::var("HEADROOM_BENCH_EVENTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("gharchive.jsonl");
+    let started = Instant::now();
+    generate(&path, n);
+    let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    println!(
+        "generated {n} envelopes ({} MiB) in {:.1} s; peak RSS {} MiB",
+        size / (1 << 20),
+        started.elapsed().as_secs_f64(),
+        peak_rss_kib().unwrap_or(0) / 1024
+    );
+    let path_str = path.to_str().expect("utf-8").to_owned();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let db = dir.path().join("bench.db");
+        let store = headroom_store::open(db.to_str().expect("utf-8"))
+            .await
+            .expect("open SQLite");
+        run_import(store.as_ref(), &path_str, "SQLite, first import").await;
+        run_import(store.as_ref(), &path_str, "SQLite, replay (all duplicates)").await;
+        store.close().await;
+        if let Ok(url) = std::env::var("HEADROOM_BENCH_DATABASE_URL") {
+            let store = headroom_store::open(&url).await.expect("open PostgreSQL");
+            run_import(store.as_ref(), &path_str, "PostgreSQL, first import").await;
+            run_import(
+                store.as_ref(),
+                &path_str,
+                "PostgreSQL, replay (all duplicates)",
+            )
+            .await;
+            store.close().await;
+        }
+    });
+}
