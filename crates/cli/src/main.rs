@@ -11,6 +11,7 @@ mod import_cmd;
 mod quota_cmd;
 mod registry;
 mod sim_cmd;
+mod sync_cmd;
 mod wiring;
 
 /// Collect GitHub data without fighting the provider's quota.
@@ -37,6 +38,9 @@ enum Command {
     Import(import_cmd::ImportArgs),
     /// Serve a simulated GitHub API on loopback (the demo, benchmarks, other clients).
     Sim(sim_cmd::SimArgs),
+    /// Organization sync: a graph of stages chosen by quota headroom, resumed exactly.
+    #[command(subcommand_required = true)]
+    Sync(sync_cmd::SyncArgs),
 }
 
 fn main() -> ExitCode {
@@ -53,6 +57,7 @@ fn main() -> ExitCode {
         }
         Some(Command::Sim(args)) => sim_cmd::run(args),
         Some(Command::Quota(args)) => with_runtime(quota_cmd::run(&cli.global, args)),
+        Some(Command::Sync(args)) => with_runtime(sync_cmd::run(&cli.global, args)),
         Some(Command::Import(args)) => with_runtime(import_cmd::run(&cli.global, args)),
     }
 }

@@ -312,6 +312,8 @@ pub struct StageCtx<'a> {
     summary: &'a Mutex<RunSummary>,
     progress: &'a dyn ProgressSink,
     repositories: Mutex<Option<Vec<RepoScope>>>,
+    holder: &'a str,
+    claim: SignedDuration,
 }
 
 impl fmt::Debug for StageCtx<'_> {
@@ -382,7 +384,12 @@ impl StageCtx<'_> {
                 stage.requests += u64::from(response.attempts.max(1));
             }
             Err(ApiError::Forbidden { status: 403, .. }) => s.responses_403 += 1,
-            Err(ApiError::RateLimited { bucket, .. }) => {
+            Err(ApiError::RateLimited { bucket, reason, .. }) => {
+                // A secondary block only follows a 403/429 the origin sent; other waits were
+                // decided before sending.
+                if reason.contains("secondary rate limit") {
+                    s.responses_403 += 1;
+                }
                 s.buckets
                     .entry(bucket.as_str().to_owned())
                     .or_default()
@@ -460,6 +467,7 @@ impl StageCtx<'_> {
         }
         tx.set_checkpoint(&update).await?;
         tx.commit().await?;
+        self.renew_claim().await?;
         let page = {
             let mut s = lock(self.summary);
             let t = s.stages.entry(self.decl.name.to_owned()).or_default();
@@ -484,6 +492,16 @@ impl StageCtx<'_> {
             rows: records.len() as u64,
         });
         Ok(records.len() as u64)
+    }
+
+    /// Extends this worker's claim on the run: a live worker keeps it, a killed one lets it
+    /// lapse within one claim period.
+    async fn renew_claim(&self) -> Result<(), StoreError> {
+        let now = self.now();
+        self.store
+            .claim_sync_run(self.run.id, self.holder, now, now + self.claim)
+            .await
+            .map(|_| ())
     }
 
     /// For the repository source: commits a page of the listing (`scope ""`) with the cursor
@@ -924,6 +942,8 @@ impl Runner {
                         summary: &shared,
                         progress: self.progress.as_ref(),
                         repositories: Mutex::new(None),
+                        holder: &self.config.holder,
+                        claim: self.config.claim,
                     };
                     let result = worker.run(&ctx).await;
                     drop(ctx);
@@ -1011,6 +1031,14 @@ impl Runner {
                             until: not_before,
                             buckets: waiting_on,
                         });
+                        self.store
+                            .claim_sync_run(
+                                run.id,
+                                &self.config.holder,
+                                now,
+                                not_before + self.config.claim,
+                            )
+                            .await?;
                         self.clock.sleep_until(not_before).await;
                         let waited = self.clock.now().duration_since(now);
                         lock(&shared).paced_ms +=

@@ -40,7 +40,9 @@ pub struct RunSummary {
     pub stages: BTreeMap<String, StageTally>,
     /// Per bucket.
     pub buckets: BTreeMap<String, BucketTally>,
-    /// 403 answers from the provider (permission or limits) that reached a stage.
+    /// 403/429 answers from the provider that reached a stage: permission refusals, and
+    /// secondary limits (the governor then blocks the bucket). The simulator's log is the
+    /// exact count; this is what the run itself saw.
     pub responses_403: u64,
     /// Wall time from the run's first start to its end (or to now), in milliseconds.
     pub wall_time_ms: i64,

@@ -1,0 +1,744 @@
+//! `headroom sync …`: organization sync as a graph of stages chosen by quota headroom.
+//!
+//! - `sync org NAME [--resume RUN_ID] [--stages LIST] [--wait]` starts (or resumes) a run.
+//!   A run that must wait for a quota window hibernates: it is persisted with its wake time
+//!   and the command exits 0 saying until when — unless `--wait`, which sleeps in this process
+//!   and finishes.
+//! - `sync status [RUN_ID] [--json]`: stages, cursors, counts, what a run waits for.
+//! - `sync plan org NAME`: an estimate of requests, points and quota windows, from a probe
+//!   of a few GraphQL points.
+//! - `sync worker [--once]`: wakes hibernating runs when their time comes.
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+
+use clap::{Args, Subcommand};
+use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
+use headroom_github::org;
+use headroom_http::{ApiRequest, Client, Credential};
+use headroom_store::{CheckpointStatus, NewSyncRun, Store, SyncRun, TABLES};
+use headroom_sync::{
+    ProgressEvent, ProgressSink, RunOutcome, RunSummary, Runner, RunnerConfig, StageGraph,
+};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::config::{GlobalArgs, ProcessEnv, Settings};
+use crate::{registry, wiring};
+
+/// Organization sync.
+#[derive(Debug, Args)]
+pub struct SyncArgs {
+    #[command(subcommand)]
+    command: SyncCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum SyncCommand {
+    /// Collect an organization: org, members, teams, repositories, issues, projects, issue
+    /// comments, pull requests with commits, commit files, workflow runs/jobs/check runs,
+    /// branches. Exits 0 when done or hibernating (with the wake time), 1 when it failed.
+    Org {
+        /// The organization's login.
+        name: String,
+        /// Resume this run instead of starting one (done stages are skipped; a running stage
+        /// continues from its cursor).
+        #[arg(long, value_name = "RUN_ID")]
+        resume: Option<i64>,
+        /// Only these stages (comma-separated), plus what they depend on.
+        #[arg(long, value_delimiter = ',', value_name = "LIST")]
+        stages: Vec<String>,
+        /// Wait for quota windows in this process and finish, instead of hibernating.
+        #[arg(long)]
+        wait: bool,
+        /// Seconds a killed worker keeps its claim on the run before another may resume it.
+        #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+        claim_secs: u64,
+    },
+    /// Where a run stands: stages, cursors, counts, what it waits for. Without RUN_ID, the
+    /// unfinished runs.
+    Status {
+        /// The run.
+        run_id: Option<i64>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Before spending anything: estimated requests and points per bucket, and how many quota
+    /// windows the work needs (a probe of a few GraphQL points measures the organization).
+    Plan {
+        #[command(subcommand)]
+        target: PlanTarget,
+    },
+    /// Wake hibernating runs when their time comes, and run pending ones.
+    Worker {
+        /// Process the runs due now, then exit.
+        #[arg(long)]
+        once: bool,
+        /// Seconds between looks at the database.
+        #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..=3600))]
+        poll_secs: u64,
+        /// Seconds a killed worker keeps its claim on a run before another may resume it.
+        #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+        claim_secs: u64,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum PlanTarget {
+    /// An organization.
+    Org {
+        /// The organization's login.
+        name: String,
+    },
+}
+
+/// Runs `headroom sync …`.
+pub async fn run(global: &GlobalArgs, args: SyncArgs) -> ExitCode {
+    let settings = match global.resolve(&ProcessEnv) {
+        Ok(s) => s,
+        Err(e) => return crate::refuse(&e),
+    };
+    match args.command {
+        SyncCommand::Org {
+            name,
+            resume,
+            stages,
+            wait,
+            claim_secs,
+        } => sync_org(&settings, name, resume, stages, wait, claim_secs).await,
+        SyncCommand::Status { run_id, json } => status(&settings, run_id, json).await,
+        SyncCommand::Plan {
+            target: PlanTarget::Org { name },
+        } => plan(&settings, &name).await,
+        SyncCommand::Worker {
+            once,
+            poll_secs,
+            claim_secs,
+        } => worker(&settings, once, poll_secs, claim_secs).await,
+    }
+}
+
+struct Env {
+    store: Arc<dyn Store>,
+    client: Client,
+    clock: TokioClock,
+}
+
+async fn env(settings: &Settings) -> Result<Env, ExitCode> {
+    let opened = registry::open(&settings.db)
+        .await
+        .map_err(|e| crate::refuse(&e))?;
+    let store = headroom_store::open(&settings.db)
+        .await
+        .map_err(|e| crate::refuse(&e))?;
+    let clock = TokioClock::system();
+    let client = wiring::client(settings, clock, &opened).map_err(|e| crate::refuse(&e))?;
+    Ok(Env {
+        store,
+        client,
+        clock,
+    })
+}
+
+fn runner(
+    env: &Env,
+    credential: Option<&Credential>,
+    progress: Arc<dyn ProgressSink>,
+    claim_secs: u64,
+) -> Runner {
+    let holder = format!("headroom:{}", std::process::id());
+    match Runner::new(
+        org::stages(),
+        Some(org::REPOSITORY_SOURCE),
+        env.store.clone(),
+        env.client.clone(),
+        credential.cloned(),
+        env.clock,
+        RunnerConfig {
+            holder,
+            claim: SignedDuration::from_secs(i64::try_from(claim_secs).unwrap_or(120)),
+            ..RunnerConfig::default()
+        },
+    ) {
+        Ok(r) => r.with_progress(progress),
+        // The graph is fixed in code and tested; reaching this is a programming error.
+        Err(e) => panic!("the organization graph is invalid: {e}"),
+    }
+}
+
+async fn sync_org(
+    settings: &Settings,
+    name: String,
+    resume: Option<i64>,
+    stages: Vec<String>,
+    wait: bool,
+    claim_secs: u64,
+) -> ExitCode {
+    let graph = match StageGraph::new(org::declarations(), Some(org::REPOSITORY_SOURCE)) {
+        Ok(g) => g,
+        Err(e) => return crate::failed(&e),
+    };
+    if let Err(e) = graph.closure_of(&stages) {
+        return crate::refuse(&format!("--stages: {e}"));
+    }
+    let env = match env(settings).await {
+        Ok(e) => e,
+        Err(code) => return code,
+    };
+    let credential = settings.credential.as_ref();
+    let id = match resume {
+        Some(id) => match env.store.sync_run(id).await {
+            Ok(Some(run)) if run.kind == "org" && run.target == name => id,
+            Ok(Some(run)) => {
+                return crate::refuse(&format!(
+                    "--resume: run {id} syncs {} {}, not org {name}",
+                    run.kind, run.target
+                ));
+            }
+            Ok(None) => return crate::refuse(&format!("--resume: no sync run {id}")),
+            Err(e) => return crate::failed(&e),
+        },
+        None => {
+            let key = match env.client.identity(credential).await {
+                Ok(k) => k,
+                Err(e) => return crate::failed(&e),
+            };
+            match env
+                .store
+                .create_sync_run(&NewSyncRun {
+                    kind: "org".into(),
+                    target: name.clone(),
+                    key,
+                    requested_stages: (!stages.is_empty()).then_some(stages),
+                    created_at: env.clock.now(),
+                })
+                .await
+            {
+                Ok(run) => run.id,
+                Err(e) => return crate::failed(&e),
+            }
+        }
+    };
+    let progress: Arc<dyn ProgressSink> = if std::io::stderr().is_terminal() {
+        Arc::new(TerminalProgress::new(graph.clone()))
+    } else {
+        Arc::new(JsonProgress)
+    };
+    let runner = runner(&env, credential, progress, claim_secs);
+    loop {
+        match runner.run(id).await {
+            Ok(RunOutcome::Done { summary }) => {
+                print_outcome(id, "done", None, None, &summary);
+                return ExitCode::SUCCESS;
+            }
+            Ok(RunOutcome::Failed { reason, summary }) => {
+                print_outcome(id, "failed", Some(&reason), None, &summary);
+                return ExitCode::from(1);
+            }
+            Ok(RunOutcome::Hibernating { until, reason }) => {
+                if wait {
+                    env.clock.sleep_until(until).await;
+                    continue;
+                }
+                println!(
+                    "{}",
+                    json!({
+                        "event": "sync.hibernating",
+                        "run_id": id,
+                        "until": until.to_string(),
+                        "reason": reason,
+                        "resume": format!("headroom sync worker (or: headroom sync org {name} --resume {id})"),
+                    })
+                );
+                return ExitCode::SUCCESS;
+            }
+            Err(e) => return crate::failed(&e),
+        }
+    }
+}
+
+fn print_outcome(
+    id: i64,
+    status: &str,
+    reason: Option<&str>,
+    until: Option<Timestamp>,
+    summary: &RunSummary,
+) {
+    println!(
+        "{}",
+        json!({
+            "event": "sync.run_completed",
+            "run_id": id,
+            "status": status,
+            "reason": reason,
+            "until": until.map(|u| u.to_string()),
+            "summary": summary,
+        })
+    );
+}
+
+/// Plain JSON lines on stdout (when not on a terminal).
+struct JsonProgress;
+
+impl ProgressSink for JsonProgress {
+    fn event(&self, event: &ProgressEvent) {
+        if let Ok(mut value) = serde_json::to_value(event) {
+            if let Some(obj) = value.as_object_mut()
+                && let Some(Value::String(kind)) = obj.get("event").cloned()
+            {
+                obj.insert("event".into(), Value::String(format!("sync.{kind}")));
+            }
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{value}");
+            let _ = out.flush();
+        }
+    }
+}
+
+/// One status line on a terminal, rewritten in place, and a line for every wait.
+struct TerminalProgress {
+    graph: StageGraph,
+    current: Mutex<String>,
+}
+
+impl TerminalProgress {
+    fn new(graph: StageGraph) -> Self {
+        Self {
+            graph,
+            current: Mutex::new(String::new()),
+        }
+    }
+}
+
+impl ProgressSink for TerminalProgress {
+    fn event(&self, event: &ProgressEvent) {
+        let total = self.graph.stages().len();
+        let line = |stage: &str| {
+            let title = self.graph.get(stage).map_or(stage, |s| s.title);
+            format!(
+                "stage {} of {total} · {title}",
+                self.graph.position(stage).unwrap_or(0)
+            )
+        };
+        let mut err = std::io::stderr().lock();
+        match event {
+            ProgressEvent::StageStarted { stage, .. } => {
+                let text = line(stage);
+                let _ = write!(err, "\r\x1b[2K{text}");
+                if let Ok(mut c) = self.current.lock() {
+                    *c = text;
+                }
+            }
+            ProgressEvent::Page {
+                stage,
+                scope_index,
+                scope_total,
+                page,
+                ..
+            } => {
+                let repo = match (scope_index, scope_total) {
+                    (Some(i), Some(n)) => format!(" · repo {i}/{n}"),
+                    _ => String::new(),
+                };
+                let _ = write!(err, "\r\x1b[2K{}{repo} · page {page}", line(stage));
+            }
+            ProgressEvent::StageDone { stage, .. } => {
+                let _ = writeln!(err, "\r\x1b[2K{} · done", line(stage));
+            }
+            ProgressEvent::StageDeferred {
+                stage,
+                bucket,
+                until,
+                ..
+            } => {
+                let what = match bucket.as_deref() {
+                    Some("core") => "REST exhausted".to_owned(),
+                    Some("graphql") => "GraphQL exhausted".to_owned(),
+                    Some(b) => format!("{b} exhausted"),
+                    None => "transient failure".to_owned(),
+                };
+                let _ = writeln!(
+                    err,
+                    "\r\x1b[2K{} · {what} — reopens {}; running other stages meanwhile",
+                    line(stage),
+                    until.strftime("%H:%M:%S UTC")
+                );
+            }
+            ProgressEvent::StageFailed { stage, reason, .. } => {
+                let _ = writeln!(err, "\r\x1b[2K{} · failed: {reason}", line(stage));
+            }
+            ProgressEvent::StageBlocked { stage, by, .. } => {
+                let _ = writeln!(err, "\r\x1b[2K{} · blocked by {by}", line(stage));
+            }
+            ProgressEvent::Pacing { until, buckets, .. } => {
+                let _ = write!(
+                    err,
+                    "\r\x1b[2Kpacing: {} — continuing at {}",
+                    buckets.join(", "),
+                    until.strftime("%H:%M:%S UTC")
+                );
+            }
+            ProgressEvent::Hibernating { until, buckets, .. } => {
+                let _ = writeln!(
+                    err,
+                    "\r\x1b[2Knothing can run: {} closed — hibernating until {}",
+                    buckets.join(", "),
+                    until.strftime("%H:%M:%S UTC")
+                );
+            }
+            ProgressEvent::Finished { status, .. } => {
+                let _ = writeln!(err, "\r\x1b[2Krun {status}");
+            }
+        }
+        let _ = err.flush();
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct StageStatus {
+    stage: String,
+    title: String,
+    position: usize,
+    status: String,
+    detail: Option<String>,
+    cursor: Option<String>,
+    repositories_done: usize,
+    repositories: usize,
+    pages: u64,
+    rows: u64,
+}
+
+#[derive(Debug, Serialize)]
+struct RunStatus {
+    run: SyncRun,
+    waiting_for: Option<String>,
+    stages: Vec<StageStatus>,
+    tables: std::collections::BTreeMap<String, u64>,
+}
+
+async fn describe(
+    store: &dyn Store,
+    run: SyncRun,
+) -> Result<RunStatus, headroom_store::StoreError> {
+    let checkpoints = store.checkpoints(run.id).await?;
+    let repositories = checkpoints
+        .iter()
+        .filter(|c| c.stage == org::REPOSITORY_SOURCE && !c.scope.is_empty())
+        .count();
+    let mut stages = Vec::new();
+    for (i, decl) in org::declarations().iter().enumerate() {
+        let mine: Vec<_> = checkpoints
+            .iter()
+            .filter(|c| c.stage == decl.name)
+            .collect();
+        let top = mine.iter().find(|c| c.scope.is_empty());
+        let state = headroom_sync::runner::state_of(top.copied());
+        let status = serde_json::to_value(&state)
+            .ok()
+            .and_then(|v| v.get("status").and_then(Value::as_str).map(str::to_owned))
+            .unwrap_or_default();
+        stages.push(StageStatus {
+            stage: decl.name.to_owned(),
+            title: decl.title.to_owned(),
+            position: i + 1,
+            status,
+            detail: top.and_then(|c| c.detail.clone()),
+            cursor: top.and_then(|c| c.page_cursor.clone()),
+            repositories_done: mine
+                .iter()
+                .filter(|c| !c.scope.is_empty() && c.status == CheckpointStatus::Done)
+                .count(),
+            repositories,
+            pages: mine.iter().map(|c| c.pages_done).sum(),
+            rows: mine.iter().map(|c| c.rows_written).sum(),
+        });
+    }
+    let mut tables = std::collections::BTreeMap::new();
+    for t in TABLES {
+        if matches!(
+            *t,
+            "organizations"
+                | "organization_members"
+                | "teams"
+                | "repositories"
+                | "issues"
+                | "issue_comments"
+                | "projects"
+                | "pull_requests"
+                | "pull_request_commits"
+                | "commit_files"
+                | "workflow_runs"
+                | "workflow_jobs"
+                | "check_runs"
+                | "branches"
+        ) {
+            tables.insert((*t).to_owned(), store.count_rows(t).await?);
+        }
+    }
+    let waiting_for = match run.status {
+        headroom_store::SyncRunStatus::Hibernating => run.not_before.map(|t| {
+            let deferred: Vec<&str> = stages
+                .iter()
+                .filter(|s| s.status == "deferred")
+                .map(|s| s.stage.as_str())
+                .collect();
+            format!(
+                "wakes at {t}; deferred: {}",
+                if deferred.is_empty() {
+                    "none".to_owned()
+                } else {
+                    deferred.join(", ")
+                }
+            )
+        }),
+        _ => None,
+    };
+    Ok(RunStatus {
+        run,
+        waiting_for,
+        stages,
+        tables,
+    })
+}
+
+async fn status(settings: &Settings, run_id: Option<i64>, json: bool) -> ExitCode {
+    let store = match headroom_store::open(&settings.db).await {
+        Ok(s) => s,
+        Err(e) => return crate::refuse(&e),
+    };
+    let runs = match run_id {
+        Some(id) => match store.sync_run(id).await {
+            Ok(Some(run)) => vec![run],
+            Ok(None) => return crate::refuse(&format!("no sync run {id}")),
+            Err(e) => return crate::failed(&e),
+        },
+        None => match store.due_sync_runs(Timestamp::MAX, 50).await {
+            Ok(runs) => runs,
+            Err(e) => return crate::failed(&e),
+        },
+    };
+    let mut out = Vec::new();
+    for run in runs {
+        match describe(store.as_ref(), run).await {
+            Ok(s) => out.push(s),
+            Err(e) => return crate::failed(&e),
+        }
+    }
+    if json {
+        match serde_json::to_string_pretty(&out) {
+            Ok(text) => println!("{text}"),
+            Err(e) => return crate::failed(&e),
+        }
+        return ExitCode::SUCCESS;
+    }
+    if out.is_empty() {
+        println!("no unfinished sync runs");
+    }
+    for s in &out {
+        println!(
+            "run {} · {} {} · {}{}",
+            s.run.id,
+            s.run.kind,
+            s.run.target,
+            s.run.status.as_str(),
+            s.waiting_for
+                .as_ref()
+                .map(|w| format!(" · {w}"))
+                .unwrap_or_default()
+        );
+        if let Some(reason) = &s.run.failure_reason {
+            println!("  failed: {reason}");
+        }
+        for st in &s.stages {
+            let repos = if st.repositories > 0 && st.stage != "org" {
+                format!(" · repos {}/{}", st.repositories_done, st.repositories)
+            } else {
+                String::new()
+            };
+            println!(
+                "  {}. {:<32} {:<9}{repos} · {} pages · {} rows{}",
+                st.position,
+                st.title,
+                st.status,
+                st.pages,
+                st.rows,
+                st.detail
+                    .as_ref()
+                    .map(|d| format!(" · {d}"))
+                    .unwrap_or_default()
+            );
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+const PLAN_QUERY: &str = "query($login: String!) {
+  organization(login: $login) {
+    membersWithRole(first: 1) { totalCount }
+    teams(first: 1) { totalCount }
+    repositories(first: 100) {
+      totalCount
+      nodes {
+        issues(first: 1) { totalCount }
+        pullRequests(first: 1) { totalCount }
+        refs(refPrefix: \"refs/heads/\", first: 1) { totalCount }
+      }
+    }
+  }
+  rateLimit { limit cost remaining used resetAt }
+}";
+
+fn count(v: &Value, path: &[&str]) -> u64 {
+    let mut cur = v;
+    for p in path {
+        cur = cur.get(*p).unwrap_or(&Value::Null);
+    }
+    cur.as_u64().unwrap_or(0)
+}
+
+/// Assumed where nothing cheap can measure it before the work (stated in the output).
+const COMMITS_PER_PULL: u64 = 3;
+const RUNS_PER_REPOSITORY: u64 = 3;
+
+async fn plan(settings: &Settings, name: &str) -> ExitCode {
+    let env = match env(settings).await {
+        Ok(e) => e,
+        Err(code) => return code,
+    };
+    let credential = settings.credential.as_ref();
+    let request = match ApiRequest::graphql(PLAN_QUERY, &json!({ "login": name })) {
+        Ok(r) => r
+            .credential(credential)
+            .route("sync_plan", headroom_core::Dimension::GraphqlCost),
+        Err(e) => return crate::failed(&e),
+    };
+    let probe_cost = request.estimated_cost;
+    let body: Value = match env.client.send(request).await.and_then(|r| r.json()) {
+        Ok(b) => b,
+        Err(e) => return crate::failed(&e),
+    };
+    let org = body.get("data").and_then(|d| d.get("organization"));
+    let Some(org) = org.filter(|o| !o.is_null()) else {
+        return crate::failed(&format!("organization {name} not found"));
+    };
+    let page = 50u64;
+    let pages = |n: u64| n.div_ceil(page).max(1);
+    let members = count(org, &["membersWithRole", "totalCount"]);
+    let teams = count(org, &["teams", "totalCount"]);
+    let repos = count(org, &["repositories", "totalCount"]);
+    let sample: &[Value] = org
+        .get("repositories")
+        .and_then(|r| r.get("nodes"))
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice);
+    let (mut issue_pages, mut pull_pages, mut branch_pages, mut pulls) = (0, 0, 0, 0);
+    for r in sample {
+        issue_pages += pages(count(r, &["issues", "totalCount"]));
+        pull_pages += pages(count(r, &["pullRequests", "totalCount"]));
+        branch_pages += pages(count(r, &["refs", "totalCount"]));
+        pulls += count(r, &["pullRequests", "totalCount"]);
+    }
+    // Extrapolate from the sample (the first 100 repositories) to all of them.
+    let n = sample.len().max(1) as u64;
+    let scale = |x: u64| (x * repos).div_ceil(n);
+    let graphql_requests = 1
+        + pages(members)
+        + pages(teams)
+        + pages(repos)
+        + scale(issue_pages) * 2 // issues, and issue comments in pages of issues
+        + repos // projects
+        + scale(pull_pages)
+        + scale(branch_pages);
+    let commits = scale(pulls) * COMMITS_PER_PULL;
+    let runs = repos * RUNS_PER_REPOSITORY;
+    // Runs: one listing per repository, then jobs per run and check runs per head commit.
+    let rest_requests = commits + repos + runs * 2;
+    let key = match env.client.identity(credential).await {
+        Ok(k) => k,
+        Err(e) => return crate::failed(&e),
+    };
+    let snapshot = env.client.governor().snapshot(&key).await.ok();
+    let limit_of = |bucket: &str, default: u64| {
+        snapshot
+            .as_ref()
+            .and_then(|s| s.buckets.iter().find(|b| b.state.bucket.as_str() == bucket))
+            .and_then(|b| b.state.limit)
+            .unwrap_or(default)
+    };
+    let (core_limit, graphql_limit) = (limit_of("core", 5_000), limit_of("graphql", 5_000));
+    // Every GraphQL page of these stages costs one point (GitHub's rule: nested connections of
+    // 50 × 100 round to 1).
+    let windows = rest_requests
+        .div_ceil(core_limit.max(1))
+        .max(graphql_requests.div_ceil(graphql_limit.max(1)));
+    let report = json!({
+        "organization": name,
+        "measured": {
+            "repositories": repos, "members": members, "teams": teams,
+            "pull_requests": scale(pulls), "sampled_repositories": sample.len(),
+            "probe_points": probe_cost,
+        },
+        "assumed": {
+            "commits_per_pull_request": COMMITS_PER_PULL,
+            "workflow_runs_per_repository": RUNS_PER_REPOSITORY,
+        },
+        "estimate": {
+            "graphql": { "requests": graphql_requests, "points": graphql_requests, "limit": graphql_limit },
+            "core": { "requests": rest_requests, "limit": core_limit },
+            "quota_windows": windows,
+        },
+    });
+    match serde_json::to_string_pretty(&report) {
+        Ok(text) => println!("{text}"),
+        Err(e) => return crate::failed(&e),
+    }
+    ExitCode::SUCCESS
+}
+
+async fn worker(settings: &Settings, once: bool, poll_secs: u64, claim_secs: u64) -> ExitCode {
+    let env = match env(settings).await {
+        Ok(e) => e,
+        Err(code) => return code,
+    };
+    let runner = runner(
+        &env,
+        settings.credential.as_ref(),
+        Arc::new(JsonProgress),
+        claim_secs,
+    );
+    loop {
+        let due = match env.store.due_sync_runs(env.clock.now(), 10).await {
+            Ok(d) => d,
+            Err(e) => return crate::failed(&e),
+        };
+        for run in due.into_iter().filter(|r| r.kind == "org") {
+            match runner.run(run.id).await {
+                Ok(RunOutcome::Done { summary }) => {
+                    print_outcome(run.id, "done", None, None, &summary)
+                }
+                Ok(RunOutcome::Failed { reason, summary }) => {
+                    print_outcome(run.id, "failed", Some(&reason), None, &summary)
+                }
+                Ok(RunOutcome::Hibernating { until, .. }) => print_outcome(
+                    run.id,
+                    "hibernating",
+                    None,
+                    Some(until),
+                    &RunSummary::default(),
+                ),
+                // Held by another worker, or a store error: say so and go on.
+                Err(e) => eprintln!("headroom: sync run {}: {e}", run.id),
+            }
+        }
+        if once {
+            return ExitCode::SUCCESS;
+        }
+        env.clock
+            .sleep(SignedDuration::from_secs(
+                i64::try_from(poll_secs).unwrap_or(15),
+            ))
+            .await;
+    }
+}
