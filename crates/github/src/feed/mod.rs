@@ -4,6 +4,7 @@
 pub mod canonical;
 pub mod import;
 pub mod page;
+pub mod poll;
 pub mod validate;
 
 pub use self::page::{IngestContext, PageCounts, ingest_page};

@@ -1,0 +1,250 @@
+//! `headroom ingest`'s polling cycle against the in-process simulator (time skipped on tokio's
+//! paused clock): the
+//! fixture scenario matrix rows that concern polling, the five schedule components, and both
+//! ledger behaviours a poll can meet.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+use std::sync::Arc;
+
+use headroom_core::Governor;
+use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
+use headroom_core::governor::GovernorConfig;
+use headroom_github::feed::poll::{PollOutcome, PollSettings, Poller};
+use headroom_http::transport::SimTransport;
+use headroom_http::{Client, ClientParts, UrlPolicy};
+use headroom_sim::{Scenario, SimConfig, Simulator};
+use headroom_store::feed_state::open_feed;
+
+const API: &str = "http://127.0.0.1:7000";
+
+struct Rig {
+    poller: Poller,
+    sim: Simulator,
+    clock: TokioClock,
+    _dir: tempfile::TempDir,
+}
+
+async fn rig(scenario: Scenario, settings: PollSettings) -> Rig {
+    let clock = TokioClock::anchored_at(Timestamp::from_second(1_800_000_000).expect("valid"));
+    let mut config = SimConfig::default().with_scenario(scenario);
+    config.public_base_url = API.to_owned();
+    let sim = Simulator::new(config, clock).expect("simulator");
+    let governor =
+        Governor::in_memory(GovernorConfig::default(), Arc::new(clock)).expect("governor");
+    let mut parts = ClientParts::new(
+        UrlPolicy::for_api_url(API).expect("loopback API"),
+        governor,
+        Arc::new(SimTransport::new(sim.clone())),
+        clock,
+    );
+    parts.config.jitter_seed = Some(3);
+    let dir = tempfile::tempdir().expect("tmp");
+    let (store, state) = open_feed(dir.path().join("h.db").to_str().expect("utf-8"))
+        .await
+        .expect("open");
+    Rig {
+        poller: Poller {
+            store,
+            state,
+            client: Client::new(parts),
+            clock,
+            settings,
+        },
+        sim,
+        clock,
+        _dir: dir,
+    }
+}
+
+/// Lets `secs` of simulated time pass: paused only while sleeping, because SQLite's pool
+/// times out on a paused clock while its worker thread runs a query.
+async fn skip(r: &Rig, secs: i64) {
+    tokio::time::pause();
+    r.clock.sleep(SignedDuration::from_secs(secs)).await;
+    tokio::time::resume();
+}
+
+fn completed(outcome: &PollOutcome) -> (headroom_github::feed::PageCounts, u64, String) {
+    match outcome {
+        PollOutcome::Completed {
+            counts,
+            pages_fetched,
+            stop_reason,
+            ..
+        } => (*counts, *pages_fetched, stop_reason.clone()),
+        other => panic!("expected a completed poll, got {other:?}"),
+    }
+}
+
+fn deferred(outcome: &PollOutcome) -> (Option<Timestamp>, String) {
+    match outcome {
+        PollOutcome::Deferred { until, reason, .. } => (*until, reason.clone()),
+        other => panic!("expected a deferral, got {other:?}"),
+    }
+}
+
+fn events_requests(sim: &Simulator) -> usize {
+    sim.request_log()
+        .iter()
+        .filter(|e| e.path.starts_with("/events"))
+        .count()
+}
+
+#[tokio::test]
+async fn default_then_cadence_then_floor_then_replay() {
+    let r = rig(Scenario::Default, PollSettings::default()).await;
+    let first = r.poller.poll_once(false).await.expect("poll");
+    let (counts, pages, stop) = completed(&first);
+    assert_eq!(
+        (
+            counts.events_received,
+            counts.events_created,
+            counts.events_quarantined,
+            counts.events_ignored
+        ),
+        (8, 4, 3, 1)
+    );
+    assert_eq!((pages, stop.as_str()), (1, "no_next_link"));
+    assert_eq!(events_requests(&r.sim), 1);
+
+    // Inside the cadence window: deferred, and no request at all.
+    let (until, reason) = deferred(&r.poller.poll_once(false).await.expect("poll"));
+    assert_eq!(reason, "cadence_due_at");
+    let until = until.expect("an instant");
+    let now = r.clock.now();
+    assert!(
+        until > now + SignedDuration::from_secs(290)
+            && until <= now + SignedDuration::from_secs(300)
+    );
+    // --force drops the cadence but not GitHub's 60 s floor.
+    let (_, reason) = deferred(&r.poller.poll_once(true).await.expect("poll"));
+    assert_eq!(reason, "poll_floor_until");
+    assert_eq!(events_requests(&r.sim), 1);
+
+    skip(&r, 61).await;
+    let (counts, _, _) = completed(&r.poller.poll_once(true).await.expect("poll"));
+    assert_eq!(counts.events_created, 0);
+    assert_eq!(counts.duplicates_skipped, 4);
+    assert_eq!(counts.events_quarantined, 3);
+    assert_eq!(events_requests(&r.sim), 2);
+
+    let ledger = r.poller.core_ledger().await.expect("read");
+    let overview = r.poller.state.feed_overview().await.expect("overview");
+    assert_eq!(overview.push_events, 4);
+    assert_eq!(overview.pending_actors, 3);
+    assert_eq!(overview.pending_repositories, 3);
+    assert!(overview.latest_completed_run.is_some());
+    let ledger = ledger.expect("the first poll bootstraps the window");
+    assert_eq!(ledger.window_status, "active");
+    assert_eq!(ledger.poll_used, 2);
+    assert_eq!(ledger.poll_allowance, 12);
+    assert_eq!(ledger.limit, Some(60));
+    assert_eq!(ledger.remaining, Some(58));
+}
+
+#[tokio::test]
+async fn paginated_walks_three_pages_and_absorbs_the_overlap() {
+    let settings = PollSettings {
+        lanes: headroom_core::lanes::CoreLaneConfig {
+            max_pages_per_poll: 3,
+            detail_allowance: 16,
+            ..Default::default()
+        },
+        ..PollSettings::default()
+    };
+    let r = rig(Scenario::Paginated, settings).await;
+    let (counts, pages, stop) = completed(&r.poller.poll_once(false).await.expect("poll"));
+    assert_eq!(pages, 3);
+    assert_eq!(counts.events_received, 11);
+    assert_eq!(counts.events_created, 6);
+    assert_eq!(counts.duplicates_skipped, 1);
+    assert_eq!(counts.events_quarantined, 3);
+    assert_eq!(stop, "empty_page");
+}
+
+#[tokio::test]
+async fn page_cap_stops_a_deeper_walk() {
+    let settings = PollSettings {
+        lanes: headroom_core::lanes::CoreLaneConfig {
+            max_pages_per_poll: 2,
+            ..Default::default()
+        },
+        ..PollSettings::default()
+    };
+    let r = rig(Scenario::Paginated, settings).await;
+    let (counts, pages, stop) = completed(&r.poller.poll_once(false).await.expect("poll"));
+    assert_eq!((pages, stop.as_str()), (2, "page_cap"));
+    assert_eq!(counts.events_created, 6);
+}
+
+#[tokio::test]
+async fn paginated_final_page_stops_without_a_next_link() {
+    let settings = PollSettings {
+        lanes: headroom_core::lanes::CoreLaneConfig {
+            max_pages_per_poll: 3,
+            detail_allowance: 16,
+            ..Default::default()
+        },
+        ..PollSettings::default()
+    };
+    let r = rig(Scenario::PaginatedFinalPage, settings).await;
+    let (counts, pages, stop) = completed(&r.poller.poll_once(false).await.expect("poll"));
+    assert_eq!((pages, stop.as_str()), (2, "no_next_link"));
+    assert_eq!(counts.events_created, 4);
+}
+
+#[tokio::test]
+async fn transient_failure_succeeds_on_retry() {
+    let r = rig(Scenario::TransientFailure, PollSettings::default()).await;
+    let (counts, _, _) = completed(&r.poller.poll_once(false).await.expect("poll"));
+    assert_eq!(counts.events_created, 4);
+    assert_eq!(r.sim.count_status(500), 1);
+}
+
+#[tokio::test]
+async fn transient_failure_exhausted_backs_the_source_off() {
+    let r = rig(Scenario::TransientFailureExhausted, PollSettings::default()).await;
+    let outcome = r.poller.poll_once(false).await.expect("poll");
+    assert!(matches!(outcome, PollOutcome::Failed { .. }), "{outcome:?}");
+    let (until, reason) = deferred(&r.poller.poll_once(true).await.expect("poll"));
+    // The floor was never set (no response), so the source's own backoff holds it.
+    assert_eq!(reason, "retry_not_before_at");
+    assert!(until.is_some_and(|u| u > r.clock.now()));
+}
+
+#[tokio::test]
+async fn rate_limited_sets_a_global_block() {
+    let r = rig(Scenario::RateLimited, PollSettings::default()).await;
+    let (until, reason) = deferred(&r.poller.poll_once(false).await.expect("poll"));
+    assert_eq!(reason, "rate_limited");
+    let until = until.expect("an instant");
+    assert!(until > r.clock.now() + SignedDuration::from_secs(3000));
+    let (_, reason) = deferred(&r.poller.poll_once(true).await.expect("poll"));
+    assert_eq!(reason, "globally_blocked");
+}
+
+#[tokio::test]
+async fn secondary_rate_limited_blocks_globally_for_its_retry_after() {
+    let r = rig(Scenario::SecondaryRateLimited, PollSettings::default()).await;
+    let (until, reason) = deferred(&r.poller.poll_once(false).await.expect("poll"));
+    assert_eq!(reason, "rate_limited");
+    assert!(until.is_some_and(|u| u >= r.clock.now() + SignedDuration::from_secs(59)));
+    let ledger = r.poller.core_ledger().await.expect("read").expect("row");
+    assert_eq!(ledger.window_status, "globally_blocked");
+    assert_eq!(ledger.consecutive_secondary_limits, 1);
+}
+
+#[tokio::test]
+async fn an_infeasible_formula_is_refused() {
+    let settings = PollSettings {
+        lanes: headroom_core::lanes::CoreLaneConfig {
+            max_pages_per_poll: 5,
+            ..Default::default()
+        },
+        ..PollSettings::default()
+    };
+    let r = rig(Scenario::Default, settings).await;
+    assert!(r.poller.poll_once(false).await.is_err());
+    assert_eq!(events_requests(&r.sim), 0);
+}
