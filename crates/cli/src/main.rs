@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 
 mod config;
 mod import_cmd;
+mod ingest_cmd;
 mod quota_cmd;
 mod registry;
 mod sim_cmd;
@@ -34,6 +35,8 @@ struct Cli {
 enum Command {
     /// Show whose quota the configured credential spends and what is left of it.
     Quota(quota_cmd::QuotaArgs),
+    /// One polling cycle of the public events feed, if due; then the persisted state.
+    Ingest(ingest_cmd::IngestArgs),
     /// Backfill PushEvents from GH Archive files (`import gharchive FILE...`).
     Import(import_cmd::ImportArgs),
     /// Serve a simulated GitHub API on loopback (the demo, benchmarks, other clients).
@@ -59,6 +62,7 @@ fn main() -> ExitCode {
         Some(Command::Quota(args)) => with_runtime(quota_cmd::run(&cli.global, args)),
         Some(Command::Sync(args)) => with_runtime(sync_cmd::run(&cli.global, args)),
         Some(Command::Import(args)) => with_runtime(import_cmd::run(&cli.global, args)),
+        Some(Command::Ingest(args)) => with_runtime(ingest_cmd::run(&cli.global, args)),
     }
 }
 

@@ -48,6 +48,7 @@ async fn rig(scenario: Scenario, settings: PollSettings) -> Rig {
             store,
             state,
             client: Client::new(parts),
+            credential: None,
             clock,
             settings,
         },

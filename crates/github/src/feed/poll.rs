@@ -231,6 +231,8 @@ pub struct Poller {
     pub state: Arc<dyn FeedState>,
     /// The exit door.
     pub client: Client,
+    /// The credential to spend (none: the unauthenticated per-IP quota).
+    pub credential: Option<headroom_http::Credential>,
     /// Time.
     pub clock: TokioClock,
     /// Settings.
@@ -247,7 +249,7 @@ fn key_parts(key: &QuotaKey) -> (String, String) {
 impl Poller {
     /// The identity the feed spends (unauthenticated: the outbound IP).
     pub async fn quota_key(&self) -> Result<QuotaKey, ApiError> {
-        self.client.identity(None).await
+        self.client.identity(self.credential.as_ref()).await
     }
 
     /// The core ledger row of the identity this poller spends, if one exists yet.
@@ -411,7 +413,9 @@ impl Poller {
             }
             ledger.poll_used += 1;
             self.state.save_core_ledger(&ledger, now).await?;
-            let mut request = ApiRequest::get(url.as_str()).route("feed_poll", Dimension::RestCore);
+            let mut request = ApiRequest::get(url.as_str())
+                .credential(self.credential.as_ref())
+                .route("feed_poll", Dimension::RestCore);
             if pages == 0 && !force {
                 request = request.conditional();
             }

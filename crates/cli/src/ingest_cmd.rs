@@ -1,0 +1,242 @@
+//! `headroom ingest [--force]`: one polling cycle of the public events feed if one is due,
+//! then the persisted state summary — on every path, busy, deferred and failing included.
+//! Exit codes: 0 ran or deferred, 1 the attempt failed, 2 refused (bad option, infeasible
+//! budget formula).
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Args;
+use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
+use headroom_core::lanes::CoreLaneConfig;
+use headroom_github::feed::poll::{
+    FEED_PATH, PollError, PollOutcome, PollSettings, Poller, SOURCE_TYPE,
+};
+use headroom_store::feed_state::{FeedState, open_feed};
+
+use crate::config::{GlobalArgs, ProcessEnv, Settings};
+use crate::{registry, wiring};
+
+/// The feed's budget and schedule settings (flag, else environment, else the reference's
+/// default).
+#[derive(Debug, Clone, Args)]
+pub struct FeedArgs {
+    /// Seconds between polls (the cadence; an input of the core allowance formula).
+    #[arg(long, env = "POLL_INTERVAL_SECONDS", default_value_t = 300,
+        value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub poll_interval: u64,
+    /// Link-followed pages one poll may fetch.
+    #[arg(long, env = "MAX_PAGES_PER_POLL", default_value_t = 1,
+        value_parser = clap::value_parser!(u64).range(1..=10))]
+    pub max_pages: u64,
+    /// Core requests per hour never spent.
+    #[arg(long, env = "RATE_LIMIT_RESERVE", default_value_t = 8)]
+    pub reserve: u64,
+    /// The detail-fallback lane's hourly allowance (clamped when polling needs more).
+    #[arg(long, env = "CORE_DETAIL_FALLBACK_ALLOWANCE", default_value_t = 40)]
+    pub detail_allowance: u64,
+    /// The actors' share of the detail lane, 0 to 1.
+    #[arg(long, env = "ACTOR_ENRICHMENT_SHARE", default_value_t = 0.5)]
+    pub actor_share: f64,
+    /// Seconds a one-shot waits for a source another poller holds.
+    #[arg(long, env = "SOURCE_LOCK_WAIT_SECONDS", default_value_t = 30)]
+    pub source_lock_wait: u64,
+}
+
+impl FeedArgs {
+    /// The poll settings, at the limit that fits the credential (60 an hour per IP
+    /// unauthenticated, 5,000 per user with a token) until headers say otherwise.
+    pub fn poll_settings(&self, authenticated: bool) -> PollSettings {
+        PollSettings {
+            lanes: CoreLaneConfig {
+                limit: if authenticated { 5_000 } else { 60 },
+                poll_interval_secs: self.poll_interval,
+                max_pages_per_poll: self.max_pages,
+                sources: 1,
+                reserve: self.reserve,
+                detail_allowance: self.detail_allowance,
+                actor_share: self.actor_share,
+            },
+            source_lock_wait: SignedDuration::from_secs(
+                i64::try_from(self.source_lock_wait).unwrap_or(i64::MAX),
+            ),
+            ..PollSettings::default()
+        }
+    }
+}
+
+/// `headroom ingest`.
+#[derive(Debug, Args)]
+pub struct IngestArgs {
+    /// Ignore the configured cadence and the stored ETag (nothing else: not GitHub's
+    /// X-Poll-Interval floor, the source's backoff, a global block or the poll allowance).
+    #[arg(long)]
+    force: bool,
+    #[command(flatten)]
+    feed: FeedArgs,
+}
+
+/// Builds a poller from the global settings.
+pub async fn poller(global: &GlobalArgs, feed: &FeedArgs) -> Result<(Poller, Settings), ExitCode> {
+    let settings = global.resolve(&ProcessEnv).map_err(|e| crate::refuse(&e))?;
+    let opened = registry::open(&settings.db)
+        .await
+        .map_err(|e| crate::refuse(&e))?;
+    let clock = TokioClock::system();
+    let client = wiring::client(&settings, clock, &opened).map_err(|e| crate::refuse(&e))?;
+    let (store, state) = open_feed(&settings.db)
+        .await
+        .map_err(|e| crate::refuse(&e))?;
+    let poll_settings = feed.poll_settings(settings.credential.is_some());
+    if let Err(e) = poll_settings.lanes.resolve() {
+        return Err(crate::refuse(&e));
+    }
+    Ok((
+        Poller {
+            store,
+            state,
+            client,
+            credential: settings.credential.clone(),
+            clock,
+            settings: poll_settings,
+        },
+        settings,
+    ))
+}
+
+/// Runs `headroom ingest`.
+pub async fn run(global: &GlobalArgs, args: IngestArgs) -> ExitCode {
+    let (poller, _) = match poller(global, &args.feed).await {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let outcome = poller.poll_once(args.force).await;
+    let code = match &outcome {
+        Ok(PollOutcome::Completed {
+            run_id,
+            counts,
+            pages_fetched,
+            classification,
+            ..
+        }) => {
+            println!("Ingestion run {run_id} completed");
+            if classification == "not_modified" {
+                println!("Not modified since the last poll (304)");
+            }
+            println!("Pages fetched:                    {pages_fetched}");
+            println!(
+                "Events seen:                      {}",
+                counts.events_received
+            );
+            println!(
+                "Push events created:              {}",
+                counts.events_created
+            );
+            println!(
+                "Duplicates skipped:               {}",
+                counts.duplicates_skipped
+            );
+            println!(
+                "Events quarantined:               {}",
+                counts.events_quarantined
+            );
+            println!(
+                "Non-push events ignored:          {}",
+                counts.events_ignored
+            );
+            println!("Events failed:                    {}", counts.events_failed);
+            ExitCode::SUCCESS
+        }
+        Ok(PollOutcome::Deferred { until, reason, .. }) => {
+            match until {
+                Some(until) => println!("Ingestion deferred until {} — {reason}", fmt_ts(*until)),
+                None => println!("Ingestion deferred — {reason}"),
+            }
+            ExitCode::SUCCESS
+        }
+        Ok(PollOutcome::Busy) => {
+            println!("source busy — poller cycle in progress");
+            ExitCode::SUCCESS
+        }
+        Ok(PollOutcome::Failed { run_id, error, .. }) => {
+            println!("Ingestion run {run_id} failed: {error}");
+            ExitCode::from(1)
+        }
+        Err(PollError::Infeasible(e)) => {
+            eprintln!("headroom: {e}");
+            ExitCode::from(2)
+        }
+        Err(e) => {
+            println!(
+                "Ingestion failed: {}",
+                headroom_core::redact(&e.to_string())
+            );
+            ExitCode::from(1)
+        }
+    };
+    println!();
+    print_summary(&poller).await;
+    poller.store.close().await;
+    code
+}
+
+fn fmt_ts(t: Timestamp) -> String {
+    t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// The persisted state of the feed (printed after every ingest, whatever happened).
+pub async fn print_summary(poller: &Poller) {
+    let state: &Arc<dyn FeedState> = &poller.state;
+    let now = poller.clock.now();
+    match state.feed_overview().await {
+        Ok(o) => {
+            match &o.latest_completed_run {
+                Some((run, at)) => println!(
+                    "Latest successful run:            {} (run_id {run})",
+                    fmt_ts(*at)
+                ),
+                None => println!("Latest successful run:            none"),
+            }
+            println!("Persisted push events:            {}", o.push_events);
+            println!("Pending actor enrichments:        {}", o.pending_actors);
+            println!(
+                "Pending repository enrichments:   {}",
+                o.pending_repositories
+            );
+            println!("Quarantined envelopes:            {}", o.quarantined);
+        }
+        Err(e) => println!("State unavailable:                {e}"),
+    }
+    match state.ensure_event_source(SOURCE_TYPE, FEED_PATH, now).await {
+        Ok(s) => {
+            let next = s.next_poll_at.map_or_else(|| "now".to_owned(), fmt_ts);
+            println!("Next poll due:                    {next}");
+            if s.status == "failed" {
+                println!("Source status:                    failed (out of service until cleared)");
+            }
+        }
+        Err(e) => println!("Source unavailable:               {e}"),
+    }
+    match poller.core_ledger().await {
+        Ok(Some(l)) => {
+            let remaining = l
+                .remaining
+                .map_or_else(|| "unknown".to_owned(), |r| r.to_string());
+            let reset = l.reset_at.map_or_else(|| "unknown".to_owned(), fmt_ts);
+            println!("Budget remaining (core):          {remaining} (window resets {reset})");
+            println!(
+                "Poll allowance used:              {} of {}",
+                l.poll_used, l.poll_allowance
+            );
+            match l.global_blocked_until.filter(|b| *b > now) {
+                Some(b) => println!("Global block:                     until {}", fmt_ts(b)),
+                None => println!("Global block:                     none"),
+            }
+        }
+        Ok(None) => {
+            println!("Budget remaining (core):          unknown (no window yet)");
+            println!("Global block:                     none");
+        }
+        Err(e) => println!("Budget unavailable:               {e}"),
+    }
+}
