@@ -40,7 +40,7 @@ enum Command {
     /// Backfill PushEvents from GH Archive files (`import gharchive FILE...`).
     Import(import_cmd::ImportArgs),
     /// Serve a simulated GitHub API on loopback (the demo, benchmarks, other clients).
-    Sim(sim_cmd::SimArgs),
+    Sim(Box<sim_cmd::SimArgs>),
     /// Organization sync: a graph of stages chosen by quota headroom, resumed exactly.
     #[command(subcommand_required = true)]
     Sync(sync_cmd::SyncArgs),
@@ -58,7 +58,7 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Some(Command::Sim(args)) => sim_cmd::run(args),
+        Some(Command::Sim(args)) => sim_cmd::run(*args),
         Some(Command::Quota(args)) => with_runtime(quota_cmd::run(&cli.global, args)),
         Some(Command::Sync(args)) => with_runtime(sync_cmd::run(&cli.global, args)),
         Some(Command::Import(args)) => with_runtime(import_cmd::run(&cli.global, args)),
