@@ -15,6 +15,7 @@ use serde::Deserialize;
 
 /// Global options, accepted before or after any subcommand.
 #[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Global options (for commands that talk to an API or a database)")]
 pub struct GlobalArgs {
     /// The database: a SQLite file path (default ./headroom.db) or a postgres:// URL.
     #[arg(long, global = true, env = "HEADROOM_DB", value_name = "PATH|URL")]
