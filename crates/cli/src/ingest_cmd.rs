@@ -78,7 +78,10 @@ pub struct IngestArgs {
 
 /// Builds a poller from the global settings.
 pub async fn poller(global: &GlobalArgs, feed: &FeedArgs) -> Result<(Poller, Settings), ExitCode> {
-    let settings = global.resolve(&ProcessEnv).map_err(|e| crate::refuse(&e))?;
+    let mut settings = global.resolve(&ProcessEnv).map_err(|e| crate::refuse(&e))?;
+    // The feed service sends one request at a time (the reference's request gate); with the
+    // grant rule's margin this also keeps a 10-a-minute search bucket usable.
+    settings.in_flight_ceiling = 1;
     let opened = registry::open(&settings.db)
         .await
         .map_err(|e| crate::refuse(&e))?;
@@ -111,7 +114,16 @@ pub async fn run(global: &GlobalArgs, args: IngestArgs) -> ExitCode {
         Err(code) => return code,
     };
     let outcome = poller.poll_once(args.force).await;
-    let code = match &outcome {
+    let code = print_outcome(&outcome);
+    println!();
+    print_summary(&poller).await;
+    poller.store.close().await;
+    code
+}
+
+/// Prints what a polling cycle did; returns the exit code it means.
+pub fn print_outcome(outcome: &Result<PollOutcome, PollError>) -> ExitCode {
+    match outcome {
         Ok(PollOutcome::Completed {
             run_id,
             counts,
@@ -173,14 +185,10 @@ pub async fn run(global: &GlobalArgs, args: IngestArgs) -> ExitCode {
             );
             ExitCode::from(1)
         }
-    };
-    println!();
-    print_summary(&poller).await;
-    poller.store.close().await;
-    code
+    }
 }
 
-fn fmt_ts(t: Timestamp) -> String {
+pub(crate) fn fmt_ts(t: Timestamp) -> String {
     t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 

@@ -7,6 +7,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod config;
+mod demo_cmd;
+mod enrich_cmd;
 mod import_cmd;
 mod ingest_cmd;
 mod quota_cmd;
@@ -35,6 +37,11 @@ struct Cli {
 enum Command {
     /// Show whose quota the configured credential spends and what is left of it.
     Quota(quota_cmd::QuotaArgs),
+    /// The offline demo: ingest, enrich and replay against the in-process simulator.
+    Demo(demo_cmd::DemoArgs),
+    /// Enrich the actors and repositories accepted events reference (search batches, then
+    /// detail fallbacks), inside both ledgers.
+    Enrich(enrich_cmd::EnrichArgs),
     /// One polling cycle of the public events feed, if due; then the persisted state.
     Ingest(ingest_cmd::IngestArgs),
     /// Backfill PushEvents from GH Archive files (`import gharchive FILE...`).
@@ -63,6 +70,8 @@ fn main() -> ExitCode {
         Some(Command::Sync(args)) => with_runtime(sync_cmd::run(&cli.global, args)),
         Some(Command::Import(args)) => with_runtime(import_cmd::run(&cli.global, args)),
         Some(Command::Ingest(args)) => with_runtime(ingest_cmd::run(&cli.global, args)),
+        Some(Command::Enrich(args)) => with_runtime(enrich_cmd::run(&cli.global, args)),
+        Some(Command::Demo(args)) => with_runtime(demo_cmd::run(&cli.global, args)),
     }
 }
 

@@ -5,6 +5,10 @@
 //! implement it with the same SQL ([`feed_state_impl!`]). [`open_feed`] opens a store and its
 //! feed state over one pool.
 
+// Enrichment writes name the entity, its lease and what happened: several plain arguments read
+// better than a one-use struct per call.
+#![allow(clippy::too_many_arguments)]
+
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -157,6 +161,127 @@ pub struct FeedOverview {
     pub latest_completed_run: Option<(String, Timestamp)>,
 }
 
+/// Actors or repositories.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntityKind {
+    /// `actors`.
+    Actor,
+    /// `repositories`.
+    Repository,
+}
+
+impl EntityKind {
+    /// The stored name.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            EntityKind::Actor => "actor",
+            EntityKind::Repository => "repository",
+        }
+    }
+    fn table(&self) -> &'static str {
+        match self {
+            EntityKind::Actor => "actors",
+            EntityKind::Repository => "repositories",
+        }
+    }
+    fn name_column(&self) -> &'static str {
+        match self {
+            EntityKind::Actor => "login",
+            EntityKind::Repository => "full_name",
+        }
+    }
+}
+
+/// Which enrichment lane a claim is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lane {
+    /// Search batches: `batch_pending`, and `retry_scheduled` rows whose backoff passed.
+    Batch,
+    /// Detail fallback: `detail_pending` rows whose backoff passed.
+    Detail,
+}
+
+/// An entity claimed under a lease.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claimed {
+    /// GitHub's id.
+    pub github_id: i64,
+    /// Login or full name.
+    pub name: String,
+    /// The stored detail URL from the event payload.
+    pub detail_url: Option<String>,
+    /// Detail attempts so far.
+    pub detail_attempts: u64,
+    /// Batch attempts so far.
+    pub batch_attempts: u64,
+}
+
+/// The useful-data contract's fields, applied from an ID-validated item.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Enriched {
+    /// The login / full name the item carries.
+    pub name: String,
+    /// Actors: `type`.
+    pub account_type: Option<String>,
+    /// Repositories: owner login.
+    pub owner_login: Option<String>,
+    /// Repositories: owner id.
+    pub owner_github_id: Option<i64>,
+    /// Repositories: fork.
+    pub fork: Option<bool>,
+    /// Repositories: archived.
+    pub archived: Option<bool>,
+    /// Repositories: default branch.
+    pub default_branch: Option<String>,
+    /// Repositories: created_at.
+    pub github_created_at: Option<Timestamp>,
+    /// The item.
+    pub raw: serde_json::Value,
+}
+
+/// Enrichment status counts of one class.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct EnrichmentCounts {
+    /// `pending`.
+    pub pending: u64,
+    /// `complete`.
+    pub complete: u64,
+    /// `retryable_failure`.
+    pub retryable_failure: u64,
+    /// `permanent_failure`.
+    pub permanent_failure: u64,
+}
+
+/// The per-minute search ledger of one identity.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SearchLedger {
+    /// Host.
+    pub host: String,
+    /// Subject.
+    pub subject: String,
+    /// Limit the headers reported.
+    pub limit: Option<u64>,
+    /// Remaining per the headers.
+    pub remaining: Option<u64>,
+    /// Configured ceiling.
+    pub request_ceiling: u64,
+    /// Never spent.
+    pub reserve: u64,
+    /// Used in this minute.
+    pub used: u64,
+    /// Actor batches this minute.
+    pub actor_used: u64,
+    /// Repository batches this minute.
+    pub repository_used: u64,
+    /// Search-scoped block.
+    pub blocked_until: Option<Timestamp>,
+    /// Last request (pacing).
+    pub last_request_at: Option<Timestamp>,
+    /// The minute's reset.
+    pub reset_at: Option<Timestamp>,
+}
+
 /// The feed's state queries.
 #[async_trait]
 pub trait FeedState: Send + Sync + std::fmt::Debug {
@@ -204,6 +329,113 @@ pub trait FeedState: Send + Sync + std::fmt::Debug {
 
     /// The persisted figures of the state summary.
     async fn feed_overview(&self) -> Result<FeedOverview>;
+
+    /// Claims up to `limit` rows of a lane, oldest first (created_at, id), under a lease
+    /// `token` until `until`. Rows whose lease lapsed are reclaimable.
+    async fn claim(
+        &self,
+        kind: EntityKind,
+        lane: Lane,
+        limit: u32,
+        now: Timestamp,
+        token: &str,
+        until: Timestamp,
+    ) -> Result<Vec<Claimed>>;
+
+    /// Whether a lane of a class has a row claimable at `now`.
+    async fn has_claimable(&self, kind: EntityKind, lane: Lane, now: Timestamp) -> Result<bool>;
+
+    /// Gives claimed rows back to the lane they came from, untouched (a deferral).
+    async fn release(
+        &self,
+        kind: EntityKind,
+        token: &str,
+        lane: Lane,
+        now: Timestamp,
+    ) -> Result<()>;
+
+    /// Applies an ID-validated item (guarded by the lease token): complete,
+    /// contract_complete. Returns whether the row was still held.
+    async fn apply(
+        &self,
+        kind: EntityKind,
+        github_id: i64,
+        token: &str,
+        item: &Enriched,
+        now: Timestamp,
+    ) -> Result<bool>;
+
+    /// Admits a batch member to the detail lane (guarded by the lease token).
+    async fn admit_detail(
+        &self,
+        kind: EntityKind,
+        github_id: i64,
+        token: &str,
+        reason: &str,
+        now: Timestamp,
+    ) -> Result<bool>;
+
+    /// Schedules a retry: the batch lane (`retry_scheduled`) or the detail lane
+    /// (`detail_pending`, one more detail attempt), status `retryable_failure`.
+    async fn schedule_retry(
+        &self,
+        kind: EntityKind,
+        github_id: i64,
+        token: &str,
+        lane: Lane,
+        next_retry_at: Timestamp,
+        error: &str,
+        now: Timestamp,
+    ) -> Result<bool>;
+
+    /// An entity-specific terminal fact (404/410, or the detail ladder exhausted).
+    async fn mark_terminal(
+        &self,
+        kind: EntityKind,
+        github_id: i64,
+        token: &str,
+        reason: &str,
+        now: Timestamp,
+    ) -> Result<bool>;
+
+    /// Enrichment status counts of a class.
+    async fn enrichment_counts(&self, kind: EntityKind) -> Result<EnrichmentCounts>;
+
+    /// The search ledger row.
+    async fn search_ledger(&self, host: &str, subject: &str) -> Result<Option<SearchLedger>>;
+
+    /// Writes the search ledger row.
+    async fn save_search_ledger(&self, ledger: &SearchLedger, now: Timestamp) -> Result<()>;
+
+    /// Records one enrichment request attempt (its envelope); returns its id.
+    #[allow(clippy::too_many_arguments)]
+    async fn record_batch(
+        &self,
+        correlation_id: &str,
+        request_kind: &str,
+        kind: EntityKind,
+        status: &str,
+        requested: u64,
+        returned: Option<u64>,
+        valid: Option<u64>,
+        incomplete_results: Option<bool>,
+        http_status: Option<u16>,
+        error: Option<&str>,
+        started_at: Timestamp,
+        finished_at: Timestamp,
+    ) -> Result<i64>;
+
+    /// Appends an observed item (read-only after this).
+    async fn record_observation(
+        &self,
+        kind: EntityKind,
+        github_id: i64,
+        source: &str,
+        outcome: &str,
+        batch_id: Option<i64>,
+        raw: &serde_json::Value,
+        now: Timestamp,
+    ) -> Result<()>;
 }
 
 /// Opens the store named by `target` (as [`crate::open`]) together with its feed state.
@@ -225,6 +457,20 @@ const LEDGER_COLUMNS: &str = "host, subject, window_status, window_limit, remain
     poll_used, poll_allowance, enrichment_used, enrichment_allowance, actor_share_used, \
     repository_share_used, co_tenant_usage, global_blocked_until_at_ms, \
     consecutive_secondary_limits, window_started_at_ms, reset_at_ms";
+
+/// The stages a lane claims from, and the stage a claim moves to.
+fn lane_stages(lane: Lane) -> (&'static str, &'static str) {
+    match lane {
+        Lane::Batch => (
+            "enrichment_stage IN ('batch_pending', 'retry_scheduled', 'batch_in_flight')",
+            "batch_in_flight",
+        ),
+        Lane::Detail => (
+            "enrichment_stage IN ('detail_pending', 'detail_in_flight')",
+            "detail_in_flight",
+        ),
+    }
+}
 
 macro_rules! feed_state_impl {
     ($store:ty, $db:ty) => {
@@ -539,6 +785,399 @@ macro_rules! feed_state_impl {
                         quarantined: to_u64("quarantined", get(&row, "quarantined")?)?,
                         latest_completed_run,
                     })
+                }
+
+                async fn claim(
+                    &self,
+                    kind: EntityKind,
+                    lane: Lane,
+                    limit: u32,
+                    now: Timestamp,
+                    token: &str,
+                    until: Timestamp,
+                ) -> Result<Vec<Claimed>> {
+                    let table = kind.table();
+                    let (stages, in_flight) = lane_stages(lane);
+                    // Pick the ids first (oldest first), then take them one statement: a row
+                    // somebody else took in between fails the lease guard and is skipped.
+                    let pick = format!(
+                        "SELECT github_id FROM {table} WHERE {stages} \
+                         AND (next_retry_at_ms IS NULL OR next_retry_at_ms <= $1) \
+                         AND (lease_token IS NULL OR lease_expires_at_ms IS NULL OR lease_expires_at_ms <= $1) \
+                         ORDER BY created_at_ms, id LIMIT $2"
+                    );
+                    let rows = sqlx::query::<$db>(sqlx::AssertSqlSafe(pick))
+                        .bind(ms(now))
+                        .bind(i64::from(limit))
+                        .fetch_all(self.pool())
+                        .await?;
+                    let name = kind.name_column();
+                    let mut out = Vec::new();
+                    for row in rows {
+                        let id: i64 = get(&row, "github_id")?;
+                        let take = format!(
+                            "UPDATE {table} SET enrichment_stage = '{in_flight}', lease_token = $2, \
+                             lease_expires_at_ms = $3, updated_at_ms = $4 \
+                             WHERE github_id = $1 AND {stages} \
+                             AND (lease_token IS NULL OR lease_expires_at_ms IS NULL OR lease_expires_at_ms <= $4) \
+                             RETURNING github_id, {name} AS name, detail_url, detail_attempts, batch_attempts"
+                        );
+                        let taken = sqlx::query::<$db>(sqlx::AssertSqlSafe(take))
+                            .bind(id)
+                            .bind(token.to_owned())
+                            .bind(ms(until))
+                            .bind(ms(now))
+                            .fetch_optional(self.pool())
+                            .await?;
+                        if let Some(r) = taken {
+                            out.push(Claimed {
+                                github_id: get(&r, "github_id")?,
+                                name: get(&r, "name")?,
+                                detail_url: get(&r, "detail_url")?,
+                                detail_attempts: to_u64("detail_attempts", get(&r, "detail_attempts")?)?,
+                                batch_attempts: to_u64("batch_attempts", get(&r, "batch_attempts")?)?,
+                            });
+                        }
+                    }
+                    Ok(out)
+                }
+
+                async fn has_claimable(
+                    &self,
+                    kind: EntityKind,
+                    lane: Lane,
+                    now: Timestamp,
+                ) -> Result<bool> {
+                    let table = kind.table();
+                    let (stages, _) = lane_stages(lane);
+                    let sql = format!(
+                        "SELECT COUNT(*) AS n FROM {table} WHERE {stages} \
+                         AND (next_retry_at_ms IS NULL OR next_retry_at_ms <= $1) \
+                         AND (lease_token IS NULL OR lease_expires_at_ms IS NULL OR lease_expires_at_ms <= $1)"
+                    );
+                    let row = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
+                        .bind(ms(now))
+                        .fetch_one(self.pool())
+                        .await?;
+                    Ok(get::<i64>(&row, "n")? > 0)
+                }
+
+                async fn release(
+                    &self,
+                    kind: EntityKind,
+                    token: &str,
+                    lane: Lane,
+                    now: Timestamp,
+                ) -> Result<()> {
+                    let table = kind.table();
+                    let back = match lane {
+                        Lane::Batch => "CASE WHEN batch_attempts > 0 THEN 'retry_scheduled' ELSE 'batch_pending' END",
+                        Lane::Detail => "'detail_pending'",
+                    };
+                    let sql = format!(
+                        "UPDATE {table} SET enrichment_stage = {back}, lease_token = NULL, \
+                         lease_expires_at_ms = NULL, updated_at_ms = $2 WHERE lease_token = $1"
+                    );
+                    sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
+                        .bind(token.to_owned())
+                        .bind(ms(now))
+                        .execute(self.pool())
+                        .await?;
+                    Ok(())
+                }
+
+                async fn apply(
+                    &self,
+                    kind: EntityKind,
+                    github_id: i64,
+                    token: &str,
+                    item: &Enriched,
+                    now: Timestamp,
+                ) -> Result<bool> {
+                    let common = "enrichment_status = 'complete', enrichment_stage = 'contract_complete', \
+                         lease_token = NULL, lease_expires_at_ms = NULL, next_retry_at_ms = NULL, \
+                         contract_complete_at_ms = COALESCE(contract_complete_at_ms, $3), \
+                         batch_applied_at_ms = COALESCE(batch_applied_at_ms, $3), \
+                         fetched_at_ms = $3, updated_at_ms = $3, raw_json = $4, last_error = NULL";
+                    let done = match kind {
+                        EntityKind::Actor => {
+                            let sql = format!(
+                                "UPDATE actors SET {common}, login = $5, account_type = $6 \
+                                 WHERE github_id = $1 AND lease_token = $2"
+                            );
+                            sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
+                                .bind(github_id)
+                                .bind(token.to_owned())
+                                .bind(ms(now))
+                                .bind(sqlx::types::Json(item.raw.clone()))
+                                .bind(item.name.clone())
+                                .bind(item.account_type.clone())
+                                .execute(self.pool())
+                                .await?
+                        }
+                        EntityKind::Repository => {
+                            let sql = format!(
+                                "UPDATE repositories SET {common}, full_name = $5, owner_login = $6, \
+                                 owner_github_id = $7, fork = $8, archived = $9, default_branch = $10, \
+                                 github_created_at_ms = $11 WHERE github_id = $1 AND lease_token = $2"
+                            );
+                            sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
+                                .bind(github_id)
+                                .bind(token.to_owned())
+                                .bind(ms(now))
+                                .bind(sqlx::types::Json(item.raw.clone()))
+                                .bind(item.name.clone())
+                                .bind(item.owner_login.clone())
+                                .bind(item.owner_github_id)
+                                .bind(item.fork)
+                                .bind(item.archived)
+                                .bind(item.default_branch.clone())
+                                .bind(item.github_created_at.map(ms))
+                                .execute(self.pool())
+                                .await?
+                        }
+                    };
+                    Ok(done.rows_affected() == 1)
+                }
+
+                async fn admit_detail(
+                    &self,
+                    kind: EntityKind,
+                    github_id: i64,
+                    token: &str,
+                    reason: &str,
+                    now: Timestamp,
+                ) -> Result<bool> {
+                    let table = kind.table();
+                    let sql = format!(
+                        "UPDATE {table} SET enrichment_stage = 'detail_pending', lease_token = NULL, \
+                         lease_expires_at_ms = NULL, batch_attempts = batch_attempts + 1, \
+                         detail_pending_at_ms = COALESCE(detail_pending_at_ms, $3), last_error = $4, \
+                         updated_at_ms = $3 WHERE github_id = $1 AND lease_token = $2"
+                    );
+                    let done = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
+                        .bind(github_id)
+                        .bind(token.to_owned())
+                        .bind(ms(now))
+                        .bind(reason.to_owned())
+                        .execute(self.pool())
+                        .await?;
+                    Ok(done.rows_affected() == 1)
+                }
+
+                async fn schedule_retry(
+                    &self,
+                    kind: EntityKind,
+                    github_id: i64,
+                    token: &str,
+                    lane: Lane,
+                    next_retry_at: Timestamp,
+                    error: &str,
+                    now: Timestamp,
+                ) -> Result<bool> {
+                    let table = kind.table();
+                    let (stage, counter) = match lane {
+                        Lane::Batch => ("retry_scheduled", "batch_attempts = batch_attempts + 1"),
+                        Lane::Detail => ("detail_pending", "detail_attempts = detail_attempts + 1"),
+                    };
+                    let sql = format!(
+                        "UPDATE {table} SET enrichment_stage = '{stage}', \
+                         enrichment_status = CASE WHEN enrichment_status = 'complete' THEN 'complete' \
+                             ELSE 'retryable_failure' END, {counter}, next_retry_at_ms = $3, \
+                         retry_scheduled_at_ms = COALESCE(retry_scheduled_at_ms, $4), last_error = $5, \
+                         lease_token = NULL, lease_expires_at_ms = NULL, updated_at_ms = $4 \
+                         WHERE github_id = $1 AND lease_token = $2"
+                    );
+                    let done = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
+                        .bind(github_id)
+                        .bind(token.to_owned())
+                        .bind(ms(next_retry_at))
+                        .bind(ms(now))
+                        .bind(redact(error))
+                        .execute(self.pool())
+                        .await?;
+                    Ok(done.rows_affected() == 1)
+                }
+
+                async fn mark_terminal(
+                    &self,
+                    kind: EntityKind,
+                    github_id: i64,
+                    token: &str,
+                    reason: &str,
+                    now: Timestamp,
+                ) -> Result<bool> {
+                    let table = kind.table();
+                    let sql = format!(
+                        "UPDATE {table} SET enrichment_status = 'permanent_failure', \
+                         enrichment_stage = 'terminal', detail_attempts = detail_attempts + 1, \
+                         terminal_at_ms = COALESCE(terminal_at_ms, $3), terminal_reason = $4, \
+                         lease_token = NULL, lease_expires_at_ms = NULL, next_retry_at_ms = NULL, \
+                         updated_at_ms = $3 WHERE github_id = $1 AND lease_token = $2"
+                    );
+                    let done = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
+                        .bind(github_id)
+                        .bind(token.to_owned())
+                        .bind(ms(now))
+                        .bind(reason.to_owned())
+                        .execute(self.pool())
+                        .await?;
+                    Ok(done.rows_affected() == 1)
+                }
+
+                async fn enrichment_counts(&self, kind: EntityKind) -> Result<EnrichmentCounts> {
+                    let table = kind.table();
+                    let sql = format!(
+                        "SELECT enrichment_status AS s, COUNT(*) AS n FROM {table} GROUP BY enrichment_status"
+                    );
+                    let rows = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
+                        .fetch_all(self.pool())
+                        .await?;
+                    let mut c = EnrichmentCounts::default();
+                    for r in rows {
+                        let n = to_u64("count", get(&r, "n")?)?;
+                        match get::<String>(&r, "s")?.as_str() {
+                            "pending" => c.pending = n,
+                            "complete" => c.complete = n,
+                            "retryable_failure" => c.retryable_failure = n,
+                            _ => c.permanent_failure = n,
+                        }
+                    }
+                    Ok(c)
+                }
+
+                async fn search_ledger(
+                    &self,
+                    host: &str,
+                    subject: &str,
+                ) -> Result<Option<SearchLedger>> {
+                    let row = sqlx::query::<$db>(
+                        "SELECT host, subject, window_limit, remaining, request_ceiling, reserve, used, \
+                         actor_used, repository_used, blocked_until_at_ms, last_request_at_ms, reset_at_ms \
+                         FROM search_budget_ledger WHERE host = $1 AND subject = $2",
+                    )
+                    .bind(host.to_owned())
+                    .bind(subject.to_owned())
+                    .fetch_optional(self.pool())
+                    .await?;
+                    let Some(row) = row else { return Ok(None) };
+                    let u = |c: &'static str| -> Result<u64> { to_u64(c, get::<i64>(&row, c)?) };
+                    Ok(Some(SearchLedger {
+                        host: get(&row, "host")?,
+                        subject: get(&row, "subject")?,
+                        limit: opt_u64(&row, "window_limit")?,
+                        remaining: opt_u64(&row, "remaining")?,
+                        request_ceiling: u("request_ceiling")?,
+                        reserve: u("reserve")?,
+                        used: u("used")?,
+                        actor_used: u("actor_used")?,
+                        repository_used: u("repository_used")?,
+                        blocked_until: opt_ts(&row, "blocked_until_at_ms")?,
+                        last_request_at: opt_ts(&row, "last_request_at_ms")?,
+                        reset_at: opt_ts(&row, "reset_at_ms")?,
+                    }))
+                }
+
+                async fn save_search_ledger(&self, l: &SearchLedger, now: Timestamp) -> Result<()> {
+                    sqlx::query::<$db>(
+                        "INSERT INTO search_budget_ledger (host, subject, window_limit, remaining, \
+                         request_ceiling, reserve, used, actor_used, repository_used, blocked_until_at_ms, \
+                         last_request_at_ms, reset_at_ms, updated_at_ms) VALUES ($1, $2, $3, $4, $5, $6, \
+                         $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (host, subject) DO UPDATE SET \
+                         window_limit = excluded.window_limit, remaining = excluded.remaining, \
+                         request_ceiling = excluded.request_ceiling, reserve = excluded.reserve, \
+                         used = excluded.used, actor_used = excluded.actor_used, \
+                         repository_used = excluded.repository_used, \
+                         blocked_until_at_ms = excluded.blocked_until_at_ms, \
+                         last_request_at_ms = excluded.last_request_at_ms, \
+                         reset_at_ms = excluded.reset_at_ms, updated_at_ms = excluded.updated_at_ms",
+                    )
+                    .bind(l.host.clone())
+                    .bind(l.subject.clone())
+                    .bind(opt_i64("window_limit", l.limit)?)
+                    .bind(opt_i64("remaining", l.remaining)?)
+                    .bind(to_i64("request_ceiling", l.request_ceiling)?)
+                    .bind(to_i64("reserve", l.reserve)?)
+                    .bind(to_i64("used", l.used)?)
+                    .bind(to_i64("actor_used", l.actor_used)?)
+                    .bind(to_i64("repository_used", l.repository_used)?)
+                    .bind(l.blocked_until.map(ms))
+                    .bind(l.last_request_at.map(ms))
+                    .bind(l.reset_at.map(ms))
+                    .bind(ms(now))
+                    .execute(self.pool())
+                    .await?;
+                    Ok(())
+                }
+
+                async fn record_batch(
+                    &self,
+                    correlation_id: &str,
+                    request_kind: &str,
+                    kind: EntityKind,
+                    status: &str,
+                    requested: u64,
+                    returned: Option<u64>,
+                    valid: Option<u64>,
+                    incomplete_results: Option<bool>,
+                    http_status: Option<u16>,
+                    error: Option<&str>,
+                    started_at: Timestamp,
+                    finished_at: Timestamp,
+                ) -> Result<i64> {
+                    let missing = match (returned, valid) {
+                        (Some(_), Some(v)) => Some(requested.saturating_sub(v)),
+                        _ => None,
+                    };
+                    let row = sqlx::query::<$db>(
+                        "INSERT INTO enrichment_batches (correlation_id, request_kind, entity_kind, \
+                         status, requested_count, returned_count, valid_count, missing_count, \
+                         incomplete_results, http_status, error_message, started_at_ms, finished_at_ms) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id",
+                    )
+                    .bind(correlation_id.to_owned())
+                    .bind(request_kind.to_owned())
+                    .bind(kind.as_str())
+                    .bind(status.to_owned())
+                    .bind(to_i64("requested_count", requested)?)
+                    .bind(opt_i64("returned_count", returned)?)
+                    .bind(opt_i64("valid_count", valid)?)
+                    .bind(opt_i64("missing_count", missing)?)
+                    .bind(incomplete_results)
+                    .bind(http_status.map(i64::from))
+                    .bind(error.map(redact))
+                    .bind(ms(started_at))
+                    .bind(ms(finished_at))
+                    .fetch_one(self.pool())
+                    .await?;
+                    get(&row, "id")
+                }
+
+                async fn record_observation(
+                    &self,
+                    kind: EntityKind,
+                    github_id: i64,
+                    source: &str,
+                    outcome: &str,
+                    batch_id: Option<i64>,
+                    raw: &serde_json::Value,
+                    now: Timestamp,
+                ) -> Result<()> {
+                    sqlx::query::<$db>(
+                        "INSERT INTO enrichment_observations (entity_kind, entity_github_id, source, \
+                         validation_outcome, enrichment_batch_id, observed_at_ms, raw_json) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                    )
+                    .bind(kind.as_str())
+                    .bind(github_id)
+                    .bind(source.to_owned())
+                    .bind(outcome.to_owned())
+                    .bind(batch_id)
+                    .bind(ms(now))
+                    .bind(sqlx::types::Json(raw.clone()))
+                    .execute(self.pool())
+                    .await?;
+                    Ok(())
                 }
             }
         };

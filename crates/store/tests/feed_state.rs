@@ -167,3 +167,231 @@ async fn feed_state_postgres() {
     let (_, state) = open_feed(&url).await.expect("open");
     exercise(state.as_ref()).await;
 }
+
+async fn enrichment_queries(store: &dyn headroom_store::Store, state: &dyn FeedState) {
+    use headroom_store::feed_state::{Enriched, EntityKind, Lane, SearchLedger};
+    use headroom_store::{ActorRef, EventOrigin, PushEventWrite, RepositoryRef};
+    let mut tx = store.begin().await.expect("begin");
+    for n in 1..=3i64 {
+        let write = PushEventWrite {
+            github_event_id: format!("{n}"),
+            github_push_id: Some(n),
+            actor: ActorRef {
+                github_id: n,
+                login: format!("user{n}"),
+                display_login: None,
+                url: Some(format!("https://api.github.com/users/user{n}")),
+                avatar_url: None,
+            },
+            repository: RepositoryRef {
+                github_id: 100 + n,
+                full_name: format!("o/r{n}"),
+                url: None,
+            },
+            git_ref: "refs/heads/main".into(),
+            head_sha: "a".repeat(40),
+            before_sha: "b".repeat(40),
+            commit_count: None,
+            distinct_commit_count: None,
+            occurred_at: t(n),
+            received_at: t(n),
+            ingestion_run_id: None,
+            origin: EventOrigin::Feed,
+            raw: serde_json::json!({"id": n.to_string()}),
+        };
+        tx.write_push_event(&write).await.expect("write");
+    }
+    tx.commit().await.expect("commit");
+    let a = EntityKind::Actor;
+    assert!(
+        state
+            .has_claimable(a, Lane::Batch, t(10))
+            .await
+            .expect("claimable")
+    );
+    assert!(
+        !state
+            .has_claimable(a, Lane::Detail, t(10))
+            .await
+            .expect("claimable")
+    );
+    let claimed = state
+        .claim(a, Lane::Batch, 2, t(10), "lease-1", t(610))
+        .await
+        .expect("claim");
+    assert_eq!(
+        claimed.iter().map(|c| c.github_id).collect::<Vec<_>>(),
+        [1, 2],
+        "FIFO"
+    );
+    // Held rows are not claimable again until the lease lapses.
+    let next = state
+        .claim(a, Lane::Batch, 5, t(11), "lease-2", t(611))
+        .await
+        .expect("claim");
+    assert_eq!(next.iter().map(|c| c.github_id).collect::<Vec<_>>(), [3]);
+    state
+        .release(a, "lease-2", Lane::Batch, t(12))
+        .await
+        .expect("release");
+    let item = Enriched {
+        name: "user1".into(),
+        account_type: Some("User".into()),
+        owner_login: None,
+        owner_github_id: None,
+        fork: None,
+        archived: None,
+        default_branch: None,
+        github_created_at: None,
+        raw: serde_json::json!({"id": 1, "login": "user1", "type": "User"}),
+    };
+    assert!(
+        !state
+            .apply(a, 1, "wrong-token", &item, t(13))
+            .await
+            .expect("apply"),
+        "guarded"
+    );
+    assert!(
+        state
+            .apply(a, 1, "lease-1", &item, t(13))
+            .await
+            .expect("apply")
+    );
+    assert!(
+        state
+            .admit_detail(a, 2, "lease-1", "missing_search_result", t(13))
+            .await
+            .expect("admit")
+    );
+    assert!(
+        state
+            .has_claimable(a, Lane::Detail, t(14))
+            .await
+            .expect("claimable")
+    );
+    let detail = state
+        .claim(a, Lane::Detail, 1, t(14), "lease-3", t(614))
+        .await
+        .expect("claim");
+    assert_eq!(
+        detail[0].detail_url.as_deref(),
+        Some("https://api.github.com/users/user2")
+    );
+    assert!(
+        state
+            .schedule_retry(a, 2, "lease-3", Lane::Detail, t(100), "500", t(15))
+            .await
+            .expect("retry")
+    );
+    assert!(
+        !state
+            .has_claimable(a, Lane::Detail, t(50))
+            .await
+            .expect("backoff holds")
+    );
+    let again = state
+        .claim(a, Lane::Detail, 1, t(100), "lease-4", t(700))
+        .await
+        .expect("claim");
+    assert_eq!(again[0].detail_attempts, 1);
+    assert!(
+        state
+            .mark_terminal(a, 2, "lease-4", "entity_gone_404", t(101))
+            .await
+            .expect("terminal")
+    );
+    // A lapsed lease is reclaimable by another worker.
+    let lapsed = state
+        .claim(a, Lane::Batch, 5, t(2000), "lease-5", t(2600))
+        .await
+        .expect("claim");
+    assert_eq!(lapsed.iter().map(|c| c.github_id).collect::<Vec<_>>(), [3]);
+    let counts = state.enrichment_counts(a).await.expect("counts");
+    assert_eq!(
+        (counts.complete, counts.pending, counts.permanent_failure),
+        (1, 1, 1)
+    );
+
+    let ledger = SearchLedger {
+        host: "h".into(),
+        subject: "s".into(),
+        limit: Some(10),
+        remaining: Some(9),
+        request_ceiling: 10,
+        reserve: 2,
+        used: 1,
+        actor_used: 1,
+        repository_used: 0,
+        blocked_until: None,
+        last_request_at: Some(t(10)),
+        reset_at: Some(t(70)),
+    };
+    state
+        .save_search_ledger(&ledger, t(10))
+        .await
+        .expect("save");
+    assert_eq!(
+        state.search_ledger("h", "s").await.expect("read"),
+        Some(ledger)
+    );
+    let batch = state
+        .record_batch(
+            "c-1",
+            "search",
+            a,
+            "succeeded",
+            3,
+            Some(2),
+            Some(2),
+            Some(false),
+            Some(200),
+            None,
+            t(10),
+            t(11),
+        )
+        .await
+        .expect("batch");
+    state
+        .record_observation(
+            a,
+            1,
+            "search",
+            "valid",
+            Some(batch),
+            &serde_json::json!({"id": 1}),
+            t(11),
+        )
+        .await
+        .expect("observation");
+    assert_eq!(
+        store.count_rows("enrichment_batches").await.expect("count"),
+        1
+    );
+    assert_eq!(
+        store
+            .count_rows("enrichment_observations")
+            .await
+            .expect("count"),
+        1
+    );
+}
+
+#[tokio::test]
+async fn enrichment_queries_sqlite() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let (store, state) = open_feed(dir.path().join("h.db").to_str().expect("utf-8"))
+        .await
+        .expect("open");
+    enrichment_queries(store.as_ref(), state.as_ref()).await;
+}
+
+#[tokio::test]
+async fn enrichment_queries_postgres() {
+    let Some(admin) = common::admin_url("enrichment_queries_postgres") else {
+        return;
+    };
+    let db = common::PgDatabase::create(&admin).await;
+    let (store, state) = open_feed(&db.url()).await.expect("open");
+    enrichment_queries(store.as_ref(), state.as_ref()).await;
+}

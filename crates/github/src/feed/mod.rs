@@ -2,6 +2,7 @@
 //! import.
 
 pub mod canonical;
+pub mod enrich;
 pub mod import;
 pub mod page;
 pub mod poll;

@@ -784,6 +784,29 @@ fn reconcile(
     }
 }
 
+/// Converges the core ledger to a response's headers outside a poll (the detail lane).
+pub(crate) fn reconcile_core(
+    ledger: &mut CoreLedger,
+    signal: &headroom_core::RateLimitSignal,
+    now: Timestamp,
+) {
+    if signal
+        .resource
+        .as_ref()
+        .is_some_and(|b| b.as_str() != "core")
+    {
+        return;
+    }
+    if let (Some(remaining), Some(reset)) = (signal.remaining, signal.reset_at) {
+        if ledger.reset_at == Some(reset) {
+            ledger.remaining = Some(ledger.remaining.map_or(remaining, |r| r.min(remaining)));
+        } else if ledger.reset_at.is_none_or(|r| reset > r) && reset > now {
+            ledger.reset_at = Some(reset);
+            ledger.remaining = Some(remaining);
+        }
+    }
+}
+
 /// A global block only ever moves later. Secondary limits count strikes that survive rollover.
 fn block_globally(ledger: &mut CoreLedger, until: Timestamp, reason: &str) {
     if ledger.global_blocked_until.is_none_or(|b| until > b) {

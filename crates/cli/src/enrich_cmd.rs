@@ -1,0 +1,130 @@
+//! `headroom enrich [--limit N] [--stage batch|detail] [--class actor|repository]`: one
+//! enrichment run — Search batches first, then detail fallbacks — inside both ledgers.
+//! `--limit` counts requests, not entities. Exit 0 ran, deferred or had nothing to do; 1 the
+//! attempt failed; 2 refused.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Args, ValueEnum};
+use headroom_core::clock::SignedDuration;
+use headroom_github::feed::enrich::{EnrichOptions, EnrichReport, EnrichSettings, Enricher};
+use headroom_store::feed_state::{EntityKind, FeedState, Lane};
+
+use crate::config::GlobalArgs;
+use crate::ingest_cmd::{FeedArgs, fmt_ts, poller};
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum StageArg {
+    Batch,
+    Detail,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ClassArg {
+    Actor,
+    Repository,
+}
+
+/// `headroom enrich`.
+#[derive(Debug, Args)]
+pub struct EnrichArgs {
+    /// At most this many requests (search batches and detail fallbacks), not entities.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    limit: Option<u64>,
+    /// Only one lane.
+    #[arg(long, value_enum)]
+    stage: Option<StageArg>,
+    /// Only one class.
+    #[arg(long, value_enum)]
+    class: Option<ClassArg>,
+    /// Minimum seconds between search requests (0 disables pacing).
+    #[arg(long, env = "SEARCH_PACING_SECONDS", default_value_t = 6)]
+    search_pacing: u64,
+    #[command(flatten)]
+    feed: FeedArgs,
+}
+
+/// Prints what an enrichment run did.
+pub fn print_report(r: &EnrichReport) {
+    if r.requests == 0 && r.deferrals.is_empty() {
+        println!("Nothing to enrich — no eligible candidate");
+        return;
+    }
+    println!(
+        "Requests:                         {} ({} search batches, {} detail fallbacks)",
+        r.requests, r.search_batches, r.detail_requests
+    );
+    println!("Entities enriched:                {}", r.applied);
+    println!("Admitted to detail fallback:      {}", r.fallbacks_admitted);
+    println!("Terminal (entity-specific):       {}", r.terminal);
+    println!("Retries scheduled:                {}", r.retries);
+    for (reason, until) in &r.deferrals {
+        match until {
+            Some(u) => println!("Deferred until {} — {reason}", fmt_ts(*u)),
+            None => println!("Deferred — {reason}"),
+        }
+    }
+}
+
+/// Prints the enrichment status counts per class.
+pub async fn print_enrichment_state(state: &Arc<dyn FeedState>) {
+    for kind in [EntityKind::Actor, EntityKind::Repository] {
+        match state.enrichment_counts(kind).await {
+            Ok(c) => println!(
+                "{:<14} complete {} · pending {} · retryable_failure {} · permanent_failure {}",
+                match kind {
+                    EntityKind::Actor => "actors:",
+                    EntityKind::Repository => "repositories:",
+                },
+                c.complete,
+                c.pending,
+                c.retryable_failure,
+                c.permanent_failure
+            ),
+            Err(e) => println!("{}: unavailable ({e})", kind.as_str()),
+        }
+    }
+}
+
+/// Runs `headroom enrich`.
+pub async fn run(global: &GlobalArgs, args: EnrichArgs) -> ExitCode {
+    let (poller, _) = match poller(global, &args.feed).await {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let mut settings = EnrichSettings::default();
+    settings.search.pacing =
+        SignedDuration::from_secs(i64::try_from(args.search_pacing).unwrap_or(i64::MAX));
+    let state = poller.state.clone();
+    let store = poller.store.clone();
+    let enricher = Enricher { poller, settings };
+    let options = EnrichOptions {
+        limit: args.limit,
+        lane: args.stage.map(|s| match s {
+            StageArg::Batch => Lane::Batch,
+            StageArg::Detail => Lane::Detail,
+        }),
+        class: args.class.map(|c| match c {
+            ClassArg::Actor => EntityKind::Actor,
+            ClassArg::Repository => EntityKind::Repository,
+        }),
+    };
+    let code = match enricher.run(options).await {
+        Ok(report) => {
+            print_report(&report);
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            println!(
+                "Enrichment failed: {}",
+                headroom_core::redact(&e.to_string())
+            );
+            ExitCode::from(1)
+        }
+    };
+    println!();
+    print_enrichment_state(&state).await;
+    store.close().await;
+    code
+}
