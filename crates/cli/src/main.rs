@@ -14,6 +14,7 @@ mod ingest_cmd;
 mod quota_cmd;
 mod registry;
 mod sim_cmd;
+mod status_cmd;
 mod sync_cmd;
 mod wiring;
 
@@ -42,6 +43,8 @@ enum Command {
     /// Enrich the actors and repositories accepted events reference (search batches, then
     /// detail fallbacks), inside both ledgers.
     Enrich(enrich_cmd::EnrichArgs),
+    /// The feed's persisted state (schedule, ledgers, enrichment), read only.
+    Status(status_cmd::StatusArgs),
     /// One polling cycle of the public events feed, if due; then the persisted state.
     Ingest(ingest_cmd::IngestArgs),
     /// Backfill PushEvents from GH Archive files (`import gharchive FILE...`).
@@ -71,6 +74,7 @@ fn main() -> ExitCode {
         Some(Command::Import(args)) => with_runtime(import_cmd::run(&cli.global, args)),
         Some(Command::Ingest(args)) => with_runtime(ingest_cmd::run(&cli.global, args)),
         Some(Command::Enrich(args)) => with_runtime(enrich_cmd::run(&cli.global, args)),
+        Some(Command::Status(args)) => with_runtime(status_cmd::run(&cli.global, args)),
         Some(Command::Demo(args)) => with_runtime(demo_cmd::run(&cli.global, args)),
     }
 }
