@@ -562,3 +562,51 @@ async fn concurrent_runs_on_two_tokens_share_one_balance_without_a_403() {
         "15 − 10 requests went out, all runs deferred the rest"
     );
 }
+
+/// A transient failure (every REST request answers a 5xx, retries included) stops the REST
+/// stage and defers it: no "no data" rows are written for it, nothing fails, and the run
+/// hibernates until the stage may be tried again. (The simulator's 5xx faults are REST-only,
+/// so the GraphQL stages before it succeed.)
+#[tokio::test]
+async fn a_transient_failure_defers_the_stage_and_writes_nothing() {
+    let mut config = sim_config(3);
+    config.faults.error_rate = 1.0;
+    let r = rig(config).await;
+    let runner = r.runner(Arc::new(Recorder::default()));
+    let id = r.new_run(Some(vec![names::WORKFLOW_RUNS.into()])).await;
+    let outcome = runner.run(id).await.expect("run");
+    assert!(
+        matches!(outcome, RunOutcome::Hibernating { .. }),
+        "{outcome:?}"
+    );
+    let checkpoints = r.store.checkpoints(id).await.expect("checkpoints");
+    let stage = checkpoints
+        .iter()
+        .find(|c| c.stage == names::WORKFLOW_RUNS && c.scope.is_empty())
+        .expect("stage 7 checkpoint");
+    assert_eq!(stage.status, headroom_store::CheckpointStatus::Deferred);
+    assert!(
+        stage
+            .detail
+            .as_deref()
+            .unwrap_or("")
+            .contains("server error"),
+        "{stage:?}"
+    );
+    // No repository of stage 7 is marked done, and none of its tables got a row.
+    assert!(
+        checkpoints
+            .iter()
+            .filter(|c| c.stage == names::WORKFLOW_RUNS && !c.scope.is_empty())
+            .all(|c| c.status != headroom_store::CheckpointStatus::Done)
+    );
+    let rows = r.rows().await;
+    for table in ["workflow_runs", "workflow_jobs", "check_runs"] {
+        assert_eq!(rows[table], 0, "{table} got rows from a failing origin");
+    }
+    assert_eq!(rows["repositories"], 3);
+    let run = r.store.sync_run(id).await.expect("read").expect("exists");
+    assert_eq!(run.status, headroom_store::SyncRunStatus::Hibernating);
+    assert!(run.failure_reason.is_none());
+    assert!(r.sim.count_status(500) + r.sim.count_status(502) + r.sim.count_status(503) >= 1);
+}
