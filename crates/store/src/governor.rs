@@ -28,8 +28,8 @@ use std::sync::{Arc, Mutex};
 use headroom_core::clock::{SignedDuration, Timestamp};
 use headroom_core::governor::rule::{self, Decision, IdentityState};
 use headroom_core::governor::{
-    Acquire, BoxFuture, BucketSnapshot, ConfigError, GovernorConfig, GovernorError, Headroom,
-    IdentitySnapshot, Permit, QuotaState, SlotRelease, Wait, WaitTicket,
+    Acquire, BoxFuture, ConfigError, GovernorConfig, GovernorError, Headroom, IdentitySnapshot,
+    Permit, QuotaState, SlotRelease, Wait, WaitTicket,
 };
 use headroom_core::quota::{Bucket, QuotaKey, RequestKind};
 use headroom_core::redact::redact;
@@ -495,23 +495,7 @@ impl PgQuotaState {
         now: Timestamp,
     ) -> Result<IdentitySnapshot, GovernorError> {
         let mut state = self.current(key, now).await?;
-        let rest_points_used = state.rest_points.as_mut().map_or(0, |w| w.used(now));
-        let graphql_points_used = state.graphql_points.as_mut().map_or(0, |w| w.used(now));
-        Ok(IdentitySnapshot {
-            key: key.clone(),
-            in_flight: state.in_flight,
-            ceiling: self.config.ceiling,
-            buckets: state
-                .buckets
-                .iter()
-                .map(|b| BucketSnapshot {
-                    known: b.is_known(now),
-                    state: b.clone(),
-                })
-                .collect(),
-            rest_points_used,
-            graphql_points_used,
-        })
+        Ok(rule::snapshot(&self.config, key, &mut state, now))
     }
 
     async fn identities_inner(&self) -> Result<Vec<QuotaKey>, GovernorError> {

@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use super::rule::{self, Decision, IdentityState};
 use super::{
-    Acquire, BoxFuture, BucketSnapshot, ConfigError, GovernorConfig, GovernorError, Headroom,
-    IdentitySnapshot, Permit, QuotaState, SlotRelease, Wait, WaitTicket,
+    Acquire, BoxFuture, ConfigError, GovernorConfig, GovernorError, Headroom, IdentitySnapshot,
+    Permit, QuotaState, SlotRelease, Wait, WaitTicket,
 };
 use crate::clock::Timestamp;
 use crate::quota::{Bucket, QuotaKey, RequestKind};
@@ -155,23 +155,7 @@ impl MemoryQuotaState {
     pub fn snapshot_now(&self, key: &QuotaKey, now: Timestamp) -> IdentitySnapshot {
         let cell = self.cell(key);
         let mut state = cell.lock();
-        let rest_points_used = state.rest_points.as_mut().map_or(0, |w| w.used(now));
-        let graphql_points_used = state.graphql_points.as_mut().map_or(0, |w| w.used(now));
-        IdentitySnapshot {
-            key: key.clone(),
-            in_flight: state.in_flight,
-            ceiling: self.config.ceiling,
-            buckets: state
-                .buckets
-                .iter()
-                .map(|b| BucketSnapshot {
-                    known: b.is_known(now),
-                    state: b.clone(),
-                })
-                .collect(),
-            rest_points_used,
-            graphql_points_used,
-        }
+        rule::snapshot(&self.config, key, &mut state, now)
     }
 
     /// Every identity known, sorted.

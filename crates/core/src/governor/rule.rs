@@ -6,9 +6,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::limiter::PointsWindow;
-use super::{GovernorConfig, WaitReason};
+use super::{BucketSnapshot, GovernorConfig, IdentitySnapshot, WaitReason};
 use crate::clock::{SignedDuration, Timestamp};
-use crate::quota::{Bucket, RequestKind, Surface};
+use crate::quota::{Bucket, QuotaKey, RequestKind, Surface};
 use crate::signal::{LimitReason, RateLimitSignal};
 
 /// What the governor knows about one bucket of one identity.
@@ -338,5 +338,32 @@ pub fn apply_reading(
 fn block(state: &mut BucketState, until: Timestamp) {
     if state.blocked_until.is_none_or(|b| b < until) {
         state.blocked_until = Some(until);
+    }
+}
+
+/// What a status page shows of one identity at `now`. Counting the points windows evicts
+/// expired slots, hence `&mut`.
+pub fn snapshot(
+    config: &GovernorConfig,
+    key: &QuotaKey,
+    identity: &mut IdentityState,
+    now: Timestamp,
+) -> IdentitySnapshot {
+    let rest_points_used = identity.rest_points.as_mut().map_or(0, |w| w.used(now));
+    let graphql_points_used = identity.graphql_points.as_mut().map_or(0, |w| w.used(now));
+    IdentitySnapshot {
+        key: key.clone(),
+        in_flight: identity.in_flight,
+        ceiling: config.ceiling,
+        buckets: identity
+            .buckets
+            .iter()
+            .map(|b| BucketSnapshot {
+                known: b.is_known(now),
+                state: b.clone(),
+            })
+            .collect(),
+        rest_points_used,
+        graphql_points_used,
     }
 }
