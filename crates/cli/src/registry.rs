@@ -10,39 +10,28 @@ use headroom_core::Subject;
 use headroom_core::clock::{Clock, SignedDuration, TokioClock};
 use headroom_core::governor::BoxFuture;
 use headroom_http::sinks::{CredentialRegistry, EtagStore, UsageRecord, UsageSink};
-use headroom_store::{CredentialSeen, PgStore, Store, StoredEtag, SubjectKind};
+use headroom_store::{CredentialSeen, Store, StoredEtag, SubjectKind};
 
 use crate::config::ConfigError;
 
-/// An open database: the sinks over it and, on PostgreSQL, the store whose pool also holds
-/// the shared governor state.
+/// An open database, seen through the exit door's sinks.
 #[derive(Debug, Clone)]
 pub struct Opened {
-    /// The exit door's sinks.
+    /// The exit door's sinks (which also hand out the store).
     pub sinks: Arc<StoreSinks>,
-    /// Set when the database is PostgreSQL.
-    pub postgres: Option<Arc<PgStore>>,
 }
 
 /// Opens the configured database (creating an SQLite file when needed).
 pub async fn open(db: &str) -> Result<Opened, ConfigError> {
-    let refused = |e: headroom_store::StoreError| ConfigError {
+    let store = headroom_store::open(db).await.map_err(|e| ConfigError {
         setting: "--db".into(),
         problem: e.to_string(),
-    };
-    let (store, postgres): (Arc<dyn Store>, _) =
-        if db.starts_with("postgres://") || db.starts_with("postgresql://") {
-            let pg = Arc::new(PgStore::connect(db).await.map_err(refused)?);
-            (pg.clone(), Some(pg))
-        } else {
-            (headroom_store::open(db).await.map_err(refused)?, None)
-        };
+    })?;
     Ok(Opened {
         sinks: Arc::new(StoreSinks {
             store,
             clock: TokioClock::system(),
         }),
-        postgres,
     })
 }
 
@@ -58,6 +47,13 @@ fn subject_of(kind: SubjectKind, owner: &str) -> Subject {
         SubjectKind::User => Subject::User(owner.into()),
         SubjectKind::Installation => Subject::Installation(owner.parse().unwrap_or(0)),
         SubjectKind::Ip => Subject::Ip(owner.into()),
+    }
+}
+
+impl StoreSinks {
+    /// The store itself.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
     }
 }
 

@@ -7,7 +7,7 @@ use headroom_core::clock::TokioClock;
 use headroom_core::governor::GovernorConfig;
 use headroom_core::{Governor, SignedDuration};
 use headroom_http::{Client, ClientParts, LiveConfig, LiveTransport};
-use headroom_store::{PgGovernorOptions, PgQuotaState};
+use headroom_store::PgGovernorOptions;
 
 use crate::config::{ConfigError, Settings};
 use crate::registry::Opened;
@@ -31,19 +31,17 @@ pub fn client(
     let request_timeout =
         SignedDuration::try_from(settings.connect_timeout + settings.read_timeout)
             .unwrap_or(SignedDuration::from_secs(20));
-    let governor = match &opened.postgres {
-        Some(pg) => {
-            let options = PgGovernorOptions {
-                // A lease must outlive the slowest request, plus slack.
-                lease_ttl: request_timeout + SignedDuration::from_secs(30),
-                holder: format!("headroom:{}", std::process::id()),
-            };
-            let state =
-                PgQuotaState::new(pg.pool().clone(), governor_config, options).map_err(refused)?;
-            Governor::new(Arc::new(state), Arc::new(clock))
-        }
-        None => Governor::in_memory(governor_config, Arc::new(clock)).map_err(refused)?,
+    let options = PgGovernorOptions {
+        // A lease must outlive the slowest request, plus slack.
+        lease_ttl: request_timeout + SignedDuration::from_secs(30),
+        holder: format!("headroom:{}", std::process::id()),
     };
+    let state = opened
+        .sinks
+        .store()
+        .quota_state(governor_config, options)
+        .map_err(refused)?;
+    let governor = Governor::new(state, Arc::new(clock));
     let transport = LiveTransport::new(&LiveConfig {
         connect_timeout: settings.connect_timeout,
         read_timeout: settings.read_timeout,
