@@ -93,7 +93,10 @@ pub async fn run(global: &GlobalArgs, args: EnrichArgs) -> ExitCode {
         Ok(p) => p,
         Err(code) => return code,
     };
-    let mut settings = EnrichSettings::default();
+    let mut settings = EnrichSettings {
+        lease: args.feed.enrichment_lease(),
+        ..EnrichSettings::default()
+    };
     settings.search.pacing =
         SignedDuration::from_secs(i64::try_from(args.search_pacing).unwrap_or(i64::MAX));
     let state = poller.state.clone();

@@ -9,9 +9,7 @@ use std::sync::Arc;
 use clap::Args;
 use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
 use headroom_core::lanes::CoreLaneConfig;
-use headroom_github::feed::poll::{
-    FEED_PATH, PollError, PollOutcome, PollSettings, Poller, SOURCE_TYPE,
-};
+use headroom_github::feed::poll::{PollError, PollOutcome, PollSettings, Poller, SOURCE_TYPE};
 use headroom_store::feed_state::{FeedState, open_feed};
 
 use crate::config::{GlobalArgs, ProcessEnv, Settings};
@@ -41,6 +39,14 @@ pub struct FeedArgs {
     /// Seconds a one-shot waits for a source another poller holds.
     #[arg(long, env = "SOURCE_LOCK_WAIT_SECONDS", default_value_t = 30)]
     pub source_lock_wait: u64,
+    /// Seconds a poller's hold on the source lasts; a killed poller's hold lapses after it.
+    #[arg(long, env = "SOURCE_LEASE_SECONDS", default_value_t = 120,
+        value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub source_lease: u64,
+    /// Seconds an enrichment claim lasts; a killed worker's claims lapse after it.
+    #[arg(long, env = "ENRICHMENT_LEASE_SECONDS", default_value_t = 600,
+        value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub enrichment_lease: u64,
 }
 
 impl FeedArgs {
@@ -60,8 +66,18 @@ impl FeedArgs {
             source_lock_wait: SignedDuration::from_secs(
                 i64::try_from(self.source_lock_wait).unwrap_or(i64::MAX),
             ),
+            source_lease: SignedDuration::from_secs(
+                i64::try_from(self.source_lease).unwrap_or(120),
+            ),
             ..PollSettings::default()
         }
+    }
+}
+
+impl FeedArgs {
+    /// The enrichment claim lease.
+    pub fn enrichment_lease(&self) -> SignedDuration {
+        SignedDuration::from_secs(i64::try_from(self.enrichment_lease).unwrap_or(600))
     }
 }
 
@@ -215,8 +231,9 @@ pub async fn print_summary(poller: &Poller) {
         }
         Err(e) => println!("State unavailable:                {e}"),
     }
-    match state.ensure_event_source(SOURCE_TYPE, FEED_PATH, now).await {
-        Ok(s) => {
+    match state.event_source(SOURCE_TYPE).await {
+        Ok(None) => println!("Next poll due:                    now (never polled)"),
+        Ok(Some(s)) => {
             let next = s.next_poll_at.map_or_else(|| "now".to_owned(), fmt_ts);
             println!("Next poll due:                    {next}");
             if s.status == "failed" {

@@ -13,6 +13,7 @@ mod import_cmd;
 mod ingest_cmd;
 mod quota_cmd;
 mod registry;
+mod run_cmd;
 mod sim_cmd;
 mod status_cmd;
 mod sync_cmd;
@@ -43,6 +44,8 @@ enum Command {
     /// Enrich the actors and repositories accepted events reference (search batches, then
     /// detail fallbacks), inside both ledgers.
     Enrich(enrich_cmd::EnrichArgs),
+    /// The continuous feed service: a poll tick and enrichment cycles until stopped.
+    Run(run_cmd::RunArgs),
     /// The feed's persisted state (schedule, ledgers, enrichment), read only.
     Status(status_cmd::StatusArgs),
     /// One polling cycle of the public events feed, if due; then the persisted state.
@@ -74,6 +77,7 @@ fn main() -> ExitCode {
         Some(Command::Import(args)) => with_runtime(import_cmd::run(&cli.global, args)),
         Some(Command::Ingest(args)) => with_runtime(ingest_cmd::run(&cli.global, args)),
         Some(Command::Enrich(args)) => with_runtime(enrich_cmd::run(&cli.global, args)),
+        Some(Command::Run(args)) => with_runtime(run_cmd::run(&cli.global, args)),
         Some(Command::Status(args)) => with_runtime(status_cmd::run(&cli.global, args)),
         Some(Command::Demo(args)) => with_runtime(demo_cmd::run(&cli.global, args)),
     }

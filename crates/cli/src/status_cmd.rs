@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use headroom_core::clock::Clock;
-use headroom_github::feed::poll::{FEED_PATH, SOURCE_TYPE};
+use headroom_github::feed::poll::SOURCE_TYPE;
 use headroom_store::feed_state::EntityKind;
 use serde_json::json;
 
@@ -39,7 +39,7 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let overview = state.feed_overview().await;
-    let source = state.ensure_event_source(SOURCE_TYPE, FEED_PATH, now).await;
+    let source = state.event_source(SOURCE_TYPE).await;
     let ledger = poller.core_ledger().await;
     let actors = state.enrichment_counts(EntityKind::Actor).await;
     let repositories = state.enrichment_counts(EntityKind::Repository).await;
@@ -51,7 +51,7 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs) -> ExitCode {
     };
     let body = json!({
         "captured_at": now.to_string(),
-        "sources": [{
+        "sources": source.iter().map(|source| json!({
             "source_type": source.source_type,
             "status": source.status,
             "enabled": source.enabled,
@@ -61,7 +61,7 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs) -> ExitCode {
             "global_blocked_until": ledger.as_ref().and_then(|l| l.global_blocked_until).map(|t| t.to_string()),
             "next_poll_at": source.next_poll_at.map(|t| t.to_string()),
             "consecutive_failures": source.consecutive_failures,
-        }],
+        })).collect::<Vec<_>>(),
         "ledger": {
             "present": ledger.is_some(),
             "window_status": ledger.as_ref().map(|l| l.window_status.clone()),

@@ -293,6 +293,9 @@ pub trait FeedState: Send + Sync + std::fmt::Debug {
         now: Timestamp,
     ) -> Result<EventSource>;
 
+    /// The source of that type, if it exists (a read: never creates it).
+    async fn event_source(&self, source_type: &str) -> Result<Option<EventSource>>;
+
     /// Takes the source's lease for `holder` until `until`: succeeds when it is free, already
     /// `holder`'s, or lapsed at `now` (its holder died).
     async fn try_lock_event_source(
@@ -572,6 +575,17 @@ macro_rules! feed_state_impl {
                         .fetch_one(self.pool())
                         .await?;
                     source_from(&row)
+                }
+
+                async fn event_source(&self, source_type: &str) -> Result<Option<EventSource>> {
+                    let sql = format!(
+                        "SELECT {SOURCE_COLUMNS} FROM event_sources WHERE source_type = $1"
+                    );
+                    let row = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
+                        .bind(source_type.to_owned())
+                        .fetch_optional(self.pool())
+                        .await?;
+                    row.as_ref().map(source_from).transpose()
                 }
 
                 async fn try_lock_event_source(

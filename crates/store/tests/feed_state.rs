@@ -13,6 +13,13 @@ fn t(secs: i64) -> Timestamp {
 }
 
 async fn exercise(state: &dyn FeedState) {
+    assert_eq!(
+        state
+            .event_source("github_public_events")
+            .await
+            .expect("read"),
+        None
+    );
     let source = state
         .ensure_event_source("github_public_events", "/events?per_page=100", t(0))
         .await
@@ -26,6 +33,13 @@ async fn exercise(state: &dyn FeedState) {
         .expect("ensure");
     assert_eq!(again.id, source.id);
     assert_eq!(again.url, "/events?per_page=100");
+    assert_eq!(
+        state
+            .event_source("github_public_events")
+            .await
+            .expect("read"),
+        Some(again.clone())
+    );
 
     // The lease: free, held, renewed by its holder, lapsed.
     assert!(
