@@ -80,6 +80,57 @@ fn tables(dir: &Path, sim: &Sim, db: &str, run_id: &str) -> Value {
 
 #[test]
 fn a_run_killed_mid_stage_and_resumed_stores_what_an_uninterrupted_run_stores() {
+    killed_and_resumed("whole.db", "killed.db");
+}
+
+/// The same on PostgreSQL (two fresh databases on the test server).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_on_postgres() {
+    use sqlx::postgres::PgConnectOptions;
+    use sqlx::{ConnectOptions, Connection};
+    use std::str::FromStr;
+
+    const URL_VAR: &str = "HEADROOM_TEST_DATABASE_URL";
+    let admin = match std::env::var(URL_VAR) {
+        Ok(url) if !url.trim().is_empty() => url,
+        _ => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "{URL_VAR} is not set but CI is: the PostgreSQL tests must run in CI"
+            );
+            println!("skipped: {URL_VAR} not set (the_same_on_postgres needs PostgreSQL)");
+            return;
+        }
+    };
+    let admin = PgConnectOptions::from_str(&admin).expect("a valid admin URL");
+    let mut conn = admin.connect().await.expect("connect as admin");
+    let mut urls = Vec::new();
+    for which in ["whole", "killed"] {
+        let name = format!("headroom_sync_kill_{which}_{}", std::process::id());
+        for sql in [
+            format!("DROP DATABASE IF EXISTS {name}"),
+            format!("CREATE DATABASE {name}"),
+        ] {
+            sqlx::query(sqlx::AssertSqlSafe(sql))
+                .execute(&mut conn)
+                .await
+                .expect("admin statement");
+        }
+        urls.push(format!(
+            "postgres://{}@{}:{}/{name}",
+            admin.get_username(),
+            admin.get_host(),
+            admin.get_port()
+        ));
+    }
+    let (whole, killed) = (urls[0].clone(), urls[1].clone());
+    tokio::task::spawn_blocking(move || killed_and_resumed(&whole, &killed))
+        .await
+        .expect("the test body");
+    conn.close().await.expect("close");
+}
+
+fn killed_and_resumed(whole_db: &str, killed_db: &str) {
     let sim = Sim::start(&["--org", "acme", "--repos", "10", "--token", "t1=alice"]);
     let dir = tempfile::tempdir().expect("tempdir");
 
@@ -87,19 +138,19 @@ fn a_run_killed_mid_stage_and_resumed_stores_what_an_uninterrupted_run_stores() 
     let (code, out, err) = run(
         dir.path(),
         &sim,
-        "whole.db",
+        whole_db,
         &["sync", "org", "acme", "--wait"],
     );
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.contains("\"status\":\"done\""), "{out}");
-    let whole = tables(dir.path(), &sim, "whole.db", "1");
+    let whole = tables(dir.path(), &sim, whole_db, "1");
 
     // The same organization, killed in the middle of stage 5 (pull requests), after a few
     // committed pages.
     let mut child = command(
         dir.path(),
         &sim,
-        "killed.db",
+        killed_db,
         &["sync", "org", "acme", "--claim-secs", "1"],
     )
     .stdout(Stdio::piped())
@@ -130,7 +181,7 @@ fn a_run_killed_mid_stage_and_resumed_stores_what_an_uninterrupted_run_stores() 
     let (code, out, err) = run(
         dir.path(),
         &sim,
-        "killed.db",
+        killed_db,
         &["sync", "org", "acme", "--resume", "1", "--wait"],
     );
     assert_eq!(code, 0, "{out}\n{err}");
@@ -142,7 +193,7 @@ fn a_run_killed_mid_stage_and_resumed_stores_what_an_uninterrupted_run_stores() 
         });
         assert!(!restarted, "{done} started again:\n{out}");
     }
-    let resumed = tables(dir.path(), &sim, "killed.db", "1");
+    let resumed = tables(dir.path(), &sim, killed_db, "1");
     assert_eq!(resumed, whole, "row counts equal an uninterrupted run");
     assert!(whole["pull_requests"].as_u64().unwrap_or(0) > 0, "{whole}");
 }
