@@ -195,6 +195,26 @@ impl Client {
             .credentials
             .record(&host, credential.fingerprint(), &subject)
             .await;
+        // The discovery's GET /user went out under a provisional key; count it against the
+        // owner's local points limiter too, or the owner's first minute can go one request
+        // over GitHub's secondary limit. (A grant taken and released at once: nothing is sent.)
+        let owner = QuotaKey {
+            host: host.as_str().into(),
+            subject: subject.clone(),
+        };
+        if let Ok(Acquire::Grant(permit)) = self
+            .parts()
+            .governor
+            .acquire(
+                &owner,
+                &headroom_core::Bucket::core(),
+                1,
+                RequestKind::REST_READ,
+            )
+            .await
+        {
+            drop(permit);
+        }
         tracing::info!(
             event = "identity.discovered",
             host = %host,
