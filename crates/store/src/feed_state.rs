@@ -673,7 +673,7 @@ macro_rules! feed_state_impl {
                     id: i64,
                     e: &IngestionRunEnd,
                 ) -> Result<()> {
-                    let summary = serde_json::to_string(e).unwrap_or_default();
+                    let summary = sqlx::types::Json(serde_json::to_value(e).unwrap_or_default());
                     sqlx::query::<$db>(
                         "UPDATE ingestion_runs SET status = $2, classification = $3, \
                          stop_reason = $4, finished_at_ms = $5, pages_fetched = $6, \
