@@ -544,11 +544,9 @@ async fn concurrent_runs_on_two_tokens_share_one_balance_without_a_403() {
         .iter()
         .filter(|e| e.bucket.as_deref() == Some("core"))
         .collect();
-    let tokens: std::collections::BTreeSet<_> = rest
-        .iter()
-        .filter_map(|e| e.token_fingerprint.clone())
-        .collect();
-    assert_eq!(tokens.len(), 2, "both tokens spent REST");
+    // Which token's runs win the five grants depends on task scheduling (under a loaded CI
+    // machine one token may take all of them), so the test does not assert on it: the single
+    // identity above and the exact margin below are what "one balance" means.
     let min = rest
         .iter()
         .filter_map(|e| e.remaining)
