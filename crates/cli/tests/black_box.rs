@@ -1,47 +1,10 @@
 //! The real binary in a temporary directory, against `headroom sim` on loopback.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_headroom");
-
-/// A `headroom sim` process, stopped when dropped.
-struct Sim {
-    child: Child,
-    url: String,
-}
-
-impl Sim {
-    fn start(args: &[&str]) -> Sim {
-        let mut child = Command::new(BIN)
-            .arg("sim")
-            .args(["--addr", "127.0.0.1:0"])
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the binary starts");
-        let stdout = child.stdout.take().expect("stdout piped");
-        let mut first = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut first)
-            .expect("first line");
-        let url = first
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
-            .to_owned();
-        Sim { child, url }
-    }
-}
-
-impl Drop for Sim {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+mod common;
+use common::{BIN, Sim};
 
 fn headroom(dir: &Path, token: Option<&str>, args: &[&str]) -> (i32, String, String) {
     let mut command = Command::new(BIN);

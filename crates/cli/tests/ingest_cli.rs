@@ -4,45 +4,11 @@
 
 #![allow(clippy::expect_used)]
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_headroom");
-
-struct Sim {
-    child: Child,
-    url: String,
-}
-
-impl Sim {
-    fn start(scenario: &str) -> Sim {
-        let mut child = Command::new(BIN)
-            .args(["sim", "--addr", "127.0.0.1:0", "--scenario", scenario])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the binary starts");
-        let stdout = child.stdout.take().expect("stdout piped");
-        let mut first = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut first)
-            .expect("first line");
-        let url = first
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
-            .to_owned();
-        Sim { child, url }
-    }
-}
-
-impl Drop for Sim {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+mod common;
+use common::{BIN, Sim};
 
 fn headroom(dir: &Path, api: &str, args: &[&str]) -> (i32, String) {
     let out = Command::new(BIN)
@@ -65,7 +31,7 @@ fn headroom(dir: &Path, api: &str, args: &[&str]) -> (i32, String) {
 
 #[test]
 fn default_scenario_then_a_deferral() {
-    let sim = Sim::start("default");
+    let sim = Sim::start(&["--scenario", "default"]);
     let dir = tempfile::tempdir().expect("tmp");
     let (code, out) = headroom(dir.path(), &sim.url, &["ingest"]);
     assert_eq!(code, 0, "{out}");
@@ -100,7 +66,7 @@ fn default_scenario_then_a_deferral() {
 
 #[test]
 fn an_infeasible_formula_is_refused() {
-    let sim = Sim::start("default");
+    let sim = Sim::start(&["--scenario", "default"]);
     let dir = tempfile::tempdir().expect("tmp");
     let (code, _) = headroom(dir.path(), &sim.url, &["ingest", "--max-pages", "5"]);
     assert_eq!(code, 2);
@@ -110,7 +76,7 @@ fn an_infeasible_formula_is_refused() {
 
 #[test]
 fn exhausted_retries_fail_and_still_print_the_state() {
-    let sim = Sim::start("transient_failure_exhausted");
+    let sim = Sim::start(&["--scenario", "transient_failure_exhausted"]);
     let dir = tempfile::tempdir().expect("tmp");
     let (code, out) = headroom(dir.path(), &sim.url, &["ingest"]);
     assert_eq!(code, 1, "{out}");

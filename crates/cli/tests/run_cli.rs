@@ -3,46 +3,12 @@
 
 #![allow(clippy::expect_used)]
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-const BIN: &str = env!("CARGO_BIN_EXE_headroom");
-
-struct Sim {
-    child: Child,
-    url: String,
-}
-
-impl Sim {
-    fn start(scenario: &str) -> Sim {
-        let mut child = Command::new(BIN)
-            .args(["sim", "--addr", "127.0.0.1:0", "--scenario", scenario])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the binary starts");
-        let stdout = child.stdout.take().expect("stdout piped");
-        let mut first = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut first)
-            .expect("first line");
-        let url = first
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
-            .to_owned();
-        Sim { child, url }
-    }
-}
-
-impl Drop for Sim {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+mod common;
+use common::{BIN, Sim};
 
 fn command(dir: &Path, api: &str, args: &[&str]) -> Command {
     let mut cmd = Command::new(BIN);
@@ -80,7 +46,7 @@ fn settled(s: &serde_json::Value) -> bool {
 
 #[test]
 fn ticks_poll_and_enrich() {
-    let sim = Sim::start("default");
+    let sim = Sim::start(&["--scenario", "default"]);
     let dir = tempfile::tempdir().expect("tmp");
     let out = command(
         dir.path(),
@@ -99,7 +65,7 @@ fn ticks_poll_and_enrich() {
 
 #[test]
 fn a_killed_run_restarted_loses_and_duplicates_nothing() {
-    let sim = Sim::start("default");
+    let sim = Sim::start(&["--scenario", "default"]);
     let dir = tempfile::tempdir().expect("tmp");
     // Search pacing (6 s) keeps the first run mid-cycle: it is killed between search batches.
     // Leases of one second, so the restart can reclaim what the killed run held.

@@ -1,0 +1,49 @@
+//! What the binary's black-box tests share: the binary's path and a `headroom sim` process
+//! on loopback that is stopped when dropped.
+
+#![allow(dead_code, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+/// The binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_headroom");
+
+/// A `headroom sim` process on 127.0.0.1, stopped when dropped.
+pub struct Sim {
+    pub child: Child,
+    /// `http://127.0.0.1:PORT`, from the first line the simulator prints.
+    pub url: String,
+}
+
+impl Sim {
+    /// Starts `headroom sim --addr 127.0.0.1:0 ARGS…` and waits for its first line.
+    pub fn start(args: &[&str]) -> Sim {
+        let mut child = Command::new(BIN)
+            .arg("sim")
+            .args(["--addr", "127.0.0.1:0"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the binary starts");
+        let stdout = child.stdout.take().expect("stdout piped");
+        let mut first = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut first)
+            .expect("first line");
+        let url = first
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
+            .to_owned();
+        Sim { child, url }
+    }
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
