@@ -132,7 +132,8 @@ async fn a_failing_read_is_retried_with_jitter_then_succeeds() {
         reply(503, &[], ""),
         ok_json(r#"{"full_name":"o/r"}"#),
     ]);
-    let started = tokio::time::Instant::now();
+    let clock = TokioClock::anchored_at(Timestamp::from_second(START).expect("valid"));
+    let started = clock_now(&clock);
     let response = r
         .client
         .send(ApiRequest::get("/repos/o/r"))
@@ -140,11 +141,8 @@ async fn a_failing_read_is_retried_with_jitter_then_succeeds() {
         .expect("fourth attempt succeeds");
     assert_eq!(response.attempts, 4);
     // Three full-jitter waits: at most 250 + 500 + 1000 ms.
-    assert!(
-        started.elapsed() <= std::time::Duration::from_millis(1750),
-        "{:?}",
-        started.elapsed()
-    );
+    let elapsed = clock_now(&clock).duration_since(started);
+    assert!(elapsed <= SignedDuration::from_millis(1750), "{elapsed:?}");
     assert_eq!(r.script.sent().len(), 4);
     assert_eq!(
         r.usage.records().len(),
@@ -491,7 +489,9 @@ async fn a_timeout_is_enforced_on_the_clock() {
             _: http::Request<Bytes>,
         ) -> BoxFuture<'_, Result<http::Response<Bytes>, TransportError>> {
             Box::pin(async {
-                tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+                TokioClock::system()
+                    .sleep(SignedDuration::from_hours(1))
+                    .await;
                 Err(TransportError::Other("unreachable".into()))
             })
         }
@@ -506,13 +506,13 @@ async fn a_timeout_is_enforced_on_the_clock() {
     );
     parts.config.request_timeout = SignedDuration::from_secs(20);
     let client = Client::new(parts);
-    let started = tokio::time::Instant::now();
+    let started = clock_now(&clock);
     let err = client
         .send(ApiRequest::get("/repos/o/r"))
         .await
         .expect_err("times out");
     assert_eq!(err, ApiError::Timeout { attempts: 4 });
-    assert!(started.elapsed() >= std::time::Duration::from_secs(80));
+    assert!(clock_now(&clock).duration_since(started) >= SignedDuration::from_secs(80));
 }
 
 #[tokio::test(start_paused = true)]
@@ -543,7 +543,7 @@ async fn secondary_limits_without_retry_after_escalate_and_a_success_resets() {
             panic!("{err}")
         };
         waits.push(until.duration_since(clock_now(&clock)).as_secs());
-        tokio::time::sleep(until.duration_since(clock_now(&clock)).unsigned_abs()).await;
+        clock.sleep_until(until).await;
     }
     assert_eq!(waits, vec![60, 120, 240]);
     r.client
