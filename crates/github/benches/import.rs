@@ -10,10 +10,9 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+use headroom_core::clock::{Clock, SystemClock};
 use std::io::{BufWriter, Write};
-use std::time::Instant;
 
-use headroom_core::clock::SystemClock;
 use headroom_github::feed::IngestContext;
 use headroom_github::feed::import::{DEFAULT_BATCH, import_reader, open_input};
 use headroom_store::{EventOrigin, Store};
@@ -86,7 +85,7 @@ async fn run_import(store: &dyn Store, path: &str, label: &str) {
         run_id: "bench".into(),
         ingestion_run_id: None,
     };
-    let started = Instant::now();
+    let started = SystemClock.now();
     let (reader, _, bytes) = open_input(path).expect("open");
     let progress = import_reader(
         store,
@@ -99,7 +98,7 @@ async fn run_import(store: &dyn Store, path: &str, label: &str) {
     )
     .await
     .expect("import");
-    let secs = started.elapsed().as_secs_f64();
+    let secs = SystemClock.now().duration_since(started).as_secs_f64();
     println!(
         "{label}: {} envelopes in {secs:.2} s = {:.0} events/s ({} created, {} duplicates, {} quarantined, {} ignored, {} failed); peak RSS {} MiB",
         progress.lines,
@@ -121,13 +120,13 @@ fn main() {
         .unwrap_or(1_000_000);
     let dir = tempfile::tempdir().expect("tmp");
     let path = dir.path().join("gharchive.jsonl");
-    let started = Instant::now();
+    let started = SystemClock.now();
     generate(&path, n);
     let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     println!(
         "generated {n} envelopes ({} MiB) in {:.1} s; peak RSS {} MiB",
         size / (1 << 20),
-        started.elapsed().as_secs_f64(),
+        SystemClock.now().duration_since(started).as_secs_f64(),
         peak_rss_kib().unwrap_or(0) / 1024
     );
     let path_str = path.to_str().expect("utf-8").to_owned();
