@@ -102,6 +102,11 @@ pub struct Faults {
     pub timeout_rate: f64,
     /// How long a timed-out request hangs.
     pub timeout_after: SignedDuration,
+    /// GraphQL queries that may return more nodes than this answer 502, as GitHub does when
+    /// a query runs past its time limit; `None` never.
+    pub graphql_timeout_above_nodes: Option<u64>,
+    /// At most this many such 502s are answered; then the origin has recovered.
+    pub graphql_timeouts: u32,
 }
 
 impl Default for Faults {
@@ -112,6 +117,8 @@ impl Default for Faults {
             error_rate: 0.0,
             timeout_rate: 0.0,
             timeout_after: SignedDuration::from_secs(60),
+            graphql_timeout_above_nodes: None,
+            graphql_timeouts: 0,
         }
     }
 }
@@ -126,6 +133,9 @@ pub struct SimConfig {
     pub org: String,
     /// How many repositories it has.
     pub repos: usize,
+    /// The first this many repositories each get an issue with 150 comments, a pull request
+    /// with 130 commits, and a project with 120 items: connections deeper than one page.
+    pub deep_repos: usize,
     /// Seed of every random choice (data and faults).
     pub seed: u64,
     /// Accepted tokens.
@@ -190,6 +200,7 @@ impl Default for SimConfig {
             scenario: Scenario::Default,
             org: "acme".to_owned(),
             repos: 12,
+            deep_repos: 0,
             seed: 1,
             tokens: Vec::new(),
             core_limit: 5_000,

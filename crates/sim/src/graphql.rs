@@ -11,14 +11,15 @@ use async_graphql::parser::types::{
 };
 use async_graphql::parser::{Positioned, parse_query};
 use async_graphql::{
-    Context, EmptyMutation, EmptySubscription, Enum, ErrorExtensions, Name, Object, Schema,
-    SimpleObject,
+    Context, EmptyMutation, EmptySubscription, Enum, ErrorExtensions, InputObject, Name, Object,
+    Schema, SimpleObject, Union,
 };
 use headroom_core::clock::Timestamp;
 
 use crate::render::ts;
 use crate::world::{
-    CommentRec, CommitRec, IssueRec, ProjectRec, PullRec, RepoRec, TeamRec, UserRec, World,
+    CommentRec, CommitRec, IssueRec, ProjectItemContent, ProjectItemRec, ProjectRec, PullRec,
+    RepoRec, TeamRec, UserRec, World,
 };
 
 /// The most nodes one call may ask for.
@@ -447,6 +448,78 @@ connection!(
 connection!(RefConnection, RefEdge, Ref);
 connection!(ProjectV2Connection, ProjectV2Edge, ProjectV2);
 connection!(LabelConnection, LabelEdge, Label);
+connection!(ProjectV2ItemConnection, ProjectV2ItemEdge, ProjectV2Item);
+connection!(ProjectV2ViewConnection, ProjectV2ViewEdge, ProjectV2View);
+
+/// `OrderDirection`.
+#[derive(Enum, Copy, Clone, Debug, PartialEq, Eq)]
+pub enum OrderDirection {
+    /// Oldest first.
+    Asc,
+    /// Newest first.
+    Desc,
+}
+
+/// `IssueOrderField` (also used for pull requests).
+#[derive(Enum, Copy, Clone, Debug, PartialEq, Eq)]
+pub enum IssueOrderField {
+    /// By creation.
+    CreatedAt,
+    /// By last update.
+    UpdatedAt,
+    /// By comment count.
+    Comments,
+}
+
+/// `IssueOrder`.
+#[derive(InputObject, Clone, Debug)]
+pub struct IssueOrder {
+    field: IssueOrderField,
+    direction: OrderDirection,
+}
+
+/// GitHub's `DateTime` scalar: an ISO-8601 instant.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub struct DateTime(pub String);
+async_graphql::scalar!(DateTime, "DateTime", "An ISO-8601 encoded UTC date string.");
+
+/// `IssueFilters`: the subset the simulator applies (`since`).
+#[derive(InputObject, Clone, Debug, Default)]
+pub struct IssueFilters {
+    /// Issues updated at or after this instant.
+    since: Option<DateTime>,
+}
+
+/// Orders issues (or pull requests through their issue side) as GitHub does: creation
+/// order unless asked otherwise, ties broken by number.
+fn order_issues(items: &mut [IssueRec], order: Option<&IssueOrder>) {
+    let Some(order) = order else {
+        return;
+    };
+    items.sort_by(|a, b| {
+        let by = match order.field {
+            IssueOrderField::CreatedAt => a.created_at.cmp(&b.created_at),
+            IssueOrderField::UpdatedAt => a.updated_at.cmp(&b.updated_at),
+            IssueOrderField::Comments => a.comments.len().cmp(&b.comments.len()),
+        }
+        .then(a.number.cmp(&b.number));
+        match order.direction {
+            OrderDirection::Asc => by,
+            OrderDirection::Desc => by.reverse(),
+        }
+    });
+}
+
+fn since_of(filter: Option<&IssueFilters>) -> async_graphql::Result<Option<Timestamp>> {
+    match filter.and_then(|f| f.since.as_ref()).map(|d| d.0.as_str()) {
+        None => Ok(None),
+        Some(text) => text
+            .parse()
+            .map(Some)
+            .map_err(|_| async_graphql::Error::new(format!("`{text}` is not a valid DateTime."))),
+    }
+}
 
 /// An edge of `membersWithRole`, with the member's role.
 #[derive(SimpleObject, Clone, Debug)]
@@ -880,13 +953,18 @@ impl Repository {
         last: Option<i32>,
         before: Option<String>,
         states: Option<Vec<IssueState>>,
+        filter_by: Option<IssueFilters>,
+        order_by: Option<IssueOrder>,
     ) -> async_graphql::Result<IssueConnection> {
         let id = self.0.id;
+        let since = since_of(filter_by.as_ref())?;
         let all: Vec<Issue> = with_world(ctx, |w| {
-            w.content(id)
-                .issues
-                .iter()
+            let mut issues = w.content(id).issues.clone();
+            order_issues(&mut issues, order_by.as_ref());
+            issues
+                .into_iter()
                 .filter(|i| i.pull.is_none())
+                .filter(|i| since.is_none_or(|s| i.updated_at >= s))
                 .filter(|i| {
                     states.as_ref().is_none_or(|s| {
                         s.contains(if i.open {
@@ -896,13 +974,54 @@ impl Repository {
                         })
                     })
                 })
-                .cloned()
                 .map(Issue)
                 .collect()
         })?;
         Ok(IssueConnection::from_page(paginate(
             &all, "issues", first, after, last, before,
         )?))
+    }
+    /// One issue by number (a pull request's number answers NOT_FOUND).
+    async fn issue(&self, ctx: &Context<'_>, number: i64) -> async_graphql::Result<Option<Issue>> {
+        let id = self.0.id;
+        let found = with_world(ctx, |w| {
+            w.content(id)
+                .issues
+                .iter()
+                .find(|i| i.number as i64 == number && i.pull.is_none())
+                .cloned()
+        })?;
+        match found {
+            Some(i) => Ok(Some(Issue(i))),
+            None => Err(not_found(format!(
+                "Could not resolve to an Issue with the number of {number}."
+            ))),
+        }
+    }
+    /// One pull request by number.
+    async fn pull_request(
+        &self,
+        ctx: &Context<'_>,
+        number: i64,
+    ) -> async_graphql::Result<Option<PullRequest>> {
+        let id = self.0.id;
+        let found = with_world(ctx, |w| {
+            let c = w.content(id);
+            c.issues
+                .iter()
+                .find(|i| i.number as i64 == number)
+                .and_then(|i| i.pull.map(|p| (i.clone(), c.pulls[p].clone())))
+        })?;
+        match found {
+            Some((issue, pull)) => Ok(Some(PullRequest {
+                issue,
+                pull,
+                repo_id: id,
+            })),
+            None => Err(not_found(format!(
+                "Could not resolve to a PullRequest with the number of {number}."
+            ))),
+        }
     }
     /// Pull requests.
     #[allow(clippy::too_many_arguments)]
@@ -914,11 +1033,14 @@ impl Repository {
         last: Option<i32>,
         before: Option<String>,
         states: Option<Vec<PullRequestState>>,
+        order_by: Option<IssueOrder>,
     ) -> async_graphql::Result<PullRequestConnection> {
         let id = self.0.id;
         let all: Vec<PullRequest> = with_world(ctx, |w| {
             let c = w.content(id);
-            c.issues
+            let mut issues = c.issues.clone();
+            order_issues(&mut issues, order_by.as_ref());
+            issues
                 .iter()
                 .filter_map(|i| i.pull.map(|p| (i.clone(), c.pulls[p].clone())))
                 .map(|(i, p)| PullRequest {
@@ -969,6 +1091,27 @@ impl Repository {
             &all, "refs", first, after, last, before,
         )?))
     }
+    /// One linked project (v2) by its number.
+    async fn project_v2(
+        &self,
+        ctx: &Context<'_>,
+        number: i64,
+    ) -> async_graphql::Result<Option<ProjectV2>> {
+        let id = self.0.id;
+        let found = with_world(ctx, |w| {
+            w.content(id)
+                .projects
+                .iter()
+                .find(|p| p.number as i64 == number)
+                .cloned()
+        })?;
+        match found {
+            Some(rec) => Ok(Some(ProjectV2 { rec, repo_id: id })),
+            None => Err(not_found(format!(
+                "Could not resolve to a ProjectV2 with the number {number}."
+            ))),
+        }
+    }
     /// Projects (v2).
     async fn projects_v2(
         &self,
@@ -984,7 +1127,7 @@ impl Repository {
                 .projects
                 .iter()
                 .cloned()
-                .map(ProjectV2)
+                .map(|rec| ProjectV2 { rec, repo_id: id })
                 .collect()
         })?;
         Ok(ProjectV2Connection::from_page(paginate(
@@ -1281,29 +1424,176 @@ impl Ref {
     }
 }
 
-/// `ProjectV2`.
+/// `ProjectV2`, as linked to one repository (its items' contents live there).
 #[derive(Clone, Debug)]
-pub struct ProjectV2(ProjectRec);
+pub struct ProjectV2 {
+    rec: ProjectRec,
+    repo_id: u64,
+}
 
 #[Object]
 impl ProjectV2 {
     async fn id(&self) -> String {
-        gid("ProjectV2", self.0.id)
+        gid("ProjectV2", self.rec.id)
     }
     async fn database_id(&self) -> i64 {
-        self.0.id as i64
+        self.rec.id as i64
     }
     async fn number(&self) -> i64 {
-        self.0.number as i64
+        self.rec.number as i64
     }
     async fn title(&self) -> &str {
-        &self.0.title
+        &self.rec.title
     }
     async fn closed(&self) -> bool {
-        self.0.closed
+        self.rec.closed
     }
     async fn created_at(&self) -> String {
-        ts(self.0.created_at)
+        ts(self.rec.created_at)
+    }
+    /// Items on the board.
+    async fn items(
+        &self,
+        ctx: &Context<'_>,
+        first: Option<i32>,
+        after: Option<String>,
+        last: Option<i32>,
+        before: Option<String>,
+    ) -> async_graphql::Result<ProjectV2ItemConnection> {
+        let repo_id = self.repo_id;
+        let items = self.rec.items.clone();
+        let all: Vec<ProjectV2Item> = with_world(ctx, |w| {
+            let c = w.content(repo_id);
+            items
+                .into_iter()
+                .map(|item| {
+                    let content = match &item.content {
+                        ProjectItemContent::Issue(n) => c
+                            .issues
+                            .iter()
+                            .find(|i| i.number == *n)
+                            .map(|i| match i.pull {
+                                Some(p) => ProjectV2ItemContent::PullRequest(PullRequest {
+                                    issue: i.clone(),
+                                    pull: c.pulls[p].clone(),
+                                    repo_id,
+                                }),
+                                None => ProjectV2ItemContent::Issue(Issue(i.clone())),
+                            }),
+                        ProjectItemContent::Draft(title) => {
+                            Some(ProjectV2ItemContent::DraftIssue(DraftIssue {
+                                id: gid("DraftIssue", item.id),
+                                title: title.clone(),
+                            }))
+                        }
+                    };
+                    ProjectV2Item { rec: item, content }
+                })
+                .collect()
+        })?;
+        Ok(ProjectV2ItemConnection::from_page(paginate(
+            &all, "items", first, after, last, before,
+        )?))
+    }
+    /// The project's views: a board and a table.
+    async fn views(
+        &self,
+        first: Option<i32>,
+        after: Option<String>,
+        last: Option<i32>,
+        before: Option<String>,
+    ) -> async_graphql::Result<ProjectV2ViewConnection> {
+        let all: Vec<ProjectV2View> = [
+            ("Board", ProjectV2ViewLayout::BoardLayout),
+            ("Table", ProjectV2ViewLayout::TableLayout),
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(k, (name, layout))| ProjectV2View {
+            id: gid("ProjectV2View", self.rec.id * 10 + k as u64),
+            name: name.to_owned(),
+            number: k as i64 + 1,
+            layout,
+        })
+        .collect();
+        Ok(ProjectV2ViewConnection::from_page(paginate(
+            &all, "views", first, after, last, before,
+        )?))
+    }
+}
+
+/// `ProjectV2ViewLayout`.
+#[derive(Enum, Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ProjectV2ViewLayout {
+    /// Columns of cards.
+    BoardLayout,
+    /// Rows.
+    TableLayout,
+}
+
+/// `ProjectV2View`.
+#[derive(SimpleObject, Clone, Debug)]
+pub struct ProjectV2View {
+    id: String,
+    name: String,
+    number: i64,
+    layout: ProjectV2ViewLayout,
+}
+
+/// `DraftIssue`.
+#[derive(SimpleObject, Clone, Debug)]
+pub struct DraftIssue {
+    id: String,
+    title: String,
+}
+
+/// `ProjectV2ItemContent`.
+#[derive(Union, Clone, Debug)]
+pub enum ProjectV2ItemContent {
+    /// An issue.
+    Issue(Issue),
+    /// A pull request.
+    PullRequest(PullRequest),
+    /// A draft.
+    DraftIssue(DraftIssue),
+}
+
+/// `ProjectV2ItemType`.
+#[derive(Enum, Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ProjectV2ItemType {
+    /// An issue.
+    Issue,
+    /// A pull request.
+    PullRequest,
+    /// A draft.
+    DraftIssue,
+}
+
+/// `ProjectV2Item`.
+#[derive(Clone, Debug)]
+pub struct ProjectV2Item {
+    rec: ProjectItemRec,
+    content: Option<ProjectV2ItemContent>,
+}
+
+#[Object]
+impl ProjectV2Item {
+    async fn id(&self) -> String {
+        gid("ProjectV2Item", self.rec.id)
+    }
+    async fn database_id(&self) -> i64 {
+        self.rec.id as i64
+    }
+    #[graphql(name = "type")]
+    async fn item_type(&self) -> ProjectV2ItemType {
+        match &self.content {
+            Some(ProjectV2ItemContent::PullRequest(_)) => ProjectV2ItemType::PullRequest,
+            Some(ProjectV2ItemContent::DraftIssue(_)) => ProjectV2ItemType::DraftIssue,
+            _ => ProjectV2ItemType::Issue,
+        }
+    }
+    async fn content(&self) -> Option<ProjectV2ItemContent> {
+        self.content.clone()
     }
 }
 

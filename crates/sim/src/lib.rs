@@ -25,4 +25,4 @@ pub use error::SimError;
 pub use quota::{Reading, Resource, Subject};
 pub use scenario::Scenario;
 pub use server::{GeneratedCert, TlsConfig, serve};
-pub use sim::{LogEntry, Simulator, token_fingerprint};
+pub use sim::{GraphqlQuery, LogEntry, Simulator, token_fingerprint};

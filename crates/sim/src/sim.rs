@@ -70,6 +70,20 @@ struct LogState {
 pub(crate) struct ScenarioState {
     pub(crate) events_requests: u64,
     pub(crate) commit_counter: u64,
+    pub(crate) graphql_timeouts_answered: u32,
+    /// Bounded like the request log.
+    pub(crate) graphql_queries: VecDeque<GraphqlQuery>,
+}
+
+/// One GraphQL query as the simulator costed it: what a test needs to see page sizes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GraphqlQuery {
+    /// The query string of the request's URL (headroom puts `stage=NAME` there).
+    pub url_query: Option<String>,
+    /// Nodes the query may return, by GitHub's rule.
+    pub node_count: u64,
+    /// Answered 502 (the `graphql_timeout_above_nodes` fault).
+    pub timed_out: bool,
 }
 
 pub(crate) struct Inner {
@@ -291,6 +305,21 @@ impl Simulator {
     /// The configuration in force.
     pub fn config(&self) -> &SimConfig {
         &self.inner.config
+    }
+
+    /// Every GraphQL query that was costed, in arrival order.
+    pub fn graphql_queries(&self) -> Vec<GraphqlQuery> {
+        lock(&self.inner.scenario_state)
+            .graphql_queries
+            .iter()
+            .cloned()
+            .collect()
+    }
+
+    /// Reads or changes the data in place (tests count what the world holds and touch
+    /// items between syncs).
+    pub fn with_world<R>(&self, f: impl FnOnce(&mut World) -> R) -> R {
+        f(&mut lock(&self.inner.world))
     }
 
     /// The simulator's clock.
@@ -714,6 +743,38 @@ impl Simulator {
                 );
             }
         };
+        let timed_out = {
+            let mut state = lock(&inner.scenario_state);
+            let timed_out = inner
+                .config
+                .faults
+                .graphql_timeout_above_nodes
+                .is_some_and(|above| cost.node_count > above)
+                && state.graphql_timeouts_answered < inner.config.faults.graphql_timeouts;
+            if timed_out {
+                state.graphql_timeouts_answered += 1;
+            }
+            if state.graphql_queries.len() >= inner.config.log_capacity.max(1) {
+                state.graphql_queries.pop_front();
+            }
+            state.graphql_queries.push_back(GraphqlQuery {
+                url_query: ctx.raw_query.clone(),
+                node_count: cost.node_count,
+                timed_out,
+            });
+            timed_out
+        };
+        if timed_out {
+            // Too big to answer in time: GitHub's gateway gives up with a bare 502.
+            let reading = peek(&mut lock(&inner.quotas));
+            let reply = Reply {
+                status: StatusCode::BAD_GATEWAY,
+                headers: HeaderMap::new(),
+                body: Bytes::from_static(b"<html><body><h1>502 Bad Gateway</h1></body></html>"),
+                etag: false,
+            };
+            return (reply, Some(reading), 0);
+        }
         let points = if cost.is_mutation { 5 } else { 1 };
         let secondary = lock(&inner.quotas).secondary(
             &inner.config,

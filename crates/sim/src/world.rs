@@ -234,12 +234,31 @@ pub struct RunRec {
     pub jobs: Vec<JobRec>,
 }
 
+/// What a project item is: an issue or pull request of the project's repository (by number),
+/// or a draft that exists only on the board.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProjectItemContent {
+    /// Issue or pull request number in the project's repository.
+    Issue(u64),
+    /// A draft issue's title.
+    Draft(String),
+}
+
+/// An item of a project (v2).
+#[derive(Debug, Clone)]
+pub struct ProjectItemRec {
+    /// Database id.
+    pub id: u64,
+    /// What it shows.
+    pub content: ProjectItemContent,
+}
+
 /// A project (v2).
 #[derive(Debug, Clone)]
 pub struct ProjectRec {
     /// Database id.
     pub id: u64,
-    /// Number.
+    /// Number, unique per owner (GitHub numbers an owner's projects, not a repository's).
     pub number: u64,
     /// Title.
     pub title: String,
@@ -247,6 +266,8 @@ pub struct ProjectRec {
     pub closed: bool,
     /// Created.
     pub created_at: Timestamp,
+    /// Items on the board, in board order.
+    pub items: Vec<ProjectItemRec>,
 }
 
 /// Everything inside a repository.
@@ -315,6 +336,23 @@ pub struct World {
     pub feed_users: Vec<usize>,
     /// See `feed_users`.
     pub feed_repos: Vec<usize>,
+    /// The first this many organization repositories get connections deeper than one page
+    /// (see [`SimConfig::deep_repos`]).
+    deep_repos: usize,
+}
+
+/// Project numbers reserved per repository: an owner's projects are numbered
+/// `ordinal × PROJECT_SLOTS + 1…`, unique per owner whatever order contents are generated in.
+const PROJECT_SLOTS: u64 = 4;
+
+/// Sizes of the deep connections of [`SimConfig::deep_repos`]: each beyond one page of 100.
+pub mod deep {
+    /// Comments on the deep issue.
+    pub const COMMENTS: usize = 150;
+    /// Commits of the deep pull request.
+    pub const COMMITS: usize = 130;
+    /// Items of the deep project.
+    pub const PROJECT_ITEMS: usize = 120;
 }
 
 /// Where generated history starts: a fixed instant, so data does not depend on the wall clock.
@@ -409,6 +447,7 @@ impl World {
             next_id: 90_000_000,
             feed_users: Vec::new(),
             feed_repos: Vec::new(),
+            deep_repos: config.deep_repos,
         };
         let org_id = 9_100_000 + rng.random_range(0..10_000u64);
         w.org.id = org_id;
@@ -689,16 +728,173 @@ impl World {
     /// A repository's contents, generated on first use.
     pub fn content(&mut self, repo_id: u64) -> &mut RepoContent {
         if !self.contents.contains_key(&repo_id) {
-            let content = match self.repo_by_id(repo_id) {
+            let mut content = match self.repo_by_id(repo_id) {
                 Some(r) if r.generated => self.generate_content(r),
                 Some(r) if r.auto_init => self.initial_content(r),
                 _ => RepoContent::default(),
             };
+            if let Some(r) = self.repo_by_id(repo_id).filter(|r| r.generated).cloned() {
+                self.arrange_projects(&r, &mut content);
+            }
             self.contents.insert(repo_id, content);
         }
         self.contents
             .get_mut(&repo_id)
             .expect("inserted just above")
+    }
+
+    /// Where a repository stands among its owner's repositories (creation order).
+    fn ordinal_of_owner(&self, repo: &RepoRec) -> u64 {
+        self.repos
+            .iter()
+            .filter(|r| r.owner.eq_ignore_ascii_case(&repo.owner))
+            .position(|r| r.id == repo.id)
+            .unwrap_or(0) as u64
+    }
+
+    /// Numbers a repository's projects per owner, puts issues on their boards, and for the
+    /// first `deep_repos` organization repositories adds one issue, one pull request and
+    /// one project each deeper than a page of 100. Deterministic: no random draw, so it
+    /// does not disturb the generated data.
+    fn arrange_projects(&self, repo: &RepoRec, c: &mut RepoContent) {
+        let ordinal = self.ordinal_of_owner(repo);
+        let is_org = repo.owner.eq_ignore_ascii_case(&self.org.login);
+        if is_org && (ordinal as usize) < self.deep_repos {
+            self.deepen(repo, c);
+        }
+        let numbers: Vec<u64> = c.issues.iter().map(|i| i.number).collect();
+        let mut next_item = repo.id.wrapping_mul(1_000).wrapping_add(900_000_000_000);
+        for (p, project) in c.projects.iter_mut().enumerate() {
+            project.number = ordinal * PROJECT_SLOTS + p as u64 + 1;
+            if !project.items.is_empty() {
+                continue;
+            }
+            // Every other issue or pull request, alternating between projects.
+            project.items = numbers
+                .iter()
+                .filter(|n| (**n as usize + p).is_multiple_of(2))
+                .map(|n| {
+                    next_item += 1;
+                    ProjectItemRec {
+                        id: next_item,
+                        content: ProjectItemContent::Issue(*n),
+                    }
+                })
+                .collect();
+        }
+    }
+
+    fn deepen(&self, repo: &RepoRec, c: &mut RepoContent) {
+        let people = self.people();
+        let base = repo.created_at;
+        let mut next_id = repo.id.wrapping_mul(1_000).wrapping_add(800_000_000_000);
+        let mut fresh = || {
+            next_id += 1;
+            next_id
+        };
+        let issue = |number: u64, id: u64, title: &str| IssueRec {
+            id,
+            number,
+            title: title.to_owned(),
+            body: "Generated by headroom-sim (deep).".to_owned(),
+            open: true,
+            user: people[number as usize % people.len()].clone(),
+            labels: Vec::new(),
+            created_at: base + SignedDuration::from_secs(3_600),
+            updated_at: base + SignedDuration::from_secs(7_200),
+            comments: Vec::new(),
+            pull: None,
+        };
+        // An issue with more comments than one page.
+        let number = c.next_number();
+        let mut long = issue(number, fresh(), "A long discussion");
+        for k in 0..deep::COMMENTS {
+            long.comments.push(CommentRec {
+                id: fresh(),
+                user: people[k % people.len()].clone(),
+                body: format!("Comment {k}."),
+                created_at: base + SignedDuration::from_secs(3_600 + 60 * k as i64),
+            });
+        }
+        c.issues.push(long);
+        // A pull request with more commits than one page.
+        let number = c.next_number();
+        let main = c
+            .branches
+            .first()
+            .map(|b| b.sha.clone())
+            .unwrap_or_default();
+        let mut parent = main.clone();
+        let mut commits = Vec::new();
+        for k in 0..deep::COMMITS {
+            let sha = format!("{:016x}{:016x}{:08x}", repo.id, number, k);
+            c.commits.insert(
+                sha.clone(),
+                CommitRec {
+                    sha: sha.clone(),
+                    message: format!("Step {k} of #{number}"),
+                    author: people[k % people.len()].clone(),
+                    date: base + SignedDuration::from_secs(3_600 + 60 * k as i64),
+                    parents: vec![parent.clone()],
+                    files: vec![FileRec {
+                        filename: format!("steps/{k}.md"),
+                        status: "added",
+                        additions: 1,
+                        deletions: 0,
+                        sha: format!("{:016x}{:016x}{:08x}", number, repo.id, k),
+                    }],
+                    tree: BTreeMap::new(),
+                },
+            );
+            commits.push(sha.clone());
+            parent = sha;
+        }
+        let head = format!("feature/long-{number}");
+        c.branches.push(BranchRec {
+            name: head.clone(),
+            sha: parent.clone(),
+            protection: None,
+        });
+        let mut pr_issue = issue(number, fresh(), "A long pull request");
+        pr_issue.pull = Some(c.pulls.len());
+        c.pulls.push(PullRec {
+            id: fresh(),
+            number,
+            head,
+            base: repo.default_branch.clone(),
+            head_sha: parent,
+            base_sha: main,
+            commits,
+            merged: false,
+            merged_at: None,
+            merge_sha: None,
+        });
+        c.issues.push(pr_issue);
+        // A project with more items than one page: every issue and pull request of the
+        // repository, then drafts up to the size.
+        let mut items: Vec<ProjectItemRec> = c
+            .issues
+            .iter()
+            .map(|i| ProjectItemRec {
+                id: fresh(),
+                content: ProjectItemContent::Issue(i.number),
+            })
+            .collect();
+        while items.len() < deep::PROJECT_ITEMS {
+            let k = items.len();
+            items.push(ProjectItemRec {
+                id: fresh(),
+                content: ProjectItemContent::Draft(format!("Idea {k}")),
+            });
+        }
+        c.projects.push(ProjectRec {
+            id: fresh(),
+            number: 0,
+            title: "Everything board".to_owned(),
+            closed: false,
+            created_at: base + SignedDuration::from_secs(3_600),
+            items,
+        });
     }
 
     fn people(&self) -> Vec<String> {
@@ -968,8 +1164,85 @@ impl World {
                 title: format!("{} roadmap", pick(&mut rng, ADJ)),
                 closed: rng.random_bool(0.2),
                 created_at: base + secs(&mut rng, 100 * 86_400),
+                items: Vec::new(),
             });
         }
         c
+    }
+}
+
+/// Changes a test makes between two syncs, as GitHub's users would: each one moves the
+/// `updated_at` GitHub would move.
+impl World {
+    /// Adds a comment to issue `number` of a repository (its `updated_at` moves to `at`).
+    /// Returns the comment's id, or `None` when there is no such issue.
+    pub fn add_issue_comment(
+        &mut self,
+        repo_id: u64,
+        number: u64,
+        user: &str,
+        body: &str,
+        at: Timestamp,
+    ) -> Option<u64> {
+        let id = self.fresh_id();
+        let issue = self
+            .content(repo_id)
+            .issues
+            .iter_mut()
+            .find(|i| i.number == number)?;
+        issue.comments.push(CommentRec {
+            id,
+            user: user.to_owned(),
+            body: body.to_owned(),
+            created_at: at,
+        });
+        issue.updated_at = at;
+        Some(id)
+    }
+
+    /// Retitles issue or pull request `number` (its `updated_at` moves to `at`).
+    pub fn retitle_issue(&mut self, repo_id: u64, number: u64, title: &str, at: Timestamp) -> bool {
+        let Some(issue) = self
+            .content(repo_id)
+            .issues
+            .iter_mut()
+            .find(|i| i.number == number)
+        else {
+            return false;
+        };
+        issue.title = title.to_owned();
+        issue.updated_at = at;
+        true
+    }
+
+    /// A new, completed workflow run on the default branch's head, with one job, created at
+    /// `at`. Returns its id.
+    pub fn add_workflow_run(&mut self, repo_id: u64, at: Timestamp) -> Option<u64> {
+        let branch = self.repo_by_id(repo_id)?.default_branch.clone();
+        let (run_id, job_id) = (self.fresh_id(), self.fresh_id());
+        let c = self.content(repo_id);
+        let sha = c.branch(&branch)?.sha.clone();
+        let run_number = c.runs.iter().map(|r| r.run_number).max().unwrap_or(0) + 1;
+        c.runs.insert(
+            0,
+            RunRec {
+                id: run_id,
+                name: "CI".to_owned(),
+                run_number,
+                head_branch: branch,
+                head_sha: sha,
+                event: "push",
+                conclusion: "success",
+                created_at: at,
+                jobs: vec![JobRec {
+                    id: job_id,
+                    name: "test".to_owned(),
+                    conclusion: "success",
+                    started_at: at + SignedDuration::from_secs(5),
+                    completed_at: at + SignedDuration::from_secs(65),
+                }],
+            },
+        );
+        Some(run_id)
     }
 }
