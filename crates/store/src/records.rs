@@ -276,6 +276,31 @@ pub struct Project {
     pub collected_at: Timestamp,
 }
 
+/// An item on a project's board: an issue, a pull request, or a draft.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProjectItem {
+    /// The project's GraphQL id.
+    pub project_node_id: String,
+    /// The item's GraphQL id.
+    pub node_id: String,
+    /// databaseId.
+    pub github_id: Option<i64>,
+    /// `ISSUE`, `PULL_REQUEST`, `DRAFT_ISSUE`.
+    pub item_type: Option<String>,
+    /// The issue's, pull request's or draft's GraphQL id.
+    pub content_node_id: Option<String>,
+    /// The issue or pull request number.
+    pub content_number: Option<i64>,
+    /// `owner/name` of the issue's or pull request's repository.
+    pub content_repository: Option<String>,
+    /// Title of what the item shows.
+    pub title: Option<String>,
+    /// What GitHub sent.
+    pub raw: Json,
+    /// When collected.
+    pub collected_at: Timestamp,
+}
+
 /// A pull request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PullRequest {
@@ -497,6 +522,8 @@ pub enum Record {
     IssueComment(IssueComment),
     /// `projects`.
     Project(Project),
+    /// `project_items`.
+    ProjectItem(ProjectItem),
     /// `pull_requests`.
     PullRequest(PullRequest),
     /// `pull_request_commits`.
@@ -664,6 +691,24 @@ impl Record {
                     ("items_count", oint(r.items_count)),
                     ("github_created_at_ms", oat(r.github_created_at)),
                     ("github_updated_at_ms", oat(r.github_updated_at)),
+                    ("raw_json", json(&r.raw)),
+                    ("collected_at_ms", at(r.collected_at)),
+                ],
+            },
+            Record::ProjectItem(r) => RowSpec {
+                table: "project_items",
+                conflict: &["node_id"],
+                insert_only: &[],
+                returns_id: true,
+                values: vec![
+                    ("project_node_id", text(&r.project_node_id)),
+                    ("node_id", text(&r.node_id)),
+                    ("github_id", oint(r.github_id)),
+                    ("item_type", otext(&r.item_type)),
+                    ("content_node_id", otext(&r.content_node_id)),
+                    ("content_number", oint(r.content_number)),
+                    ("content_repository", otext(&r.content_repository)),
+                    ("title", otext(&r.title)),
                     ("raw_json", json(&r.raw)),
                     ("collected_at_ms", at(r.collected_at)),
                 ],
@@ -844,4 +889,5 @@ pub const TABLES: &[&str] = &[
     "workflow_jobs",
     "check_runs",
     "branches",
+    "project_items",
 ];
