@@ -443,6 +443,28 @@ impl StageCtx<'_> {
         watermark: Option<(i64, Watermark)>,
     ) -> Result<u64, StoreError> {
         let now = self.now();
+        self.write_page_marked(
+            scope,
+            records,
+            next_cursor,
+            finished,
+            watermark.map(|(repo, mark)| (repo, mark, now)),
+        )
+        .await
+    }
+
+    /// As [`StageCtx::write_page`], with the watermark's instant given: an incremental stage
+    /// marks the moment it *started* the scope, so that what changed while it was collecting
+    /// is asked for again next time.
+    pub async fn write_page_marked(
+        &self,
+        scope: &str,
+        records: &[Record],
+        next_cursor: Option<String>,
+        finished: bool,
+        watermark: Option<(i64, Watermark, Timestamp)>,
+    ) -> Result<u64, StoreError> {
+        let now = self.now();
         let update = CheckpointUpdate {
             sync_run_id: self.run.id,
             stage: self.decl.name.to_owned(),
@@ -462,8 +484,8 @@ impl StageCtx<'_> {
         for record in records {
             tx.upsert(record).await?;
         }
-        if finished && let Some((repo, mark)) = watermark {
-            tx.set_watermark(repo, mark, now).await?;
+        if finished && let Some((repo, mark, at)) = watermark {
+            tx.set_watermark(repo, mark, at).await?;
         }
         tx.set_checkpoint(&update).await?;
         tx.commit().await?;
