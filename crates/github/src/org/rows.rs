@@ -4,7 +4,7 @@ use headroom_core::clock::Timestamp;
 use headroom_store::Record;
 use headroom_store::records::{
     Branch, CheckRun, CommitFile, Issue, IssueComment, Organization, OrganizationMember, Project,
-    PullRequest, PullRequestCommit, Repository, Team, WorkflowJob, WorkflowRun,
+    ProjectItem, PullRequest, PullRequestCommit, Repository, Team, WorkflowJob, WorkflowRun,
 };
 use serde_json::Value;
 
@@ -147,9 +147,32 @@ pub(crate) fn project(v: &Value, organization_id: i64, now: Timestamp) -> Option
         title: text(v, "title").unwrap_or_default(),
         closed: boolean(v, "closed").unwrap_or(false),
         url: text(v, "url"),
-        items_count: None,
+        items_count: v
+            .get("items")
+            .and_then(|i| i.get("totalCount"))
+            .and_then(Value::as_i64),
         github_created_at: at(v, "createdAt"),
         github_updated_at: at(v, "updatedAt"),
+        // The items are stored in their own table; the views (the boards) stay here.
+        raw: strip(v, "items"),
+        collected_at: now,
+    }))
+}
+
+/// A `ProjectV2Item` node of `project` (whose `id` it needs).
+pub(crate) fn project_item(v: &Value, project: &Value, now: Timestamp) -> Option<Record> {
+    let content = v.get("content").filter(|c| !c.is_null());
+    Some(Record::ProjectItem(ProjectItem {
+        project_node_id: text(project, "id")?,
+        node_id: text(v, "id")?,
+        github_id: int(v, "databaseId"),
+        item_type: text(v, "type"),
+        content_node_id: content.and_then(|c| text(c, "id")),
+        content_number: content.and_then(|c| int(c, "number")),
+        content_repository: content
+            .and_then(|c| c.get("repository"))
+            .and_then(|r| text(r, "nameWithOwner")),
+        title: content.and_then(|c| text(c, "title")),
         raw: v.clone(),
         collected_at: now,
     }))

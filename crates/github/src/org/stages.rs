@@ -4,6 +4,7 @@
 
 use async_trait::async_trait;
 use headroom_core::Dimension;
+use headroom_core::clock::{SignedDuration, Timestamp};
 use headroom_http::{ApiError, ApiRequest, ApiResponse};
 use headroom_store::{CheckpointStatus, Record, Watermark};
 use headroom_sync::{RepoScope, Stage, StageCtx, StageDecl, StageError};
@@ -16,6 +17,8 @@ use super::rows;
 /// Pages of GraphQL connections: at most 100 (GitHub's cap), at least 5.
 const MAX_PAGE: u32 = 50;
 const MIN_PAGE: u32 = 5;
+/// Follow-up pages of a nested connection: one parent each, so GitHub's cap.
+const NESTED_PAGE: u32 = 100;
 /// REST page size.
 const PER_PAGE: u32 = 100;
 
@@ -56,6 +59,35 @@ async fn repo_cursor(
 }
 
 type MapNode = fn(&Value, &RepoScope, i64, headroom_core::clock::Timestamp) -> Vec<Record>;
+type MapChild = fn(&Value, &Value, &RepoScope, headroom_core::clock::Timestamp) -> Option<Record>;
+
+/// How a per-repository stage asks only for what changed since its last collection.
+#[derive(Debug, Clone, Copy)]
+enum Incremental {
+    /// Everything, every time.
+    Full,
+    /// The connection takes `filterBy: { since: $since }`.
+    Since(Watermark),
+    /// The connection is ordered by `updatedAt`, newest first: paging stops at the first
+    /// page that reaches a node older than the watermark.
+    NewestFirst(Watermark),
+}
+
+/// Allowance for the difference between this machine's clock and GitHub's: `since` is the
+/// watermark minus this.
+const CLOCK_SKEW: SignedDuration = SignedDuration::from_secs(60);
+
+/// A connection inside every node of the outer one (comments of an issue, commits of a pull
+/// request, items of a project). The outer query asks for its first page; parents with more
+/// are followed one by one with `query` (variables `owner`, `name`, `number`, `first`,
+/// `after`), which answers `repository.<parent>(number:) { id number <field> }`.
+struct Nested {
+    field: &'static str,
+    parent: &'static str,
+    query: &'static str,
+    /// One child node, given its parent (whose `id` and `number` the queries select).
+    map: MapChild,
+}
 
 /// A GraphQL connection under `repository(owner, name)`, collected page by page for every
 /// repository of the run.
@@ -63,75 +95,302 @@ struct RepoConnection {
     route: &'static str,
     query: &'static str,
     connection: &'static str,
+    /// Written when a repository is finished.
     watermark: Option<Watermark>,
+    incremental: Incremental,
     map: MapNode,
-    /// Rows that collide with another entity's unique key are skipped (and logged) instead
-    /// of failing the stage.
-    row_conflicts_skippable: bool,
+    nested: Option<Nested>,
+}
+
+/// Where one repository of a per-repository stage stands, stored as its checkpoint cursor.
+/// A cursor that is not JSON is an outer cursor from before nested connections were
+/// followed.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct ScopeCursor {
+    /// The outer connection continues after this cursor (`None`: from its start).
+    #[serde(default)]
+    after: Option<String>,
+    /// The outer connection is exhausted; only nested follow-ups remain.
+    #[serde(default)]
+    outer_done: bool,
+    /// Parents (by number) whose nested connection continues after the cursor given.
+    #[serde(default)]
+    more: Vec<(i64, String)>,
+    /// When this repository's collection started: its watermark once finished.
+    #[serde(default)]
+    started_ms: Option<i64>,
+    /// The `since` in force for this collection (kept so a resume asks the same).
+    #[serde(default)]
+    since: Option<String>,
+}
+
+impl ScopeCursor {
+    fn parse(stored: Option<String>) -> Result<Self, StageError> {
+        match stored {
+            None => Ok(Self::default()),
+            Some(text) if text.starts_with('{') => serde_json::from_str(&text)
+                .map_err(|e| StageError::Permanent(format!("unreadable cursor {text:?}: {e}"))),
+            Some(text) => Ok(Self {
+                after: Some(text),
+                ..Self::default()
+            }),
+        }
+    }
+
+    fn text(&self) -> Result<String, StageError> {
+        serde_json::to_string(self).map_err(|e| StageError::Permanent(e.to_string()))
+    }
+}
+
+fn millis(at: Timestamp) -> i64 {
+    at.as_millisecond()
+}
+
+/// The `since` of a repository's collection: its watermark minus the clock allowance, or
+/// `None` (everything) when it was never collected or the stage is not incremental.
+async fn since_of(
+    ctx: &StageCtx<'_>,
+    repo: &RepoScope,
+    incremental: Incremental,
+) -> Result<Option<String>, StageError> {
+    let mark = match incremental {
+        Incremental::Full => return Ok(None),
+        Incremental::Since(w) | Incremental::NewestFirst(w) => w,
+    };
+    Ok(ctx
+        .store()
+        .watermark(repo.github_id, mark)
+        .await?
+        .map(|at| (at - CLOCK_SKEW).to_string()))
+}
+
+fn older_than(node: &Value, since: &str) -> bool {
+    let (Some(updated), Ok(since)) = (
+        node.get("updatedAt")
+            .and_then(Value::as_str)
+            .and_then(|t| t.parse::<Timestamp>().ok()),
+        since.parse::<Timestamp>(),
+    ) else {
+        return false;
+    };
+    updated < since
+}
+
+/// Repositories asked about in one probe query.
+const PROBE_BATCH: usize = 25;
+
+/// Before an incremental stage walks its repositories: asks, for up to [`PROBE_BATCH`]
+/// repositories per query (one alias each), whether anything changed since each one's
+/// watermark, and finishes the unchanged ones without a query of their own. A repository
+/// never collected, or one already started in this run, is left to the walk.
+async fn finish_unchanged(
+    ctx: &StageCtx<'_>,
+    size: &PageSize,
+    spec: &RepoConnection,
+    repos: &[RepoScope],
+) -> Result<(), StageError> {
+    let newest_first = match spec.incremental {
+        Incremental::Full => return Ok(()),
+        Incremental::Since(_) => false,
+        Incremental::NewestFirst(_) => true,
+    };
+    let mut candidates = Vec::new();
+    for repo in repos {
+        // Listed (pending) is untouched; anything else this run already decided on.
+        let untouched = match ctx.checkpoint(&repo.scope()).await? {
+            None => true,
+            Some(cp) => cp.status == CheckpointStatus::Pending && cp.page_cursor.is_none(),
+        };
+        if !untouched {
+            continue;
+        }
+        if let Some(since) = since_of(ctx, repo, spec.incremental).await?
+            && repo.owner_and_name().is_some()
+        {
+            candidates.push((repo, since));
+        }
+    }
+    for batch in candidates.chunks(PROBE_BATCH) {
+        let mut declared = Vec::new();
+        let mut fields = Vec::new();
+        let mut vars = serde_json::Map::new();
+        for (k, (repo, since)) in batch.iter().enumerate() {
+            let (owner, name) = repo.owner_and_name().unwrap_or_default();
+            let args = if newest_first {
+                declared.push(format!("$o{k}: String!, $n{k}: String!"));
+                "orderBy: { field: UPDATED_AT, direction: DESC }".to_owned()
+            } else {
+                declared.push(format!("$o{k}: String!, $n{k}: String!, $s{k}: DateTime"));
+                vars.insert(format!("s{k}"), json!(since));
+                format!("filterBy: {{ since: $s{k} }}")
+            };
+            fields.push(format!(
+                "r{k}: repository(owner: $o{k}, name: $n{k}) {{ {}(first: 1, {args}) {{ totalCount nodes {{ updatedAt }} }} }}",
+                spec.connection
+            ));
+            vars.insert(format!("o{k}"), json!(owner));
+            vars.insert(format!("n{k}"), json!(name));
+        }
+        let query = format!(
+            "query({}) {{\n  {}\n  rateLimit {{ limit cost remaining used resetAt }}\n}}",
+            declared.join(", "),
+            fields.join("\n  ")
+        );
+        let started = ctx.now();
+        let vars = Value::Object(vars);
+        let data = gql::query(ctx, size, spec.route, &query, |_| vars.clone()).await?;
+        for (k, (repo, since)) in batch.iter().enumerate() {
+            let Some(connection) = data
+                .get(format!("r{k}"))
+                .filter(|r| !r.is_null())
+                .and_then(|r| r.get(spec.connection))
+            else {
+                continue;
+            };
+            let changed = if newest_first {
+                nodes(connection).iter().any(|n| !older_than(n, since))
+            } else {
+                connection.get("totalCount").and_then(Value::as_i64) != Some(0)
+            };
+            if !changed {
+                ctx.write_page_marked(
+                    &repo.scope(),
+                    &[],
+                    None,
+                    true,
+                    spec.watermark.map(|w| (repo.github_id, w, started)),
+                )
+                .await?;
+            }
+        }
+    }
+    Ok(())
 }
 
 async fn collect_per_repository(
     ctx: &StageCtx<'_>,
     size: &PageSize,
+    nested_size: &PageSize,
     spec: &RepoConnection,
 ) -> Result<(), StageError> {
     let org_id = organization_id(ctx).await?;
-    for repo in ctx.repositories().await? {
+    let repos = ctx.repositories().await?;
+    finish_unchanged(ctx, size, spec, &repos).await?;
+    for repo in repos {
         let scope = repo.scope();
-        let Some(mut cursor) = repo_cursor(ctx, &scope).await? else {
+        let Some(stored) = repo_cursor(ctx, &scope).await? else {
             continue;
         };
+        let mut cur = ScopeCursor::parse(stored)?;
+        if cur.started_ms.is_none() {
+            cur.started_ms = Some(millis(ctx.now()));
+            cur.since = since_of(ctx, &repo, spec.incremental).await?;
+        }
+        let started = cur
+            .started_ms
+            .and_then(|ms| Timestamp::from_millisecond(ms).ok())
+            .unwrap_or_else(|| ctx.now());
         loop {
-            let data = gql::query(ctx, size, spec.route, spec.query, |first| {
-                repo_vars(&repo, first, cursor.as_deref())
-            })
-            .await?;
-            let Some(repository) = data.get("repository").filter(|r| !r.is_null()) else {
-                // Gone since it was listed: a fact, recorded; nothing to collect.
-                ctx.finish_scope(&scope, Some("repository not found".into()))
-                    .await?;
-                break;
-            };
-            let connection = repository.get(spec.connection).unwrap_or(&Value::Null);
-            let now = ctx.now();
-            let records: Vec<Record> = nodes(connection)
-                .iter()
-                .flat_map(|n| (spec.map)(n, &repo, org_id, now))
-                .collect();
-            let next = next_cursor(connection);
-            let finished = next.is_none();
-            let watermark = spec.watermark.map(|w| (repo.github_id, w));
-            match ctx
-                .write_page(&scope, &records, next.clone(), finished, watermark)
-                .await
+            let now;
+            let records: Vec<Record>;
+            if let (Some(nested), Some((number, after))) = (&spec.nested, cur.more.first().cloned())
             {
-                Ok(_) => {}
-                Err(headroom_store::StoreError::Conflict(why)) if spec.row_conflicts_skippable => {
-                    // A row that collides with another entity's unique key (e.g. a project
-                    // number the organization already uses): keep the rows that fit, record
-                    // the ones that do not, and move on. Upserts make the redo harmless.
-                    let mut skipped = 0usize;
-                    for record in &records {
-                        let mut tx = ctx.store().begin().await?;
-                        match tx.upsert(record).await {
-                            Ok(_) => tx.commit().await?,
-                            Err(headroom_store::StoreError::Conflict(_)) => {
-                                tx.rollback().await?;
-                                skipped += 1;
+                // A follow-up: the next page of one parent's nested connection.
+                let data = gql::query(ctx, nested_size, spec.route, nested.query, |first| {
+                    let mut vars = repo_vars(&repo, first, Some(&after));
+                    vars["number"] = json!(number);
+                    vars
+                })
+                .await?;
+                let Some(repository) = data.get("repository").filter(|r| !r.is_null()) else {
+                    ctx.finish_scope(&scope, Some("repository not found".into()))
+                        .await?;
+                    break;
+                };
+                now = ctx.now();
+                match repository.get(nested.parent).filter(|p| !p.is_null()) {
+                    // Gone since its first page: nothing more to collect for it.
+                    None => {
+                        cur.more.remove(0);
+                        records = Vec::new();
+                    }
+                    Some(parent) => {
+                        let connection = parent.get(nested.field).unwrap_or(&Value::Null);
+                        records = nodes(connection)
+                            .iter()
+                            .filter_map(|c| (nested.map)(c, parent, &repo, now))
+                            .collect();
+                        match next_cursor(connection) {
+                            Some(next) => cur.more[0].1 = next,
+                            None => {
+                                cur.more.remove(0);
                             }
-                            Err(e) => return Err(e.into()),
                         }
                     }
-                    tracing::warn!(repository = %repo.full_name, skipped, %why, "rows skipped on a unique conflict");
-                    ctx.write_page(&scope, &[], next.clone(), finished, watermark)
-                        .await?;
                 }
-                Err(e) => return Err(e.into()),
+            } else if cur.outer_done {
+                records = Vec::new();
+                cur.more.clear();
+            } else {
+                let data = gql::query(ctx, size, spec.route, spec.query, |first| {
+                    let mut vars = repo_vars(&repo, first, cur.after.as_deref());
+                    if !matches!(spec.incremental, Incremental::Full) {
+                        vars["since"] = json!(cur.since);
+                    }
+                    vars
+                })
+                .await?;
+                let Some(repository) = data.get("repository").filter(|r| !r.is_null()) else {
+                    // Gone since it was listed: a fact, recorded; nothing to collect.
+                    ctx.finish_scope(&scope, Some("repository not found".into()))
+                        .await?;
+                    break;
+                };
+                let connection = repository.get(spec.connection).unwrap_or(&Value::Null);
+                now = ctx.now();
+                let all = nodes(connection);
+                // Newest first: nodes older than `since` were stored by an earlier sync.
+                let newest_first_since = match spec.incremental {
+                    Incremental::NewestFirst(_) => cur.since.as_deref(),
+                    _ => None,
+                };
+                let page: Vec<&Value> = all
+                    .iter()
+                    .filter(|n| newest_first_since.is_none_or(|since| !older_than(n, since)))
+                    .collect();
+                records = page
+                    .iter()
+                    .flat_map(|n| (spec.map)(n, &repo, org_id, now))
+                    .collect();
+                if let Some(nested) = &spec.nested {
+                    for node in &page {
+                        let inner = node.get(nested.field).unwrap_or(&Value::Null);
+                        if let (Some(number), Some(after)) =
+                            (rows::int(node, "number"), next_cursor(inner))
+                        {
+                            cur.more.push((number, after));
+                        }
+                    }
+                }
+                let mut next = next_cursor(connection);
+                if page.len() < all.len() {
+                    // Newest first and past `since`: the rest was collected before.
+                    next = None;
+                }
+                cur.outer_done = next.is_none();
+                cur.after = next;
             }
+            let finished = cur.outer_done && cur.more.is_empty();
+            let watermark = spec
+                .watermark
+                .filter(|_| finished)
+                .map(|w| (repo.github_id, w, started));
+            let cursor = if finished { None } else { Some(cur.text()?) };
+            ctx.write_page_marked(&scope, &records, cursor, finished, watermark)
+                .await?;
             if finished {
                 break;
             }
-            cursor = next;
         }
     }
     Ok(())
@@ -319,9 +578,11 @@ const REPOS_QUERY: &str = "query($login: String!, $first: Int!, $after: String) 
   rateLimit { limit cost remaining used resetAt }
 }";
 
-const ISSUES_QUERY: &str = "query($owner: String!, $name: String!, $first: Int!, $after: String) {
+/// Issues oldest-updated first, since the watermark: an issue updated while the pages are
+/// read moves behind the cursor, where a later page (or the next run) finds it.
+const ISSUES_QUERY: &str = "query($owner: String!, $name: String!, $first: Int!, $after: String, $since: DateTime) {
   repository(owner: $owner, name: $name) {
-    issues(first: $first, after: $after) {
+    issues(first: $first, after: $after, filterBy: { since: $since }, orderBy: { field: UPDATED_AT, direction: ASC }) {
       nodes { id databaseId number title state createdAt updatedAt author { login } }
       pageInfo { hasNextPage endCursor }
     }
@@ -395,13 +656,15 @@ impl Stage for RepositoriesStage {
         collect_per_repository(
             ctx,
             &self.size,
+            &self.size,
             &RepoConnection {
                 route: "sync_issues",
                 query: ISSUES_QUERY,
                 connection: "issues",
                 watermark: Some(Watermark::Issues),
+                incremental: Incremental::Since(Watermark::Issues),
                 map: |n, repo, _, now| rows::issue(n, repo.github_id, now).into_iter().collect(),
-                row_conflicts_skippable: false,
+                nested: None,
             },
         )
         .await
@@ -414,8 +677,46 @@ const PROJECTS_QUERY: &str =
     "query($owner: String!, $name: String!, $first: Int!, $after: String) {
   repository(owner: $owner, name: $name) {
     projectsV2(first: $first, after: $after) {
-      nodes { id number title closed createdAt }
+      nodes {
+        id number title closed createdAt
+        views(first: 20) { nodes { id name number layout } }
+        items(first: 100) {
+          totalCount
+          nodes {
+            id databaseId type
+            content {
+              __typename
+              ... on Issue { id number title }
+              ... on PullRequest { id number title }
+              ... on DraftIssue { id title }
+            }
+          }
+          pageInfo { hasNextPage endCursor }
+        }
+      }
       pageInfo { hasNextPage endCursor }
+    }
+  }
+  rateLimit { limit cost remaining used resetAt }
+}";
+
+const PROJECT_ITEMS_QUERY: &str =
+    "query($owner: String!, $name: String!, $number: Int!, $first: Int!, $after: String) {
+  repository(owner: $owner, name: $name) {
+    projectV2(number: $number) {
+      id number
+      items(first: $first, after: $after) {
+        nodes {
+          id databaseId type
+          content {
+            __typename
+            ... on Issue { id number title }
+            ... on PullRequest { id number title }
+            ... on DraftIssue { id title }
+          }
+        }
+        pageInfo { hasNextPage endCursor }
+      }
     }
   }
   rateLimit { limit cost remaining used resetAt }
@@ -428,6 +729,7 @@ macro_rules! connection_stage {
         pub struct $name {
             decl: StageDecl,
             size: PageSize,
+            nested: PageSize,
         }
 
         impl $name {
@@ -436,7 +738,13 @@ macro_rules! connection_stage {
                 Self {
                     decl,
                     size: PageSize::new(MIN_PAGE, MAX_PAGE),
+                    nested: PageSize::new(MIN_PAGE, NESTED_PAGE),
                 }
+            }
+
+            /// The page size its next outer query asks for (shrinks on timeouts, grows back).
+            pub fn page_size(&self) -> u32 {
+                self.size.get()
             }
         }
 
@@ -447,33 +755,56 @@ macro_rules! connection_stage {
             }
 
             async fn run(&self, ctx: &StageCtx<'_>) -> Result<(), StageError> {
-                collect_per_repository(ctx, &self.size, &$spec).await
+                collect_per_repository(ctx, &self.size, &self.nested, &$spec).await
             }
         }
     };
 }
 
+fn project_with_items(node: &Value, org: i64, now: headroom_core::clock::Timestamp) -> Vec<Record> {
+    let Some(project) = rows::project(node, org, now) else {
+        return Vec::new();
+    };
+    let items = node.get("items").unwrap_or(&Value::Null);
+    let mut out = vec![project];
+    out.extend(
+        nodes(items)
+            .iter()
+            .filter_map(|i| rows::project_item(i, node, now)),
+    );
+    out
+}
+
 connection_stage!(
-    /// Stage 3: Projects (v2) of every repository.
+    /// Stage 3: Projects (v2) linked to every repository, with their views (the boards, in
+    /// the project's raw JSON) and every item (its own table, followed past 100).
     ProjectsStage,
     RepoConnection {
         route: "sync_projects",
         query: PROJECTS_QUERY,
         connection: "projectsV2",
         watermark: None,
-        map: |n, _, org, now| rows::project(n, org, now).into_iter().collect(),
-        row_conflicts_skippable: true,
+        incremental: Incremental::Full,
+        map: |n, _, org, now| project_with_items(n, org, now),
+        nested: Some(Nested {
+            field: "items",
+            parent: "projectV2",
+            query: PROJECT_ITEMS_QUERY,
+            map: |c, parent, _, now| rows::project_item(c, parent, now),
+        }),
     }
 );
 
 // ---------------------------------------------------------------------- 4. issue comments
 
+/// Issues updated since the watermark (a new comment updates its issue), each with its
+/// first 100 comments; issues with more are followed with `COMMENTS_MORE_QUERY`.
 const COMMENTS_QUERY: &str =
-    "query($owner: String!, $name: String!, $first: Int!, $after: String) {
+    "query($owner: String!, $name: String!, $first: Int!, $after: String, $since: DateTime) {
   repository(owner: $owner, name: $name) {
-    issues(first: $first, after: $after) {
+    issues(first: $first, after: $after, filterBy: { since: $since }, orderBy: { field: UPDATED_AT, direction: ASC }) {
       nodes {
-        number
+        id number
         comments(first: 100) {
           nodes { id databaseId createdAt author { login } body }
           pageInfo { hasNextPage endCursor }
@@ -485,46 +816,61 @@ const COMMENTS_QUERY: &str =
   rateLimit { limit cost remaining used resetAt }
 }";
 
-fn comments_of(
+const COMMENTS_MORE_QUERY: &str =
+    "query($owner: String!, $name: String!, $number: Int!, $first: Int!, $after: String) {
+  repository(owner: $owner, name: $name) {
+    issue(number: $number) {
+      id number
+      comments(first: $first, after: $after) {
+        nodes { id databaseId createdAt author { login } body }
+        pageInfo { hasNextPage endCursor }
+      }
+    }
+  }
+  rateLimit { limit cost remaining used resetAt }
+}";
+
+fn comment_of(
+    comment: &Value,
     issue: &Value,
     repo: &RepoScope,
     now: headroom_core::clock::Timestamp,
-) -> Vec<Record> {
-    let Some(number) = rows::int(issue, "number") else {
-        return Vec::new();
-    };
-    let comments = issue.get("comments").unwrap_or(&Value::Null);
-    if next_cursor(comments).is_some() {
-        tracing::warn!(
-            repository = %repo.full_name,
-            issue = number,
-            "more than 100 comments on one issue: only the first 100 are collected"
-        );
-    }
-    nodes(comments)
-        .iter()
-        .filter_map(|c| rows::issue_comment(c, repo.github_id, number, now))
-        .collect()
+) -> Option<Record> {
+    rows::issue_comment(comment, repo.github_id, rows::int(issue, "number")?, now)
 }
 
 connection_stage!(
-    /// Stage 4: Comments of every issue (the first 100 of each issue, in pages of issues).
+    /// Stage 4: Comments of every issue: the first 100 with each page of issues, the rest
+    /// by follow-up queries per issue.
     IssueCommentsStage,
     RepoConnection {
         route: "sync_issue_comments",
         query: COMMENTS_QUERY,
         connection: "issues",
         watermark: Some(Watermark::IssueComments),
-        map: |n, repo, _, now| comments_of(n, repo, now),
-        row_conflicts_skippable: false,
+        incremental: Incremental::Since(Watermark::IssueComments),
+        map: |n, repo, _, now| {
+            nodes(n.get("comments").unwrap_or(&Value::Null))
+                .iter()
+                .filter_map(|c| comment_of(c, n, repo, now))
+                .collect()
+        },
+        nested: Some(Nested {
+            field: "comments",
+            parent: "issue",
+            query: COMMENTS_MORE_QUERY,
+            map: comment_of,
+        }),
     }
 );
 
 // ----------------------------------------------------------------------- 5. pull requests
 
+/// Pull requests newest-updated first (GitHub offers no `since` here: paging stops at the
+/// watermark), each with its first 100 commits; the rest by `COMMITS_MORE_QUERY`.
 const PULLS_QUERY: &str = "query($owner: String!, $name: String!, $first: Int!, $after: String) {
   repository(owner: $owner, name: $name) {
-    pullRequests(first: $first, after: $after) {
+    pullRequests(first: $first, after: $after, orderBy: { field: UPDATED_AT, direction: DESC }) {
       nodes {
         id databaseId number title state merged mergedAt headRefName baseRefName headRefOid
         createdAt updatedAt author { login }
@@ -539,6 +885,20 @@ const PULLS_QUERY: &str = "query($owner: String!, $name: String!, $first: Int!, 
   rateLimit { limit cost remaining used resetAt }
 }";
 
+const COMMITS_MORE_QUERY: &str =
+    "query($owner: String!, $name: String!, $number: Int!, $first: Int!, $after: String) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      id number
+      commits(first: $first, after: $after) {
+        nodes { commit { oid message committedDate additions deletions changedFilesIfAvailable } }
+        pageInfo { hasNextPage endCursor }
+      }
+    }
+  }
+  rateLimit { limit cost remaining used resetAt }
+}";
+
 fn pull_with_commits(
     pr: &Value,
     repo: &RepoScope,
@@ -547,35 +907,39 @@ fn pull_with_commits(
     let mut out: Vec<Record> = rows::pull_request(pr, repo.github_id, now)
         .into_iter()
         .collect();
-    let Some(number) = rows::int(pr, "number") else {
-        return out;
-    };
-    let commits = pr.get("commits").unwrap_or(&Value::Null);
-    if next_cursor(commits).is_some() {
-        tracing::warn!(
-            repository = %repo.full_name,
-            pull_request = number,
-            "more than 100 commits in one pull request: only the first 100 are collected"
-        );
-    }
     out.extend(
-        nodes(commits)
+        nodes(pr.get("commits").unwrap_or(&Value::Null))
             .iter()
-            .filter_map(|c| rows::pull_request_commit(c, repo.github_id, number, now)),
+            .filter_map(|c| commit_of(c, pr, repo, now)),
     );
     out
 }
 
+fn commit_of(
+    commit: &Value,
+    pr: &Value,
+    repo: &RepoScope,
+    now: headroom_core::clock::Timestamp,
+) -> Option<Record> {
+    rows::pull_request_commit(commit, repo.github_id, rows::int(pr, "number")?, now)
+}
+
 connection_stage!(
-    /// Stage 5: Pull requests with their commits (up to 100 per pull request).
+    /// Stage 5: Pull requests with every commit.
     PullRequestsStage,
     RepoConnection {
         route: "sync_pull_requests",
         query: PULLS_QUERY,
         connection: "pullRequests",
         watermark: Some(Watermark::PullRequests),
+        incremental: Incremental::NewestFirst(Watermark::PullRequests),
         map: |n, repo, _, now| pull_with_commits(n, repo, now),
-        row_conflicts_skippable: false,
+        nested: Some(Nested {
+            field: "commits",
+            parent: "pullRequest",
+            query: COMMITS_MORE_QUERY,
+            map: commit_of,
+        }),
     }
 );
 
@@ -660,6 +1024,12 @@ struct RunsCursor {
     jobs: Vec<i64>,
     /// Head commits whose check runs are still to fetch.
     shas: Vec<String>,
+    /// When this repository's collection started: its watermark once finished.
+    #[serde(default)]
+    started_ms: Option<i64>,
+    /// Runs created before this were collected by an earlier sync (runs come newest first).
+    #[serde(default)]
+    since: Option<String>,
 }
 
 /// Stage 7: Workflow runs, their jobs, and the check runs of their head commits (REST). Each
@@ -688,9 +1058,19 @@ impl WorkflowRunsStage {
                 .map_err(|e| StageError::Permanent(format!("unreadable cursor {text:?}: {e}")))?,
             None => RunsCursor {
                 page: Some(1),
+                started_ms: Some(millis(ctx.now())),
+                since: ctx
+                    .store()
+                    .watermark(repo.github_id, Watermark::WorkflowRuns)
+                    .await?
+                    .map(|at| (at - CLOCK_SKEW).to_string()),
                 ..RunsCursor::default()
             },
         };
+        let started = cursor
+            .started_ms
+            .and_then(|ms| Timestamp::from_millisecond(ms).ok())
+            .unwrap_or_else(|| ctx.now());
         let full = &repo.full_name;
         loop {
             let now = ctx.now();
@@ -747,10 +1127,22 @@ impl WorkflowRunsStage {
                 let body: Value = response
                     .json()
                     .map_err(|e| StageError::Transient(e.to_string()))?;
-                let runs = body
+                let all_runs = body
                     .get("workflow_runs")
                     .and_then(Value::as_array)
                     .map_or(&[][..], Vec::as_slice);
+                // Newest first: runs created before `since` were collected by an earlier sync,
+                // and so was everything after them.
+                let since: Option<Timestamp> = cursor.since.as_deref().and_then(|t| t.parse().ok());
+                let is_new = |r: &Value| {
+                    since.is_none_or(|since| {
+                        rows::text(r, "created_at")
+                            .and_then(|t| t.parse::<Timestamp>().ok())
+                            .is_none_or(|created| created >= since)
+                    })
+                };
+                let runs: Vec<Value> = all_runs.iter().filter(|r| is_new(r)).cloned().collect();
+                let reached_known = runs.len() < all_runs.len();
                 cursor.jobs = runs.iter().filter_map(|r| rows::int(r, "id")).collect();
                 cursor.shas = Vec::new();
                 for sha in runs.iter().filter_map(|r| rows::text(r, "head_sha")) {
@@ -760,7 +1152,7 @@ impl WorkflowRunsStage {
                 }
                 let has_next =
                     headroom_http::paginate::next_page(&response.headers, &response.url).is_some();
-                cursor.page = has_next.then_some(page + 1);
+                cursor.page = (has_next && !reached_known).then_some(page + 1);
                 (
                     runs.iter()
                         .filter_map(|r| rows::workflow_run(r, repo.github_id, now))
@@ -771,12 +1163,12 @@ impl WorkflowRunsStage {
                 (Vec::new(), true)
             };
             if finished {
-                ctx.write_page(
+                ctx.write_page_marked(
                     &scope,
                     &[],
                     None,
                     true,
-                    Some((repo.github_id, Watermark::WorkflowRuns)),
+                    Some((repo.github_id, Watermark::WorkflowRuns, started)),
                 )
                 .await?;
                 return Ok(());
@@ -824,7 +1216,8 @@ connection_stage!(
         query: BRANCHES_QUERY,
         connection: "refs",
         watermark: Some(Watermark::Branches),
+        incremental: Incremental::Full,
         map: |n, repo, _, now| rows::branch(n, repo.github_id, now).into_iter().collect(),
-        row_conflicts_skippable: false,
+        nested: None,
     }
 );
