@@ -5,17 +5,24 @@
 //! |---|-------|--------|-------|-------|
 //! | 1 | `org` — organization, members, teams | GraphQL | — | once |
 //! | 2 | `repositories` — repositories and their issues | GraphQL | 1 | listing, then per repository |
-//! | 3 | `projects` — projects (v2) | GraphQL | 2 | per repository |
+//! | 3 | `projects` — projects (v2), their views and items | GraphQL | 2 | per repository |
 //! | 4 | `issue_comments` | GraphQL | 2 | per repository |
 //! | 5 | `pull_requests` — with their commits | GraphQL | 2 | per repository |
 //! | 6 | `commit_files` | REST | 5 | per repository |
 //! | 7 | `workflow_runs` — runs, jobs, check runs | REST | 2 | per repository |
 //! | 8 | `branches` | GraphQL | 2 | per repository |
 //!
-//! Every page of rows is committed with the cursor after it. Within a run, checkpoints are the
-//! cut; between runs, per-repository watermarks (`*_collected_at_ms`) record when each
-//! repository was last collected, and commit files are only fetched for commits that have
-//! none. GraphQL page sizes halve when GitHub answers 502/504 or times out and grow back after
+//! Every page of rows is committed with the cursor after it. Connections nested in a page's
+//! nodes (an issue's comments, a pull request's commits, a project's items) come with their
+//! first 100; the rest are followed one parent at a time, the parents still owed kept in the
+//! cursor, so a resume redoes at most one page. Within a run, checkpoints are the cut;
+//! between runs, per-repository watermarks (`*_collected_at_ms`, the instant a repository's
+//! collection started) are: issues and comments ask `filterBy.since`, pull requests come
+//! newest-updated first and stop at the watermark, workflow runs stop at the first run
+//! created before it, commit files are only fetched for commits that have none, and one
+//! aliased probe per 25 repositories finishes those with nothing new without a query of
+//! their own. Projects and branches have no "changed since" on GitHub and are read whole.
+//! GraphQL page sizes halve when GitHub answers 502/504 or times out and grow back after
 //! successes.
 
 mod gql;
@@ -80,7 +87,7 @@ pub mod decl {
     /// Stage `projects`.
     pub const PROJECTS: StageDecl = StageDecl {
         name: names::PROJECTS,
-        title: "projects",
+        title: "projects and their items",
         bucket: "graphql",
         estimated_cost: 1,
         depends_on: &[names::REPOSITORIES],

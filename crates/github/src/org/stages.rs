@@ -176,6 +176,11 @@ fn older_than(node: &Value, since: &str) -> bool {
     updated < since
 }
 
+/// Workflow runs are judged by when they were created, but a run still going at the last
+/// sync changes afterwards: runs created this long before the watermark (GitHub-hosted jobs
+/// stop after 6 hours) are read again.
+const RUN_SETTLING: SignedDuration = SignedDuration::from_hours(6);
+
 /// Repositories asked about in one probe query.
 const PROBE_BATCH: usize = 25;
 
@@ -1063,7 +1068,7 @@ impl WorkflowRunsStage {
                     .store()
                     .watermark(repo.github_id, Watermark::WorkflowRuns)
                     .await?
-                    .map(|at| (at - CLOCK_SKEW).to_string()),
+                    .map(|at| (at - CLOCK_SKEW - RUN_SETTLING).to_string()),
                 ..RunsCursor::default()
             },
         };
