@@ -91,6 +91,16 @@ pub struct SimArgs {
     /// Probability that a request hangs for 60 s and then answers 504 (seeded).
     #[arg(long, default_value_t = 0.0, value_parser = parse_probability)]
     timeout_rate: f64,
+    /// The first N repositories get an issue with 150 comments, a pull request with 130
+    /// commits and a project with 120 items (connections deeper than one page).
+    #[arg(long, default_value_t = 0)]
+    deep_repos: usize,
+    /// GraphQL queries that may return more than N nodes answer 502 (see --graphql-timeouts).
+    #[arg(long, value_name = "N")]
+    graphql_timeout_above_nodes: Option<u64>,
+    /// How many such 502s are answered before the origin recovers.
+    #[arg(long, default_value_t = 0)]
+    graphql_timeouts: u32,
     /// Spend LOGIN's core quota from "elsewhere" at PER_MINUTE requests a minute (repeatable).
     #[arg(long = "external-spend", value_name = "LOGIN:PER_MINUTE", value_parser = parse_spend)]
     external_spend: Vec<ExternalSpend>,
@@ -143,6 +153,9 @@ impl SimArgs {
         c.faults.latency_jitter = ms(self.latency_jitter_ms);
         c.faults.error_rate = self.error_rate;
         c.faults.timeout_rate = self.timeout_rate;
+        c.faults.graphql_timeout_above_nodes = self.graphql_timeout_above_nodes;
+        c.faults.graphql_timeouts = self.graphql_timeouts;
+        c.deep_repos = self.deep_repos;
         c
     }
 }
@@ -347,6 +360,26 @@ mod tests {
         assert_eq!(c.external_spend[0].per_minute, 120.0);
         assert!(c.lying_rate_limit && a.tls);
         assert_eq!(c.faults.latency, SignedDuration::from_millis(20));
+    }
+
+    #[test]
+    fn the_depth_and_graphql_timeout_flags_parse() {
+        let c = parse(&[
+            "--deep-repos",
+            "2",
+            "--graphql-timeout-above-nodes",
+            "3100",
+            "--graphql-timeouts",
+            "4",
+        ])
+        .expect("valid")
+        .config();
+        assert_eq!(c.deep_repos, 2);
+        assert_eq!(c.faults.graphql_timeout_above_nodes, Some(3_100));
+        assert_eq!(c.faults.graphql_timeouts, 4);
+        let plain = parse(&[]).expect("valid").config();
+        assert_eq!(plain.deep_repos, 0);
+        assert_eq!(plain.faults.graphql_timeout_above_nodes, None);
     }
 
     #[test]
