@@ -1226,3 +1226,55 @@ connection_stage!(
         nested: None,
     }
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn cursor_text() -> impl Strategy<Value = String> {
+        "[A-Za-z0-9+/=:{}\"]{1,24}"
+    }
+
+    proptest! {
+        /// Whatever a repository's collection owes, its cursor reads back the same — the
+        /// resume continues exactly where the committed page left it.
+        #[test]
+        fn a_scope_cursor_reads_back_what_was_written(
+            after in proptest::option::of(cursor_text()),
+            outer_done: bool,
+            more in proptest::collection::vec((1i64..100_000, cursor_text()), 0..5),
+            started_ms in proptest::option::of(0i64..4_000_000_000_000),
+            since in proptest::option::of(Just("2027-01-15T08:00:00Z".to_owned())),
+        ) {
+            let cur = ScopeCursor { after, outer_done, more, started_ms, since };
+            let back = ScopeCursor::parse(Some(cur.text().expect("serializable"))).expect("readable");
+            prop_assert_eq!(back.after, cur.after);
+            prop_assert_eq!(back.outer_done, cur.outer_done);
+            prop_assert_eq!(back.more, cur.more);
+            prop_assert_eq!(back.started_ms, cur.started_ms);
+            prop_assert_eq!(back.since, cur.since);
+        }
+
+        /// A cursor stored before nested connections were followed (GitHub's opaque cursor,
+        /// never JSON) continues the outer connection after it.
+        #[test]
+        fn an_older_plain_cursor_is_the_outer_cursor(text in "[A-Za-z0-9+/=]{1,40}") {
+            let cur = ScopeCursor::parse(Some(text.clone())).expect("readable");
+            prop_assert_eq!(cur.after, Some(text));
+            prop_assert!(!cur.outer_done && cur.more.is_empty() && cur.started_ms.is_none());
+        }
+
+        /// Newest-first paging stops only at nodes updated strictly before `since`; a node
+        /// without a readable `updatedAt` is never taken for old.
+        #[test]
+        fn only_nodes_updated_before_since_are_old(offset in -100_000i64..100_000) {
+            let since: Timestamp = "2027-01-15T08:00:00Z".parse().expect("valid");
+            let updated = since + SignedDuration::from_secs(offset);
+            let node = json!({ "updatedAt": updated.to_string() });
+            prop_assert_eq!(older_than(&node, &since.to_string()), offset < 0);
+            let bare = json!({ "number": 1 });
+            prop_assert!(!older_than(&bare, &since.to_string()));
+        }
+    }
+}
