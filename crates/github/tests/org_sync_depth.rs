@@ -547,6 +547,12 @@ async fn a_second_run_asks_only_for_what_changed(fx: &Fixture) {
     assert_eq!(third.get("workflow_jobs"), Some(&1), "{third:?}");
     assert_eq!(third.get("check_runs"), Some(&1), "{third:?}");
     assert_eq!(third.get(names::COMMIT_FILES), None, "{third:?}");
+    println!(
+        "requests: first run {} {first:?}; no change {} {second:?}; after 3 changes {} {third:?}",
+        first_log.len(),
+        second_log.len(),
+        third.values().sum::<usize>()
+    );
     let rows = r.rows().await;
     assert_eq!(
         rows["issue_comments"],
