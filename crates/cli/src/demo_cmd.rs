@@ -146,10 +146,7 @@ async fn demo(db: &std::path::Path) -> ExitCode {
     );
     let mut settings = EnrichSettings::default();
     settings.search.pacing = SignedDuration::ZERO;
-    let enricher = Enricher {
-        poller: poller.clone(),
-        settings,
-    };
+    let enricher = Enricher::new(poller.clone(), settings);
     let report = match enricher
         .run(EnrichOptions {
             limit: Some(6),

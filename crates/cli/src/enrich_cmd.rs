@@ -101,7 +101,7 @@ pub async fn run(global: &GlobalArgs, args: EnrichArgs) -> ExitCode {
         SignedDuration::from_secs(i64::try_from(args.search_pacing).unwrap_or(i64::MAX));
     let state = poller.state.clone();
     let store = poller.store.clone();
-    let enricher = Enricher { poller, settings };
+    let enricher = Enricher::new(poller, settings);
     let options = EnrichOptions {
         limit: args.limit,
         lane: args.stage.map(|s| match s {

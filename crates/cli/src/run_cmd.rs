@@ -44,10 +44,7 @@ pub async fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
     };
     settings.search.pacing =
         SignedDuration::from_secs(i64::try_from(args.search_pacing).unwrap_or(i64::MAX));
-    let enricher = Enricher {
-        poller: poller.clone(),
-        settings,
-    };
+    let enricher = Enricher::new(poller.clone(), settings);
     let tick = SignedDuration::from_secs(i64::try_from(args.tick_secs).unwrap_or(60));
     let mut done = 0u64;
     let shutdown = shutdown_signal();

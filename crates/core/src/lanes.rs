@@ -4,6 +4,10 @@
 //!
 //! Polling has priority: a deeper poll clamps the detail lane rather than over-committing the
 //! limit, and a configuration whose polling alone (plus the reserve) cannot fit is refused.
+//!
+//! Also the enrichment scheduler's two pure choices: which class's Search batch goes next
+//! ([`BatchRotation`], weighted, an empty lane yielding its slot), and how many of a batch's
+//! slots may go to TTL refreshes ([`refresh_slots`], the composition rule: backlog first).
 
 use serde::{Deserialize, Serialize};
 
@@ -214,6 +218,91 @@ impl SearchLane {
     /// Requests per minute that may be spent.
     pub fn spendable(&self) -> u64 {
         self.ceiling.saturating_sub(self.reserve)
+    }
+}
+
+/// Weighted rotation between the actor and repository Search-batch lanes (smooth weighted
+/// round robin). Over any run where both lanes stay ready, each lane's count stays within one
+/// batch of its weighted share; with 1/1 the lanes strictly alternate. A lane with nothing
+/// claimable yields its slot instead of wasting it. A weight of 0 makes a lane run only when
+/// the other has nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BatchRotation {
+    /// ACTOR_ENRICHMENT_WEIGHT.
+    pub actor_weight: u32,
+    /// REPOSITORY_ENRICHMENT_WEIGHT.
+    pub repository_weight: u32,
+    // Running credits: each pick adds every ready lane's weight and charges the winner the
+    // sum, so credits stay bounded and the picks interleave instead of bursting.
+    actor_credit: i64,
+    repository_credit: i64,
+}
+
+impl Default for BatchRotation {
+    fn default() -> Self {
+        Self::new(1, 1)
+    }
+}
+
+impl BatchRotation {
+    /// A rotation with these weights and no history.
+    pub fn new(actor_weight: u32, repository_weight: u32) -> Self {
+        Self {
+            actor_weight,
+            repository_weight,
+            actor_credit: 0,
+            repository_credit: 0,
+        }
+    }
+
+    /// The lane that gets the next batch slot, among those ready; `None` when neither is.
+    pub fn pick(&mut self, actor_ready: bool, repository_ready: bool) -> Option<EntityClass> {
+        let (aw, rw) = match (actor_ready, repository_ready) {
+            (false, false) => return None,
+            // An empty lane yields: the other takes the slot and no credit moves, so the
+            // yielding lane is not owed a burst later.
+            (true, false) => return Some(EntityClass::Actor),
+            (false, true) => return Some(EntityClass::Repository),
+            (true, true) => (
+                i64::from(self.actor_weight),
+                i64::from(self.repository_weight),
+            ),
+        };
+        if aw + rw == 0 {
+            // Both weights zero: plain alternation.
+            return Some(if self.actor_credit <= self.repository_credit {
+                self.actor_credit += 1;
+                EntityClass::Actor
+            } else {
+                self.repository_credit += 1;
+                EntityClass::Repository
+            });
+        }
+        self.actor_credit += aw;
+        self.repository_credit += rw;
+        // Ties go to actors: deterministic, and with 1/1 it yields actor, repository, ...
+        let winner = if (self.actor_credit >= self.repository_credit && aw > 0) || rw == 0 {
+            self.actor_credit -= aw + rw;
+            EntityClass::Actor
+        } else {
+            self.repository_credit -= aw + rw;
+            EntityClass::Repository
+        };
+        Some(winner)
+    }
+}
+
+/// The composition rule: how many of a Search batch's `batch_size` slots may carry TTL-stale
+/// refresh candidates, once `backlog_claimed` of the class's own never-enriched backlog rows
+/// have been taken. Backlog always fills first; refreshes top up spare slots only when the
+/// class's own backlog is exhausted (fewer claimed than the batch holds) and the other class
+/// has no backlog claimable; a refresh-only batch therefore runs only when neither class has
+/// backlog. Refresh can never take a slot pending work could have used.
+pub fn refresh_slots(batch_size: u32, backlog_claimed: u32, other_has_backlog: bool) -> u32 {
+    if other_has_backlog || backlog_claimed >= batch_size {
+        0
+    } else {
+        batch_size - backlog_claimed
     }
 }
 

@@ -202,6 +202,50 @@ pub enum Lane {
     Detail,
 }
 
+/// Which complete rows count as refresh candidates at `now`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RefreshWindow {
+    /// The instant of the decision.
+    pub now: Timestamp,
+    /// Rows last fetched at or before this are past their TTL.
+    pub stale_before: Timestamp,
+    /// Only rows seen pushing at or after this are refreshed at all.
+    pub active_since: Timestamp,
+}
+
+/// What one reconciler sweep found and repaired.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Reconciled {
+    /// Stub actor rows created for stored events that referenced a missing actor.
+    pub actors_restored: u64,
+    /// Stub repository rows created likewise.
+    pub repositories_restored: u64,
+    /// Rows whose stage contradicted their status, put back into the batch backlog.
+    pub requeued: u64,
+    /// Enrichment leases that had lapsed, returned to their lane.
+    pub leases_reclaimed: u64,
+    /// Source locks whose holder's lease had lapsed, cleared.
+    pub source_locks_released: u64,
+    /// Ingestion runs left `running` by a dead process, closed as failed.
+    pub runs_abandoned: u64,
+    /// Backlog rows (not complete, not terminal) after the sweep.
+    pub pending_actors: u64,
+    /// The same for repositories.
+    pub pending_repositories: u64,
+}
+
+impl Reconciled {
+    /// Whether the sweep had to repair anything.
+    pub fn repaired(&self) -> u64 {
+        self.actors_restored
+            + self.repositories_restored
+            + self.requeued
+            + self.leases_reclaimed
+            + self.source_locks_released
+            + self.runs_abandoned
+    }
+}
+
 /// An entity claimed under a lease.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Claimed {
@@ -345,8 +389,33 @@ pub trait FeedState: Send + Sync + std::fmt::Debug {
         until: Timestamp,
     ) -> Result<Vec<Claimed>>;
 
-    /// Whether a lane of a class has a row claimable at `now`.
+    /// Whether a lane of a class has a row claimable at `now`. For the batch lane this is the
+    /// backlog only (rows not yet complete); refresh candidates are [`Self::has_refreshable`].
     async fn has_claimable(&self, kind: EntityKind, lane: Lane, now: Timestamp) -> Result<bool>;
+
+    /// Claims up to `limit` refresh candidates into a Search batch: complete rows fetched at or
+    /// before `stale_before` (the TTL) and seen pushing since `active_since`, plus complete rows
+    /// a failed refresh batch left in `retry_scheduled` (backoff passed) or whose refresh lease
+    /// lapsed. Oldest fetch first. The caller decides whether refresh may run at all (the
+    /// composition rule); this only selects.
+    async fn claim_refresh(
+        &self,
+        kind: EntityKind,
+        limit: u32,
+        window: RefreshWindow,
+        token: &str,
+        until: Timestamp,
+    ) -> Result<Vec<Claimed>>;
+
+    /// Whether [`Self::claim_refresh`] would find a candidate.
+    async fn has_refreshable(&self, kind: EntityKind, window: RefreshWindow) -> Result<bool>;
+
+    /// The reconciler's sweep: rebuilds pending work from committed rows. Creates stub entity
+    /// rows for stored events whose actor or repository row is missing; puts rows whose stage
+    /// contradicts their status back into the backlog; returns lapsed enrichment leases to
+    /// their lane; clears lapsed source locks; closes ingestion runs left `running` since
+    /// before `abandoned_before` as failed. Idempotent: a second sweep finds nothing.
+    async fn reconcile(&self, now: Timestamp, abandoned_before: Timestamp) -> Result<Reconciled>;
 
     /// Gives claimed rows back to the lane they came from, untouched (a deferral).
     async fn release(
@@ -462,10 +531,13 @@ const LEDGER_COLUMNS: &str = "host, subject, window_status, window_limit, remain
     consecutive_secondary_limits, window_started_at_ms, reset_at_ms";
 
 /// The stages a lane claims from, and the stage a claim moves to.
+/// The batch lane is the backlog only: a complete row re-enters a batch solely as a refresh
+/// candidate ([`REFRESH_PREDICATE`]), so a refresh can never be taken as backlog.
 fn lane_stages(lane: Lane) -> (&'static str, &'static str) {
     match lane {
         Lane::Batch => (
-            "enrichment_stage IN ('batch_pending', 'retry_scheduled', 'batch_in_flight')",
+            "enrichment_stage IN ('batch_pending', 'retry_scheduled', 'batch_in_flight') \
+             AND enrichment_status <> 'complete'",
             "batch_in_flight",
         ),
         Lane::Detail => (
@@ -475,8 +547,19 @@ fn lane_stages(lane: Lane) -> (&'static str, &'static str) {
     }
 }
 
+/// Refresh candidates ($1 now, $2 stale_before, $3 active_since): TTL-stale recently active
+/// complete rows, and complete rows a refresh left mid-way (failed batch, lapsed lease).
+const REFRESH_PREDICATE: &str = "enrichment_status = 'complete' AND ( \
+    (enrichment_stage = 'contract_complete' AND fetched_at_ms IS NOT NULL \
+        AND fetched_at_ms <= $2 AND last_seen_at_ms IS NOT NULL AND last_seen_at_ms >= $3) \
+    OR (enrichment_stage = 'retry_scheduled' AND (next_retry_at_ms IS NULL OR next_retry_at_ms <= $1)) \
+    OR enrichment_stage = 'batch_in_flight') \
+    AND (lease_token IS NULL OR lease_expires_at_ms IS NULL OR lease_expires_at_ms <= $1)";
+
 macro_rules! feed_state_impl {
-    ($store:ty, $db:ty) => {
+    // `$actor_url` / `$repo_url`: the dialect's expression for the detail URL inside an
+    // event's raw JSON (alias `e`), used when the reconciler restores a missing entity row.
+    ($store:ty, $db:ty, $actor_url:literal, $repo_url:literal) => {
         const _: () = {
             use headroom_core::redact::redact;
             use sqlx::Row as _;
@@ -818,7 +901,8 @@ macro_rules! feed_state_impl {
                         "SELECT github_id FROM {table} WHERE {stages} \
                          AND (next_retry_at_ms IS NULL OR next_retry_at_ms <= $1) \
                          AND (lease_token IS NULL OR lease_expires_at_ms IS NULL OR lease_expires_at_ms <= $1) \
-                         ORDER BY created_at_ms, id LIMIT $2"
+                         ORDER BY CASE WHEN enrichment_status = 'complete' THEN 1 ELSE 0 END, \
+                         created_at_ms, id LIMIT $2"
                     );
                     let rows = sqlx::query::<$db>(sqlx::AssertSqlSafe(pick))
                         .bind(ms(now))
@@ -876,6 +960,186 @@ macro_rules! feed_state_impl {
                     Ok(get::<i64>(&row, "n")? > 0)
                 }
 
+                async fn claim_refresh(
+                    &self,
+                    kind: EntityKind,
+                    limit: u32,
+                    window: RefreshWindow,
+                    token: &str,
+                    until: Timestamp,
+                ) -> Result<Vec<Claimed>> {
+                    if limit == 0 {
+                        return Ok(Vec::new());
+                    }
+                    let table = kind.table();
+                    let pick = format!(
+                        "SELECT github_id FROM {table} WHERE {REFRESH_PREDICATE} \
+                         ORDER BY fetched_at_ms, id LIMIT $4"
+                    );
+                    let rows = sqlx::query::<$db>(sqlx::AssertSqlSafe(pick))
+                        .bind(ms(window.now))
+                        .bind(ms(window.stale_before))
+                        .bind(ms(window.active_since))
+                        .bind(i64::from(limit))
+                        .fetch_all(self.pool())
+                        .await?;
+                    let name = kind.name_column();
+                    let mut out = Vec::new();
+                    for row in rows {
+                        let id: i64 = get(&row, "github_id")?;
+                        // A fresh refresh starts its own ladders; a resumed one keeps them.
+                        let take = format!(
+                            "UPDATE {table} SET \
+                             batch_attempts = CASE WHEN enrichment_stage = 'contract_complete' THEN 0 ELSE batch_attempts END, \
+                             detail_attempts = CASE WHEN enrichment_stage = 'contract_complete' THEN 0 ELSE detail_attempts END, \
+                             enrichment_stage = 'batch_in_flight', lease_token = $4, \
+                             lease_expires_at_ms = $5, updated_at_ms = $1 \
+                             WHERE github_id = $6 AND {REFRESH_PREDICATE} \
+                             RETURNING github_id, {name} AS name, detail_url, detail_attempts, batch_attempts"
+                        );
+                        let taken = sqlx::query::<$db>(sqlx::AssertSqlSafe(take))
+                            .bind(ms(window.now))
+                            .bind(ms(window.stale_before))
+                            .bind(ms(window.active_since))
+                            .bind(token.to_owned())
+                            .bind(ms(until))
+                            .bind(id)
+                            .fetch_optional(self.pool())
+                            .await?;
+                        if let Some(r) = taken {
+                            out.push(Claimed {
+                                github_id: get(&r, "github_id")?,
+                                name: get(&r, "name")?,
+                                detail_url: get(&r, "detail_url")?,
+                                detail_attempts: to_u64("detail_attempts", get(&r, "detail_attempts")?)?,
+                                batch_attempts: to_u64("batch_attempts", get(&r, "batch_attempts")?)?,
+                            });
+                        }
+                    }
+                    Ok(out)
+                }
+
+                async fn has_refreshable(
+                    &self,
+                    kind: EntityKind,
+                    window: RefreshWindow,
+                ) -> Result<bool> {
+                    let table = kind.table();
+                    let sql = format!(
+                        "SELECT COUNT(*) AS n FROM (SELECT 1 FROM {table} WHERE {REFRESH_PREDICATE} LIMIT 1) AS c"
+                    );
+                    let row = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
+                        .bind(ms(window.now))
+                        .bind(ms(window.stale_before))
+                        .bind(ms(window.active_since))
+                        .fetch_one(self.pool())
+                        .await?;
+                    Ok(get::<i64>(&row, "n")? > 0)
+                }
+
+                async fn reconcile(
+                    &self,
+                    now: Timestamp,
+                    abandoned_before: Timestamp,
+                ) -> Result<Reconciled> {
+                    let mut found = Reconciled::default();
+                    // Entities an event references but whose row is gone: a stub from the
+                    // event's own columns, pending, created at the oldest referencing event's
+                    // arrival so FIFO order is what it would have been.
+                    for (kind, id_col, name_col, url) in [
+                        (
+                            EntityKind::Actor,
+                            "github_actor_id",
+                            "actor_login",
+                            $actor_url,
+                        ),
+                        (
+                            EntityKind::Repository,
+                            "github_repository_id",
+                            "repository_name",
+                            $repo_url,
+                        ),
+                    ] {
+                        let table = kind.table();
+                        let name = kind.name_column();
+                        let sql = format!(
+                            "INSERT INTO {table} (github_id, {name}, detail_url, first_seen_at_ms, \
+                             last_seen_at_ms, created_at_ms, updated_at_ms) \
+                             SELECT e.{id_col}, MIN(e.{name_col}), MIN({url}), MIN(e.created_at_ms), \
+                             MAX(e.created_at_ms), MIN(e.created_at_ms), $1 FROM push_events e \
+                             WHERE NOT EXISTS (SELECT 1 FROM {table} t WHERE t.github_id = e.{id_col}) \
+                             GROUP BY e.{id_col} ON CONFLICT (github_id) DO NOTHING"
+                        );
+                        let done = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
+                            .bind(ms(now))
+                            .execute(self.pool())
+                            .await?;
+                        match kind {
+                            EntityKind::Actor => found.actors_restored = done.rows_affected(),
+                            EntityKind::Repository => {
+                                found.repositories_restored = done.rows_affected()
+                            }
+                        }
+                        // A row still owed enrichment but resting where no lane looks.
+                        let sql = format!(
+                            "UPDATE {table} SET enrichment_stage = 'batch_pending', lease_token = NULL, \
+                             lease_expires_at_ms = NULL, updated_at_ms = $1 \
+                             WHERE enrichment_status IN ('pending', 'retryable_failure') \
+                             AND enrichment_stage IN ('contract_complete', 'terminal')"
+                        );
+                        found.requeued += sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
+                            .bind(ms(now))
+                            .execute(self.pool())
+                            .await?
+                            .rows_affected();
+                        // Lapsed leases: back to the lane they were claimed from.
+                        let sql = format!(
+                            "UPDATE {table} SET enrichment_stage = CASE \
+                                 WHEN enrichment_stage = 'detail_in_flight' THEN 'detail_pending' \
+                                 WHEN enrichment_status = 'complete' THEN 'contract_complete' \
+                                 WHEN batch_attempts > 0 THEN 'retry_scheduled' \
+                                 ELSE 'batch_pending' END, \
+                             lease_token = NULL, lease_expires_at_ms = NULL, updated_at_ms = $1 \
+                             WHERE enrichment_stage IN ('batch_in_flight', 'detail_in_flight') \
+                             AND (lease_token IS NULL OR lease_expires_at_ms IS NULL OR lease_expires_at_ms <= $1)"
+                        );
+                        found.leases_reclaimed += sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
+                            .bind(ms(now))
+                            .execute(self.pool())
+                            .await?
+                            .rows_affected();
+                    }
+                    found.source_locks_released = sqlx::query::<$db>(
+                        "UPDATE event_sources SET lock_token = NULL, lock_expires_at_ms = NULL \
+                         WHERE lock_token IS NOT NULL AND (lock_expires_at_ms IS NULL OR lock_expires_at_ms <= $1)",
+                    )
+                    .bind(ms(now))
+                    .execute(self.pool())
+                    .await?
+                    .rows_affected();
+                    found.runs_abandoned = sqlx::query::<$db>(
+                        "UPDATE ingestion_runs SET status = 'failed', classification = 'abandoned', \
+                         finished_at_ms = $1, error_message = 'the process running it stopped before it finished' \
+                         WHERE status = 'running' AND started_at_ms <= $2",
+                    )
+                    .bind(ms(now))
+                    .bind(ms(abandoned_before))
+                    .execute(self.pool())
+                    .await?
+                    .rows_affected();
+                    let row = sqlx::query::<$db>(
+                        "SELECT (SELECT COUNT(*) FROM actors WHERE enrichment_status IN \
+                             ('pending', 'retryable_failure')) AS a, \
+                         (SELECT COUNT(*) FROM repositories WHERE enrichment_status IN \
+                             ('pending', 'retryable_failure')) AS r",
+                    )
+                    .fetch_one(self.pool())
+                    .await?;
+                    found.pending_actors = to_u64("pending_actors", get(&row, "a")?)?;
+                    found.pending_repositories = to_u64("pending_repositories", get(&row, "r")?)?;
+                    Ok(found)
+                }
+
                 async fn release(
                     &self,
                     kind: EntityKind,
@@ -885,7 +1149,8 @@ macro_rules! feed_state_impl {
                 ) -> Result<()> {
                     let table = kind.table();
                     let back = match lane {
-                        Lane::Batch => "CASE WHEN batch_attempts > 0 THEN 'retry_scheduled' ELSE 'batch_pending' END",
+                        Lane::Batch => "CASE WHEN enrichment_status = 'complete' THEN 'contract_complete' \
+                            WHEN batch_attempts > 0 THEN 'retry_scheduled' ELSE 'batch_pending' END",
                         Lane::Detail => "'detail_pending'",
                     };
                     let sql = format!(
@@ -1198,5 +1463,15 @@ macro_rules! feed_state_impl {
     };
 }
 
-feed_state_impl!(SqliteStore, sqlx::Sqlite);
-feed_state_impl!(PgStore, sqlx::Postgres);
+feed_state_impl!(
+    SqliteStore,
+    sqlx::Sqlite,
+    "json_extract(e.raw_json, '$.actor.url')",
+    "json_extract(e.raw_json, '$.repo.url')"
+);
+feed_state_impl!(
+    PgStore,
+    sqlx::Postgres,
+    "(e.raw_json -> 'actor' ->> 'url')",
+    "(e.raw_json -> 'repo' ->> 'url')"
+);

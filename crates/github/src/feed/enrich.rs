@@ -7,16 +7,28 @@
 //! actor/repository shares and borrowing. A 404/410 is terminal for that entity only; other
 //! detail failures climb a ladder of three. Every claim is a lease that expires by arithmetic
 //! and every projection write is guarded by its token. Running out of budget only defers.
+//!
+//! Scheduling: Search batches first, the two classes rotating by weight (an empty lane yields
+//! its slot; the rotation outlives one cycle so a paced service alternates across cycles), then
+//! detail fallbacks. Complete rows past their refresh TTL and recently active ride Search
+//! batches only under the composition rule ([`headroom_core::lanes::refresh_slots`]).
+
+use std::sync::{Arc, Mutex, PoisonError};
 
 use headroom_core::Dimension;
 use headroom_core::clock::{Clock, SignedDuration, Timestamp};
-use headroom_core::lanes::{CoreLanes, DetailUsage, EntityClass, SearchLane};
+use headroom_core::lanes::{
+    BatchRotation, CoreLanes, DetailUsage, EntityClass, SearchLane, refresh_slots,
+};
 use headroom_core::quota::Bucket;
 use headroom_http::ApiError;
 use headroom_http::ApiRequest;
-use headroom_store::feed_state::{Claimed, CoreLedger, Enriched, EntityKind, Lane, SearchLedger};
+use headroom_store::feed_state::{
+    Claimed, CoreLedger, Enriched, EntityKind, Lane, RefreshWindow, SearchLedger,
+};
 use serde::Serialize;
 use serde_json::Value;
+use tracing::Instrument as _;
 
 use super::new_run_id;
 use super::poll::{PollError, Poller};
@@ -36,6 +48,16 @@ pub struct EnrichSettings {
     pub retry_max: SignedDuration,
     /// The detail ladder.
     pub max_detail_attempts: u64,
+    /// ACTOR_ENRICHMENT_WEIGHT: the actors' weight in the batch rotation.
+    pub actor_weight: u32,
+    /// REPOSITORY_ENRICHMENT_WEIGHT.
+    pub repository_weight: u32,
+    /// ACTOR_REFRESH_TTL_SECONDS: a complete actor is not re-fetched sooner.
+    pub actor_refresh_ttl: SignedDuration,
+    /// REPOSITORY_REFRESH_TTL_SECONDS.
+    pub repository_refresh_ttl: SignedDuration,
+    /// REFRESH_ACTIVE_WITHIN_SECONDS: only entities seen pushing this recently are refreshed.
+    pub refresh_active_within: SignedDuration,
 }
 
 impl Default for EnrichSettings {
@@ -47,6 +69,11 @@ impl Default for EnrichSettings {
             retry_base: SignedDuration::from_secs(60),
             retry_max: SignedDuration::from_secs(3600),
             max_detail_attempts: 3,
+            actor_weight: 1,
+            repository_weight: 1,
+            actor_refresh_ttl: SignedDuration::from_secs(86_400),
+            repository_refresh_ttl: SignedDuration::from_secs(86_400),
+            refresh_active_within: SignedDuration::from_secs(604_800),
         }
     }
 }
@@ -71,8 +98,10 @@ pub struct EnrichReport {
     pub search_batches: u64,
     /// Detail fallbacks sent.
     pub detail_requests: u64,
-    /// Entities applied (contract complete).
+    /// Entities applied (contract complete) for the first time.
     pub applied: u64,
+    /// Complete entities refreshed after their TTL.
+    pub refreshed: u64,
     /// Batch members admitted to the detail lane.
     pub fallbacks_admitted: u64,
     /// Entities gone terminal.
@@ -119,9 +148,53 @@ pub struct Enricher {
     pub poller: Poller,
     /// Enrichment settings.
     pub settings: EnrichSettings,
+    // Shared by clones and kept across cycles: a service that sends one paced batch per
+    // cycle must still alternate classes.
+    rotation: Arc<Mutex<BatchRotation>>,
 }
 
 impl Enricher {
+    /// An enricher with a fresh batch rotation at the settings' weights.
+    pub fn new(poller: Poller, settings: EnrichSettings) -> Self {
+        let rotation = BatchRotation::new(settings.actor_weight, settings.repository_weight);
+        Self {
+            poller,
+            settings,
+            rotation: Arc::new(Mutex::new(rotation)),
+        }
+    }
+
+    fn refresh_window(&self, kind: EntityKind, now: Timestamp) -> RefreshWindow {
+        let ttl = match kind {
+            EntityKind::Actor => self.settings.actor_refresh_ttl,
+            EntityKind::Repository => self.settings.repository_refresh_ttl,
+        };
+        RefreshWindow {
+            now,
+            stale_before: now - ttl,
+            active_since: now - self.settings.refresh_active_within,
+        }
+    }
+
+    /// Whether a class has a Search batch to send: its own backlog, or refresh candidates the
+    /// composition rule lets through (only when neither class has backlog).
+    async fn batch_ready(&self, kind: EntityKind, now: Timestamp) -> Result<bool, PollError> {
+        let state = &self.poller.state;
+        if state.has_claimable(kind, Lane::Batch, now).await? {
+            return Ok(true);
+        }
+        if refresh_slots(
+            1,
+            0,
+            state.has_claimable(other(kind), Lane::Batch, now).await?,
+        ) == 0
+        {
+            return Ok(false);
+        }
+        Ok(state
+            .has_refreshable(kind, self.refresh_window(kind, now))
+            .await?)
+    }
     async fn keys(&self) -> Result<(String, String), PollError> {
         let key = self
             .poller
@@ -134,10 +207,16 @@ impl Enricher {
         ))
     }
 
-    /// One enrichment run: batch lanes first (actors and repositories alternating, an empty
-    /// lane yielding its slot), then detail lanes, until nothing progresses or the request
-    /// limit is reached.
+    /// One enrichment cycle: Search batches first (classes rotating by weight, an empty lane
+    /// yielding its slot, a search deferral holding both since they share one resource), then
+    /// detail lanes, until nothing progresses or the request limit is reached. Every log line
+    /// of the cycle carries its run_id.
     pub async fn run(&self, options: EnrichOptions) -> Result<EnrichReport, PollError> {
+        let span = tracing::info_span!("enrichment_cycle", run_id = %new_run_id());
+        self.cycle(options).instrument(span).await
+    }
+
+    async fn cycle(&self, options: EnrichOptions) -> Result<EnrichReport, PollError> {
         let mut report = EnrichReport::default();
         let classes: Vec<EntityKind> = match options.class {
             Some(k) => vec![k],
@@ -147,17 +226,33 @@ impl Enricher {
         loop {
             let mut progressed = false;
             if options.lane != Some(Lane::Detail) {
-                for kind in &classes {
-                    if report.requests >= limit {
-                        break;
+                let mut open = classes.clone();
+                while report.requests < limit && !open.is_empty() {
+                    let now = self.poller.clock.now();
+                    let mut ready = [false, false];
+                    for kind in &open {
+                        ready[usize::from(*kind == EntityKind::Repository)] =
+                            self.batch_ready(*kind, now).await?;
                     }
-                    match self.search_batch(*kind, &mut report).await? {
+                    open.retain(|k| ready[usize::from(*k == EntityKind::Repository)]);
+                    let pick = self
+                        .rotation
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .pick(ready[0], ready[1]);
+                    let Some(class) = pick else { break };
+                    let kind = match class {
+                        EntityClass::Actor => EntityKind::Actor,
+                        EntityClass::Repository => EntityKind::Repository,
+                    };
+                    match self.search_batch(kind, &mut report).await? {
                         Step::Sent => progressed = true,
-                        Step::Empty => {}
+                        Step::Empty => open.retain(|k| *k != kind),
                         Step::Deferred(reason, until) => {
                             tracing::info!(event = "enrichment.batch_deferred",
                                 entity_type = kind.as_str(), deferral_reason = %reason);
                             report.deferrals.push((reason, until));
+                            break;
                         }
                     }
                 }
@@ -189,6 +284,7 @@ impl Enricher {
             search_batches = report.search_batches,
             detail_requests = report.detail_requests,
             applied = report.applied,
+            refreshed = report.refreshed,
             fallbacks_admitted = report.fallbacks_admitted,
             terminal = report.terminal,
             retries = report.retries
@@ -245,7 +341,7 @@ impl Enricher {
     ) -> Result<Step, PollError> {
         let state = &self.poller.state;
         let now = self.poller.clock.now();
-        if !state.has_claimable(kind, Lane::Batch, now).await? {
+        if !self.batch_ready(kind, now).await? {
             return Ok(Step::Empty);
         }
         let mut ledger = self.search_ledger(now).await?;
@@ -268,18 +364,41 @@ impl Enricher {
             }
         }
         let token = new_run_id();
-        let members = state
+        let size = self.settings.batch_size.clamp(1, 10);
+        let mut members = state
             .claim(
                 kind,
                 Lane::Batch,
-                self.settings.batch_size.clamp(1, 10),
+                size,
                 now,
                 &token,
                 now + self.settings.lease,
             )
             .await?;
+        let backlog = u32::try_from(members.len()).unwrap_or(size);
+        let other_backlog = state.has_claimable(other(kind), Lane::Batch, now).await?;
+        let spare = refresh_slots(size, backlog, other_backlog);
+        let refresh = state
+            .claim_refresh(
+                kind,
+                spare,
+                self.refresh_window(kind, now),
+                &token,
+                now + self.settings.lease,
+            )
+            .await?;
+        let refresh_ids: Vec<i64> = refresh.iter().map(|m| m.github_id).collect();
+        members.extend(refresh);
         if members.is_empty() {
             return Ok(Step::Empty);
+        }
+        if !refresh_ids.is_empty() {
+            tracing::info!(
+                event = "enrichment.refresh_claimed",
+                entity_type = kind.as_str(),
+                backlog_count = backlog,
+                refresh_count = refresh_ids.len()
+            );
         }
         ledger.used += 1;
         match kind {
@@ -436,7 +555,11 @@ impl Enricher {
                         .await?
                     {
                         valid += 1;
-                        report.applied += 1;
+                        if refresh_ids.contains(&member.github_id) {
+                            report.refreshed += 1;
+                        } else {
+                            report.applied += 1;
+                        }
                     }
                 }
                 Err(reason) => {
@@ -462,6 +585,7 @@ impl Enricher {
             entity_type = kind.as_str(),
             batch_id,
             requested_count = requested,
+            refresh_count = refresh_ids.len(),
             returned_count = items.len(),
             valid_count = valid,
             fallback_count = requested - valid,
