@@ -26,6 +26,45 @@ enum ClassArg {
     Repository,
 }
 
+/// Enrichment scheduling knobs shared by `enrich` and `run` (flag, else environment, else the
+/// reference's default).
+#[derive(Debug, Clone, Args)]
+pub struct EnrichTuning {
+    /// Batch-rotation weight of actors (1/1 alternates; an empty lane yields its slot).
+    #[arg(long, env = "ACTOR_ENRICHMENT_WEIGHT", default_value_t = 1)]
+    pub actor_weight: u32,
+    /// Batch-rotation weight of repositories.
+    #[arg(long, env = "REPOSITORY_ENRICHMENT_WEIGHT", default_value_t = 1)]
+    pub repository_weight: u32,
+    /// Seconds before a complete actor may be re-fetched (refreshes only fill spare batch slots).
+    #[arg(long, env = "ACTOR_REFRESH_TTL_SECONDS", default_value_t = 86_400)]
+    pub actor_refresh_ttl: u64,
+    /// Seconds before a complete repository may be re-fetched.
+    #[arg(long, env = "REPOSITORY_REFRESH_TTL_SECONDS", default_value_t = 86_400)]
+    pub repository_refresh_ttl: u64,
+    /// Only entities seen pushing within this many seconds are refreshed at all.
+    #[arg(long, env = "REFRESH_ACTIVE_WITHIN_SECONDS", default_value_t = 604_800)]
+    pub refresh_active_within: u64,
+}
+
+impl EnrichTuning {
+    /// The enrichment settings with these knobs, the claim lease and the search pacing.
+    pub fn settings(&self, lease: SignedDuration, pacing_secs: u64) -> EnrichSettings {
+        let secs = |s: u64| SignedDuration::from_secs(i64::try_from(s).unwrap_or(i64::MAX));
+        let mut settings = EnrichSettings {
+            lease,
+            actor_weight: self.actor_weight,
+            repository_weight: self.repository_weight,
+            actor_refresh_ttl: secs(self.actor_refresh_ttl),
+            repository_refresh_ttl: secs(self.repository_refresh_ttl),
+            refresh_active_within: secs(self.refresh_active_within),
+            ..EnrichSettings::default()
+        };
+        settings.search.pacing = secs(pacing_secs);
+        settings
+    }
+}
+
 /// `headroom enrich`.
 #[derive(Debug, Args)]
 pub struct EnrichArgs {
@@ -41,6 +80,8 @@ pub struct EnrichArgs {
     /// Minimum seconds between search requests (0 disables pacing).
     #[arg(long, env = "SEARCH_PACING_SECONDS", default_value_t = 6)]
     search_pacing: u64,
+    #[command(flatten)]
+    tuning: EnrichTuning,
     #[command(flatten)]
     feed: FeedArgs,
 }
@@ -93,12 +134,9 @@ pub async fn run(global: &GlobalArgs, args: EnrichArgs) -> ExitCode {
         Ok(p) => p,
         Err(code) => return code,
     };
-    let mut settings = EnrichSettings {
-        lease: args.feed.enrichment_lease(),
-        ..EnrichSettings::default()
-    };
-    settings.search.pacing =
-        SignedDuration::from_secs(i64::try_from(args.search_pacing).unwrap_or(i64::MAX));
+    let settings = args
+        .tuning
+        .settings(args.feed.enrichment_lease(), args.search_pacing);
     let state = poller.state.clone();
     let store = poller.store.clone();
     let enricher = Enricher::new(poller, settings);

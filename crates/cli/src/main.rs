@@ -11,6 +11,7 @@ mod demo_cmd;
 mod enrich_cmd;
 mod import_cmd;
 mod ingest_cmd;
+mod logging;
 mod quota_cmd;
 mod registry;
 mod run_cmd;
@@ -98,15 +99,16 @@ fn with_runtime(work: impl std::future::Future<Output = ExitCode>) -> ExitCode {
     }
 }
 
-/// One JSON object per line on stderr; `RUST_LOG` filters (default: warnings and errors).
+/// One JSON object per line on stderr ([`logging`]); `RUST_LOG` filters (default: warnings
+/// and errors).
 fn init_logging() {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .json()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_current_span(false)
+    let _ = tracing_subscriber::registry()
+        .with(filter)
+        .with(logging::JsonLines::new(std::io::stderr))
         .try_init();
 }
 

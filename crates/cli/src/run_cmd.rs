@@ -1,19 +1,21 @@
 //! `headroom run`: the continuous feed service — a poll tick (default 60 s) that polls the
-//! source when it is due, and an enrichment cycle after every tick. The entity rows are the
-//! backlog: every cycle rediscovers pending work from committed rows and reclaims lapsed
-//! leases, so a lost process loses no work (the reference's 60 s reconciler, by construction).
-//! Stops on SIGINT or SIGTERM between steps.
+//! source when it is due, followed by an enrichment cycle, and a reconciler (default every
+//! 60 s, and once at start) that rebuilds pending work from committed rows after a crash and
+//! dispatches a cycle when work is claimable. Stops on SIGINT or SIGTERM between steps.
 //!
 //! Not yet: the HTTP server (`--listen`).
 
 use std::process::ExitCode;
 
 use clap::Args;
+use headroom_core::clock::Clock;
 use headroom_core::clock::SignedDuration;
-use headroom_github::feed::enrich::{EnrichOptions, EnrichSettings, Enricher};
+use headroom_github::feed::enrich::{EnrichOptions, Enricher};
 use headroom_github::feed::poll::PollOutcome;
+use headroom_github::feed::reconcile::reconcile;
 
 use crate::config::GlobalArgs;
+use crate::enrich_cmd::EnrichTuning;
 use crate::ingest_cmd::{FeedArgs, poller};
 
 /// `headroom run`.
@@ -28,6 +30,11 @@ pub struct RunArgs {
     /// Minimum seconds between search requests (0 disables pacing).
     #[arg(long, env = "SEARCH_PACING_SECONDS", default_value_t = 6)]
     search_pacing: u64,
+    /// Seconds between reconciler sweeps.
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    reconcile_secs: u64,
+    #[command(flatten)]
+    tuning: EnrichTuning,
     #[command(flatten)]
     feed: FeedArgs,
 }
@@ -38,44 +45,74 @@ pub async fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
         Ok(p) => p,
         Err(code) => return code,
     };
-    let mut settings = EnrichSettings {
-        lease: args.feed.enrichment_lease(),
-        ..EnrichSettings::default()
-    };
-    settings.search.pacing =
-        SignedDuration::from_secs(i64::try_from(args.search_pacing).unwrap_or(i64::MAX));
+    let settings = args
+        .tuning
+        .settings(args.feed.enrichment_lease(), args.search_pacing);
     let enricher = Enricher::new(poller.clone(), settings);
-    let tick = SignedDuration::from_secs(i64::try_from(args.tick_secs).unwrap_or(60));
+    let secs = |s: u64| SignedDuration::from_secs(i64::try_from(s).unwrap_or(60));
+    let tick = secs(args.tick_secs);
+    let reconcile_every = secs(args.reconcile_secs);
+    // A run open longer than any live poller's hold on the source belonged to a dead process.
+    let abandon_after = poller
+        .settings
+        .source_lease
+        .max(SignedDuration::from_secs(600));
     let mut done = 0u64;
     let shutdown = shutdown_signal();
     tokio::pin!(shutdown);
+    // Both schedules start due: a restart sweeps before it polls.
+    let mut next_tick = poller.clock.now();
+    let mut next_reconcile = next_tick;
     let code = loop {
         let step = async {
-            match poller.poll_once(false).await {
-                Ok(PollOutcome::Completed { run_id, counts, .. }) => {
-                    tracing::info!(event = "service.tick", run_id = %run_id,
-                        events_created = counts.events_created);
-                    if counts.events_created > 0 {
-                        tracing::info!(event = "enrichment.dispatched", reason = "ingestion");
-                    }
+            let now = poller.clock.now();
+            let mut dispatch = false;
+            if now >= next_reconcile {
+                match reconcile(&poller, abandon_after).await {
+                    Ok(sweep) => dispatch = sweep.claimable_now,
+                    Err(e) => tracing::error!(event = "reconciler.failed", error = %e),
                 }
-                Ok(other) => tracing::debug!(event = "service.tick", outcome = ?other),
-                Err(e) => tracing::error!(event = "ingestion.cycle_failed", error = %e),
+                next_reconcile = now + reconcile_every;
             }
-            if let Err(e) = enricher.run(EnrichOptions::default()).await {
+            let ticked = now >= next_tick;
+            if ticked {
+                match poller.poll_once(false).await {
+                    Ok(PollOutcome::Completed { run_id, counts, .. }) => {
+                        tracing::info!(event = "service.tick", run_id = %run_id,
+                            events_created = counts.events_created);
+                        if counts.events_created > 0 {
+                            tracing::info!(event = "enrichment.dispatched", reason = "ingestion");
+                        }
+                    }
+                    Ok(other) => tracing::debug!(event = "service.tick", outcome = ?other),
+                    Err(e) => tracing::error!(event = "ingestion.cycle_failed", error = %e),
+                }
+                next_tick = now + tick;
+                dispatch = true;
+            } else if dispatch {
+                tracing::info!(event = "enrichment.dispatched", reason = "reconciler");
+            }
+            if dispatch && let Err(e) = enricher.run(EnrichOptions::default()).await {
                 tracing::error!(event = "enrichment.cycle_failed", error = %e);
             }
+            ticked
         };
-        tokio::select! {
-            () = step => {}
+        let ticked = tokio::select! {
+            ticked = step => ticked,
             () = &mut shutdown => break ExitCode::SUCCESS,
+        };
+        if ticked {
+            done += 1;
+            if args.ticks.is_some_and(|n| done >= n) {
+                break ExitCode::SUCCESS;
+            }
         }
-        done += 1;
-        if args.ticks.is_some_and(|n| done >= n) {
-            break ExitCode::SUCCESS;
-        }
+        let wake = next_tick.min(next_reconcile);
+        let wait = wake
+            .duration_since(poller.clock.now())
+            .max(SignedDuration::ZERO);
         tokio::select! {
-            () = poller.clock.sleep(tick) => {}
+            () = poller.clock.sleep(wait) => {}
             () = &mut shutdown => break ExitCode::SUCCESS,
         }
     };

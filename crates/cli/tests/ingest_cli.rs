@@ -84,3 +84,84 @@ fn exhausted_retries_fail_and_still_print_the_state() {
     assert!(out.contains("Persisted push events:            0"), "{out}");
     assert!(out.contains("Next poll due:"), "{out}");
 }
+
+/// With `RUST_LOG=debug`, stderr is one JSON object per line; each leads with the four
+/// formatter-owned fields; and every line of the run — from `ingestion.run_started` to
+/// `ingestion.run_completed`, the per-page and exit-door lines between included — carries the
+/// same run_id, which is the one the run printed.
+#[test]
+fn json_logs_carry_fixed_fields_and_the_run_id() {
+    let sim = Sim::start(&["--scenario", "default"]);
+    let dir = tempfile::tempdir().expect("tmp");
+    let out = Command::new(BIN)
+        .current_dir(dir.path())
+        .args(["--api-url", &sim.url, "--db", "h.db", "ingest"])
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("GH_TOKEN")
+        .env_remove("HEADROOM_DB")
+        .env_remove("GITHUB_API_URL")
+        .env(
+            "RUST_LOG",
+            "debug,sqlx=warn,hyper=warn,reqwest=warn,h2=warn,rustls=warn",
+        )
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<serde_json::Value> = stderr
+        .lines()
+        .map(|l| {
+            serde_json::from_str(l).unwrap_or_else(|e| panic!("not one JSON object: {l:?}: {e}"))
+        })
+        .collect();
+    assert!(lines.len() >= 5, "{stderr}");
+    for (raw, l) in stderr.lines().zip(&lines) {
+        let keys: Vec<&String> = l.as_object().expect("an object").keys().collect();
+        assert!(
+            raw.starts_with("{\"timestamp\":\""),
+            "timestamp leads: {raw}"
+        );
+        assert_eq!(l["service"], "headroom", "{raw}");
+        assert!(
+            ["error", "warn", "info", "debug", "trace"]
+                .contains(&l["level"].as_str().unwrap_or("")),
+            "{raw}"
+        );
+        assert!(l["event"].is_string(), "{raw}");
+        assert!(
+            !keys.iter().any(|k| *k == "fields"),
+            "flat, not nested: {raw}"
+        );
+        let ts = l["timestamp"].as_str().expect("a string");
+        assert!(
+            ts.ends_with('Z') && ts.contains('.'),
+            "UTC with milliseconds: {ts}"
+        );
+    }
+    let position = |event: &str| {
+        lines
+            .iter()
+            .position(|l| l["event"] == event)
+            .unwrap_or_else(|| panic!("no {event} in {stderr}"))
+    };
+    let (start, end) = (
+        position("ingestion.run_started"),
+        position("ingestion.run_completed"),
+    );
+    let run_id = lines[start]["run_id"].as_str().expect("run_id").to_owned();
+    assert_eq!(run_id.len(), 36, "{run_id}");
+    for l in &lines[start..=end] {
+        assert_eq!(l["run_id"], run_id.as_str(), "every line of the run: {l}");
+    }
+    assert!(
+        lines[start..=end]
+            .iter()
+            .any(|l| l["event"] == "ingestion.page_processed"),
+        "debug lines of the run are present: {stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&run_id),
+        "the summary names the run: {stdout}"
+    );
+}

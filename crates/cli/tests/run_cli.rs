@@ -109,3 +109,73 @@ fn a_killed_run_restarted_loses_and_duplicates_nothing() {
     assert!(settled(&after), "{after}");
     assert_eq!(after["totals"]["quarantined"], 3);
 }
+
+/// Pending work whose queue state was lost — rows resting where no lane claims from, a row
+/// deleted behind the store's back — is invisible to `enrich`; `headroom run`'s reconciler
+/// finds it from the committed events on its first sweep and the cycle it dispatches finishes
+/// the backlog. Its `reconciler.*` lines say what it repaired.
+#[test]
+fn the_reconciler_restores_lost_work() {
+    let sim = Sim::start(&["--scenario", "default"]);
+    let dir = tempfile::tempdir().expect("tmp");
+    let out = command(dir.path(), &sim.url, &["ingest"])
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    let db = dir.path().join("h.db");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        use sqlx::Connection as _;
+        let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", db.display()))
+            .await
+            .expect("open");
+        for sql in [
+            "PRAGMA foreign_keys = OFF",
+            "UPDATE actors SET enrichment_stage = 'contract_complete'",
+            "DELETE FROM repositories WHERE github_id = 880003",
+        ] {
+            sqlx::query(sql).execute(&mut conn).await.expect("tamper");
+        }
+        conn.close().await.expect("close");
+    });
+    // The loss is real: enrichment alone cannot see the actors or the deleted repository.
+    let out = command(dir.path(), &sim.url, &["enrich", "--search-pacing", "0"])
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    let lost = status(dir.path(), &sim.url);
+    assert_eq!(lost["enrichment"]["actors"]["pending"], 3, "{lost}");
+    assert_eq!(lost["enrichment"]["actors"]["complete"], 0, "{lost}");
+
+    let out = command(
+        dir.path(),
+        &sim.url,
+        &["run", "--ticks", "1", "--search-pacing", "0"],
+    )
+    .env("RUST_LOG", "info")
+    .output()
+    .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let lines: Vec<serde_json::Value> = stderr
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let find = |event: &str| {
+        lines
+            .iter()
+            .find(|l| l["event"] == event)
+            .unwrap_or_else(|| panic!("no {event}: {stderr}"))
+    };
+    assert_eq!(find("reconciler.requeued")["count"], 3);
+    assert_eq!(find("reconciler.entities_restored")["repositories"], 1);
+    let done = find("reconciler.completed");
+    assert_eq!(done["repaired"], 4);
+    assert_eq!(done["claimable_now"], true);
+    assert!(done["run_id"].is_string(), "{done}");
+    let after = status(dir.path(), &sim.url);
+    assert!(settled(&after), "{after}");
+}

@@ -6,6 +6,7 @@ pub mod enrich;
 pub mod import;
 pub mod page;
 pub mod poll;
+pub mod reconcile;
 pub mod validate;
 
 pub use self::page::{IngestContext, PageCounts, ingest_page};

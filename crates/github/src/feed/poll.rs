@@ -18,6 +18,7 @@ use headroom_store::feed_state::{CoreLedger, EventSource, FeedState, IngestionRu
 use headroom_store::{EventOrigin, Store};
 use serde::Serialize;
 use serde_json::Value;
+use tracing::Instrument as _;
 
 use super::page::{IngestContext, PageCounts, ingest_page};
 use super::{FeedError, new_run_id};
@@ -306,7 +307,7 @@ impl Poller {
     async fn locked(&self, force: bool, configured: CoreLanes) -> Result<PollOutcome, PollError> {
         let now = self.clock.now();
         // Re-read inside the lease: another poller may have just run.
-        let mut source = self
+        let source = self
             .state
             .ensure_event_source(SOURCE_TYPE, FEED_PATH, now)
             .await?;
@@ -364,6 +365,22 @@ impl Poller {
         ledger.reserve = configured.reserve;
 
         let run_id = new_run_id();
+        // Every line of the run, the exit door's included, carries its run_id.
+        let span = tracing::info_span!("ingestion_run", run_id = %run_id);
+        self.run_opened(force, configured, now, source, ledger, run_id)
+            .instrument(span)
+            .await
+    }
+
+    async fn run_opened(
+        &self,
+        force: bool,
+        configured: CoreLanes,
+        now: Timestamp,
+        mut source: EventSource,
+        mut ledger: CoreLedger,
+        run_id: String,
+    ) -> Result<PollOutcome, PollError> {
         let run_row = self
             .state
             .start_ingestion_run(&run_id, Some(source.id), EventOrigin::Feed.as_str(), now)
