@@ -1,5 +1,6 @@
 //! `headroom enrich` against the in-process simulator: the enrichment rows of the fixture
-//! scenario matrix, after one ingest of the default page.
+//! scenario matrix, after one ingest of the default page; refresh after the TTL under the
+//! composition rule; weighted rotation across paced cycles — each on SQLite and PostgreSQL.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 

@@ -167,9 +167,7 @@ async fn corpus_hour_postgres() {
 
 /// Both PushEvent payload shapes of `sample_hour.jsonl`, the array form of
 /// `sample_events.json`, gzip input, and lines that are not JSON.
-#[tokio::test]
-async fn sample_files_gzip_and_garbage() {
-    let f = common::sqlite().await;
+async fn sample_files_gzip_and_garbage(f: &common::Fixture) {
     let store = f.store.as_ref();
     let clock = ManualClock::new(t0());
     let c = ctx(EventOrigin::Gharchive);
@@ -222,3 +220,5 @@ async fn sample_files_gzip_and_garbage() {
         2
     );
 }
+
+both_backends!(sample_files_gzip_and_garbage);

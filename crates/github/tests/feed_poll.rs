@@ -1,9 +1,12 @@
 //! `headroom ingest`'s polling cycle against the in-process simulator (time skipped on tokio's
 //! paused clock): the
 //! fixture scenario matrix rows that concern polling, the five schedule components, and both
-//! ledger behaviours a poll can meet.
+//! ledger behaviours a poll can meet — each on SQLite and on PostgreSQL.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
+
+#[path = "../../store/tests/common/mod.rs"]
+mod common;
 
 use std::sync::Arc;
 
@@ -16,16 +19,17 @@ use headroom_http::{Client, ClientParts, UrlPolicy};
 use headroom_sim::{Scenario, SimConfig, Simulator};
 use headroom_store::feed_state::open_feed;
 
+use common::Fixture;
+
 const API: &str = "http://127.0.0.1:7000";
 
 struct Rig {
     poller: Poller,
     sim: Simulator,
     clock: TokioClock,
-    _dir: tempfile::TempDir,
 }
 
-async fn rig(scenario: Scenario, settings: PollSettings) -> Rig {
+async fn rig(scenario: Scenario, f: &Fixture, settings: PollSettings) -> Rig {
     let clock = TokioClock::anchored_at(Timestamp::from_second(1_800_000_000).expect("valid"));
     let mut config = SimConfig::default().with_scenario(scenario);
     config.public_base_url = API.to_owned();
@@ -39,10 +43,7 @@ async fn rig(scenario: Scenario, settings: PollSettings) -> Rig {
         clock,
     );
     parts.config.jitter_seed = Some(3);
-    let dir = tempfile::tempdir().expect("tmp");
-    let (store, state) = open_feed(dir.path().join("h.db").to_str().expect("utf-8"))
-        .await
-        .expect("open");
+    let (store, state) = open_feed(&f.target).await.expect("open");
     Rig {
         poller: Poller {
             store,
@@ -54,7 +55,6 @@ async fn rig(scenario: Scenario, settings: PollSettings) -> Rig {
         },
         sim,
         clock,
-        _dir: dir,
     }
 }
 
@@ -92,9 +92,8 @@ fn events_requests(sim: &Simulator) -> usize {
         .count()
 }
 
-#[tokio::test]
-async fn default_then_cadence_then_floor_then_replay() {
-    let r = rig(Scenario::Default, PollSettings::default()).await;
+async fn default_then_cadence_then_floor_then_replay(f: &Fixture) {
+    let r = rig(Scenario::Default, f, PollSettings::default()).await;
     let first = r.poller.poll_once(false).await.expect("poll");
     let (counts, pages, stop) = completed(&first);
     assert_eq!(
@@ -144,8 +143,7 @@ async fn default_then_cadence_then_floor_then_replay() {
     assert_eq!(ledger.remaining, Some(58));
 }
 
-#[tokio::test]
-async fn paginated_walks_three_pages_and_absorbs_the_overlap() {
+async fn paginated_walks_three_pages_and_absorbs_the_overlap(f: &Fixture) {
     let settings = PollSettings {
         lanes: headroom_core::lanes::CoreLaneConfig {
             max_pages_per_poll: 3,
@@ -154,7 +152,7 @@ async fn paginated_walks_three_pages_and_absorbs_the_overlap() {
         },
         ..PollSettings::default()
     };
-    let r = rig(Scenario::Paginated, settings).await;
+    let r = rig(Scenario::Paginated, f, settings).await;
     let (counts, pages, stop) = completed(&r.poller.poll_once(false).await.expect("poll"));
     assert_eq!(pages, 3);
     assert_eq!(counts.events_received, 11);
@@ -164,8 +162,7 @@ async fn paginated_walks_three_pages_and_absorbs_the_overlap() {
     assert_eq!(stop, "empty_page");
 }
 
-#[tokio::test]
-async fn page_cap_stops_a_deeper_walk() {
+async fn page_cap_stops_a_deeper_walk(f: &Fixture) {
     let settings = PollSettings {
         lanes: headroom_core::lanes::CoreLaneConfig {
             max_pages_per_poll: 2,
@@ -173,14 +170,13 @@ async fn page_cap_stops_a_deeper_walk() {
         },
         ..PollSettings::default()
     };
-    let r = rig(Scenario::Paginated, settings).await;
+    let r = rig(Scenario::Paginated, f, settings).await;
     let (counts, pages, stop) = completed(&r.poller.poll_once(false).await.expect("poll"));
     assert_eq!((pages, stop.as_str()), (2, "page_cap"));
     assert_eq!(counts.events_created, 6);
 }
 
-#[tokio::test]
-async fn paginated_final_page_stops_without_a_next_link() {
+async fn paginated_final_page_stops_without_a_next_link(f: &Fixture) {
     let settings = PollSettings {
         lanes: headroom_core::lanes::CoreLaneConfig {
             max_pages_per_poll: 3,
@@ -189,23 +185,26 @@ async fn paginated_final_page_stops_without_a_next_link() {
         },
         ..PollSettings::default()
     };
-    let r = rig(Scenario::PaginatedFinalPage, settings).await;
+    let r = rig(Scenario::PaginatedFinalPage, f, settings).await;
     let (counts, pages, stop) = completed(&r.poller.poll_once(false).await.expect("poll"));
     assert_eq!((pages, stop.as_str()), (2, "no_next_link"));
     assert_eq!(counts.events_created, 4);
 }
 
-#[tokio::test]
-async fn transient_failure_succeeds_on_retry() {
-    let r = rig(Scenario::TransientFailure, PollSettings::default()).await;
+async fn transient_failure_succeeds_on_retry(f: &Fixture) {
+    let r = rig(Scenario::TransientFailure, f, PollSettings::default()).await;
     let (counts, _, _) = completed(&r.poller.poll_once(false).await.expect("poll"));
     assert_eq!(counts.events_created, 4);
     assert_eq!(r.sim.count_status(500), 1);
 }
 
-#[tokio::test]
-async fn transient_failure_exhausted_backs_the_source_off() {
-    let r = rig(Scenario::TransientFailureExhausted, PollSettings::default()).await;
+async fn transient_failure_exhausted_backs_the_source_off(f: &Fixture) {
+    let r = rig(
+        Scenario::TransientFailureExhausted,
+        f,
+        PollSettings::default(),
+    )
+    .await;
     let outcome = r.poller.poll_once(false).await.expect("poll");
     assert!(matches!(outcome, PollOutcome::Failed { .. }), "{outcome:?}");
     let (until, reason) = deferred(&r.poller.poll_once(true).await.expect("poll"));
@@ -214,9 +213,8 @@ async fn transient_failure_exhausted_backs_the_source_off() {
     assert!(until.is_some_and(|u| u > r.clock.now()));
 }
 
-#[tokio::test]
-async fn rate_limited_sets_a_global_block() {
-    let r = rig(Scenario::RateLimited, PollSettings::default()).await;
+async fn rate_limited_sets_a_global_block(f: &Fixture) {
+    let r = rig(Scenario::RateLimited, f, PollSettings::default()).await;
     let (until, reason) = deferred(&r.poller.poll_once(false).await.expect("poll"));
     assert_eq!(reason, "rate_limited");
     let until = until.expect("an instant");
@@ -225,9 +223,8 @@ async fn rate_limited_sets_a_global_block() {
     assert_eq!(reason, "globally_blocked");
 }
 
-#[tokio::test]
-async fn secondary_rate_limited_blocks_globally_for_its_retry_after() {
-    let r = rig(Scenario::SecondaryRateLimited, PollSettings::default()).await;
+async fn secondary_rate_limited_blocks_globally_for_its_retry_after(f: &Fixture) {
+    let r = rig(Scenario::SecondaryRateLimited, f, PollSettings::default()).await;
     let (until, reason) = deferred(&r.poller.poll_once(false).await.expect("poll"));
     assert_eq!(reason, "rate_limited");
     assert!(until.is_some_and(|u| u >= r.clock.now() + SignedDuration::from_secs(59)));
@@ -236,8 +233,7 @@ async fn secondary_rate_limited_blocks_globally_for_its_retry_after() {
     assert_eq!(ledger.consecutive_secondary_limits, 1);
 }
 
-#[tokio::test]
-async fn an_infeasible_formula_is_refused() {
+async fn an_infeasible_formula_is_refused(f: &Fixture) {
     let settings = PollSettings {
         lanes: headroom_core::lanes::CoreLaneConfig {
             max_pages_per_poll: 5,
@@ -245,7 +241,19 @@ async fn an_infeasible_formula_is_refused() {
         },
         ..PollSettings::default()
     };
-    let r = rig(Scenario::Default, settings).await;
+    let r = rig(Scenario::Default, f, settings).await;
     assert!(r.poller.poll_once(false).await.is_err());
     assert_eq!(events_requests(&r.sim), 0);
 }
+
+both_backends!(
+    default_then_cadence_then_floor_then_replay,
+    paginated_walks_three_pages_and_absorbs_the_overlap,
+    page_cap_stops_a_deeper_walk,
+    paginated_final_page_stops_without_a_next_link,
+    transient_failure_succeeds_on_retry,
+    transient_failure_exhausted_backs_the_source_off,
+    rate_limited_sets_a_global_block,
+    secondary_rate_limited_blocks_globally_for_its_retry_after,
+    an_infeasible_formula_is_refused,
+);
