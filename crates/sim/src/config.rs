@@ -192,6 +192,38 @@ pub struct SimConfig {
     pub log_capacity: usize,
     /// Where to append one JSON line per request, if anywhere.
     pub log_file: Option<std::path::PathBuf>,
+    /// The `live_feed` scenario's actor and repository pools: sizes and how often an entity
+    /// is gone or renamed (the enrichment benchmark sizes them up and tunes the rates).
+    pub feed_pool: FeedPool,
+}
+
+/// Sizes and miss rates of the generated feed's entity pools. Every `n`th entity (`n` > 0)
+/// is deleted or renamed; 0 means never.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FeedPool {
+    /// Accounts.
+    pub users: u64,
+    /// Repositories.
+    pub repos: u64,
+    /// Every this-many accounts, one is deleted (search misses, detail answers 404).
+    pub deleted_user_every: u64,
+    /// Every this-many repositories, one is deleted.
+    pub deleted_repo_every: u64,
+    /// Every this-many repositories, one was renamed after its events (search by the old
+    /// name misses; the detail URL redirects).
+    pub renamed_repo_every: u64,
+}
+
+impl Default for FeedPool {
+    fn default() -> Self {
+        Self {
+            users: 150,
+            repos: 250,
+            deleted_user_every: 19,
+            deleted_repo_every: 17,
+            renamed_repo_every: 13,
+        }
+    }
 }
 
 impl Default for SimConfig {
@@ -228,6 +260,7 @@ impl Default for SimConfig {
             feed_events: None,
             log_capacity: 100_000,
             log_file: None,
+            feed_pool: FeedPool::default(),
         }
     }
 }

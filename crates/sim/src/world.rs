@@ -556,7 +556,7 @@ impl World {
 
         w.add_fixture(config.scenario);
         if config.scenario == Scenario::LiveFeed {
-            w.add_feed_pool(&mut rng);
+            w.add_feed_pool(&mut rng, config.feed_pool);
         }
         w
     }
@@ -611,8 +611,10 @@ impl World {
         }
     }
 
-    fn add_feed_pool(&mut self, rng: &mut StdRng) {
-        for i in 0..150u64 {
+    fn add_feed_pool(&mut self, rng: &mut StdRng, pool: crate::config::FeedPool) {
+        // Every `every`th entity (at offset `at`, as the original fixed pools had it).
+        let nth = |i: u64, every: u64, at: u64| every > 0 && i % every == at % every;
+        for i in 0..pool.users {
             let login = format!("{}{}-{}", pick(rng, FIRST), pick(rng, NOUN), i);
             let idx = self.add_user(UserRec {
                 id: 40_000_000 + i * 31 + rng.random_range(0..31u64),
@@ -620,11 +622,11 @@ impl World {
                 name: None,
                 is_org: false,
                 created_at: at(-(rng.random_range(30..2000i64)) * 86_400),
-                deleted: i % 19 == 5,
+                deleted: nth(i, pool.deleted_user_every, 5),
             });
             self.feed_users.push(idx);
         }
-        for i in 0..250u64 {
+        for i in 0..pool.repos {
             let owner_idx = self.feed_users[rng.random_range(0..self.feed_users.len())];
             let owner = self.users[owner_idx].login.clone();
             let name = format!("{}-{}", pick(rng, ADJ), pick(rng, NOUN));
@@ -634,7 +636,7 @@ impl World {
                 name: format!("{name}-{i}"),
                 previous_names: Vec::new(),
                 searchable_by_old_name: false,
-                deleted: i % 17 == 4,
+                deleted: nth(i, pool.deleted_repo_every, 4),
                 private: false,
                 description: None,
                 language: Some(pick(rng, LANGS).to_owned()),
@@ -645,7 +647,7 @@ impl World {
                 generated: true,
                 auto_init: false,
             };
-            if i % 13 == 6 {
+            if nth(i, pool.renamed_repo_every, 6) {
                 rec.previous_names.push(rec.full_name());
                 rec.name = format!("{}-renamed", rec.name);
             }
