@@ -8,8 +8,7 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use headroom_core::clock::Clock;
-use headroom_core::clock::SignedDuration;
+use headroom_core::clock::{Clock, SignedDuration, Timestamp};
 use headroom_github::feed::enrich::{EnrichOptions, Enricher};
 use headroom_github::feed::poll::PollOutcome;
 use headroom_github::feed::reconcile::reconcile;
@@ -63,6 +62,9 @@ pub async fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
     // Both schedules start due: a restart sweeps before it polls.
     let mut next_tick = poller.clock.now();
     let mut next_reconcile = next_tick;
+    // A cycle deferred by search pacing (or any ledger) resumes at that instant rather than at
+    // the next tick: otherwise a 6 s pacing would cap the service at one batch per tick.
+    let mut next_enrich: Option<Timestamp> = None;
     let code = loop {
         let step = async {
             let now = poller.clock.now();
@@ -91,9 +93,26 @@ pub async fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
                 dispatch = true;
             } else if dispatch {
                 tracing::info!(event = "enrichment.dispatched", reason = "reconciler");
+            } else if next_enrich.is_some_and(|at| now >= at) {
+                tracing::debug!(event = "enrichment.dispatched", reason = "deferral_lapsed");
+                dispatch = true;
             }
-            if dispatch && let Err(e) = enricher.run(EnrichOptions::default()).await {
-                tracing::error!(event = "enrichment.cycle_failed", error = %e);
+            if dispatch {
+                next_enrich = match enricher.run(EnrichOptions::default()).await {
+                    Ok(report) => {
+                        let now = poller.clock.now();
+                        report
+                            .deferrals
+                            .iter()
+                            .filter_map(|(_, until)| *until)
+                            .filter(|at| *at > now && *at < next_tick)
+                            .min()
+                    }
+                    Err(e) => {
+                        tracing::error!(event = "enrichment.cycle_failed", error = %e);
+                        None
+                    }
+                };
             }
             ticked
         };
@@ -107,7 +126,9 @@ pub async fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
                 break ExitCode::SUCCESS;
             }
         }
-        let wake = next_tick.min(next_reconcile);
+        let wake = next_enrich
+            .map_or(next_tick, |at| at.min(next_tick))
+            .min(next_reconcile);
         let wait = wake
             .duration_since(poller.clock.now())
             .max(SignedDuration::ZERO);

@@ -179,3 +179,53 @@ fn the_reconciler_restores_lost_work() {
     let after = status(dir.path(), &sim.url);
     assert!(settled(&after), "{after}");
 }
+
+/// A cycle held by search pacing resumes when the pacing lapses, not at the next tick: the
+/// repository batch goes out in a second cycle of its own, before the second poll tick.
+#[test]
+fn a_paced_cycle_resumes_before_the_next_tick() {
+    let sim = Sim::start(&["--scenario", "default"]);
+    let dir = tempfile::tempdir().expect("tmp");
+    let out = command(
+        dir.path(),
+        &sim.url,
+        &[
+            "run",
+            "--ticks",
+            "2",
+            "--tick-secs",
+            "10",
+            "--search-pacing",
+            "1",
+        ],
+    )
+    .env("RUST_LOG", "info")
+    .output()
+    .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let lines: Vec<serde_json::Value> = stderr
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let batch = |kind: &str| {
+        lines
+            .iter()
+            .position(|l| l["event"] == "enrichment.batch_completed" && l["entity_type"] == kind)
+            .unwrap_or_else(|| panic!("no {kind} batch: {stderr}"))
+    };
+    let (actors, repositories) = (batch("actor"), batch("repository"));
+    let second_tick = lines
+        .iter()
+        .position(|l| l["event"] == "ingestion.not_due")
+        .unwrap_or_else(|| panic!("no second tick: {stderr}"));
+    assert!(
+        actors < repositories && repositories < second_tick,
+        "{stderr}"
+    );
+    assert_ne!(
+        lines[actors]["run_id"], lines[repositories]["run_id"],
+        "two cycles"
+    );
+    assert!(settled(&status(dir.path(), &sim.url)));
+}
