@@ -18,6 +18,7 @@
 
 mod backend;
 mod error;
+pub mod feed_report;
 pub mod feed_state;
 pub mod governor;
 mod model;

@@ -1,0 +1,343 @@
+//! `GET /api/push_events` and `GET /api/push_events/{github_event_id}`.
+//!
+//! The list is newest first and pages by keyset on (occurred_at, github_event_id) behind an
+//! opaque cursor, never by offset: the poller writes while clients page, and an offset would
+//! repeat or skip rows. `limit` is 1–100 (default 25); anything outside is a 400, never a
+//! silent clamp. Unknown or repeated parameters are a 400 naming them. Rows nest their actor
+//! and repository with their enrichment status; the raw payload is served only by the
+//! single-event endpoint. The surrogate key appears in no response, cursor included.
+
+use axum::Json;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use headroom_core::clock::Timestamp;
+use headroom_store::feed_report::{EntitySummary, PushEventFilter, PushEventKey, PushEventRow};
+use serde::Serialize;
+
+use crate::{ApiError, AppState};
+
+/// Rows per page when `limit` is absent.
+pub const DEFAULT_LIMIT: u32 = 25;
+/// The largest `limit` accepted.
+pub const MAX_LIMIT: u32 = 100;
+
+const PARAMETERS: [&str; 4] = ["limit", "cursor", "actor_id", "repository_id"];
+
+/// The parsed query of the list endpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListQuery {
+    /// Rows wanted.
+    pub limit: u32,
+    /// Where the previous page stopped.
+    pub cursor: Option<PushEventKey>,
+    /// Filters.
+    pub filter: PushEventFilter,
+}
+
+fn bad(code: &'static str, parameter: &str, message: String) -> ApiError {
+    ApiError::BadRequest {
+        code,
+        parameter: parameter.to_owned(),
+        message,
+    }
+}
+
+fn github_id(name: &str, raw: &str) -> Result<i64, ApiError> {
+    raw.parse::<i64>().ok().filter(|id| *id > 0).ok_or_else(|| {
+        bad(
+            "invalid_parameter",
+            name,
+            format!("{name} must be a positive GitHub id (got `{raw}`)"),
+        )
+    })
+}
+
+/// Parses the list query; every refusal names its parameter.
+pub fn parse_query(raw: Option<&str>) -> Result<ListQuery, ApiError> {
+    let mut query = ListQuery {
+        limit: DEFAULT_LIMIT,
+        cursor: None,
+        filter: PushEventFilter::default(),
+    };
+    let mut seen: Vec<String> = Vec::new();
+    for (name, value) in form_urlencoded::parse(raw.unwrap_or("").as_bytes()) {
+        if !PARAMETERS.contains(&name.as_ref()) {
+            return Err(bad(
+                "unknown_parameter",
+                &name,
+                format!(
+                    "unknown parameter `{name}`; accepted: {}",
+                    PARAMETERS.join(", ")
+                ),
+            ));
+        }
+        if seen.iter().any(|s| *s == name) {
+            return Err(bad(
+                "repeated_parameter",
+                &name,
+                format!("`{name}` given more than once"),
+            ));
+        }
+        seen.push(name.to_string());
+        match name.as_ref() {
+            "limit" => {
+                query.limit = value
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|n| (1..=MAX_LIMIT).contains(n))
+                    .ok_or_else(|| {
+                        bad(
+                            "invalid_parameter",
+                            "limit",
+                            format!(
+                                "limit must be a whole number from 1 to {MAX_LIMIT} (got `{value}`)"
+                            ),
+                        )
+                    })?;
+            }
+            "cursor" => {
+                query.cursor = Some(decode_cursor(&value).ok_or_else(|| {
+                    bad(
+                        "invalid_cursor",
+                        "cursor",
+                        "cursor is not one this server issued; follow pagination.next_cursor"
+                            .into(),
+                    )
+                })?);
+            }
+            "actor_id" => query.filter.actor_id = Some(github_id("actor_id", &value)?),
+            _ => query.filter.repository_id = Some(github_id("repository_id", &value)?),
+        }
+    }
+    Ok(query)
+}
+
+/// The opaque cursor of a keyset position.
+pub fn encode_cursor(key: &PushEventKey) -> String {
+    URL_SAFE_NO_PAD.encode(format!("v1:{}:{}", key.occurred_at_ms, key.github_event_id))
+}
+
+/// The keyset position of a cursor, if it is one this server issued.
+pub fn decode_cursor(cursor: &str) -> Option<PushEventKey> {
+    let bytes = URL_SAFE_NO_PAD.decode(cursor).ok()?;
+    let text = String::from_utf8(bytes).ok()?;
+    let rest = text.strip_prefix("v1:")?;
+    let (ms, id) = rest.split_once(':')?;
+    let occurred_at_ms = ms.parse::<i64>().ok()?;
+    (!id.is_empty()).then(|| PushEventKey {
+        occurred_at_ms,
+        github_event_id: id.to_owned(),
+    })
+}
+
+#[derive(Debug, Serialize)]
+struct ActorView<'a> {
+    github_id: i64,
+    login: &'a str,
+    enrichment_status: &'a str,
+    enrichment_stage: &'a str,
+    fetched_at: Option<Timestamp>,
+}
+
+#[derive(Debug, Serialize)]
+struct RepositoryView<'a> {
+    github_id: i64,
+    full_name: &'a str,
+    enrichment_status: &'a str,
+    enrichment_stage: &'a str,
+    fetched_at: Option<Timestamp>,
+}
+
+#[derive(Debug, Serialize)]
+struct EventView<'a> {
+    github_event_id: &'a str,
+    github_push_id: Option<i64>,
+    #[serde(rename = "ref")]
+    git_ref: &'a str,
+    head_sha: &'a str,
+    before_sha: &'a str,
+    commit_count: Option<i64>,
+    distinct_commit_count: Option<i64>,
+    occurred_at: Timestamp,
+    created_at: Timestamp,
+    source: &'a str,
+    actor: ActorView<'a>,
+    repository: RepositoryView<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    raw_payload: Option<&'a serde_json::Value>,
+}
+
+fn actor(e: &EntitySummary) -> ActorView<'_> {
+    ActorView {
+        github_id: e.github_id,
+        login: &e.name,
+        enrichment_status: &e.enrichment_status,
+        enrichment_stage: &e.enrichment_stage,
+        fetched_at: e.fetched_at,
+    }
+}
+
+fn repository(e: &EntitySummary) -> RepositoryView<'_> {
+    RepositoryView {
+        github_id: e.github_id,
+        full_name: &e.name,
+        enrichment_status: &e.enrichment_status,
+        enrichment_stage: &e.enrichment_stage,
+        fetched_at: e.fetched_at,
+    }
+}
+
+fn view<'a>(row: &'a PushEventRow, raw: Option<&'a serde_json::Value>) -> EventView<'a> {
+    EventView {
+        github_event_id: &row.github_event_id,
+        github_push_id: row.github_push_id,
+        git_ref: &row.git_ref,
+        head_sha: &row.head_sha,
+        before_sha: &row.before_sha,
+        commit_count: row.commit_count,
+        distinct_commit_count: row.distinct_commit_count,
+        occurred_at: row.occurred_at,
+        created_at: row.created_at,
+        source: &row.source,
+        actor: actor(&row.actor),
+        repository: repository(&row.repository),
+        raw_payload: raw,
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct Pagination {
+    limit: u32,
+    returned: usize,
+    has_more: bool,
+    next_cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct Page<'a> {
+    data: Vec<EventView<'a>>,
+    pagination: Pagination,
+}
+
+fn next_link(query: &ListQuery, cursor: &str) -> String {
+    let mut url = form_urlencoded::Serializer::new(String::new());
+    url.append_pair("limit", &query.limit.to_string());
+    if let Some(id) = query.filter.actor_id {
+        url.append_pair("actor_id", &id.to_string());
+    }
+    if let Some(id) = query.filter.repository_id {
+        url.append_pair("repository_id", &id.to_string());
+    }
+    url.append_pair("cursor", cursor);
+    format!("</api/push_events?{}>; rel=\"next\"", url.finish())
+}
+
+/// `GET /api/push_events`.
+pub async fn list(
+    State(state): State<AppState>,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, ApiError> {
+    let query = parse_query(raw.as_deref())?;
+    // One row more than asked says whether another page exists without a COUNT.
+    let mut rows = state
+        .report
+        .push_events_page(query.filter, query.cursor.as_ref(), query.limit + 1)
+        .await?;
+    let has_more = rows.len() > query.limit as usize;
+    rows.truncate(query.limit as usize);
+    let next_cursor = has_more
+        .then(|| rows.last().map(|r| encode_cursor(&r.key())))
+        .flatten();
+    let page = Page {
+        data: rows.iter().map(|r| view(r, None)).collect(),
+        pagination: Pagination {
+            limit: query.limit,
+            returned: rows.len(),
+            has_more,
+            next_cursor: next_cursor.clone(),
+        },
+    };
+    let mut response = Json(page).into_response();
+    if let Some(cursor) = next_cursor
+        && let Ok(value) = HeaderValue::from_str(&next_link(&query, &cursor))
+    {
+        response.headers_mut().insert(header::LINK, value);
+    }
+    Ok(response)
+}
+
+/// `GET /api/push_events/{github_event_id}`.
+pub async fn show(
+    State(state): State<AppState>,
+    Path(github_event_id): Path<String>,
+) -> Result<Response, ApiError> {
+    match state.report.push_event_detail(&github_event_id).await? {
+        Some((row, raw)) => {
+            #[derive(Serialize)]
+            struct One<'a> {
+                data: EventView<'a>,
+            }
+            Ok(Json(One {
+                data: view(&row, Some(&raw)),
+            })
+            .into_response())
+        }
+        None => Err(ApiError::NotFound(format!(
+            "no push event with GitHub event id `{github_event_id}`"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip() {
+        let key = PushEventKey {
+            occurred_at_ms: 1_800_000_000_123,
+            github_event_id: "58000000008".into(),
+        };
+        assert_eq!(decode_cursor(&encode_cursor(&key)), Some(key));
+        assert_eq!(decode_cursor("not a cursor"), None);
+        assert_eq!(decode_cursor(&URL_SAFE_NO_PAD.encode("v2:1:x")), None);
+        assert_eq!(decode_cursor(&URL_SAFE_NO_PAD.encode("v1:x:1")), None);
+    }
+
+    #[test]
+    fn the_query_is_strict() {
+        assert_eq!(parse_query(None).map(|q| q.limit).ok(), Some(25));
+        assert_eq!(
+            parse_query(Some("limit=100")).map(|q| q.limit).ok(),
+            Some(100)
+        );
+        for bad in ["limit=0", "limit=101", "limit=500", "limit=x", "limit=-1"] {
+            assert!(
+                matches!(parse_query(Some(bad)), Err(ApiError::BadRequest { ref parameter, .. }) if parameter == "limit"),
+                "{bad}"
+            );
+        }
+        assert!(matches!(
+            parse_query(Some("page=2")),
+            Err(ApiError::BadRequest { code: "unknown_parameter", ref parameter, .. }) if parameter == "page"
+        ));
+        assert!(matches!(
+            parse_query(Some("limit=2&limit=3")),
+            Err(ApiError::BadRequest {
+                code: "repeated_parameter",
+                ..
+            })
+        ));
+        let q = parse_query(Some("actor_id=7&repository_id=9")).ok();
+        assert_eq!(
+            q.map(|q| q.filter),
+            Some(PushEventFilter {
+                actor_id: Some(7),
+                repository_id: Some(9)
+            })
+        );
+    }
+}

@@ -1,0 +1,168 @@
+//! headroom-server: the feed's HTTP surface — `/health/live`, `/health/ready`, `/status`,
+//! `/api/push_events` and `/api/push_events/{github_event_id}` — as one axum [`Router`].
+//!
+//! It owns the JSON shapes of those endpoints and the status document ([`status`]), which
+//! `headroom status --json` prints too, so the two can never drift apart.
+//!
+//! What it must not do: call a provider, spend budget or write. That is structural — the
+//! router's state ([`AppState`]) holds the store's read-only report queries, the feed state
+//! (used for ledger reads only) and a clock; no client, transport or ledger writer — and
+//! tested: `tests/read_only.rs` fails on any write a request makes, on both backends.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use headroom_core::clock::{Clock as _, SharedClock};
+use headroom_store::StoreError;
+use headroom_store::feed_report::FeedReport;
+use headroom_store::feed_state::FeedState;
+use serde_json::json;
+
+pub mod events;
+pub mod status;
+
+pub use crate::status::{Reporting, SchedulerSettings, StatusDocument, StatusSettings};
+
+/// What every handler reads from.
+#[derive(Debug, Clone)]
+pub struct AppState {
+    /// The report queries (all plain reads).
+    pub report: Arc<dyn FeedReport>,
+    /// The feed state; the server only calls its read methods (ledger rows).
+    pub feed: Arc<dyn FeedState>,
+    /// Time, for `captured_at`, ages and windows.
+    pub clock: SharedClock,
+    /// What `/status` publishes and which ledger rows it reads.
+    pub settings: Arc<StatusSettings>,
+}
+
+/// The feed's HTTP surface.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/health/live", get(live))
+        .route("/health/ready", get(ready))
+        .route("/status", get(status_handler))
+        .route("/api/push_events", get(events::list))
+        .route("/api/push_events/{github_event_id}", get(events::show))
+        .fallback(not_found)
+        .with_state(state)
+}
+
+/// Serves `router(state)` on `listener` until `shutdown` completes; requests in flight are
+/// allowed to finish.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+/// An error answered as JSON: `{"error": {"code", "message", "parameter"?}}`.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// A query parameter was refused.
+    #[error("{message}")]
+    BadRequest {
+        /// Machine-readable reason.
+        code: &'static str,
+        /// The parameter at fault.
+        parameter: String,
+        /// What was wrong, for a person.
+        message: String,
+    },
+    /// Nothing at that path or id.
+    #[error("{0}")]
+    NotFound(String),
+    /// The database did not answer (the message is already redacted by the store).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (status, body) = match &self {
+            ApiError::BadRequest {
+                code,
+                parameter,
+                message,
+            } => (
+                StatusCode::BAD_REQUEST,
+                json!({"error": {"code": code, "parameter": parameter, "message": message}}),
+            ),
+            ApiError::NotFound(message) => (
+                StatusCode::NOT_FOUND,
+                json!({"error": {"code": "not_found", "message": message}}),
+            ),
+            ApiError::Store(e) => {
+                tracing::warn!(event = "server.store_unavailable", error = %e);
+                (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    json!({"error": {"code": "database_unavailable", "message": e.to_string()}}),
+                )
+            }
+        };
+        (status, Json(body)).into_response()
+    }
+}
+
+async fn live() -> Json<serde_json::Value> {
+    // Deliberately touches nothing: a database outage must not make the process look dead.
+    Json(json!({"status": "ok"}))
+}
+
+async fn ready(State(state): State<AppState>) -> Response {
+    match state.report.schema_state().await {
+        Ok(schema) if schema.is_current() => Json(json!({"status": "ok"})).into_response(),
+        Ok(schema) => {
+            let missing: Vec<i64> = schema
+                .expected
+                .iter()
+                .copied()
+                .filter(|v| !schema.applied.contains(v))
+                .collect();
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Json(json!({
+                    "status": "unavailable",
+                    "reason": "schema_not_current",
+                    "missing_migrations": missing,
+                })),
+            )
+                .into_response()
+        }
+        Err(e) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(json!({
+                "status": "unavailable",
+                "reason": "database_unreachable",
+                "message": e.to_string(),
+            })),
+        )
+            .into_response(),
+    }
+}
+
+async fn status_handler(State(state): State<AppState>) -> Result<Response, ApiError> {
+    let now = state.clock.now();
+    let document = status::build(
+        state.report.as_ref(),
+        state.feed.as_ref(),
+        &state.settings,
+        now,
+    )
+    .await?;
+    Ok(Json(document).into_response())
+}
+
+async fn not_found() -> ApiError {
+    ApiError::NotFound("no such endpoint".into())
+}

@@ -1,0 +1,344 @@
+//! The HTTP surface through `router(state)` and `oneshot`, on SQLite and PostgreSQL: health,
+//! the status document's blocks and conventions, and the push event API.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+mod common;
+
+use axum::http::StatusCode;
+use common::{Db, app, at, get, seed};
+use serde_json::Value;
+
+fn keys(v: &Value) -> Vec<String> {
+    v.as_object()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// Every object key in a JSON value, recursively.
+fn all_keys(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, v) in m {
+                out.push(k.clone());
+                all_keys(v, out);
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|v| all_keys(v, out)),
+        _ => {}
+    }
+}
+
+async fn health(db: &Db) {
+    let app = app(db, at(60));
+    let live = get(&app, "/health/live").await;
+    assert_eq!(live.status, StatusCode::OK);
+    assert_eq!(live.json, serde_json::json!({"status": "ok"}));
+    let ready = get(&app, "/health/ready").await;
+    assert_eq!(ready.status, StatusCode::OK, "{}", ready.text);
+    assert_eq!(ready.json, serde_json::json!({"status": "ok"}));
+    let nothing = get(&app, "/nope").await;
+    assert_eq!(nothing.status, StatusCode::NOT_FOUND);
+    assert_eq!(nothing.json["error"]["code"], "not_found");
+
+    // With the database gone, live stays ok and ready says why it is not.
+    db.server_store.close().await;
+    let live = get(&app, "/health/live").await;
+    assert_eq!(live.status, StatusCode::OK);
+    let ready = get(&app, "/health/ready").await;
+    assert_eq!(ready.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(ready.json["reason"], "database_unreachable");
+}
+
+async fn status_on_an_empty_database(db: &Db) {
+    let app = app(db, at(60));
+    let reply = get(&app, "/status").await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+    let s = &reply.json;
+    // Nothing persisted: nulls where a number does not exist, zeros where zero was counted.
+    assert_eq!(s["ledger"]["present"], false);
+    assert_eq!(s["ledger"]["remaining"], Value::Null);
+    assert_eq!(s["search_ledger"]["present"], false);
+    assert_eq!(s["search_ledger"]["spendable"], 8);
+    assert_eq!(s["sources"][0]["source_type"], "github_public_events");
+    assert_eq!(s["sources"][0]["due_now"], true);
+    assert_eq!(s["sources"][0]["binding"], Value::Null);
+    assert_eq!(s["enrichment"]["actors"]["backlog_count"], 0);
+    assert_eq!(s["enrichment"]["claimable_now"], false);
+    assert_eq!(s["enrichment"]["next_enrichment_at"], Value::Null);
+    assert_eq!(s["coverage"]["events_in_window"], 0);
+    for k in ["actor_enriched", "repository_enriched", "fully_enriched"] {
+        assert_eq!(s["coverage"][k]["percent"], Value::Null, "{k}");
+        assert_eq!(s["coverage"][k]["events"], 0, "{k}");
+    }
+    assert_eq!(s["batches"]["search_actors"]["attempts"], 0);
+    assert_eq!(s["batches"]["search_actors"]["fill_ratio"], Value::Null);
+    assert_eq!(s["throughput"]["sample_start"], Value::Null);
+    assert_eq!(
+        s["throughput"]["combined"]["arrivals_per_hour"],
+        Value::Null
+    );
+    assert_eq!(s["throughput"]["catch_up"]["state"], "insufficient_sample");
+}
+
+async fn status_of_a_seeded_feed(db: &Db) {
+    seed(db).await;
+    let app = app(db, at(60));
+    let reply = get(&app, "/status").await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+    let s = &reply.json;
+    // The nine blocks, in their fixed order (checked on the wire text, not a parsed map).
+    let order = [
+        "captured_at",
+        "sources",
+        "ledger",
+        "search_ledger",
+        "scheduler",
+        "enrichment",
+        "batches",
+        "throughput",
+        "coverage",
+    ];
+    let positions: Vec<usize> = order
+        .iter()
+        .map(|k| reply.text.find(&format!("\"{k}\":")).expect(k))
+        .collect();
+    assert!(positions.windows(2).all(|w| w[0] < w[1]), "{positions:?}");
+    assert_eq!(keys(s).len(), 9);
+    assert_eq!(s["captured_at"], at(60).to_string());
+
+    // sources: the cadence binds (the floor has passed).
+    let source = &s["sources"][0];
+    assert_eq!(source["binding"], "cadence_due_at");
+    assert_eq!(source["binding_until"], at(300).to_string());
+    assert_eq!(source["due_now"], false);
+    assert_eq!(source["poll_floor_until"], at(60).to_string());
+
+    // ledger: the row as stored, the shares derived from the allowance.
+    let ledger = &s["ledger"];
+    assert_eq!(ledger["present"], true);
+    assert_eq!(ledger["window_status"], "active");
+    assert_eq!(ledger["remaining"], 55);
+    assert_eq!(ledger["poll"]["used"], 1);
+    assert_eq!(ledger["poll"]["allowance"], 12);
+    assert_eq!(ledger["detail_fallback"]["available"], 37);
+    assert_eq!(ledger["actor_requests"]["guarantee"], 20);
+    assert_eq!(ledger["actor_requests"]["available"], 18);
+    assert_eq!(ledger["repository_requests"]["available"], 19);
+
+    // scheduler: the reference's defaults, published.
+    let scheduler = &s["scheduler"];
+    assert_eq!(scheduler["search_request_ceiling"], 10);
+    assert_eq!(scheduler["search_safety_reserve"], 2);
+    assert_eq!(scheduler["search_pacing_seconds"], 6);
+    assert_eq!(scheduler["poll_allowance"], 12);
+    assert_eq!(scheduler["detail_fallback_allowance"], 40);
+    assert_eq!(scheduler["metrics"]["metrics_window_seconds"], 3600);
+    assert_eq!(scheduler["metrics"]["catch_up_min_sample_seconds"], 900);
+    assert_eq!(scheduler["metrics"]["coverage_window_seconds"], 86_400);
+
+    // enrichment: actor 101 complete, 102 pending; repository 201 terminal, 202 pending.
+    let actors = &s["enrichment"]["actors"];
+    assert_eq!(actors["complete"], 1);
+    assert_eq!(actors["pending"], 1);
+    assert_eq!(actors["backlog_count"], 1);
+    assert_eq!(actors["contract_backlog_count"], 1);
+    assert_eq!(actors["stages"]["contract_complete"]["count"], 1);
+    assert_eq!(actors["stages"]["batch_pending"]["count"], 1);
+    assert_eq!(actors["stages"]["terminal"]["count"], 0);
+    assert_eq!(
+        actors["stages"]["terminal"]["oldest_created_at"],
+        Value::Null
+    );
+    assert_eq!(keys(&actors["stages"]).len(), 7);
+    assert_eq!(actors["oldest_pending_at"], at(1).to_string());
+    assert_eq!(actors["oldest_pending_age_seconds"], 59);
+    let repositories = &s["enrichment"]["repositories"];
+    assert_eq!(repositories["permanent_failure"], 1);
+    assert_eq!(repositories["stages"]["terminal"]["count"], 1);
+    assert_eq!(repositories["backlog_count"], 1);
+    // Batch rows wait and the search ledger has no row yet: work is claimable now.
+    assert_eq!(s["enrichment"]["claimable_now"], true);
+    assert_eq!(s["enrichment"]["next_enrichment_at"], at(60).to_string());
+
+    // batches: one search batch for actors, 1 of 2 returned; empty groups have null ratios.
+    let search = &s["batches"]["search_actors"];
+    assert_eq!(search["attempts"], 1);
+    assert_eq!(search["succeeded"], 1);
+    assert_eq!(search["requested_items"], 2);
+    assert_eq!(search["returned_items"], 1);
+    assert_eq!(search["fill_ratio"], 0.5);
+    assert_eq!(s["batches"]["detail_repositories"]["attempts"], 0);
+    assert_eq!(
+        s["batches"]["detail_repositories"]["fill_ratio"],
+        Value::Null
+    );
+
+    // throughput: 60 s of sample is below the 900 s minimum.
+    let t = &s["throughput"];
+    assert_eq!(t["sample_start"], at(0).to_string());
+    assert_eq!(t["sample_seconds"], 60);
+    assert_eq!(t["actors"]["arrivals"], 2);
+    assert_eq!(t["actors"]["completions"], 1);
+    assert_eq!(t["repositories"]["terminals"], 1);
+    assert_eq!(t["combined"]["arrivals"], 4);
+    assert_eq!(t["combined"]["exits"], 2);
+    assert_eq!(t["combined"]["backlog_delta"], 2);
+    assert_eq!(t["combined"]["arrivals_per_hour"], 240.0);
+    assert_eq!(t["catch_up"]["state"], "insufficient_sample");
+
+    // coverage: 3 events; 2 by the enriched actor; no repository enriched (0, not null).
+    let c = &s["coverage"];
+    assert_eq!(c["basis"], "created_at");
+    assert_eq!(c["events_in_window"], 3);
+    assert_eq!(c["actor_enriched"]["events"], 2);
+    assert_eq!(c["actor_enriched"]["percent"], 66.67);
+    assert_eq!(c["repository_enriched"]["percent"], 0.0);
+    assert_eq!(c["fully_enriched"]["events"], 0);
+
+    // An hour later the sample is long enough for a verdict: nothing arrived in the last
+    // hour and nothing left, so the backlog is not growing.
+    let later = app_at(db, 3 * 3600);
+    let reply = get(&later, "/status").await;
+    assert_eq!(reply.json["throughput"]["sample_seconds"], 3600);
+    assert_eq!(reply.json["throughput"]["catch_up"]["state"], "keeping_up");
+    // Two days later the events have left the coverage window: null, not zero.
+    let much_later = app_at(db, 2 * 86_400);
+    let reply = get(&much_later, "/status").await;
+    assert_eq!(reply.json["coverage"]["events_in_window"], 0);
+    assert_eq!(
+        reply.json["coverage"]["actor_enriched"]["percent"],
+        Value::Null
+    );
+}
+
+fn app_at(db: &Db, secs: i64) -> axum::Router {
+    app(db, at(secs))
+}
+
+async fn push_event_pages(db: &Db) {
+    seed(db).await;
+    // Two more, one sharing an occurred_at with an earlier event (the tie-break matters).
+    common::write_events(
+        db,
+        &[
+            common::event("1004", 102, 202, -50, 3),
+            common::event("1005", 101, 201, -50, 4),
+        ],
+    )
+    .await;
+    let app = app(db, at(60));
+    let mut seen = Vec::new();
+    let mut uri = "/api/push_events?limit=2".to_owned();
+    let mut pages = 0;
+    loop {
+        let reply = get(&app, &uri).await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+        pages += 1;
+        let data = reply.json["data"].as_array().expect("data").clone();
+        for row in &data {
+            seen.push(row["github_event_id"].as_str().expect("id").to_owned());
+            // Nested entities with their status; no raw payload in the list.
+            assert!(row["actor"]["enrichment_status"].is_string());
+            assert!(row["repository"]["enrichment_status"].is_string());
+            assert!(row.get("raw_payload").is_none());
+        }
+        let mut all = Vec::new();
+        all_keys(&reply.json, &mut all);
+        assert!(
+            !all.iter().any(|k| k == "id"),
+            "a surrogate key leaked: {all:?}"
+        );
+        let next = &reply.json["pagination"]["next_cursor"];
+        match next.as_str() {
+            Some(cursor) => {
+                let link = reply.headers["link"].to_str().expect("ascii");
+                assert!(link.ends_with("; rel=\"next\""), "{link}");
+                assert!(link.contains(cursor), "{link}");
+                assert_eq!(reply.json["pagination"]["has_more"], true);
+                uri = format!("/api/push_events?limit=2&cursor={cursor}");
+            }
+            None => {
+                assert!(reply.headers.get("link").is_none());
+                assert_eq!(reply.json["pagination"]["has_more"], false);
+                break;
+            }
+        }
+    }
+    assert_eq!(pages, 3);
+    // Newest first by occurred_at, ties by event id, every event exactly once.
+    assert_eq!(seen, ["1005", "1004", "1003", "1002", "1001"]);
+
+    // Filters by GitHub id; a page of everything has no next link.
+    let reply = get(&app, "/api/push_events?actor_id=101").await;
+    let ids: Vec<&str> = reply.json["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .map(|r| r["github_event_id"].as_str().expect("id"))
+        .collect();
+    assert_eq!(ids, ["1005", "1003", "1001"]);
+    assert_eq!(reply.json["pagination"]["limit"], 25);
+    let first = &reply.json["data"][0];
+    assert_eq!(first["actor"]["login"], "user101");
+    assert_eq!(first["actor"]["enrichment_status"], "complete");
+    assert_eq!(first["repository"]["full_name"], "org/repo201");
+    assert_eq!(
+        first["repository"]["enrichment_status"],
+        "permanent_failure"
+    );
+    assert_eq!(first["ref"], "refs/heads/main");
+    let reply = get(&app, "/api/push_events?actor_id=102&repository_id=202").await;
+    assert_eq!(reply.json["data"].as_array().map(Vec::len), Some(1));
+    let reply = get(&app, "/api/push_events?repository_id=999").await;
+    assert_eq!(reply.status, StatusCode::OK);
+    assert_eq!(reply.json["data"], serde_json::json!([]));
+
+    // One event: its raw payload; an absent one: a JSON 404.
+    let reply = get(&app, "/api/push_events/1003").await;
+    assert_eq!(reply.status, StatusCode::OK);
+    assert_eq!(reply.json["data"]["github_event_id"], "1003");
+    assert_eq!(reply.json["data"]["raw_payload"]["id"], "1003");
+    assert_eq!(reply.json["data"]["raw_payload"]["type"], "PushEvent");
+    let reply = get(&app, "/api/push_events/424242").await;
+    assert_eq!(reply.status, StatusCode::NOT_FOUND);
+    assert_eq!(reply.json["error"]["code"], "not_found");
+}
+
+async fn refused_queries(db: &Db) {
+    let app = app(db, at(60));
+    for (uri, parameter, code) in [
+        ("/api/push_events?limit=0", "limit", "invalid_parameter"),
+        ("/api/push_events?limit=101", "limit", "invalid_parameter"),
+        ("/api/push_events?limit=500", "limit", "invalid_parameter"),
+        ("/api/push_events?limit=ten", "limit", "invalid_parameter"),
+        ("/api/push_events?page=2", "page", "unknown_parameter"),
+        ("/api/push_events?actor=1", "actor", "unknown_parameter"),
+        (
+            "/api/push_events?actor_id=abc",
+            "actor_id",
+            "invalid_parameter",
+        ),
+        ("/api/push_events?cursor=xyz", "cursor", "invalid_cursor"),
+        (
+            "/api/push_events?limit=5&limit=6",
+            "limit",
+            "repeated_parameter",
+        ),
+    ] {
+        let reply = get(&app, uri).await;
+        assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{uri}");
+        assert_eq!(reply.json["error"]["parameter"], parameter, "{uri}");
+        assert_eq!(reply.json["error"]["code"], code, "{uri}");
+        let message = reply.json["error"]["message"].as_str().expect("message");
+        assert!(message.contains(parameter), "{uri}: {message}");
+    }
+}
+
+both_backends!(
+    health,
+    status_on_an_empty_database,
+    status_of_a_seeded_feed,
+    push_event_pages,
+    refused_queries
+);

@@ -1,0 +1,700 @@
+//! Read-only queries behind the feed's HTTP surface and `headroom status`: schema readiness,
+//! the enrichment backlog by stage, batch quality, throughput counts, coverage, and keyset
+//! pages of push events.
+//!
+//! Every function here is a plain `SELECT`: nothing in this module writes, takes a lease or
+//! opens a write transaction, so a read endpoint built on it cannot spend budget or change
+//! state. Both backends run the same SQL ([`feed_report_impl!`]), like [`crate::feed_state`].
+
+use async_trait::async_trait;
+use headroom_core::clock::Timestamp;
+use serde::Serialize;
+
+use crate::error::Result;
+use std::sync::Arc;
+
+use crate::feed_state::{EntityKind, EventSource, FeedState, Lane};
+use crate::{PgStore, SqliteStore, Store};
+
+/// Which migrations the database has applied, against the ones this build ships.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SchemaState {
+    /// Versions applied successfully.
+    pub applied: Vec<i64>,
+    /// Versions this build expects.
+    pub expected: Vec<i64>,
+}
+
+impl SchemaState {
+    /// Every expected migration is applied.
+    pub fn is_current(&self) -> bool {
+        self.expected.iter().all(|v| self.applied.contains(v))
+    }
+}
+
+/// One resting stage of a class: how many rows rest there and the oldest one's `created_at`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StageCount {
+    /// The stage name.
+    pub stage: &'static str,
+    /// Rows in it.
+    pub count: u64,
+    /// The oldest row's `created_at` (none when empty).
+    pub oldest_created_at: Option<Timestamp>,
+}
+
+/// The seven resting stages, in pipeline order.
+pub const STAGES: [&str; 7] = [
+    "batch_pending",
+    "batch_in_flight",
+    "retry_scheduled",
+    "detail_pending",
+    "detail_in_flight",
+    "contract_complete",
+    "terminal",
+];
+
+/// One class's backlog, by status and by stage.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EntityBacklog {
+    /// `pending` rows.
+    pub pending: u64,
+    /// `complete` rows.
+    pub complete: u64,
+    /// `retryable_failure` rows.
+    pub retryable_failure: u64,
+    /// `permanent_failure` rows.
+    pub permanent_failure: u64,
+    /// Oldest `created_at` among pending and retryable rows.
+    pub oldest_backlog_created_at: Option<Timestamp>,
+    /// Rows neither at the contract nor terminal.
+    pub contract_backlog: u64,
+    /// All seven stages, in [`STAGES`] order, zeros included.
+    pub stages: Vec<StageCount>,
+}
+
+/// Enrichment request envelopes of one (request kind, entity kind) group over a window.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct BatchGroup {
+    /// Envelopes recorded.
+    pub attempts: u64,
+    /// Still in flight.
+    pub in_flight: u64,
+    /// Succeeded.
+    pub succeeded: u64,
+    /// Failed.
+    pub failed: u64,
+    /// Deferred (nothing applied; the rows went back).
+    pub deferred: u64,
+    /// Reclaimed after a lapsed lease.
+    pub stale_lease: u64,
+    /// Items asked for.
+    pub requested_items: u64,
+    /// Items the responses carried.
+    pub returned_items: u64,
+    /// Items that applied by id.
+    pub valid_items: u64,
+    /// Items asked for that were not applied.
+    pub missing_items: u64,
+    /// Items refused by validation.
+    pub invalid_items: u64,
+    /// Envelopes that carried `incomplete_results: true`.
+    pub incomplete_results: u64,
+}
+
+/// Entity arrivals and exits of one class inside a window.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct EntityFlow {
+    /// Rows created (new backlog).
+    pub arrivals: u64,
+    /// Rows that first reached the useful-data contract.
+    pub completions: u64,
+    /// Rows that went terminal.
+    pub terminals: u64,
+}
+
+/// Push events persisted inside a window and how many have their entities enriched.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct CoverageCounts {
+    /// Events persisted in the window.
+    pub events: u64,
+    /// Of those, events whose actor is `complete`.
+    pub actor_complete: u64,
+    /// Of those, events whose repository is `complete`.
+    pub repository_complete: u64,
+    /// Of those, events whose actor and repository are both `complete`.
+    pub both_complete: u64,
+}
+
+/// An actor or repository as a push event row nests it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EntitySummary {
+    /// GitHub's id.
+    pub github_id: i64,
+    /// Login or full name (the latest projection).
+    pub name: String,
+    /// `pending`, `complete`, `retryable_failure` or `permanent_failure`.
+    pub enrichment_status: String,
+    /// The resting stage.
+    pub enrichment_stage: String,
+    /// When enrichment last succeeded.
+    pub fetched_at: Option<Timestamp>,
+}
+
+/// One stored push event (no raw payload), with its entities.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PushEventRow {
+    /// GitHub's event id: the public identifier.
+    pub github_event_id: String,
+    /// `payload.push_id`.
+    pub github_push_id: Option<i64>,
+    /// `payload.ref`.
+    pub git_ref: String,
+    /// `payload.head`.
+    pub head_sha: String,
+    /// `payload.before`.
+    pub before_sha: String,
+    /// `payload.size`.
+    pub commit_count: Option<i64>,
+    /// `payload.distinct_size`.
+    pub distinct_commit_count: Option<i64>,
+    /// GitHub's `created_at`.
+    pub occurred_at: Timestamp,
+    /// When headroom persisted it.
+    pub created_at: Timestamp,
+    /// `feed` or `gharchive`.
+    pub source: String,
+    /// The actor.
+    pub actor: EntitySummary,
+    /// The repository.
+    pub repository: EntitySummary,
+}
+
+/// A keyset position in the newest-first list: the last row served.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushEventKey {
+    /// Its `occurred_at`, epoch milliseconds.
+    pub occurred_at_ms: i64,
+    /// Its GitHub event id (the tie-break, so the surrogate key never leaves the store).
+    pub github_event_id: String,
+}
+
+impl PushEventRow {
+    /// The keyset position just after this row.
+    pub fn key(&self) -> PushEventKey {
+        PushEventKey {
+            occurred_at_ms: self.occurred_at.as_millisecond(),
+            github_event_id: self.github_event_id.clone(),
+        }
+    }
+}
+
+/// Filters of the push event list (GitHub ids).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PushEventFilter {
+    /// Only this actor's events.
+    pub actor_id: Option<i64>,
+    /// Only this repository's events.
+    pub repository_id: Option<i64>,
+}
+
+/// The feed's read-only report queries.
+#[async_trait]
+pub trait FeedReport: Send + Sync + std::fmt::Debug {
+    /// Which migrations are applied; fails when the database does not answer.
+    async fn schema_state(&self) -> Result<SchemaState>;
+
+    /// Every event source, by type.
+    async fn event_sources(&self) -> Result<Vec<EventSource>>;
+
+    /// One class's backlog by status and stage.
+    async fn entity_backlog(&self, kind: EntityKind) -> Result<EntityBacklog>;
+
+    /// The earliest instant after `now` at which a row of this lane that is not claimable
+    /// now (backoff or live lease) becomes claimable.
+    async fn next_claimable_at(
+        &self,
+        kind: EntityKind,
+        lane: Lane,
+        now: Timestamp,
+    ) -> Result<Option<Timestamp>>;
+
+    /// Whether a row of this lane is claimable at `now` (a read: claims nothing).
+    async fn claimable(&self, kind: EntityKind, lane: Lane, now: Timestamp) -> Result<bool>;
+
+    /// Enrichment envelopes started in `[since, until]`, per (request kind, entity kind):
+    /// `(request_kind, entity_kind, group)`, only groups with rows.
+    async fn batch_groups(
+        &self,
+        since: Timestamp,
+        until: Timestamp,
+    ) -> Result<Vec<(String, String, BatchGroup)>>;
+
+    /// Arrivals, completions and terminals of one class in `[since, until]`.
+    async fn entity_flow(
+        &self,
+        kind: EntityKind,
+        since: Timestamp,
+        until: Timestamp,
+    ) -> Result<EntityFlow>;
+
+    /// The first instant this database recorded feed activity (an ingestion run or a
+    /// persisted event), if any.
+    async fn first_activity_at(&self) -> Result<Option<Timestamp>>;
+
+    /// Coverage counts over events persisted in `[since, until]`.
+    async fn coverage(&self, since: Timestamp, until: Timestamp) -> Result<CoverageCounts>;
+
+    /// Up to `limit` events, newest first by (occurred_at, github_event_id), strictly after
+    /// `after` in that order.
+    async fn push_events_page(
+        &self,
+        filter: PushEventFilter,
+        after: Option<&PushEventKey>,
+        limit: u32,
+    ) -> Result<Vec<PushEventRow>>;
+
+    /// One event with its raw payload.
+    async fn push_event_detail(
+        &self,
+        github_event_id: &str,
+    ) -> Result<Option<(PushEventRow, serde_json::Value)>>;
+}
+
+/// Opens the store named by `target` (as [`crate::open`]) with its feed state and report
+/// queries, all over one pool.
+pub async fn open_report(
+    target: &str,
+) -> Result<(Arc<dyn Store>, Arc<dyn FeedState>, Arc<dyn FeedReport>)> {
+    if target.starts_with("postgres://") || target.starts_with("postgresql://") {
+        let store = Arc::new(PgStore::connect(target).await?);
+        Ok((store.clone(), store.clone(), store))
+    } else {
+        let store = Arc::new(SqliteStore::open(target).await?);
+        Ok((store.clone(), store.clone(), store))
+    }
+}
+
+fn table(kind: EntityKind) -> &'static str {
+    match kind {
+        EntityKind::Actor => "actors",
+        EntityKind::Repository => "repositories",
+    }
+}
+
+fn lane_stages(lane: Lane) -> &'static str {
+    // The same sets the claim uses (feed_state.rs): a lapsed in-flight lease is claimable.
+    match lane {
+        Lane::Batch => {
+            "enrichment_stage IN ('batch_pending', 'retry_scheduled', 'batch_in_flight')"
+        }
+        Lane::Detail => "enrichment_stage IN ('detail_pending', 'detail_in_flight')",
+    }
+}
+
+const EVENT_SELECT: &str = "SELECT e.github_event_id, e.github_push_id, e.ref, e.head_sha, \
+    e.before_sha, e.commit_count, e.distinct_commit_count, e.occurred_at_ms, e.created_at_ms, \
+    e.source, a.github_id AS a_id, a.login AS a_name, a.enrichment_status AS a_status, \
+    a.enrichment_stage AS a_stage, a.fetched_at_ms AS a_fetched, r.github_id AS r_id, \
+    r.full_name AS r_name, r.enrichment_status AS r_status, r.enrichment_stage AS r_stage, \
+    r.fetched_at_ms AS r_fetched";
+
+const EVENT_FROM: &str = " FROM push_events e \
+    JOIN actors a ON a.github_id = e.github_actor_id \
+    JOIN repositories r ON r.github_id = e.github_repository_id";
+
+macro_rules! feed_report_impl {
+    ($store:ty, $db:ty, $migrations:literal) => {
+        const _: () = {
+            use sqlx::Row as _;
+
+            use crate::model::{from_ms, from_opt_ms, ms, to_u64};
+
+            type DbRow = <$db as sqlx::Database>::Row;
+
+            fn get<T>(row: &DbRow, column: &'static str) -> Result<T>
+            where
+                T: for<'r> sqlx::Decode<'r, $db> + sqlx::Type<$db>,
+            {
+                Ok(row.try_get::<T, _>(column)?)
+            }
+
+            fn count(row: &DbRow, column: &'static str) -> Result<u64> {
+                to_u64(column, get::<Option<i64>>(row, column)?.unwrap_or(0))
+            }
+
+            fn opt_ts(row: &DbRow, column: &'static str) -> Result<Option<Timestamp>> {
+                from_opt_ms(column, get::<Option<i64>>(row, column)?)
+            }
+
+            fn event_from(row: &DbRow) -> Result<PushEventRow> {
+                Ok(PushEventRow {
+                    github_event_id: get(row, "github_event_id")?,
+                    github_push_id: get(row, "github_push_id")?,
+                    git_ref: get(row, "ref")?,
+                    head_sha: get(row, "head_sha")?,
+                    before_sha: get(row, "before_sha")?,
+                    commit_count: get(row, "commit_count")?,
+                    distinct_commit_count: get(row, "distinct_commit_count")?,
+                    occurred_at: from_ms("occurred_at_ms", get(row, "occurred_at_ms")?)?,
+                    created_at: from_ms("created_at_ms", get(row, "created_at_ms")?)?,
+                    source: get(row, "source")?,
+                    actor: EntitySummary {
+                        github_id: get(row, "a_id")?,
+                        name: get(row, "a_name")?,
+                        enrichment_status: get(row, "a_status")?,
+                        enrichment_stage: get(row, "a_stage")?,
+                        fetched_at: opt_ts(row, "a_fetched")?,
+                    },
+                    repository: EntitySummary {
+                        github_id: get(row, "r_id")?,
+                        name: get(row, "r_name")?,
+                        enrichment_status: get(row, "r_status")?,
+                        enrichment_stage: get(row, "r_stage")?,
+                        fetched_at: opt_ts(row, "r_fetched")?,
+                    },
+                })
+            }
+
+            #[async_trait]
+            impl FeedReport for $store {
+                async fn schema_state(&self) -> Result<SchemaState> {
+                    let rows = sqlx::query::<$db>(
+                        "SELECT version FROM _sqlx_migrations WHERE success ORDER BY version",
+                    )
+                    .fetch_all(self.pool())
+                    .await?;
+                    let applied = rows
+                        .iter()
+                        .map(|r| get::<i64>(r, "version"))
+                        .collect::<Result<Vec<_>>>()?;
+                    let expected = sqlx::migrate!($migrations)
+                        .iter()
+                        .map(|m| m.version)
+                        .collect();
+                    Ok(SchemaState { applied, expected })
+                }
+
+                async fn event_sources(&self) -> Result<Vec<EventSource>> {
+                    let rows = sqlx::query::<$db>(
+                        "SELECT id, source_type, url, enabled, status, etag, cadence_due_at_ms, \
+                         poll_floor_until_at_ms, retry_not_before_at_ms, next_poll_at_ms, \
+                         consecutive_failures, last_error, last_polled_at_ms \
+                         FROM event_sources ORDER BY source_type",
+                    )
+                    .fetch_all(self.pool())
+                    .await?;
+                    rows.iter()
+                        .map(|row| {
+                            Ok(EventSource {
+                                id: get(row, "id")?,
+                                source_type: get(row, "source_type")?,
+                                url: get(row, "url")?,
+                                enabled: get(row, "enabled")?,
+                                status: get(row, "status")?,
+                                etag: get(row, "etag")?,
+                                cadence_due_at: opt_ts(row, "cadence_due_at_ms")?,
+                                poll_floor_until: opt_ts(row, "poll_floor_until_at_ms")?,
+                                retry_not_before_at: opt_ts(row, "retry_not_before_at_ms")?,
+                                next_poll_at: opt_ts(row, "next_poll_at_ms")?,
+                                consecutive_failures: count(row, "consecutive_failures")?,
+                                last_error: get(row, "last_error")?,
+                                last_polled_at: opt_ts(row, "last_polled_at_ms")?,
+                            })
+                        })
+                        .collect()
+                }
+
+                async fn entity_backlog(&self, kind: EntityKind) -> Result<EntityBacklog> {
+                    let t = table(kind);
+                    let sql = format!(
+                        "SELECT enrichment_stage AS stage, enrichment_status AS status, \
+                         COUNT(*) AS n, MIN(created_at_ms) AS oldest FROM {t} \
+                         GROUP BY enrichment_stage, enrichment_status"
+                    );
+                    let rows = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
+                        .fetch_all(self.pool())
+                        .await?;
+                    let mut out = EntityBacklog {
+                        pending: 0,
+                        complete: 0,
+                        retryable_failure: 0,
+                        permanent_failure: 0,
+                        oldest_backlog_created_at: None,
+                        contract_backlog: 0,
+                        stages: STAGES
+                            .iter()
+                            .map(|s| StageCount {
+                                stage: s,
+                                count: 0,
+                                oldest_created_at: None,
+                            })
+                            .collect(),
+                    };
+                    for row in &rows {
+                        let stage: String = get(row, "stage")?;
+                        let status: String = get(row, "status")?;
+                        let n = count(row, "n")?;
+                        let oldest = opt_ts(row, "oldest")?;
+                        let earliest = |a: Option<Timestamp>| match (a, oldest) {
+                            (Some(a), Some(b)) => Some(a.min(b)),
+                            (a, b) => a.or(b),
+                        };
+                        match status.as_str() {
+                            "pending" => out.pending += n,
+                            "complete" => out.complete += n,
+                            "retryable_failure" => out.retryable_failure += n,
+                            _ => out.permanent_failure += n,
+                        }
+                        if matches!(status.as_str(), "pending" | "retryable_failure") {
+                            out.oldest_backlog_created_at =
+                                earliest(out.oldest_backlog_created_at);
+                        }
+                        if !matches!(stage.as_str(), "contract_complete" | "terminal") {
+                            out.contract_backlog += n;
+                        }
+                        if let Some(slot) = out.stages.iter_mut().find(|s| s.stage == stage) {
+                            slot.count += n;
+                            slot.oldest_created_at = earliest(slot.oldest_created_at);
+                        }
+                    }
+                    Ok(out)
+                }
+
+                async fn next_claimable_at(
+                    &self,
+                    kind: EntityKind,
+                    lane: Lane,
+                    now: Timestamp,
+                ) -> Result<Option<Timestamp>> {
+                    let t = table(kind);
+                    let stages = lane_stages(lane);
+                    // A row is claimable once both its backoff and any lease on it have passed.
+                    let sql = format!(
+                        "SELECT MIN(ready) AS ready FROM (SELECT CASE \
+                           WHEN lease_token IS NOT NULL AND lease_expires_at_ms IS NOT NULL \
+                                AND (next_retry_at_ms IS NULL OR lease_expires_at_ms > next_retry_at_ms) \
+                             THEN lease_expires_at_ms \
+                           ELSE next_retry_at_ms END AS ready \
+                         FROM {t} WHERE {stages}) s WHERE ready > $1"
+                    );
+                    let row = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
+                        .bind(ms(now))
+                        .fetch_one(self.pool())
+                        .await?;
+                    opt_ts(&row, "ready")
+                }
+
+                async fn claimable(
+                    &self,
+                    kind: EntityKind,
+                    lane: Lane,
+                    now: Timestamp,
+                ) -> Result<bool> {
+                    let t = table(kind);
+                    let stages = lane_stages(lane);
+                    let sql = format!(
+                        "SELECT COUNT(*) AS n FROM (SELECT 1 AS one FROM {t} WHERE {stages} \
+                         AND (next_retry_at_ms IS NULL OR next_retry_at_ms <= $1) \
+                         AND (lease_token IS NULL OR lease_expires_at_ms IS NULL \
+                              OR lease_expires_at_ms <= $1) LIMIT 1) s"
+                    );
+                    let row = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
+                        .bind(ms(now))
+                        .fetch_one(self.pool())
+                        .await?;
+                    Ok(count(&row, "n")? > 0)
+                }
+
+                async fn batch_groups(
+                    &self,
+                    since: Timestamp,
+                    until: Timestamp,
+                ) -> Result<Vec<(String, String, BatchGroup)>> {
+                    let rows = sqlx::query::<$db>(
+                        "SELECT request_kind, entity_kind, status, COUNT(*) AS n, \
+                         CAST(SUM(requested_count) AS BIGINT) AS requested, \
+                         CAST(SUM(returned_count) AS BIGINT) AS returned, \
+                         CAST(SUM(valid_count) AS BIGINT) AS valid, \
+                         CAST(SUM(missing_count) AS BIGINT) AS missing, \
+                         CAST(SUM(invalid_count) AS BIGINT) AS invalid, \
+                         CAST(SUM(CASE WHEN incomplete_results THEN 1 ELSE 0 END) AS BIGINT) AS incomplete \
+                         FROM enrichment_batches WHERE started_at_ms >= $1 AND started_at_ms <= $2 \
+                         GROUP BY request_kind, entity_kind, status",
+                    )
+                    .bind(ms(since))
+                    .bind(ms(until))
+                    .fetch_all(self.pool())
+                    .await?;
+                    let mut out: Vec<(String, String, BatchGroup)> = Vec::new();
+                    for row in &rows {
+                        let request_kind: String = get(row, "request_kind")?;
+                        let entity_kind: String = get(row, "entity_kind")?;
+                        let i = match out
+                            .iter()
+                            .position(|(r, e, _)| *r == request_kind && *e == entity_kind)
+                        {
+                            Some(i) => i,
+                            None => {
+                                out.push((request_kind, entity_kind, BatchGroup::default()));
+                                out.len() - 1
+                            }
+                        };
+                        let g = &mut out[i].2;
+                        let n = count(row, "n")?;
+                        g.attempts += n;
+                        match get::<String>(row, "status")?.as_str() {
+                            "in_flight" => g.in_flight += n,
+                            "succeeded" => g.succeeded += n,
+                            "failed" => g.failed += n,
+                            "deferred" => g.deferred += n,
+                            _ => g.stale_lease += n,
+                        }
+                        g.requested_items += count(row, "requested")?;
+                        g.returned_items += count(row, "returned")?;
+                        g.valid_items += count(row, "valid")?;
+                        g.missing_items += count(row, "missing")?;
+                        g.invalid_items += count(row, "invalid")?;
+                        g.incomplete_results += count(row, "incomplete")?;
+                    }
+                    Ok(out)
+                }
+
+                async fn entity_flow(
+                    &self,
+                    kind: EntityKind,
+                    since: Timestamp,
+                    until: Timestamp,
+                ) -> Result<EntityFlow> {
+                    let t = table(kind);
+                    let sql = format!(
+                        "SELECT \
+                         (SELECT COUNT(*) FROM {t} WHERE created_at_ms >= $1 AND created_at_ms <= $2) AS arrivals, \
+                         (SELECT COUNT(*) FROM {t} WHERE contract_complete_at_ms >= $1 \
+                             AND contract_complete_at_ms <= $2) AS completions, \
+                         (SELECT COUNT(*) FROM {t} WHERE terminal_at_ms >= $1 AND terminal_at_ms <= $2) AS terminals"
+                    );
+                    let row = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
+                        .bind(ms(since))
+                        .bind(ms(until))
+                        .fetch_one(self.pool())
+                        .await?;
+                    Ok(EntityFlow {
+                        arrivals: count(&row, "arrivals")?,
+                        completions: count(&row, "completions")?,
+                        terminals: count(&row, "terminals")?,
+                    })
+                }
+
+                async fn first_activity_at(&self) -> Result<Option<Timestamp>> {
+                    let row = sqlx::query::<$db>(
+                        "SELECT (SELECT MIN(started_at_ms) FROM ingestion_runs) AS runs, \
+                         (SELECT MIN(created_at_ms) FROM push_events) AS events",
+                    )
+                    .fetch_one(self.pool())
+                    .await?;
+                    let runs = opt_ts(&row, "runs")?;
+                    let events = opt_ts(&row, "events")?;
+                    Ok(match (runs, events) {
+                        (Some(a), Some(b)) => Some(a.min(b)),
+                        (a, b) => a.or(b),
+                    })
+                }
+
+                async fn coverage(
+                    &self,
+                    since: Timestamp,
+                    until: Timestamp,
+                ) -> Result<CoverageCounts> {
+                    let row = sqlx::query::<$db>(
+                        "SELECT COUNT(*) AS events, \
+                         CAST(SUM(CASE WHEN a.enrichment_status = 'complete' THEN 1 ELSE 0 END) AS BIGINT) AS actor_complete, \
+                         CAST(SUM(CASE WHEN r.enrichment_status = 'complete' THEN 1 ELSE 0 END) AS BIGINT) AS repository_complete, \
+                         CAST(SUM(CASE WHEN a.enrichment_status = 'complete' \
+                             AND r.enrichment_status = 'complete' THEN 1 ELSE 0 END) AS BIGINT) AS both_complete \
+                         FROM push_events e \
+                         JOIN actors a ON a.github_id = e.github_actor_id \
+                         JOIN repositories r ON r.github_id = e.github_repository_id \
+                         WHERE e.created_at_ms >= $1 AND e.created_at_ms <= $2",
+                    )
+                    .bind(ms(since))
+                    .bind(ms(until))
+                    .fetch_one(self.pool())
+                    .await?;
+                    Ok(CoverageCounts {
+                        events: count(&row, "events")?,
+                        actor_complete: count(&row, "actor_complete")?,
+                        repository_complete: count(&row, "repository_complete")?,
+                        both_complete: count(&row, "both_complete")?,
+                    })
+                }
+
+                async fn push_events_page(
+                    &self,
+                    filter: PushEventFilter,
+                    after: Option<&PushEventKey>,
+                    limit: u32,
+                ) -> Result<Vec<PushEventRow>> {
+                    let mut sql = format!("{EVENT_SELECT}{EVENT_FROM} WHERE 1 = 1");
+                    let mut n = 0;
+                    let mut next = || {
+                        n += 1;
+                        n
+                    };
+                    if filter.actor_id.is_some() {
+                        sql.push_str(&format!(" AND e.github_actor_id = ${}", next()));
+                    }
+                    if filter.repository_id.is_some() {
+                        sql.push_str(&format!(" AND e.github_repository_id = ${}", next()));
+                    }
+                    if after.is_some() {
+                        let (a, b) = (next(), next());
+                        sql.push_str(&format!(
+                            " AND (e.occurred_at_ms < ${a} \
+                             OR (e.occurred_at_ms = ${a} AND e.github_event_id < ${b}))"
+                        ));
+                    }
+                    sql.push_str(&format!(
+                        " ORDER BY e.occurred_at_ms DESC, e.github_event_id DESC LIMIT ${}",
+                        next()
+                    ));
+                    let mut query = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql));
+                    if let Some(id) = filter.actor_id {
+                        query = query.bind(id);
+                    }
+                    if let Some(id) = filter.repository_id {
+                        query = query.bind(id);
+                    }
+                    if let Some(key) = after {
+                        query = query
+                            .bind(key.occurred_at_ms)
+                            .bind(key.github_event_id.clone());
+                    }
+                    let rows = query
+                        .bind(i64::from(limit))
+                        .fetch_all(self.pool())
+                        .await?;
+                    rows.iter().map(event_from).collect()
+                }
+
+                async fn push_event_detail(
+                    &self,
+                    github_event_id: &str,
+                ) -> Result<Option<(PushEventRow, serde_json::Value)>> {
+                    let sql =
+                        format!("{EVENT_SELECT}, e.raw_json{EVENT_FROM} WHERE e.github_event_id = $1");
+                    let row = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
+                        .bind(github_event_id.to_owned())
+                        .fetch_optional(self.pool())
+                        .await?;
+                    let Some(row) = row else { return Ok(None) };
+                    let raw = get::<sqlx::types::Json<serde_json::Value>>(&row, "raw_json")?.0;
+                    Ok(Some((event_from(&row)?, raw)))
+                }
+            }
+        };
+    };
+}
+
+feed_report_impl!(SqliteStore, sqlx::Sqlite, "./migrations/sqlite");
+feed_report_impl!(PgStore, sqlx::Postgres, "./migrations/postgres");
