@@ -15,6 +15,7 @@ mod logging;
 mod quota_cmd;
 mod registry;
 mod run_cmd;
+mod serve;
 mod sim_cmd;
 mod status_cmd;
 mod sync_cmd;

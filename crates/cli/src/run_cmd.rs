@@ -2,8 +2,8 @@
 //! source when it is due, followed by an enrichment cycle, and a reconciler (default every
 //! 60 s, and once at start) that rebuilds pending work from committed rows after a crash and
 //! dispatches a cycle when work is claimable. Stops on SIGINT or SIGTERM between steps.
-//!
-//! Not yet: the HTTP server (`--listen`).
+//! Beside the loop it serves the read-only HTTP API of headroom-server on `--listen` (default
+//! 127.0.0.1:3000; `--no-listen` for none), stopped gracefully with the loop.
 
 use std::process::ExitCode;
 
@@ -36,11 +36,13 @@ pub struct RunArgs {
     tuning: EnrichTuning,
     #[command(flatten)]
     feed: FeedArgs,
+    #[command(flatten)]
+    http: crate::serve::ListenArgs,
 }
 
 /// Runs `headroom run`.
 pub async fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
-    let (poller, _) = match poller(global, &args.feed).await {
+    let (poller, resolved) = match poller(global, &args.feed).await {
         Ok(p) => p,
         Err(code) => return code,
     };
@@ -56,6 +58,13 @@ pub async fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
         .settings
         .source_lease
         .max(SignedDuration::from_secs(600));
+    let server = match start_server(&args, &resolved, &enricher).await {
+        Ok(server) => server,
+        Err(code) => {
+            poller.store.close().await;
+            return code;
+        }
+    };
     let mut done = 0u64;
     let shutdown = shutdown_signal();
     tokio::pin!(shutdown);
@@ -137,10 +146,40 @@ pub async fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
             () = &mut shutdown => break ExitCode::SUCCESS,
         }
     };
+    if let Some(server) = server {
+        server.stop().await;
+    }
     tracing::info!(event = "service.stopped", ticks = done);
     println!("headroom run: stopped after {done} tick(s)");
     poller.store.close().await;
     code
+}
+
+/// The HTTP server beside the loop, publishing this service's own settings.
+async fn start_server(
+    args: &RunArgs,
+    resolved: &crate::config::Settings,
+    enricher: &Enricher,
+) -> Result<Option<crate::serve::Running>, ExitCode> {
+    if args.http.no_listen {
+        return Ok(None);
+    }
+    // The identity the poller spends (local unless a token's owner is not yet known, which
+    // the first poll would discover anyway).
+    let subject = match enricher.poller.quota_key().await {
+        Ok(key) => Some(headroom_store::subject_label(&key.subject)),
+        Err(_) => crate::serve::stored_subject(resolved, enricher.poller.store.as_ref()).await,
+    };
+    let status = crate::serve::status_settings(
+        resolved,
+        &args.feed,
+        &enricher.settings,
+        &args.http.reporting,
+        Some(args.tick_secs),
+        subject,
+    )
+    .map_err(|e| crate::refuse(&e))?;
+    crate::serve::start(&args.http, status, &resolved.db, enricher.poller.clock).await
 }
 
 async fn shutdown_signal() {

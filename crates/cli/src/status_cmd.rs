@@ -1,89 +1,91 @@
 //! `headroom status [--json]`: the feed's persisted state for a terminal — the event source's
 //! five schedule components, the core and search ledgers, the enrichment counts per class and
-//! the summary figures. Reads only: no provider request, no budget, no write.
+//! the summary figures; with `--json`, the status document `GET /status` serves, built by
+//! headroom-server. Reads only: no provider request, no budget, no write.
 
 use std::process::ExitCode;
 
 use clap::Args;
-use headroom_core::clock::Clock;
-use headroom_github::feed::poll::SOURCE_TYPE;
-use headroom_store::feed_state::EntityKind;
-use serde_json::json;
+use headroom_core::clock::{Clock as _, SignedDuration, TokioClock};
+use headroom_github::feed::enrich::EnrichSettings;
+use headroom_store::feed_report::open_report;
 
-use crate::config::GlobalArgs;
+use crate::config::{GlobalArgs, ProcessEnv};
 use crate::ingest_cmd::{FeedArgs, poller, print_summary};
+use crate::serve::{ReportingArgs, status_settings, stored_subject};
 
 /// `headroom status`.
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// Print JSON instead of text.
+    /// Print the status document (the same JSON `GET /status` serves) instead of text.
     #[arg(long)]
     json: bool,
+    /// Minimum seconds between search requests (published in the document's scheduler).
+    #[arg(long, env = "SEARCH_PACING_SECONDS", default_value_t = 6)]
+    search_pacing: u64,
     #[command(flatten)]
     feed: FeedArgs,
+    #[command(flatten)]
+    reporting: ReportingArgs,
 }
 
 /// Runs `headroom status`.
 pub async fn run(global: &GlobalArgs, args: StatusArgs) -> ExitCode {
+    if args.json {
+        return json(global, &args).await;
+    }
     let (poller, _) = match poller(global, &args.feed).await {
         Ok(p) => p,
         Err(code) => return code,
     };
-    let state = poller.state.clone();
-    let now = poller.clock.now();
-    if !args.json {
-        print_summary(&poller).await;
-        println!();
-        crate::enrich_cmd::print_enrichment_state(&state).await;
-        poller.store.close().await;
-        return ExitCode::SUCCESS;
-    }
-    let overview = state.feed_overview().await;
-    let source = state.event_source(SOURCE_TYPE).await;
-    let ledger = poller.core_ledger().await;
-    let actors = state.enrichment_counts(EntityKind::Actor).await;
-    let repositories = state.enrichment_counts(EntityKind::Repository).await;
-    let (Ok(overview), Ok(source), Ok(ledger), Ok(actors), Ok(repositories)) =
-        (overview, source, ledger, actors, repositories)
-    else {
-        poller.store.close().await;
-        return crate::failed(&"cannot read the persisted state");
+    print_summary(&poller).await;
+    println!();
+    crate::enrich_cmd::print_enrichment_state(&poller.state).await;
+    poller.store.close().await;
+    ExitCode::SUCCESS
+}
+
+/// The status document, exactly as `GET /status` serves it.
+async fn json(global: &GlobalArgs, args: &StatusArgs) -> ExitCode {
+    let settings = match global.resolve(&ProcessEnv) {
+        Ok(s) => s,
+        Err(e) => return crate::refuse(&e),
     };
-    let body = json!({
-        "captured_at": now.to_string(),
-        "sources": source.iter().map(|source| json!({
-            "source_type": source.source_type,
-            "status": source.status,
-            "enabled": source.enabled,
-            "cadence_due_at": source.cadence_due_at.map(|t| t.to_string()),
-            "poll_floor_until": source.poll_floor_until.map(|t| t.to_string()),
-            "retry_not_before_at": source.retry_not_before_at.map(|t| t.to_string()),
-            "global_blocked_until": ledger.as_ref().and_then(|l| l.global_blocked_until).map(|t| t.to_string()),
-            "next_poll_at": source.next_poll_at.map(|t| t.to_string()),
-            "consecutive_failures": source.consecutive_failures,
-        })).collect::<Vec<_>>(),
-        "ledger": {
-            "present": ledger.is_some(),
-            "window_status": ledger.as_ref().map(|l| l.window_status.clone()),
-            "limit": ledger.as_ref().and_then(|l| l.limit),
-            "remaining": ledger.as_ref().and_then(|l| l.remaining),
-            "reset_at": ledger.as_ref().and_then(|l| l.reset_at).map(|t| t.to_string()),
-            "poll": {"used": ledger.as_ref().map(|l| l.poll_used), "allowance": ledger.as_ref().map(|l| l.poll_allowance)},
-            "detail_fallback": {"used": ledger.as_ref().map(|l| l.enrichment_used), "allowance": ledger.as_ref().map(|l| l.enrichment_allowance)},
-            "co_tenant_usage": ledger.as_ref().map(|l| l.co_tenant_usage),
-            "consecutive_secondary_limits": ledger.as_ref().map(|l| l.consecutive_secondary_limits),
-        },
-        "enrichment": {"actors": actors, "repositories": repositories},
-        "totals": {
-            "push_events": overview.push_events,
-            "quarantined": overview.quarantined,
-            "latest_completed_run": overview.latest_completed_run.map(|(id, at)| json!({"run_id": id, "finished_at": at.to_string()})),
-        },
-    });
+    let mut enrich = EnrichSettings {
+        lease: args.feed.enrichment_lease(),
+        ..EnrichSettings::default()
+    };
+    enrich.search.pacing =
+        SignedDuration::from_secs(i64::try_from(args.search_pacing).unwrap_or(i64::MAX));
+    let (store, feed, report) = match open_report(&settings.db).await {
+        Ok(opened) => opened,
+        Err(e) => return crate::refuse(&e),
+    };
+    let subject = stored_subject(&settings, store.as_ref()).await;
+    let status = match status_settings(
+        &settings,
+        &args.feed,
+        &enrich,
+        &args.reporting,
+        None,
+        subject,
+    ) {
+        Ok(s) => s,
+        Err(e) => {
+            store.close().await;
+            return crate::refuse(&e);
+        }
+    };
+    let now = TokioClock::system().now();
+    let body = headroom_server::status::build(report.as_ref(), feed.as_ref(), &status, now).await;
+    store.close().await;
+    let body = match body {
+        Ok(b) => b,
+        Err(e) => return crate::failed(&e),
+    };
     match serde_json::to_string_pretty(&body) {
         Ok(text) => println!("{text}"),
         Err(e) => return crate::failed(&e),
     }
-    poller.store.close().await;
     ExitCode::SUCCESS
 }

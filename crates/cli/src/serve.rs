@@ -1,0 +1,154 @@
+//! Wiring between the CLI and headroom-server: the reporting knobs, the ledger identity the
+//! status reads, and the status settings both `headroom status --json` and the HTTP server of
+//! `headroom run` publish — so the two print the same document.
+
+use clap::Args;
+use headroom_github::feed::enrich::EnrichSettings;
+use headroom_server::{Reporting, SchedulerSettings, StatusSettings};
+use headroom_store::Store;
+
+use crate::config::{ConfigError, Settings};
+use crate::ingest_cmd::FeedArgs;
+
+/// What `/status` reports over (reporting only: never what the service does).
+#[derive(Debug, Clone, Copy, Args)]
+pub struct ReportingArgs {
+    /// Seconds behind the status's batches and throughput blocks.
+    #[arg(long, env = "ENRICHMENT_METRICS_WINDOW_SECONDS", default_value_t = 3600,
+        value_parser = clap::value_parser!(u64).range(1..=31_536_000))]
+    pub metrics_window: u64,
+    /// Seconds of sample needed before the catch-up verdict says anything.
+    #[arg(long, env = "CATCH_UP_MIN_SAMPLE_SECONDS", default_value_t = 900,
+        value_parser = clap::value_parser!(u64).range(0..=31_536_000))]
+    pub catch_up_min_sample: u64,
+    /// Seconds back (on push_events.created_at) the coverage percentages look.
+    #[arg(long, env = "ENRICHMENT_COVERAGE_WINDOW_SECONDS", default_value_t = 86_400,
+        value_parser = clap::value_parser!(u64).range(1..=31_536_000))]
+    pub coverage_window: u64,
+}
+
+impl ReportingArgs {
+    fn reporting(&self) -> Reporting {
+        Reporting {
+            metrics_window_seconds: self.metrics_window,
+            catch_up_min_sample_seconds: self.catch_up_min_sample,
+            coverage_window_seconds: self.coverage_window,
+        }
+    }
+}
+
+/// The ledger subject the configured credential spends, without asking the provider: the
+/// outbound IP with no token, else the owner stored for the token (none before the first
+/// request discovered it — and then no ledger row for it exists either).
+pub async fn stored_subject(settings: &Settings, store: &dyn Store) -> Option<String> {
+    let Some(credential) = &settings.credential else {
+        let outbound = headroom_http::ClientConfig::default().unauthenticated_subject;
+        return Some(headroom_store::subject_label(&headroom_core::Subject::Ip(
+            outbound.as_str().into(),
+        )));
+    };
+    match store
+        .credential(settings.policy.host(), credential.fingerprint())
+        .await
+    {
+        Ok(Some(c)) => Some(format!("{}:{}", c.subject_kind.as_str(), c.owner_login)),
+        Ok(None) => None,
+        Err(e) => {
+            tracing::warn!(event = "store.read_failed", error = %e);
+            None
+        }
+    }
+}
+
+/// The status settings of a feed configuration.
+pub fn status_settings(
+    settings: &Settings,
+    feed: &FeedArgs,
+    enrich: &EnrichSettings,
+    reporting: &ReportingArgs,
+    tick_seconds: Option<u64>,
+    subject: Option<String>,
+) -> Result<StatusSettings, ConfigError> {
+    let poll = feed.poll_settings(settings.credential.is_some());
+    let scheduler = SchedulerSettings::of(&poll, enrich, tick_seconds, reporting.reporting())
+        .map_err(|e| ConfigError {
+            setting: "--max-pages".into(),
+            problem: e.to_string(),
+        })?;
+    Ok(StatusSettings {
+        host: settings.policy.host().to_owned(),
+        subject,
+        scheduler,
+    })
+}
+
+/// Where `headroom run` serves HTTP.
+#[derive(Debug, Clone, Args)]
+pub struct ListenArgs {
+    /// Serve the read-only HTTP API (/health, /status, /api/push_events) on this address
+    /// (port 0: any free port; the address is printed).
+    #[arg(long, env = "HEADROOM_LISTEN", default_value = "127.0.0.1:3000")]
+    pub listen: String,
+    /// Serve no HTTP at all.
+    #[arg(long)]
+    pub no_listen: bool,
+    #[command(flatten)]
+    pub reporting: ReportingArgs,
+}
+
+/// The HTTP server running beside the service loop.
+#[derive(Debug)]
+pub struct Running {
+    stop: tokio::sync::watch::Sender<bool>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl Running {
+    /// Stops accepting, lets requests in flight finish, and waits for the server to end.
+    pub async fn stop(self) {
+        let _ = self.stop.send(true);
+        match self.task.await {
+            Ok(Ok(())) => tracing::info!(event = "server.stopped"),
+            Ok(Err(e)) => tracing::error!(event = "server.failed", error = %e),
+            Err(e) => tracing::error!(event = "server.failed", error = %e),
+        }
+    }
+}
+
+/// Binds the listener and starts serving, unless `--no-listen`. A bind failure refuses to run
+/// (exit 2): the service would otherwise run without the surface it was asked for.
+pub async fn start(
+    listen: &ListenArgs,
+    status: StatusSettings,
+    db: &str,
+    clock: headroom_core::clock::TokioClock,
+) -> Result<Option<Running>, std::process::ExitCode> {
+    if listen.no_listen {
+        return Ok(None);
+    }
+    let (_, feed, report) = headroom_store::feed_report::open_report(db)
+        .await
+        .map_err(|e| crate::refuse(&e))?;
+    let listener = tokio::net::TcpListener::bind(&listen.listen)
+        .await
+        .map_err(|e| {
+            crate::refuse(&ConfigError {
+                setting: "--listen".into(),
+                problem: format!("cannot listen on {}: {e}", listen.listen),
+            })
+        })?;
+    let addr = listener.local_addr().map_err(|e| crate::failed(&e))?;
+    tracing::info!(event = "server.listening", addr = %addr);
+    println!("headroom run: serving HTTP on http://{addr}");
+    let state = headroom_server::AppState {
+        report,
+        feed,
+        clock: std::sync::Arc::new(clock),
+        settings: std::sync::Arc::new(status),
+    };
+    let (stop, mut stopped) = tokio::sync::watch::channel(false);
+    let task = tokio::spawn(headroom_server::serve(listener, state, async move {
+        let _ = stopped.wait_for(|s| *s).await;
+    }));
+    Ok(Some(Running { stop, task }))
+}
