@@ -307,6 +307,23 @@ mod tests {
         assert_eq!(decode_cursor(&URL_SAFE_NO_PAD.encode("v1:x:1")), None);
     }
 
+    proptest::proptest! {
+        #[test]
+        fn any_position_survives_its_cursor(ms in proptest::num::i64::ANY, id in ".{1,40}") {
+            let key = PushEventKey { occurred_at_ms: ms, github_event_id: id };
+            let cursor = encode_cursor(&key);
+            // URL-safe without escaping, so it travels in a query string and a Link header.
+            proptest::prop_assert!(cursor.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
+            proptest::prop_assert_eq!(decode_cursor(&cursor), Some(key));
+        }
+
+        #[test]
+        fn a_limit_is_accepted_exactly_in_range(n in 0u64..1000) {
+            let parsed = parse_query(Some(&format!("limit={n}")));
+            proptest::prop_assert_eq!(parsed.is_ok(), (1..=100).contains(&n));
+        }
+    }
+
     #[test]
     fn the_query_is_strict() {
         assert_eq!(parse_query(None).map(|q| q.limit).ok(), Some(25));

@@ -1077,6 +1077,41 @@ mod tests {
         assert_eq!(per_hour(5, 1800), Some(10.0));
     }
 
+    proptest::proptest! {
+        #[test]
+        fn the_verdict_follows_the_rule(
+            arrivals in 0u64..10_000,
+            exits in 0u64..10_000,
+            sample in 0u64..10_000,
+            min in 0u64..10_000,
+        ) {
+            let state = catch_up_state(arrivals, exits, sample, min);
+            if sample < min || sample == 0 {
+                proptest::prop_assert_eq!(state, "insufficient_sample");
+            } else if arrivals > exits {
+                proptest::prop_assert_eq!(state, "not_keeping_up");
+            } else {
+                proptest::prop_assert_eq!(state, "keeping_up");
+            }
+        }
+
+        #[test]
+        fn percentages_stay_in_range(den in 0u64..1_000_000, frac in 0.0f64..=1.0) {
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+            let num = ((den as f64) * frac).floor() as u64;
+            match percent(num, den) {
+                None => proptest::prop_assert_eq!(den, 0),
+                Some(p) => proptest::prop_assert!((0.0..=100.0).contains(&p)),
+            }
+        }
+
+        #[test]
+        fn guarantees_always_split_the_whole_lane(allowance in 0u64..100_000, share in 0.0f64..=1.0) {
+            let (actor, repository) = guarantees(allowance, share);
+            proptest::prop_assert_eq!(actor + repository, allowance);
+        }
+    }
+
     #[test]
     fn guarantees_add_up_to_the_allowance() {
         assert_eq!(guarantees(40, 0.5), (20, 20));

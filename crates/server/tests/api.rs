@@ -335,7 +335,109 @@ async fn refused_queries(db: &Db) {
     }
 }
 
+/// A paced search ledger holds the batch lane: nothing is claimable now, and the next
+/// enrichment is when pacing lets the next search request go.
+async fn gates_decide_claimable_now(db: &Db) {
+    seed(db).await;
+    let paced = headroom_store::feed_state::SearchLedger {
+        host: common::HOST.into(),
+        subject: common::subject(),
+        limit: Some(10),
+        remaining: Some(9),
+        request_ceiling: 10,
+        reserve: 2,
+        used: 1,
+        actor_used: 1,
+        repository_used: 0,
+        blocked_until: None,
+        last_request_at: Some(at(58)),
+        reset_at: Some(at(100)),
+    };
+    db.writer_feed
+        .save_search_ledger(&paced, at(58))
+        .await
+        .expect("save");
+    let reply = get(&app(db, at(60)), "/status").await;
+    let e = &reply.json["enrichment"];
+    assert_eq!(e["actors"]["rows_claimable"]["batch"], true);
+    assert_eq!(e["claimable_now"], false, "{e}");
+    assert_eq!(e["gates"]["batch"], "search_pacing");
+    assert_eq!(e["next_enrichment_at"], at(64).to_string());
+    let s = &reply.json["search_ledger"];
+    assert_eq!(s["present"], true);
+    assert_eq!(s["window_open"], true);
+    assert_eq!(s["used"], 1);
+    assert_eq!(s["next_request_earliest_at"], at(64).to_string());
+
+    // Spent down to the reserve: held until the minute resets.
+    let spent = headroom_store::feed_state::SearchLedger {
+        used: 8,
+        last_request_at: Some(at(50)),
+        ..paced
+    };
+    db.writer_feed
+        .save_search_ledger(&spent, at(58))
+        .await
+        .expect("save");
+    let reply = get(&app(db, at(60)), "/status").await;
+    let e = &reply.json["enrichment"];
+    assert_eq!(e["gates"]["batch"], "search_reserve");
+    assert_eq!(e["next_enrichment_at"], at(100).to_string());
+    // Once the minute has reset the lane is open again.
+    let reply = get(&app(db, at(120)), "/status").await;
+    assert_eq!(reply.json["enrichment"]["claimable_now"], true);
+    assert_eq!(reply.json["search_ledger"]["window_open"], false);
+}
+
+/// Readiness needs the schema this build ships, not just a database that answers.
+async fn ready_needs_the_current_schema(db: &Db) {
+    let app = app(db, at(60));
+    assert_eq!(get(&app, "/health/ready").await.status, StatusCode::OK);
+    let latest = db
+        .report
+        .schema_state()
+        .await
+        .expect("schema")
+        .expected
+        .into_iter()
+        .max()
+        .expect("migrations");
+    // Forget the newest migration (through the writer: the server's own pool may be
+    // read-only), as if this build were newer than the database.
+    let forget = format!("DELETE FROM _sqlx_migrations WHERE version = {latest}");
+    if db.target.starts_with("postgres") {
+        let mut conn = <sqlx::PgConnection as sqlx::Connection>::connect(&db.target)
+            .await
+            .expect("connect");
+        sqlx::query(sqlx::AssertSqlSafe(forget))
+            .execute(&mut conn)
+            .await
+            .expect("delete");
+    } else {
+        let mut conn = <sqlx::SqliteConnection as sqlx::Connection>::connect(&format!(
+            "sqlite://{}",
+            db.target
+        ))
+        .await
+        .expect("connect");
+        sqlx::query(sqlx::AssertSqlSafe(forget))
+            .execute(&mut conn)
+            .await
+            .expect("delete");
+    }
+    let reply = get(&app, "/health/ready").await;
+    assert_eq!(reply.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(reply.json["reason"], "schema_not_current");
+    assert_eq!(
+        reply.json["missing_migrations"],
+        serde_json::json!([latest])
+    );
+    assert_eq!(get(&app, "/health/live").await.status, StatusCode::OK);
+}
+
 both_backends!(
+    gates_decide_claimable_now,
+    ready_needs_the_current_schema,
     health,
     status_on_an_empty_database,
     status_of_a_seeded_feed,
