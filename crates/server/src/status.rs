@@ -197,6 +197,9 @@ pub struct StatusDocument {
 pub struct SourceBlock {
     /// `github_public_events`.
     pub source_type: String,
+    /// Whether the source has a row yet (none until its first poll attempt; the values
+    /// below are then the defaults a first poll would start from).
+    pub present: bool,
     /// The operator's switch.
     pub enabled: bool,
     /// `idle` or `failed`.
@@ -822,6 +825,7 @@ pub async fn build(
             };
             SourceBlock {
                 source_type: source.source_type,
+                present: true,
                 enabled: source.enabled,
                 status: source.status,
                 consecutive_failures: source.consecutive_failures,
@@ -844,6 +848,7 @@ pub async fn build(
     let sources = if sources.is_empty() {
         vec![SourceBlock {
             source_type: SOURCE_TYPE.to_owned(),
+            present: false,
             enabled: true,
             status: "idle".to_owned(),
             consecutive_failures: 0,

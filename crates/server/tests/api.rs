@@ -61,6 +61,7 @@ async fn status_on_an_empty_database(db: &Db) {
     assert_eq!(s["search_ledger"]["present"], false);
     assert_eq!(s["search_ledger"]["spendable"], 8);
     assert_eq!(s["sources"][0]["source_type"], "github_public_events");
+    assert_eq!(s["sources"][0]["present"], false);
     assert_eq!(s["sources"][0]["due_now"], true);
     assert_eq!(s["sources"][0]["binding"], Value::Null);
     assert_eq!(s["enrichment"]["actors"]["backlog_count"], 0);
@@ -109,6 +110,7 @@ async fn status_of_a_seeded_feed(db: &Db) {
 
     // sources: the cadence binds (the floor has passed).
     let source = &s["sources"][0];
+    assert_eq!(source["present"], true);
     assert_eq!(source["binding"], "cadence_due_at");
     assert_eq!(source["binding_until"], at(300).to_string());
     assert_eq!(source["due_now"], false);
@@ -435,7 +437,45 @@ async fn ready_needs_the_current_schema(db: &Db) {
     assert_eq!(get(&app, "/health/live").await.status, StatusCode::OK);
 }
 
+/// A source out of service says so, whatever its timestamps say; a global block binds the
+/// others and shows in the ledger.
+async fn sources_name_what_holds_them(db: &Db) {
+    seed(db).await;
+    let feed = &db.writer_feed;
+    let mut ledger = feed
+        .core_ledger(common::HOST, &common::subject())
+        .await
+        .expect("read")
+        .expect("seeded");
+    ledger.global_blocked_until = Some(at(900));
+    feed.save_core_ledger(&ledger, at(30)).await.expect("save");
+    let reply = get(&app(db, at(60)), "/status").await;
+    let source = &reply.json["sources"][0];
+    assert_eq!(source["binding"], "globally_blocked");
+    assert_eq!(source["binding_until"], at(900).to_string());
+    assert_eq!(source["global_blocked_until"], at(900).to_string());
+    assert_eq!(reply.json["ledger"]["globally_blocked_now"], true);
+    let mut source_row = feed
+        .event_source(headroom_github::feed::poll::SOURCE_TYPE)
+        .await
+        .expect("read")
+        .expect("seeded");
+    source_row.status = "failed".into();
+    source_row.last_error = Some("HTTP 404 on /events".into());
+    feed.save_event_source(&source_row, at(40))
+        .await
+        .expect("save");
+    let reply = get(&app(db, at(60)), "/status").await;
+    let source = &reply.json["sources"][0];
+    assert_eq!(source["status"], "failed");
+    assert_eq!(source["binding"], "source_failed");
+    assert_eq!(source["binding_until"], Value::Null);
+    assert_eq!(source["due_now"], false);
+    assert_eq!(source["last_error"], "HTTP 404 on /events");
+}
+
 both_backends!(
+    sources_name_what_holds_them,
     gates_decide_claimable_now,
     ready_needs_the_current_schema,
     health,
