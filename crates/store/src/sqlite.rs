@@ -60,7 +60,14 @@ impl SqliteStore {
             .connect_with(options)
             .await
             .map_err(|e| StoreError::open(target, e))?;
-        sqlx::migrate!("./migrations/sqlite").run(&pool).await?;
+        // SQLite has no migration lock: two processes opening a fresh file at once can both
+        // try to apply a migration, and the loser fails on `_sqlx_migrations`' key. Its
+        // transaction rolled back, so one more pass finds the winner's rows and applies only
+        // what is still missing.
+        let migrator = sqlx::migrate!("./migrations/sqlite");
+        if migrator.run(&pool).await.is_err() {
+            migrator.run(&pool).await?;
+        }
         Ok(Self { pool })
     }
 
