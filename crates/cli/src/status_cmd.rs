@@ -6,11 +6,11 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use headroom_core::clock::{Clock as _, SignedDuration, TokioClock};
-use headroom_github::feed::enrich::EnrichSettings;
+use headroom_core::clock::{Clock as _, TokioClock};
 use headroom_store::feed_report::open_report;
 
 use crate::config::{GlobalArgs, ProcessEnv};
+use crate::enrich_cmd::EnrichTuning;
 use crate::ingest_cmd::{FeedArgs, poller, print_summary};
 use crate::serve::{ReportingArgs, status_settings, stored_subject};
 
@@ -23,6 +23,8 @@ pub struct StatusArgs {
     /// Minimum seconds between search requests (published in the document's scheduler).
     #[arg(long, env = "SEARCH_PACING_SECONDS", default_value_t = 6)]
     search_pacing: u64,
+    #[command(flatten)]
+    tuning: EnrichTuning,
     #[command(flatten)]
     feed: FeedArgs,
     #[command(flatten)]
@@ -51,12 +53,9 @@ async fn json(global: &GlobalArgs, args: &StatusArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => return crate::refuse(&e),
     };
-    let mut enrich = EnrichSettings {
-        lease: args.feed.enrichment_lease(),
-        ..EnrichSettings::default()
-    };
-    enrich.search.pacing =
-        SignedDuration::from_secs(i64::try_from(args.search_pacing).unwrap_or(i64::MAX));
+    let enrich = args
+        .tuning
+        .settings(args.feed.enrichment_lease(), args.search_pacing);
     let (store, feed, report) = match open_report(&settings.db).await {
         Ok(opened) => opened,
         Err(e) => return crate::refuse(&e),

@@ -115,6 +115,8 @@ fn run_serves_the_api_beside_the_loop() {
             "0",
             "--listen",
             "127.0.0.1:0",
+            "--actor-weight",
+            "2",
         ],
     )
     .stdout(Stdio::piped())
@@ -221,7 +223,10 @@ fn run_serves_the_api_beside_the_loop() {
         served["coverage"]["events_in_window"],
         printed["coverage"]["events_in_window"]
     );
-    // The only difference in the scheduler: `status` is not the service and has no tick.
+    // The service publishes its own tuning; `status` publishes what it was given, and is not
+    // the service, so it has no tick.
+    assert_eq!(served["scheduler"]["actor_enrichment_weight"], 2);
+    assert_eq!(printed["scheduler"]["actor_enrichment_weight"], 1);
     assert_eq!(
         printed["scheduler"]["tick_seconds"],
         serde_json::Value::Null

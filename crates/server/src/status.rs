@@ -91,7 +91,7 @@ pub struct SchedulerSettings {
     pub source_lock_wait_seconds: i64,
     /// Seconds between service ticks, when the service runs.
     pub tick_seconds: Option<u64>,
-    /// Refresh after TTL: `null` until the enricher refreshes complete rows.
+    /// Refresh after the TTL, under the composition rule.
     pub refresh: Option<RefreshSettings>,
     /// The reporting windows.
     pub metrics: Reporting,
@@ -101,11 +101,11 @@ pub struct SchedulerSettings {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct RefreshSettings {
     /// Earliest re-fetch of an actor.
-    pub actor_refresh_ttl_seconds: u64,
+    pub actor_refresh_ttl_seconds: i64,
     /// Earliest re-fetch of a repository.
-    pub repository_refresh_ttl_seconds: u64,
+    pub repository_refresh_ttl_seconds: i64,
     /// Only entities seen this recently are refreshed.
-    pub refresh_active_within_seconds: u64,
+    pub refresh_active_within_seconds: i64,
 }
 
 impl SchedulerSettings {
@@ -135,9 +135,8 @@ impl SchedulerSettings {
             search_batch_size: u64::from(enrich.batch_size),
             search_pacing_seconds: enrich.search.pacing.as_secs(),
             search_worker_concurrency: 1,
-            // The enricher alternates the two batch lanes, an empty one yielding its slot.
-            actor_enrichment_weight: 1,
-            repository_enrichment_weight: 1,
+            actor_enrichment_weight: u64::from(enrich.actor_weight),
+            repository_enrichment_weight: u64::from(enrich.repository_weight),
             detail_fallback_max_attempts: enrich.max_detail_attempts,
             enrichment_lease_seconds: enrich.lease.as_secs(),
             enrichment_retry_base_seconds: enrich.retry_base.as_secs(),
@@ -145,7 +144,11 @@ impl SchedulerSettings {
             source_lease_seconds: poll.source_lease.as_secs(),
             source_lock_wait_seconds: poll.source_lock_wait.as_secs(),
             tick_seconds,
-            refresh: None,
+            refresh: Some(RefreshSettings {
+                actor_refresh_ttl_seconds: enrich.actor_refresh_ttl.as_secs(),
+                repository_refresh_ttl_seconds: enrich.repository_refresh_ttl.as_secs(),
+                refresh_active_within_seconds: enrich.refresh_active_within.as_secs(),
+            }),
             metrics,
         })
     }

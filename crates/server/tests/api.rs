@@ -135,6 +135,12 @@ async fn status_of_a_seeded_feed(db: &Db) {
     assert_eq!(scheduler["search_pacing_seconds"], 6);
     assert_eq!(scheduler["poll_allowance"], 12);
     assert_eq!(scheduler["detail_fallback_allowance"], 40);
+    assert_eq!(scheduler["actor_enrichment_weight"], 1);
+    assert_eq!(scheduler["refresh"]["actor_refresh_ttl_seconds"], 86_400);
+    assert_eq!(
+        scheduler["refresh"]["refresh_active_within_seconds"],
+        604_800
+    );
     assert_eq!(scheduler["metrics"]["metrics_window_seconds"], 3600);
     assert_eq!(scheduler["metrics"]["catch_up_min_sample_seconds"], 900);
     assert_eq!(scheduler["metrics"]["coverage_window_seconds"], 86_400);
