@@ -1210,6 +1210,10 @@ macro_rules! store_impl {
                 row.as_ref().map(feed_entity_from).transpose()
             }
 
+            async fn bulk_writer(&self) -> Result<Box<dyn crate::bulk::BulkWriter + '_>> {
+                self.open_bulk().await
+            }
+
             async fn begin(&self) -> Result<Box<dyn StoreTx>> {
                 let tx = self.pool.begin_with($begin_sql).await?;
                 Ok(Box::new($tx { tx }))

@@ -17,6 +17,7 @@
 //! on any headroom crate but headroom-core. Every error it returns is redacted.
 
 mod backend;
+pub mod bulk;
 mod error;
 pub mod feed_report;
 pub mod feed_state;
@@ -214,6 +215,10 @@ pub trait Store: Send + Sync + std::fmt::Debug {
 
     /// A repository by GitHub id.
     async fn repository(&self, github_id: i64) -> Result<Option<FeedEntity>>;
+
+    /// A writer for archive imports: one transaction per batch, the same results as
+    /// [`Store::quarantine_event`] and [`StoreTx::write_push_events`] (see [`bulk`]).
+    async fn bulk_writer(&self) -> Result<Box<dyn bulk::BulkWriter + '_>>;
 
     // ---- transactions ------------------------------------------------------------------
 

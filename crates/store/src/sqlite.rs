@@ -17,6 +17,8 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     pool: SqlitePool,
+    /// The database file; `None` in memory (the bulk writer opens its own connection to it).
+    file: Option<std::path::PathBuf>,
 }
 
 impl SqliteStore {
@@ -39,6 +41,7 @@ impl SqliteStore {
         } else {
             SqliteConnectOptions::new().filename(target)
         };
+        let file = (!in_memory).then(|| options.get_filename().to_owned());
         let options = options
             .create_if_missing(true)
             .journal_mode(if in_memory {
@@ -68,12 +71,17 @@ impl SqliteStore {
         if migrator.run(&pool).await.is_err() {
             migrator.run(&pool).await?;
         }
-        Ok(Self { pool })
+        Ok(Self { pool, file })
     }
 
     /// The connection pool, for queries this crate does not offer yet.
     pub fn pool(&self) -> &SqlitePool {
         &self.pool
+    }
+
+    /// The database file, unless the database is in memory.
+    pub fn file(&self) -> Option<&std::path::Path> {
+        self.file.as_deref()
     }
 }
 

@@ -10,10 +10,11 @@ use std::path::Path;
 
 use headroom_core::clock::{Clock, Timestamp};
 use headroom_store::Store;
+use headroom_store::bulk::{BulkItem, BulkOutcome, BulkWriter};
 use serde::Serialize;
 
 use super::FeedError;
-use super::page::{Envelope, IngestContext, Judged, PageCounts, judge, write_judged};
+use super::page::{Envelope, IngestContext, Judged, PageCounts, judge};
 
 /// The longest line accepted (GH Archive lines are at most a few MiB); a longer one is
 /// quarantined by its first bytes and skipped without holding it in memory.
@@ -112,6 +113,7 @@ pub async fn import_reader(
     mut on_progress: impl FnMut(&ImportProgress),
 ) -> Result<ImportProgress, FeedError> {
     let batch_size = batch_size.max(1);
+    let mut writer = store.bulk_writer().await?;
     let (tx, mut rx) = tokio::sync::mpsc::channel::<io::Result<Batch>>(QUEUE_DEPTH);
     let thread_ctx = ctx.clone();
     let parser = std::thread::Builder::new()
@@ -130,7 +132,7 @@ pub async fn import_reader(
         };
         let received_at = clock.now();
         let items = stamp(batch.items, received_at);
-        match write_judged(store, items, ctx).await {
+        match write_bulk(writer.as_mut(), items, ctx).await {
             Ok(counts) => {
                 progress.counts.add(&counts);
                 progress.lines += batch.lines;
@@ -147,6 +149,107 @@ pub async fn import_reader(
     drop(rx);
     let _ = parser.join();
     outcome.map(|()| progress)
+}
+
+/// What a batch item's log line needs once its outcome is known.
+enum Note {
+    Push(String),
+    Quarantine {
+        github_event_id: Option<String>,
+        event_type: Option<String>,
+        error_code: String,
+        error_message: String,
+        payload_fingerprint: String,
+    },
+}
+
+/// Writes one batch through the bulk writer; counts and logs as the page path
+/// (`page::write_judged`) does.
+async fn write_bulk(
+    writer: &mut dyn BulkWriter,
+    judged: Vec<Judged>,
+    ctx: &IngestContext,
+) -> Result<PageCounts, FeedError> {
+    let mut counts = PageCounts::default();
+    let mut items = Vec::with_capacity(judged.len());
+    let mut notes = Vec::with_capacity(judged.len());
+    for item in judged {
+        counts.events_received += 1;
+        match item {
+            Judged::Ignored => {
+                counts.events_ignored += 1;
+                tracing::debug!(event = "ingestion.event_ignored", run_id = %ctx.run_id);
+            }
+            Judged::Quarantine { event, push } => {
+                if push {
+                    counts.push_events_seen += 1;
+                }
+                notes.push(Note::Quarantine {
+                    github_event_id: event.github_event_id.clone(),
+                    event_type: event.event_type.clone(),
+                    error_code: event.error_code.clone(),
+                    error_message: event.error_message.clone(),
+                    payload_fingerprint: event.payload_fingerprint.clone(),
+                });
+                items.push(BulkItem::Quarantine(event));
+            }
+            Judged::Push(write) => {
+                counts.push_events_seen += 1;
+                notes.push(Note::Push(write.github_event_id.clone()));
+                items.push(BulkItem::Push(write));
+            }
+        }
+    }
+    if items.is_empty() {
+        return Ok(counts);
+    }
+    let outcomes = writer.write(items).await?;
+    for (note, outcome) in notes.into_iter().zip(outcomes) {
+        match (note, outcome) {
+            (
+                Note::Quarantine {
+                    github_event_id,
+                    event_type,
+                    error_code,
+                    error_message,
+                    payload_fingerprint,
+                },
+                outcome,
+            ) => {
+                counts.events_quarantined += 1;
+                let occurrence_count = match outcome {
+                    BulkOutcome::Quarantined { occurrence_count } => occurrence_count,
+                    _ => 0,
+                };
+                tracing::info!(
+                    event = "ingestion.event_quarantined",
+                    run_id = %ctx.run_id,
+                    github_event_id = github_event_id.as_deref(),
+                    event_type = event_type.as_deref(),
+                    error_code = %error_code,
+                    error_message = %error_message,
+                    payload_fingerprint = %payload_fingerprint,
+                    occurrence_count,
+                );
+            }
+            (Note::Push(github_event_id), BulkOutcome::Created) => {
+                counts.events_created += 1;
+                tracing::debug!(event = "ingestion.event_persisted", run_id = %ctx.run_id,
+                    github_event_id = %github_event_id);
+            }
+            (Note::Push(github_event_id), BulkOutcome::Failed(e)) => {
+                counts.events_failed += 1;
+                tracing::warn!(event = "ingestion.event_failed", run_id = %ctx.run_id,
+                    github_event_id = %github_event_id, error = %e);
+            }
+            (Note::Push(github_event_id), _) => {
+                counts.duplicates_skipped += 1;
+                tracing::debug!(event = "ingestion.event_duplicate", run_id = %ctx.run_id,
+                    github_event_id = %github_event_id);
+            }
+        }
+    }
+    Ok(counts)
 }
 
 fn stamp(mut items: Vec<Judged>, received_at: Timestamp) -> Vec<Judged> {

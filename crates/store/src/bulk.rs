@@ -1,0 +1,490 @@
+//! Bulk writes for archive imports: one transaction per batch of judged envelopes, with the
+//! same results as the page path ([`crate::StoreTx::write_push_events`] plus
+//! [`crate::Store::quarantine_event`]) — dedup by GitHub event id, entity identity refreshed by
+//! the last event naming it, entity activity moved only by events that were new, quarantine
+//! rows counted per distinct payload, and a bad event failing alone.
+//!
+//! On an SQLite file the writer is a dedicated `rusqlite` connection on a blocking thread with
+//! cached prepared statements: sqlx's driver hands every statement to a worker thread and back,
+//! which cost more than SQLite's own work at import rates. Everywhere else (PostgreSQL, an
+//! in-memory SQLite) the writer goes through the ordinary [`crate::Store`] transaction.
+//!
+//! Durability is per committed batch (WAL, `synchronous = NORMAL`, as the rest of the store):
+//! a killed import loses at most the batch in flight, and importing again skips what was kept.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
+
+use async_trait::async_trait;
+use headroom_core::redact::redact;
+use rusqlite::{Connection, OpenFlags, TransactionBehavior, params};
+
+use crate::error::{Result, StoreError};
+use crate::model::{PushEventWrite, QuarantinedEvent, check_fingerprint, ms};
+use crate::{PgStore, SqliteStore, Store};
+
+/// One envelope to write in bulk.
+#[derive(Debug, Clone)]
+pub enum BulkItem {
+    /// A validated PushEvent.
+    Push(Box<PushEventWrite>),
+    /// A malformed envelope.
+    Quarantine(Box<QuarantinedEvent>),
+}
+
+/// What happened to one [`BulkItem`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BulkOutcome {
+    /// A new push_events row.
+    Created,
+    /// The event id was already stored (or came earlier in the same batch).
+    Duplicate,
+    /// The database refused this event; the rest of the batch was still written.
+    Failed(StoreError),
+    /// Quarantined; the row has now been seen this often.
+    Quarantined {
+        /// The row's occurrence count after this write.
+        occurrence_count: u64,
+    },
+}
+
+/// Writes batches of envelopes, one transaction each.
+#[async_trait]
+pub trait BulkWriter: Send {
+    /// Writes one batch in one transaction and returns one outcome per item, in order. An
+    /// error means the batch was not committed (none of it is stored).
+    async fn write(&mut self, items: Vec<BulkItem>) -> Result<Vec<BulkOutcome>>;
+}
+
+/// The portable writer: the store's own transaction and page fast path.
+#[derive(Debug)]
+pub struct TxWriter<'a, S: ?Sized> {
+    store: &'a S,
+}
+
+impl<'a, S: Store + ?Sized> TxWriter<'a, S> {
+    /// A writer over `store`.
+    pub fn new(store: &'a S) -> Self {
+        Self { store }
+    }
+}
+
+#[async_trait]
+impl<S: Store + ?Sized> BulkWriter for TxWriter<'_, S> {
+    async fn write(&mut self, items: Vec<BulkItem>) -> Result<Vec<BulkOutcome>> {
+        let mut outcomes: Vec<Option<BulkOutcome>> = vec![None; items.len()];
+        let mut pushes = Vec::new();
+        let mut slots = Vec::new();
+        for (i, item) in items.into_iter().enumerate() {
+            match item {
+                BulkItem::Quarantine(event) => {
+                    let row = self.store.quarantine_event(&event).await?;
+                    outcomes[i] = Some(BulkOutcome::Quarantined {
+                        occurrence_count: row.occurrence_count,
+                    });
+                }
+                BulkItem::Push(event) => {
+                    pushes.push(*event);
+                    slots.push(i);
+                }
+            }
+        }
+        if !pushes.is_empty() {
+            let mut tx = self.store.begin().await?;
+            let written = tx.write_push_events(&pushes).await?;
+            tx.commit().await?;
+            for (slot, result) in slots.into_iter().zip(written) {
+                outcomes[slot] = Some(match result {
+                    Ok(true) => BulkOutcome::Created,
+                    Ok(false) => BulkOutcome::Duplicate,
+                    Err(e) => BulkOutcome::Failed(e),
+                });
+            }
+        }
+        Ok(outcomes
+            .into_iter()
+            .map(|o| o.unwrap_or(BulkOutcome::Duplicate))
+            .collect())
+    }
+}
+
+impl SqliteStore {
+    /// The bulk writer for this store: a dedicated connection on a file, else the portable one.
+    pub(crate) async fn open_bulk(&self) -> Result<Box<dyn BulkWriter + '_>> {
+        match self.file() {
+            Some(path) => {
+                let path = path.to_owned();
+                let conn = tokio::task::spawn_blocking(move || open_connection(path))
+                    .await
+                    .map_err(|e| StoreError::Database(format!("bulk writer thread: {e}")))??;
+                Ok(Box::new(SqliteBulk { conn: Some(conn) }))
+            }
+            None => Ok(Box::new(TxWriter::new(self))),
+        }
+    }
+}
+
+impl PgStore {
+    /// The bulk writer for this store.
+    pub(crate) async fn open_bulk(&self) -> Result<Box<dyn BulkWriter + '_>> {
+        Ok(Box::new(TxWriter::new(self)))
+    }
+}
+
+/// Page cache of the bulk connection (KiB, as SQLite's negative `cache_size`): fixed, so
+/// memory does not grow with the file.
+const CACHE_KIB: i64 = 65_536;
+
+fn open_connection(path: PathBuf) -> Result<Connection> {
+    let conn = Connection::open_with_flags(
+        &path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| StoreError::open(&path.to_string_lossy(), e))?;
+    conn.busy_timeout(crate::sqlite::BUSY_TIMEOUT)?;
+    conn.execute_batch(&format!(
+        "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; \
+         PRAGMA cache_size = -{CACHE_KIB}; PRAGMA temp_store = MEMORY;"
+    ))?;
+    conn.set_prepared_statement_cache_capacity(16);
+    Ok(conn)
+}
+
+/// The SQLite file writer. The connection moves to a blocking thread for each batch.
+struct SqliteBulk {
+    conn: Option<Connection>,
+}
+
+#[async_trait]
+impl BulkWriter for SqliteBulk {
+    async fn write(&mut self, items: Vec<BulkItem>) -> Result<Vec<BulkOutcome>> {
+        let Some(mut conn) = self.conn.take() else {
+            return Err(StoreError::Database(
+                "the bulk writer was lost after an earlier failure".into(),
+            ));
+        };
+        let (conn, result) = tokio::task::spawn_blocking(move || {
+            let result = write_batch(&mut conn, &items);
+            // Dropping the batch here keeps its deallocation off the caller's thread.
+            drop(items);
+            (conn, result)
+        })
+        .await
+        .map_err(|e| StoreError::Database(format!("bulk writer thread: {e}")))?;
+        self.conn = Some(conn);
+        result
+    }
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(error: rusqlite::Error) -> Self {
+        use rusqlite::ffi;
+        if let rusqlite::Error::SqliteFailure(failure, message) = &error {
+            let message = redact(&message.clone().unwrap_or_else(|| failure.to_string()));
+            return match failure.extended_code {
+                ffi::SQLITE_CONSTRAINT_UNIQUE | ffi::SQLITE_CONSTRAINT_PRIMARYKEY => {
+                    StoreError::Conflict(message)
+                }
+                ffi::SQLITE_CONSTRAINT_FOREIGNKEY => StoreError::MissingReference(message),
+                _ => StoreError::Database(message),
+            };
+        }
+        StoreError::Database(redact(&error.to_string()))
+    }
+}
+
+const QUARANTINE_SQL: &str = "INSERT INTO quarantined_events (payload_fingerprint, \
+    github_event_id, event_type, error_code, error_message, occurrence_count, source, \
+    first_received_at_ms, last_received_at_ms, raw_json, raw_text) \
+    VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?7, ?7, ?8, ?9) \
+    ON CONFLICT (payload_fingerprint) DO UPDATE SET \
+    occurrence_count = quarantined_events.occurrence_count + 1, \
+    last_received_at_ms = CASE WHEN excluded.last_received_at_ms > quarantined_events.last_received_at_ms \
+        THEN excluded.last_received_at_ms ELSE quarantined_events.last_received_at_ms END \
+    RETURNING occurrence_count";
+
+const EXISTS_SQL: &str = "SELECT 1 FROM push_events WHERE github_event_id = ?1";
+
+/// Identity upsert and activity in one statement: `?7..?9` (first seen, last seen, latest
+/// event) are NULL when no new event named the actor, and then leave activity alone.
+const ACTOR_SQL: &str = "INSERT INTO actors (github_id, login, display_login, detail_url, \
+    avatar_url, event_native_at_ms, batch_pending_at_ms, created_at_ms, updated_at_ms, \
+    first_seen_at_ms, last_seen_at_ms, latest_event_at_ms) \
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?6, ?6, ?7, ?8, ?9) \
+    ON CONFLICT (github_id) DO UPDATE SET login = excluded.login, \
+    display_login = excluded.display_login, \
+    detail_url = COALESCE(excluded.detail_url, actors.detail_url), \
+    avatar_url = COALESCE(excluded.avatar_url, actors.avatar_url), \
+    updated_at_ms = excluded.updated_at_ms, \
+    first_seen_at_ms = COALESCE(actors.first_seen_at_ms, excluded.first_seen_at_ms), \
+    last_seen_at_ms = CASE WHEN excluded.last_seen_at_ms IS NOT NULL \
+        AND (actors.last_seen_at_ms IS NULL OR actors.last_seen_at_ms < excluded.last_seen_at_ms) \
+        THEN excluded.last_seen_at_ms ELSE actors.last_seen_at_ms END, \
+    latest_event_at_ms = CASE WHEN excluded.latest_event_at_ms IS NOT NULL \
+        AND (actors.latest_event_at_ms IS NULL OR actors.latest_event_at_ms < excluded.latest_event_at_ms) \
+        THEN excluded.latest_event_at_ms ELSE actors.latest_event_at_ms END";
+
+/// [`ACTOR_SQL`] for repositories.
+const REPOSITORY_SQL: &str = "INSERT INTO repositories (github_id, full_name, name, \
+    owner_login, detail_url, event_native_at_ms, batch_pending_at_ms, created_at_ms, \
+    updated_at_ms, first_seen_at_ms, last_seen_at_ms, latest_event_at_ms) \
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?6, ?6, ?7, ?8, ?9) \
+    ON CONFLICT (github_id) DO UPDATE SET full_name = excluded.full_name, \
+    name = excluded.name, owner_login = excluded.owner_login, \
+    detail_url = COALESCE(excluded.detail_url, repositories.detail_url), \
+    updated_at_ms = excluded.updated_at_ms, \
+    first_seen_at_ms = COALESCE(repositories.first_seen_at_ms, excluded.first_seen_at_ms), \
+    last_seen_at_ms = CASE WHEN excluded.last_seen_at_ms IS NOT NULL \
+        AND (repositories.last_seen_at_ms IS NULL OR repositories.last_seen_at_ms < excluded.last_seen_at_ms) \
+        THEN excluded.last_seen_at_ms ELSE repositories.last_seen_at_ms END, \
+    latest_event_at_ms = CASE WHEN excluded.latest_event_at_ms IS NOT NULL \
+        AND (repositories.latest_event_at_ms IS NULL OR repositories.latest_event_at_ms < excluded.latest_event_at_ms) \
+        THEN excluded.latest_event_at_ms ELSE repositories.latest_event_at_ms END";
+
+const PUSH_SQL: &str = "INSERT INTO push_events (github_event_id, github_push_id, \
+    github_actor_id, github_repository_id, actor_login, repository_name, ref, head_sha, \
+    before_sha, commit_count, distinct_commit_count, occurred_at_ms, ingestion_run_id, source, \
+    created_at_ms, raw_json) \
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16) \
+    ON CONFLICT (github_event_id) DO NOTHING";
+
+/// One batch in one `BEGIN IMMEDIATE` transaction: quarantines, then the pushes as a group
+/// under a savepoint; if the group fails, each push again under its own savepoint.
+fn write_batch(conn: &mut Connection, items: &[BulkItem]) -> Result<Vec<BulkOutcome>> {
+    let mut outcomes: Vec<Option<BulkOutcome>> = vec![None; items.len()];
+    let mut pushes: Vec<&PushEventWrite> = Vec::with_capacity(items.len());
+    let mut slots = Vec::with_capacity(items.len());
+    let mut tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    {
+        let mut quarantine = tx.prepare_cached(QUARANTINE_SQL)?;
+        for (i, item) in items.iter().enumerate() {
+            match item {
+                BulkItem::Quarantine(e) => {
+                    check_fingerprint(&e.payload_fingerprint)?;
+                    let raw = e
+                        .raw
+                        .as_ref()
+                        .map(serde_json::to_string)
+                        .transpose()
+                        .map_err(|err| StoreError::Invalid {
+                            field: "raw",
+                            problem: err.to_string(),
+                        })?;
+                    let count: i64 = quarantine.query_row(
+                        params![
+                            e.payload_fingerprint,
+                            e.github_event_id,
+                            e.event_type,
+                            e.error_code,
+                            redact(&e.error_message),
+                            e.origin.as_str(),
+                            ms(e.received_at),
+                            raw,
+                            e.raw_text,
+                        ],
+                        |row| row.get(0),
+                    )?;
+                    outcomes[i] = Some(BulkOutcome::Quarantined {
+                        occurrence_count: u64::try_from(count).unwrap_or(0),
+                    });
+                }
+                BulkItem::Push(event) => {
+                    pushes.push(event);
+                    slots.push(i);
+                }
+            }
+        }
+    }
+    if !pushes.is_empty() {
+        let group = {
+            let sp = tx.savepoint()?;
+            match write_group(&sp, &pushes) {
+                Ok(new) => {
+                    sp.commit()?;
+                    Some(new)
+                }
+                // Dropping the savepoint rolls it back.
+                Err(_) => None,
+            }
+        };
+        let results: Vec<BulkOutcome> = match group {
+            Some(new) => new.into_iter().map(created_or_duplicate).collect(),
+            None => {
+                let mut one_by_one = Vec::with_capacity(pushes.len());
+                for event in &pushes {
+                    let sp = tx.savepoint()?;
+                    match write_group(&sp, std::slice::from_ref(event)) {
+                        Ok(new) => {
+                            sp.commit()?;
+                            one_by_one.push(created_or_duplicate(new[0]));
+                        }
+                        Err(e) => one_by_one.push(BulkOutcome::Failed(e)),
+                    }
+                }
+                one_by_one
+            }
+        };
+        for (slot, outcome) in slots.into_iter().zip(results) {
+            outcomes[slot] = Some(outcome);
+        }
+    }
+    tx.commit()?;
+    Ok(outcomes
+        .into_iter()
+        .map(|o| o.unwrap_or(BulkOutcome::Duplicate))
+        .collect())
+}
+
+fn created_or_duplicate(new: bool) -> BulkOutcome {
+    if new {
+        BulkOutcome::Created
+    } else {
+        BulkOutcome::Duplicate
+    }
+}
+
+/// (first seen, last seen, latest event) over an entity's new events.
+type Activity = (i64, i64, i64);
+
+/// What one group writes for one entity: the last event naming it (its identity wins) and
+/// the activity of its new events, if any.
+struct EntityWrite<'a> {
+    last: &'a PushEventWrite,
+    activity: Option<Activity>,
+}
+
+/// Works out, from which events are new, the entity rows a group writes. Pure.
+fn plan_entities<'a>(
+    events: &[&'a PushEventWrite],
+    new: &[bool],
+) -> (
+    BTreeMap<i64, EntityWrite<'a>>,
+    BTreeMap<i64, EntityWrite<'a>>,
+) {
+    let mut actors: BTreeMap<i64, EntityWrite<'a>> = BTreeMap::new();
+    let mut repositories: BTreeMap<i64, EntityWrite<'a>> = BTreeMap::new();
+    for (event, &is_new) in events.iter().zip(new) {
+        let (seen, occurred) = (ms(event.received_at), ms(event.occurred_at));
+        for (map, id) in [
+            (&mut actors, event.actor.github_id),
+            (&mut repositories, event.repository.github_id),
+        ] {
+            let entry = map.entry(id).or_insert(EntityWrite {
+                last: event,
+                activity: None,
+            });
+            entry.last = event;
+            if is_new {
+                entry.activity = Some(match entry.activity {
+                    None => (seen, seen, occurred),
+                    Some((first, last, latest)) => {
+                        (first.min(seen), last.max(seen), latest.max(occurred))
+                    }
+                });
+            }
+        }
+    }
+    (actors, repositories)
+}
+
+/// Writes a group of pushes: which are new (not stored, not earlier in the group), then each
+/// entity once (sorted by id, for index locality), then the new events. Fails as a whole.
+fn write_group(conn: &Connection, events: &[&PushEventWrite]) -> Result<Vec<bool>> {
+    let mut new = Vec::with_capacity(events.len());
+    {
+        let mut exists = conn.prepare_cached(EXISTS_SQL)?;
+        let mut fresh: HashSet<&str> = HashSet::with_capacity(events.len());
+        for event in events {
+            let id = event.github_event_id.as_str();
+            let is_new = !fresh.contains(id) && !exists.exists([id])?;
+            if is_new {
+                fresh.insert(id);
+            }
+            new.push(is_new);
+        }
+    }
+    let (actors, repositories) = plan_entities(events, &new);
+    {
+        let mut upsert = conn.prepare_cached(ACTOR_SQL)?;
+        for (id, write) in &actors {
+            let actor = &write.last.actor;
+            let (first, last, latest) = split(write.activity);
+            upsert.execute(params![
+                id,
+                actor.login,
+                actor.display_login,
+                actor.url,
+                actor.avatar_url,
+                ms(write.last.received_at),
+                first,
+                last,
+                latest,
+            ])?;
+        }
+    }
+    {
+        let mut upsert = conn.prepare_cached(REPOSITORY_SQL)?;
+        for (id, write) in &repositories {
+            let repository = &write.last.repository;
+            let (owner, name) = match repository.full_name.split_once('/') {
+                Some((owner, name)) => (Some(owner), Some(name)),
+                None => (None, None),
+            };
+            let (first, last, latest) = split(write.activity);
+            upsert.execute(params![
+                id,
+                repository.full_name,
+                name,
+                owner,
+                repository.url,
+                ms(write.last.received_at),
+                first,
+                last,
+                latest,
+            ])?;
+        }
+    }
+    {
+        let mut insert = conn.prepare_cached(PUSH_SQL)?;
+        for (event, _) in events.iter().zip(&new).filter(|(_, is_new)| **is_new) {
+            let raw = serde_json::to_string(&event.raw).map_err(|e| StoreError::Invalid {
+                field: "raw",
+                problem: e.to_string(),
+            })?;
+            let inserted = insert.execute(params![
+                event.github_event_id,
+                event.github_push_id,
+                event.actor.github_id,
+                event.repository.github_id,
+                event.actor.login,
+                event.repository.full_name,
+                event.git_ref,
+                event.head_sha,
+                event.before_sha,
+                event.commit_count,
+                event.distinct_commit_count,
+                ms(event.occurred_at),
+                event.ingestion_run_id,
+                event.origin.as_str(),
+                ms(event.received_at),
+                raw,
+            ])?;
+            if inserted != 1 {
+                // Only another writer could have stored it since the check; the one-by-one
+                // retry will see it as a duplicate.
+                return Err(StoreError::Conflict(format!(
+                    "push event {} appeared during the batch",
+                    event.github_event_id
+                )));
+            }
+        }
+    }
+    Ok(new)
+}
+
+fn split(activity: Option<Activity>) -> (Option<i64>, Option<i64>, Option<i64>) {
+    match activity {
+        Some((first, last, latest)) => (Some(first), Some(last), Some(latest)),
+        None => (None, None, None),
+    }
+}

@@ -1,0 +1,368 @@
+//! The bulk writer (archive imports) against the page path it must match: the same rows in
+//! actors, repositories, push_events and quarantined_events for the same batches, on SQLite
+//! (its own rusqlite connection) and PostgreSQL; a bad event fails alone.
+
+#![allow(clippy::expect_used)]
+
+mod common;
+
+use headroom_core::clock::Timestamp;
+use headroom_store::bulk::{BulkItem, BulkOutcome, BulkWriter, TxWriter};
+use headroom_store::{
+    ActorRef, EventOrigin, PgStore, PushEventWrite, QuarantinedEvent, RepositoryRef, SqliteStore,
+    Store, StoreError,
+};
+
+fn t(secs: i64) -> Timestamp {
+    Timestamp::from_second(1_800_000_000 + secs).expect("valid")
+}
+
+/// A tiny deterministic generator (no clock, no global state).
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self, below: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 33) % below
+    }
+}
+
+fn push(
+    id: u64,
+    actor: (i64, &str),
+    repo: (i64, &str),
+    occurred: i64,
+    received: i64,
+) -> PushEventWrite {
+    PushEventWrite {
+        github_event_id: id.to_string(),
+        github_push_id: Some(1000 + occurred),
+        actor: ActorRef {
+            github_id: actor.0,
+            login: actor.1.into(),
+            display_login: Some(actor.1.into()),
+            url: (actor.0 % 2 == 0).then(|| format!("https://api.github.com/users/{}", actor.1)),
+            avatar_url: None,
+        },
+        repository: RepositoryRef {
+            github_id: repo.0,
+            full_name: repo.1.into(),
+            url: Some(format!("https://api.github.com/repos/{}", repo.1)),
+        },
+        git_ref: "refs/heads/main".into(),
+        head_sha: "a".repeat(40),
+        before_sha: "b".repeat(40),
+        commit_count: id.is_multiple_of(3).then_some(2),
+        distinct_commit_count: id.is_multiple_of(3).then_some(1),
+        occurred_at: t(occurred),
+        received_at: t(received),
+        ingestion_run_id: None,
+        origin: EventOrigin::Gharchive,
+        raw: serde_json::json!({"id": id.to_string(), "type": "PushEvent", "n": [1, 2]}),
+    }
+}
+
+fn quarantine(n: u64, received: i64) -> QuarantinedEvent {
+    QuarantinedEvent {
+        payload_fingerprint: format!("{n:064x}"),
+        github_event_id: Some(n.to_string()),
+        event_type: Some("PushEvent".into()),
+        error_code: "missing_field".into(),
+        error_message: format!("payload.head is missing ({n})"),
+        origin: EventOrigin::Gharchive,
+        received_at: t(received),
+        raw: Some(serde_json::json!({"id": n.to_string()})),
+        raw_text: None,
+    }
+}
+
+/// Batches with duplicates inside and across them, entities renamed, activity out of order.
+fn batches(seed: u64) -> Vec<Vec<BulkItem>> {
+    let mut rng = Lcg(seed);
+    let logins = ["octocat", "hubot", "monalisa", "mallory"];
+    let mut out = Vec::new();
+    for b in 0..6 {
+        let len = 1 + rng.next(40);
+        let mut batch = Vec::new();
+        for _ in 0..len {
+            let received = 100 * b + rng.next(3) as i64;
+            if rng.next(10) == 0 {
+                batch.push(BulkItem::Quarantine(Box::new(quarantine(
+                    rng.next(4),
+                    received,
+                ))));
+                continue;
+            }
+            let actor = 1 + rng.next(6) as i64;
+            let repo = 50 + rng.next(6) as i64;
+            let login = logins[rng.next(logins.len() as u64) as usize];
+            let name = format!("org{}/repo{repo}", rng.next(2));
+            batch.push(BulkItem::Push(Box::new(push(
+                rng.next(60),
+                (actor, login),
+                (repo, &name),
+                rng.next(1000) as i64,
+                received,
+            ))));
+        }
+        out.push(batch);
+    }
+    out
+}
+
+fn dump_sql(table: &str, columns: &[&str], order: &str) -> String {
+    let row = columns
+        .iter()
+        .map(|c| format!("COALESCE(CAST({c} AS TEXT), '-')"))
+        .collect::<Vec<_>>()
+        .join(" || '|' || ");
+    format!("SELECT {row} FROM {table} ORDER BY {order}")
+}
+
+const TIMES: [&str; 7] = [
+    "first_seen_at_ms",
+    "last_seen_at_ms",
+    "latest_event_at_ms",
+    "event_native_at_ms",
+    "batch_pending_at_ms",
+    "created_at_ms",
+    "updated_at_ms",
+];
+
+fn dumps() -> Vec<String> {
+    let mut actor: Vec<&str> = vec![
+        "github_id",
+        "login",
+        "display_login",
+        "detail_url",
+        "avatar_url",
+        "enrichment_status",
+        "enrichment_stage",
+    ];
+    actor.extend(TIMES);
+    let mut repo: Vec<&str> = vec![
+        "github_id",
+        "full_name",
+        "name",
+        "owner_login",
+        "detail_url",
+        "enrichment_status",
+        "enrichment_stage",
+    ];
+    repo.extend(TIMES);
+    vec![
+        dump_sql("actors", &actor, "github_id"),
+        dump_sql("repositories", &repo, "github_id"),
+        dump_sql(
+            "push_events",
+            &[
+                "github_event_id",
+                "github_push_id",
+                "github_actor_id",
+                "github_repository_id",
+                "actor_login",
+                "repository_name",
+                "ref",
+                "head_sha",
+                "before_sha",
+                "commit_count",
+                "distinct_commit_count",
+                "occurred_at_ms",
+                "ingestion_run_id",
+                "source",
+                "created_at_ms",
+                "raw_json",
+            ],
+            "id",
+        ),
+        dump_sql(
+            "quarantined_events",
+            &[
+                "payload_fingerprint",
+                "github_event_id",
+                "event_type",
+                "error_code",
+                "error_message",
+                "occurrence_count",
+                "source",
+                "first_received_at_ms",
+                "last_received_at_ms",
+                "raw_json",
+                "raw_text",
+            ],
+            "payload_fingerprint",
+        ),
+    ]
+}
+
+/// Writes every batch, then all of them again later (a replay), through `writer`.
+async fn write_all(writer: &mut dyn BulkWriter, seed: u64) -> Vec<Vec<BulkOutcome>> {
+    let mut outcomes = Vec::new();
+    for replay in [0, 10_000] {
+        for mut batch in batches(seed) {
+            for item in &mut batch {
+                match item {
+                    BulkItem::Push(p) => p.received_at += secs(replay),
+                    BulkItem::Quarantine(q) => q.received_at += secs(replay),
+                }
+            }
+            outcomes.push(writer.write(batch).await.expect("batch"));
+        }
+    }
+    outcomes
+}
+
+fn secs(secs: i64) -> headroom_core::clock::SignedDuration {
+    headroom_core::clock::SignedDuration::from_secs(secs)
+}
+
+#[tokio::test]
+async fn bulk_matches_the_page_path_sqlite() {
+    for seed in 1..=8 {
+        let dir = tempfile::tempdir().expect("tmp");
+        let open = |name: &str| {
+            let path = dir.path().join(name);
+            async move {
+                SqliteStore::open(path.to_str().expect("utf-8"))
+                    .await
+                    .expect("open")
+            }
+        };
+        let (page, bulk) = (open("page.db").await, open("bulk.db").await);
+        let expected = write_all(&mut TxWriter::new(&page), seed).await;
+        let got = write_all(bulk.bulk_writer().await.expect("writer").as_mut(), seed).await;
+        assert_eq!(got, expected, "outcomes, seed {seed}");
+        for sql in dumps() {
+            let a: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.clone()))
+                .fetch_all(page.pool())
+                .await
+                .expect("dump");
+            let b: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.clone()))
+                .fetch_all(bulk.pool())
+                .await
+                .expect("dump");
+            assert!(!a.is_empty(), "{sql}");
+            assert_eq!(b, a, "seed {seed}: {sql}");
+        }
+        page.close().await;
+        bulk.close().await;
+    }
+}
+
+#[tokio::test]
+async fn bulk_matches_the_page_path_postgres() {
+    let Some(admin) = common::admin_url("bulk_matches_the_page_path_postgres") else {
+        return;
+    };
+    for seed in 1..=3 {
+        let (db_a, db_b) = (
+            common::PgDatabase::create(&admin).await,
+            common::PgDatabase::create(&admin).await,
+        );
+        let (page, bulk): (PgStore, PgStore) = (db_a.store(2).await, db_b.store(2).await);
+        let expected = write_all(&mut TxWriter::new(&page), seed).await;
+        let got = write_all(bulk.bulk_writer().await.expect("writer").as_mut(), seed).await;
+        assert_eq!(got, expected, "outcomes, seed {seed}");
+        for sql in dumps() {
+            let a: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.clone()))
+                .fetch_all(page.pool())
+                .await
+                .expect("dump");
+            let b: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.clone()))
+                .fetch_all(bulk.pool())
+                .await
+                .expect("dump");
+            assert!(!a.is_empty(), "{sql}");
+            assert_eq!(b, a, "seed {seed}: {sql}");
+        }
+        page.close().await;
+        bulk.close().await;
+    }
+}
+
+async fn a_bad_event_fails_alone(store: &dyn Store) {
+    let mut writer = store.bulk_writer().await.expect("writer");
+    let mut bad = push(2, (8, "mallory"), (80, "mal/ware"), 2, 10);
+    // No such ingestion run: the foreign key refuses this one row.
+    bad.ingestion_run_id = Some(12_345);
+    let batch = vec![
+        BulkItem::Push(Box::new(push(1, (7, "octocat"), (70, "octo/hello"), 1, 10))),
+        BulkItem::Push(Box::new(bad)),
+        BulkItem::Quarantine(Box::new(quarantine(9, 10))),
+        BulkItem::Push(Box::new(push(3, (7, "octocat"), (70, "octo/hello"), 3, 10))),
+        BulkItem::Push(Box::new(push(3, (7, "octocat"), (70, "octo/hello"), 3, 10))),
+    ];
+    let outcome = writer.write(batch.clone()).await.expect("batch");
+    assert_eq!(outcome[0], BulkOutcome::Created);
+    assert!(
+        matches!(
+            outcome[1],
+            BulkOutcome::Failed(StoreError::MissingReference(_))
+        ),
+        "{:?}",
+        outcome[1]
+    );
+    assert_eq!(
+        outcome[2],
+        BulkOutcome::Quarantined {
+            occurrence_count: 1
+        }
+    );
+    assert_eq!(outcome[3], BulkOutcome::Created);
+    assert_eq!(outcome[4], BulkOutcome::Duplicate);
+    assert_eq!(store.count_rows("push_events").await.expect("count"), 2);
+    // The refused event's entities went with it.
+    assert_eq!(store.actor(8).await.expect("read"), None);
+    assert_eq!(store.repository(80).await.expect("read"), None);
+    let octocat = store.actor(7).await.expect("read").expect("present");
+    assert_eq!(
+        (
+            octocat.first_seen_at,
+            octocat.last_seen_at,
+            octocat.latest_event_at
+        ),
+        (Some(t(10)), Some(t(10)), Some(t(3)))
+    );
+
+    // Again: duplicates, the bad one still refused, the quarantine counted twice.
+    let outcome = writer.write(batch).await.expect("batch");
+    assert_eq!(outcome[0], BulkOutcome::Duplicate);
+    assert!(matches!(outcome[1], BulkOutcome::Failed(_)));
+    assert_eq!(
+        outcome[2],
+        BulkOutcome::Quarantined {
+            occurrence_count: 2
+        }
+    );
+    assert_eq!(outcome[3], BulkOutcome::Duplicate);
+    assert_eq!(store.count_rows("push_events").await.expect("count"), 2);
+    assert_eq!(
+        store.actor(7).await.expect("read").expect("present"),
+        octocat
+    );
+}
+
+#[tokio::test]
+async fn a_bad_event_fails_alone_sqlite() {
+    let f = common::sqlite().await;
+    a_bad_event_fails_alone(f.store.as_ref()).await;
+    f.store.close().await;
+}
+
+#[tokio::test]
+async fn a_bad_event_fails_alone_in_memory_sqlite() {
+    let store = SqliteStore::open(":memory:").await.expect("open");
+    a_bad_event_fails_alone(&store).await;
+}
+
+#[tokio::test]
+async fn a_bad_event_fails_alone_postgres() {
+    let Some(f) = common::postgres("a_bad_event_fails_alone_postgres").await else {
+        return;
+    };
+    a_bad_event_fails_alone(f.store.as_ref()).await;
+    f.store.close().await;
+}
