@@ -1,9 +1,11 @@
 //! `headroom import gharchive` throughput: generates a GH Archive-format file of
-//! `HEADROOM_BENCH_EVENTS` envelopes (default 1,000,000; about 87 % PushEvents in both payload
-//! shapes, the rest other types, a few malformed), imports it into a fresh SQLite database
-//! (and into PostgreSQL when `HEADROOM_BENCH_DATABASE_URL` names an empty database), then
-//! imports it again (all duplicates). Prints events per second and the process's peak
-//! resident memory (VmHWM), which stays flat as the file grows.
+//! `HEADROOM_BENCH_EVENTS` envelopes in a temporary directory (default 1,000,000; about 87 %
+//! PushEvents in both payload shapes, the rest other types, 1 % malformed), imports it into a
+//! fresh SQLite database and, when `HEADROOM_TEST_DATABASE_URL` is set, into a fresh PostgreSQL
+//! database created (and dropped) for the run, then imports it again (all duplicates). Each
+//! backend runs in a child process of this binary, so its peak resident memory (VmHWM) is its
+//! own: compare the figure at 200,000 and 1,000,000 envelopes to see that it does not grow with
+//! the file. The file and the databases are deleted afterwards.
 //!
 //! `cargo bench -p headroom-github --bench import` (a plain binary: criterion's repetitions
 //! would take minutes per sample at this size).
@@ -16,6 +18,10 @@ use std::io::{BufWriter, Write};
 use headroom_github::feed::IngestContext;
 use headroom_github::feed::import::{DEFAULT_BATCH, import_reader, open_input};
 use headroom_store::{EventOrigin, Store};
+use sqlx::{ConnectOptions, Connection};
+
+/// Set in a child process: `DB\tFILE`, the store to open and the file to import.
+const CHILD_VAR: &str = "HEADROOM_BENCH_CHILD";
 
 fn peak_rss_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -100,7 +106,7 @@ async fn run_import(store: &dyn Store, path: &str, label: &str) {
     .expect("import");
     let secs = SystemClock.now().duration_since(started).as_secs_f64();
     println!(
-        "{label}: {} envelopes in {secs:.2} s = {:.0} events/s ({} created, {} duplicates, {} quarantined, {} ignored, {} failed); peak RSS {} MiB",
+        "{label}: {} envelopes in {secs:.2} s = {:.0} events/s ({} created, {} duplicates, {} quarantined, {} ignored, {} failed); peak RSS so far {} MiB",
         progress.lines,
         progress.lines as f64 / secs,
         progress.counts.events_created,
@@ -112,7 +118,45 @@ async fn run_import(store: &dyn Store, path: &str, label: &str) {
     );
 }
 
+/// The child: one backend, first import then replay.
+fn child(spec: &str) {
+    let (db, file) = spec.split_once('\t').expect("DB<TAB>FILE");
+    let backend = if db.starts_with("postgres") {
+        "PostgreSQL"
+    } else {
+        "SQLite"
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let store = headroom_store::open(db).await.expect("open the store");
+        run_import(store.as_ref(), file, &format!("{backend}, first import")).await;
+        run_import(
+            store.as_ref(),
+            file,
+            &format!("{backend}, replay (all duplicates)"),
+        )
+        .await;
+        store.close().await;
+    });
+}
+
+fn run_child(db: &str, file: &str) {
+    let status = std::process::Command::new(std::env::current_exe().expect("own path"))
+        .env(CHILD_VAR, format!("{db}\t{file}"))
+        .status()
+        .expect("run the child");
+    assert!(status.success(), "the import child failed: {status}");
+}
+
 fn main() {
+    if let Ok(spec) = std::env::var(CHILD_VAR) {
+        child(&spec);
+        return;
+    }
     // `cargo bench` passes `--bench`; a filter argument may follow. Nothing to filter here.
     let n: u64 = std::env::var("HEADROOM_BENCH_EVENTS")
         .ok()
@@ -124,35 +168,51 @@ fn main() {
     generate(&path, n);
     let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     println!(
-        "generated {n} envelopes ({} MiB) in {:.1} s; peak RSS {} MiB",
+        "generated {n} envelopes ({} MiB) in {:.1} s",
         size / (1 << 20),
         SystemClock.now().duration_since(started).as_secs_f64(),
-        peak_rss_kib().unwrap_or(0) / 1024
     );
-    let path_str = path.to_str().expect("utf-8").to_owned();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
-    runtime.block_on(async {
-        let db = dir.path().join("bench.db");
-        let store = headroom_store::open(db.to_str().expect("utf-8"))
-            .await
-            .expect("open SQLite");
-        run_import(store.as_ref(), &path_str, "SQLite, first import").await;
-        run_import(store.as_ref(), &path_str, "SQLite, replay (all duplicates)").await;
-        store.close().await;
-        if let Ok(url) = std::env::var("HEADROOM_BENCH_DATABASE_URL") {
-            let store = headroom_store::open(&url).await.expect("open PostgreSQL");
-            run_import(store.as_ref(), &path_str, "PostgreSQL, first import").await;
-            run_import(
-                store.as_ref(),
-                &path_str,
-                "PostgreSQL, replay (all duplicates)",
-            )
-            .await;
-            store.close().await;
+    let file = path.to_str().expect("utf-8").to_owned();
+    let db = dir.path().join("bench.db");
+    run_child(db.to_str().expect("utf-8"), &file);
+
+    match std::env::var("HEADROOM_TEST_DATABASE_URL") {
+        Ok(admin) if !admin.trim().is_empty() => {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            let admin: sqlx::postgres::PgConnectOptions = admin.parse().expect("admin URL");
+            let name = format!("headroom_bench_{}", std::process::id());
+            let sql = |s: String| sqlx::query(sqlx::AssertSqlSafe(s));
+            runtime.block_on(async {
+                let mut conn = admin.connect().await.expect("connect as admin");
+                sql(format!("DROP DATABASE IF EXISTS {name}"))
+                    .execute(&mut conn)
+                    .await
+                    .expect("drop");
+                sql(format!("CREATE DATABASE {name}"))
+                    .execute(&mut conn)
+                    .await
+                    .expect("create");
+                conn.close().await.expect("close");
+            });
+            let url = format!(
+                "postgres://{}@{}:{}/{name}",
+                admin.get_username(),
+                admin.get_host(),
+                admin.get_port()
+            );
+            run_child(&url, &file);
+            runtime.block_on(async {
+                let mut conn = admin.connect().await.expect("connect as admin");
+                sql(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                    .execute(&mut conn)
+                    .await
+                    .expect("drop");
+                conn.close().await.expect("close");
+            });
         }
-    });
+        _ => println!("PostgreSQL: skipped: HEADROOM_TEST_DATABASE_URL is not set"),
+    }
 }

@@ -125,9 +125,11 @@ impl SqliteStore {
 }
 
 impl PgStore {
-    /// The bulk writer for this store.
+    /// The bulk writer for this store: array-bound multi-row statements on one connection.
     pub(crate) async fn open_bulk(&self) -> Result<Box<dyn BulkWriter + '_>> {
-        Ok(Box::new(TxWriter::new(self)))
+        Ok(Box::new(PgBulk {
+            pool: self.pool().clone(),
+        }))
     }
 }
 
@@ -205,13 +207,14 @@ const QUARANTINE_SQL: &str = "INSERT INTO quarantined_events (payload_fingerprin
 
 const EXISTS_SQL: &str = "SELECT 1 FROM push_events WHERE github_event_id = ?1";
 
-/// Identity upsert and activity in one statement: `?7..?9` (first seen, last seen, latest
-/// event) are NULL when no new event named the actor, and then leave activity alone.
-const ACTOR_SQL: &str = "INSERT INTO actors (github_id, login, display_login, detail_url, \
-    avatar_url, event_native_at_ms, batch_pending_at_ms, created_at_ms, updated_at_ms, \
-    first_seen_at_ms, last_seen_at_ms, latest_event_at_ms) \
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?6, ?6, ?7, ?8, ?9) \
-    ON CONFLICT (github_id) DO UPDATE SET login = excluded.login, \
+/// The columns an entity row is written with: identity, then `event_native_at_ms`, the
+/// three stage-entry/creation/update instants, then activity (first seen, last seen, latest
+/// event), which is NULL when no new event named the entity and then leaves activity alone.
+const ACTOR_COLUMNS: &str = "github_id, login, display_login, detail_url, avatar_url, \
+    event_native_at_ms, batch_pending_at_ms, created_at_ms, updated_at_ms, \
+    first_seen_at_ms, last_seen_at_ms, latest_event_at_ms";
+
+const ACTOR_UPDATE: &str = "ON CONFLICT (github_id) DO UPDATE SET login = excluded.login, \
     display_login = excluded.display_login, \
     detail_url = COALESCE(excluded.detail_url, actors.detail_url), \
     avatar_url = COALESCE(excluded.avatar_url, actors.avatar_url), \
@@ -224,13 +227,12 @@ const ACTOR_SQL: &str = "INSERT INTO actors (github_id, login, display_login, de
         AND (actors.latest_event_at_ms IS NULL OR actors.latest_event_at_ms < excluded.latest_event_at_ms) \
         THEN excluded.latest_event_at_ms ELSE actors.latest_event_at_ms END";
 
-/// [`ACTOR_SQL`] for repositories.
-const REPOSITORY_SQL: &str = "INSERT INTO repositories (github_id, full_name, name, \
-    owner_login, detail_url, event_native_at_ms, batch_pending_at_ms, created_at_ms, \
-    updated_at_ms, first_seen_at_ms, last_seen_at_ms, latest_event_at_ms) \
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?6, ?6, ?7, ?8, ?9) \
-    ON CONFLICT (github_id) DO UPDATE SET full_name = excluded.full_name, \
-    name = excluded.name, owner_login = excluded.owner_login, \
+const REPOSITORY_COLUMNS: &str = "github_id, full_name, name, owner_login, detail_url, \
+    event_native_at_ms, batch_pending_at_ms, created_at_ms, updated_at_ms, \
+    first_seen_at_ms, last_seen_at_ms, latest_event_at_ms";
+
+const REPOSITORY_UPDATE: &str = "ON CONFLICT (github_id) DO UPDATE SET \
+    full_name = excluded.full_name, name = excluded.name, owner_login = excluded.owner_login, \
     detail_url = COALESCE(excluded.detail_url, repositories.detail_url), \
     updated_at_ms = excluded.updated_at_ms, \
     first_seen_at_ms = COALESCE(repositories.first_seen_at_ms, excluded.first_seen_at_ms), \
@@ -241,12 +243,26 @@ const REPOSITORY_SQL: &str = "INSERT INTO repositories (github_id, full_name, na
         AND (repositories.latest_event_at_ms IS NULL OR repositories.latest_event_at_ms < excluded.latest_event_at_ms) \
         THEN excluded.latest_event_at_ms ELSE repositories.latest_event_at_ms END";
 
-const PUSH_SQL: &str = "INSERT INTO push_events (github_event_id, github_push_id, \
-    github_actor_id, github_repository_id, actor_login, repository_name, ref, head_sha, \
-    before_sha, commit_count, distinct_commit_count, occurred_at_ms, ingestion_run_id, source, \
-    created_at_ms, raw_json) \
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16) \
-    ON CONFLICT (github_event_id) DO NOTHING";
+const PUSH_COLUMNS: &str = "github_event_id, github_push_id, github_actor_id, \
+    github_repository_id, actor_login, repository_name, ref, head_sha, before_sha, \
+    commit_count, distinct_commit_count, occurred_at_ms, ingestion_run_id, source, \
+    created_at_ms, raw_json";
+
+/// SQLite: one row per statement, the statement prepared once.
+fn sqlite_entity_sql(table: &str, columns: &str, update: &str) -> String {
+    format!(
+        "INSERT INTO {table} ({columns}) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?6, ?6, ?7, ?8, ?9) {update}"
+    )
+}
+
+fn sqlite_push_sql() -> String {
+    format!(
+        "INSERT INTO push_events ({PUSH_COLUMNS}) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16) \
+         ON CONFLICT (github_event_id) DO NOTHING"
+    )
+}
 
 /// One batch in one `BEGIN IMMEDIATE` transaction: quarantines, then the pushes as a group
 /// under a savepoint; if the group fails, each push again under its own savepoint.
@@ -405,7 +421,8 @@ fn write_group(conn: &Connection, events: &[&PushEventWrite]) -> Result<Vec<bool
     }
     let (actors, repositories) = plan_entities(events, &new);
     {
-        let mut upsert = conn.prepare_cached(ACTOR_SQL)?;
+        let mut upsert =
+            conn.prepare_cached(&sqlite_entity_sql("actors", ACTOR_COLUMNS, ACTOR_UPDATE))?;
         for (id, write) in &actors {
             let actor = &write.last.actor;
             let (first, last, latest) = split(write.activity);
@@ -423,7 +440,11 @@ fn write_group(conn: &Connection, events: &[&PushEventWrite]) -> Result<Vec<bool
         }
     }
     {
-        let mut upsert = conn.prepare_cached(REPOSITORY_SQL)?;
+        let mut upsert = conn.prepare_cached(&sqlite_entity_sql(
+            "repositories",
+            REPOSITORY_COLUMNS,
+            REPOSITORY_UPDATE,
+        ))?;
         for (id, write) in &repositories {
             let repository = &write.last.repository;
             let (owner, name) = match repository.full_name.split_once('/') {
@@ -445,7 +466,7 @@ fn write_group(conn: &Connection, events: &[&PushEventWrite]) -> Result<Vec<bool
         }
     }
     {
-        let mut insert = conn.prepare_cached(PUSH_SQL)?;
+        let mut insert = conn.prepare_cached(&sqlite_push_sql())?;
         for (event, _) in events.iter().zip(&new).filter(|(_, is_new)| **is_new) {
             let raw = serde_json::to_string(&event.raw).map_err(|e| StoreError::Invalid {
                 field: "raw",
@@ -487,4 +508,275 @@ fn split(activity: Option<Activity>) -> (Option<i64>, Option<i64>, Option<i64>) 
         Some((first, last, latest)) => (Some(first), Some(last), Some(latest)),
         None => (None, None, None),
     }
+}
+
+// ---- PostgreSQL -------------------------------------------------------------------------
+
+/// The PostgreSQL writer: each statement carries a whole group as arrays (`UNNEST`), so a
+/// batch costs a handful of round trips whatever its size.
+struct PgBulk {
+    pool: sqlx::PgPool,
+}
+
+#[async_trait]
+impl BulkWriter for PgBulk {
+    async fn write(&mut self, items: Vec<BulkItem>) -> Result<Vec<BulkOutcome>> {
+        let mut outcomes: Vec<Option<BulkOutcome>> = vec![None; items.len()];
+        let mut pushes: Vec<&PushEventWrite> = Vec::with_capacity(items.len());
+        let mut slots = Vec::with_capacity(items.len());
+        let mut tx = self.pool.begin().await?;
+        for (i, item) in items.iter().enumerate() {
+            match item {
+                BulkItem::Quarantine(e) => {
+                    check_fingerprint(&e.payload_fingerprint)?;
+                    let count: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(pg_quarantine_sql()))
+                        .bind(&e.payload_fingerprint)
+                        .bind(&e.github_event_id)
+                        .bind(&e.event_type)
+                        .bind(&e.error_code)
+                        .bind(redact(&e.error_message))
+                        .bind(e.origin.as_str())
+                        .bind(ms(e.received_at))
+                        .bind(e.raw.as_ref().map(sqlx::types::Json))
+                        .bind(&e.raw_text)
+                        .fetch_one(&mut *tx)
+                        .await?;
+                    outcomes[i] = Some(BulkOutcome::Quarantined {
+                        occurrence_count: u64::try_from(count).unwrap_or(0),
+                    });
+                }
+                BulkItem::Push(event) => {
+                    pushes.push(event);
+                    slots.push(i);
+                }
+            }
+        }
+        if !pushes.is_empty() {
+            let results = match pg_group_in_savepoint(&mut tx, &pushes).await? {
+                Ok(new) => new.into_iter().map(created_or_duplicate).collect(),
+                Err(_) => {
+                    let mut one_by_one = Vec::with_capacity(pushes.len());
+                    for event in &pushes {
+                        one_by_one.push(
+                            match pg_group_in_savepoint(&mut tx, std::slice::from_ref(event))
+                                .await?
+                            {
+                                Ok(new) => created_or_duplicate(new[0]),
+                                Err(e) => BulkOutcome::Failed(e),
+                            },
+                        );
+                    }
+                    one_by_one
+                }
+            };
+            for (slot, outcome) in slots.into_iter().zip(results) {
+                outcomes[slot] = Some(outcome);
+            }
+        }
+        tx.commit().await?;
+        Ok(outcomes
+            .into_iter()
+            .map(|o| o.unwrap_or(BulkOutcome::Duplicate))
+            .collect())
+    }
+}
+
+fn pg_quarantine_sql() -> String {
+    QUARANTINE_SQL
+        .replace("?1", "$1")
+        .replace("?2", "$2")
+        .replace("?3", "$3")
+        .replace("?4", "$4")
+        .replace("?5", "$5")
+        .replace("?6", "$6")
+        .replace("?7", "$7")
+        .replace("?8", "$8")
+        .replace("?9", "$9")
+}
+
+/// A group under a savepoint: the outer error is the transaction's own failure, the inner
+/// one the group's (its savepoint rolled back, the transaction still usable).
+async fn pg_group_in_savepoint(
+    conn: &mut sqlx::PgConnection,
+    events: &[&PushEventWrite],
+) -> Result<Result<Vec<bool>>> {
+    sqlx::query("SAVEPOINT headroom_bulk")
+        .execute(&mut *conn)
+        .await?;
+    match pg_group(conn, events).await {
+        Ok(new) => {
+            sqlx::query("RELEASE SAVEPOINT headroom_bulk")
+                .execute(&mut *conn)
+                .await?;
+            Ok(Ok(new))
+        }
+        Err(error) => {
+            sqlx::query("ROLLBACK TO SAVEPOINT headroom_bulk")
+                .execute(&mut *conn)
+                .await?;
+            sqlx::query("RELEASE SAVEPOINT headroom_bulk")
+                .execute(&mut *conn)
+                .await?;
+            Ok(Err(error))
+        }
+    }
+}
+
+/// `SELECT … FROM UNNEST(arrays)` for an entity table: the nine bound columns expanded to
+/// the twelve written ones.
+fn pg_entity_sql(table: &str, columns: &str, update: &str) -> String {
+    format!(
+        "INSERT INTO {table} ({columns}) \
+         SELECT c1, c2, c3, c4, c5, c6, c6, c6, c6, c7, c8, c9 \
+         FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], \
+             $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[]) \
+             AS u(c1, c2, c3, c4, c5, c6, c7, c8, c9) {update}"
+    )
+}
+
+/// [`write_group`] for PostgreSQL, each step one array-bound statement.
+async fn pg_group(conn: &mut sqlx::PgConnection, events: &[&PushEventWrite]) -> Result<Vec<bool>> {
+    let ids: Vec<&str> = events.iter().map(|e| e.github_event_id.as_str()).collect();
+    let stored: HashSet<String> = sqlx::query_scalar::<_, String>(
+        "SELECT github_event_id FROM push_events WHERE github_event_id = ANY($1)",
+    )
+    .bind(&ids)
+    .fetch_all(&mut *conn)
+    .await?
+    .into_iter()
+    .collect();
+    let mut new = Vec::with_capacity(events.len());
+    let mut fresh: HashSet<&str> = HashSet::with_capacity(events.len());
+    for id in &ids {
+        let is_new = !stored.contains(*id) && !fresh.contains(id);
+        if is_new {
+            fresh.insert(id);
+        }
+        new.push(is_new);
+    }
+    let (actors, repositories) = plan_entities(events, &new);
+
+    for (table, columns, update, rows) in [
+        ("actors", ACTOR_COLUMNS, ACTOR_UPDATE, &actors),
+        (
+            "repositories",
+            REPOSITORY_COLUMNS,
+            REPOSITORY_UPDATE,
+            &repositories,
+        ),
+    ] {
+        let n = rows.len();
+        let (mut c1, mut c2, mut c3, mut c4, mut c5) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
+        let (mut c6, mut c7, mut c8, mut c9) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
+        for (id, write) in rows.iter() {
+            c1.push(*id);
+            if table == "actors" {
+                let actor = &write.last.actor;
+                c2.push(Some(actor.login.as_str()));
+                c3.push(actor.display_login.as_deref());
+                c4.push(actor.url.as_deref());
+                c5.push(actor.avatar_url.as_deref());
+            } else {
+                let repository = &write.last.repository;
+                let (owner, name) = match repository.full_name.split_once('/') {
+                    Some((owner, name)) => (Some(owner), Some(name)),
+                    None => (None, None),
+                };
+                c2.push(Some(repository.full_name.as_str()));
+                c3.push(name);
+                c4.push(owner);
+                c5.push(repository.url.as_deref());
+            }
+            c6.push(ms(write.last.received_at));
+            let (first, last, latest) = split(write.activity);
+            c7.push(first);
+            c8.push(last);
+            c9.push(latest);
+        }
+        sqlx::query(sqlx::AssertSqlSafe(pg_entity_sql(table, columns, update)))
+            .bind(c1)
+            .bind(c2)
+            .bind(c3)
+            .bind(c4)
+            .bind(c5)
+            .bind(c6)
+            .bind(c7)
+            .bind(c8)
+            .bind(c9)
+            .execute(&mut *conn)
+            .await?;
+    }
+
+    let chosen: Vec<&PushEventWrite> = events
+        .iter()
+        .zip(&new)
+        .filter(|(_, is_new)| **is_new)
+        .map(|(event, _)| *event)
+        .collect();
+    if chosen.is_empty() {
+        return Ok(new);
+    }
+    let mut raw = Vec::with_capacity(chosen.len());
+    for event in &chosen {
+        raw.push(
+            serde_json::to_string(&event.raw).map_err(|e| StoreError::Invalid {
+                field: "raw",
+                problem: e.to_string(),
+            })?,
+        );
+    }
+    let column = |f: fn(&PushEventWrite) -> Option<i64>| -> Vec<Option<i64>> {
+        chosen.iter().map(|e| f(e)).collect()
+    };
+    let text = |f: fn(&PushEventWrite) -> &str| -> Vec<&str> {
+        chosen.iter().map(|e| f(e)).collect::<Vec<&str>>()
+    };
+    let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "INSERT INTO push_events ({PUSH_COLUMNS}) \
+         SELECT c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, \
+             CAST(c16 AS JSONB) \
+         FROM UNNEST($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::text[], \
+             $6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[], $11::bigint[], \
+             $12::bigint[], $13::bigint[], $14::text[], $15::bigint[], $16::text[]) \
+             WITH ORDINALITY AS u(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, \
+             c14, c15, c16, n) \
+         ORDER BY n \
+         ON CONFLICT (github_event_id) DO NOTHING"
+    )))
+    .bind(text(|e| &e.github_event_id))
+    .bind(column(|e| e.github_push_id))
+    .bind(column(|e| Some(e.actor.github_id)))
+    .bind(column(|e| Some(e.repository.github_id)))
+    .bind(text(|e| &e.actor.login))
+    .bind(text(|e| &e.repository.full_name))
+    .bind(text(|e| &e.git_ref))
+    .bind(text(|e| &e.head_sha))
+    .bind(text(|e| &e.before_sha))
+    .bind(column(|e| e.commit_count))
+    .bind(column(|e| e.distinct_commit_count))
+    .bind(column(|e| Some(ms(e.occurred_at))))
+    .bind(column(|e| e.ingestion_run_id))
+    .bind(text(|e| e.origin.as_str()))
+    .bind(column(|e| Some(ms(e.received_at))))
+    .bind(raw)
+    .execute(&mut *conn)
+    .await?
+    .rows_affected();
+    if inserted != chosen.len() as u64 {
+        return Err(StoreError::Conflict(
+            "push events appeared during the batch".into(),
+        ));
+    }
+    Ok(new)
 }
