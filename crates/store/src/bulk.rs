@@ -780,3 +780,79 @@ async fn pg_group(conn: &mut sqlx::PgConnection, events: &[&PushEventWrite]) -> 
     }
     Ok(new)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ActorRef, EventOrigin, RepositoryRef};
+    use headroom_core::clock::Timestamp;
+    use proptest::prelude::*;
+
+    fn event(actor: i64, repo: i64, received: i64, occurred: i64, tag: u8) -> PushEventWrite {
+        let at =
+            |s: i64| Timestamp::from_second(1_800_000_000 + s).unwrap_or(Timestamp::UNIX_EPOCH);
+        PushEventWrite {
+            github_event_id: format!("{actor}-{repo}-{tag}"),
+            github_push_id: None,
+            actor: ActorRef {
+                github_id: actor,
+                login: format!("login{tag}"),
+                display_login: None,
+                url: None,
+                avatar_url: None,
+            },
+            repository: RepositoryRef {
+                github_id: repo,
+                full_name: format!("o/r{tag}"),
+                url: None,
+            },
+            git_ref: "refs/heads/main".into(),
+            head_sha: String::new(),
+            before_sha: String::new(),
+            commit_count: None,
+            distinct_commit_count: None,
+            occurred_at: at(occurred),
+            received_at: at(received),
+            ingestion_run_id: None,
+            origin: EventOrigin::Gharchive,
+            raw: serde_json::Value::Null,
+        }
+    }
+
+    proptest! {
+        /// The plan equals applying the events one at a time: identity from the last event
+        /// naming an entity, activity folded over the new ones only.
+        #[test]
+        fn the_plan_is_the_one_by_one_fold(
+            specs in proptest::collection::vec((0i64..4, 0i64..4, 0i64..50, 0i64..50, any::<u8>(), any::<bool>()), 1..40)
+        ) {
+            let events: Vec<PushEventWrite> = specs
+                .iter()
+                .map(|&(a, r, rec, occ, tag, _)| event(a, r, rec, occ, tag))
+                .collect();
+            let refs: Vec<&PushEventWrite> = events.iter().collect();
+            let new: Vec<bool> = specs.iter().map(|s| s.5).collect();
+            let (actors, repositories) = plan_entities(&refs, &new);
+            for (plan, key) in [
+                (&actors, (|e: &PushEventWrite| e.actor.github_id) as fn(&PushEventWrite) -> i64),
+                (&repositories, |e: &PushEventWrite| e.repository.github_id),
+            ] {
+                let mut expected: BTreeMap<i64, (usize, Option<Activity>)> = BTreeMap::new();
+                for (i, (e, &is_new)) in events.iter().zip(&new).enumerate() {
+                    let slot = expected.entry(key(e)).or_insert((i, None));
+                    slot.0 = i;
+                    if is_new {
+                        let (s, o) = (ms(e.received_at), ms(e.occurred_at));
+                        slot.1 = Some(slot.1.map_or((s, s, o), |(f, l, x)| (f.min(s), l.max(s), x.max(o))));
+                    }
+                }
+                prop_assert_eq!(plan.len(), expected.len());
+                for (id, (last, activity)) in expected {
+                    let got = &plan[&id];
+                    prop_assert!(std::ptr::eq(got.last, &events[last]));
+                    prop_assert_eq!(got.activity, activity);
+                }
+            }
+        }
+    }
+}
