@@ -30,7 +30,7 @@ enum ImportCommand {
         #[arg(required = true, value_name = "FILE")]
         files: Vec<String>,
         /// Envelopes per transaction.
-        #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+        #[arg(long, default_value_t = DEFAULT_BATCH as u64, value_parser = clap::value_parser!(u64).range(1..=100_000))]
         batch: u64,
     },
 }

@@ -12,7 +12,7 @@ mod common;
 use std::path::PathBuf;
 
 use headroom_core::clock::{ManualClock, SignedDuration, Timestamp};
-use headroom_github::feed::import::{DEFAULT_BATCH, import_reader, open_input};
+use headroom_github::feed::import::{import_reader, open_input};
 use headroom_github::feed::{IngestContext, ingest_page};
 use headroom_store::{EventOrigin, Store};
 
@@ -120,11 +120,10 @@ async fn corpus_hour(store: &dyn Store) {
 
     let (reader, _, bytes) = open_input(path).expect("open");
     let mut calls = 0;
-    let first = import_reader(store, reader, bytes, &clock, &c, DEFAULT_BATCH, |_| {
-        calls += 1
-    })
-    .await
-    .expect("import");
+    // Batches of 2,000: several progress reports for the 5,000 lines.
+    let first = import_reader(store, reader, bytes, &clock, &c, 2_000, |_| calls += 1)
+        .await
+        .expect("import");
     assert!(calls >= 2, "progress is reported per batch");
     assert_eq!(first.lines, 5_000);
     assert_eq!(first.counts.events_received, 5_000);

@@ -27,9 +27,32 @@ use crate::{PgStore, SqliteStore, Store};
 #[derive(Debug, Clone)]
 pub enum BulkItem {
     /// A validated PushEvent.
-    Push(Box<PushEventWrite>),
+    Push(Box<BulkPush>),
     /// A malformed envelope.
     Quarantine(Box<QuarantinedEvent>),
+}
+
+/// A PushEvent with its envelope already written out as JSON text: the writer stores
+/// `raw_json` and never reads `event.raw` (which [`BulkPush::new`] empties, so a batch holds
+/// text rather than a tree of values, and the serializing happens on the caller's thread).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BulkPush {
+    /// The event's columns.
+    pub event: PushEventWrite,
+    /// The envelope, as JSON text.
+    pub raw_json: String,
+}
+
+impl BulkPush {
+    /// Serializes `event.raw` and keeps the text in its place.
+    pub fn new(mut event: PushEventWrite) -> Result<Self> {
+        let raw_json = serde_json::to_string(&event.raw).map_err(|e| StoreError::Invalid {
+            field: "raw",
+            problem: e.to_string(),
+        })?;
+        event.raw = serde_json::Value::Null;
+        Ok(Self { event, raw_json })
+    }
 }
 
 /// What happened to one [`BulkItem`].
@@ -83,8 +106,17 @@ impl<S: Store + ?Sized> BulkWriter for TxWriter<'_, S> {
                         occurrence_count: row.occurrence_count,
                     });
                 }
-                BulkItem::Push(event) => {
-                    pushes.push(*event);
+                BulkItem::Push(push) => {
+                    let BulkPush {
+                        mut event,
+                        raw_json,
+                    } = *push;
+                    event.raw =
+                        serde_json::from_str(&raw_json).map_err(|e| StoreError::Invalid {
+                            field: "raw",
+                            problem: e.to_string(),
+                        })?;
+                    pushes.push(event);
                     slots.push(i);
                 }
             }
@@ -137,6 +169,12 @@ impl PgStore {
 /// memory does not grow with the file.
 const CACHE_KIB: i64 = 65_536;
 
+/// WAL pages between automatic checkpoints (SQLite's default is 1,000). A batch rewrites
+/// entity rows spread over the whole table, so with the default nearly every commit
+/// checkpointed the same pages again; a larger WAL (up to about 64 MiB) copies each page back
+/// once per several batches.
+const CHECKPOINT_PAGES: u32 = 16_384;
+
 fn open_connection(path: PathBuf) -> Result<Connection> {
     let conn = Connection::open_with_flags(
         &path,
@@ -146,7 +184,8 @@ fn open_connection(path: PathBuf) -> Result<Connection> {
     conn.busy_timeout(crate::sqlite::BUSY_TIMEOUT)?;
     conn.execute_batch(&format!(
         "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; \
-         PRAGMA cache_size = -{CACHE_KIB}; PRAGMA temp_store = MEMORY;"
+         PRAGMA cache_size = -{CACHE_KIB}; PRAGMA temp_store = MEMORY; \
+         PRAGMA wal_autocheckpoint = {CHECKPOINT_PAGES};"
     ))?;
     conn.set_prepared_statement_cache_capacity(16);
     Ok(conn)
@@ -269,6 +308,7 @@ fn sqlite_push_sql() -> String {
 fn write_batch(conn: &mut Connection, items: &[BulkItem]) -> Result<Vec<BulkOutcome>> {
     let mut outcomes: Vec<Option<BulkOutcome>> = vec![None; items.len()];
     let mut pushes: Vec<&PushEventWrite> = Vec::with_capacity(items.len());
+    let mut raws: Vec<&str> = Vec::with_capacity(items.len());
     let mut slots = Vec::with_capacity(items.len());
     let mut tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     {
@@ -304,8 +344,9 @@ fn write_batch(conn: &mut Connection, items: &[BulkItem]) -> Result<Vec<BulkOutc
                         occurrence_count: u64::try_from(count).unwrap_or(0),
                     });
                 }
-                BulkItem::Push(event) => {
-                    pushes.push(event);
+                BulkItem::Push(push) => {
+                    pushes.push(&push.event);
+                    raws.push(push.raw_json.as_str());
                     slots.push(i);
                 }
             }
@@ -314,7 +355,7 @@ fn write_batch(conn: &mut Connection, items: &[BulkItem]) -> Result<Vec<BulkOutc
     if !pushes.is_empty() {
         let group = {
             let sp = tx.savepoint()?;
-            match write_group(&sp, &pushes) {
+            match write_group(&sp, &pushes, &raws) {
                 Ok(new) => {
                     sp.commit()?;
                     Some(new)
@@ -327,9 +368,9 @@ fn write_batch(conn: &mut Connection, items: &[BulkItem]) -> Result<Vec<BulkOutc
             Some(new) => new.into_iter().map(created_or_duplicate).collect(),
             None => {
                 let mut one_by_one = Vec::with_capacity(pushes.len());
-                for event in &pushes {
+                for (event, raw) in pushes.iter().zip(&raws) {
                     let sp = tx.savepoint()?;
-                    match write_group(&sp, std::slice::from_ref(event)) {
+                    match write_group(&sp, std::slice::from_ref(event), std::slice::from_ref(raw)) {
                         Ok(new) => {
                             sp.commit()?;
                             one_by_one.push(created_or_duplicate(new[0]));
@@ -405,7 +446,7 @@ fn plan_entities<'a>(
 
 /// Writes a group of pushes: which are new (not stored, not earlier in the group), then each
 /// entity once (sorted by id, for index locality), then the new events. Fails as a whole.
-fn write_group(conn: &Connection, events: &[&PushEventWrite]) -> Result<Vec<bool>> {
+fn write_group(conn: &Connection, events: &[&PushEventWrite], raws: &[&str]) -> Result<Vec<bool>> {
     let mut new = Vec::with_capacity(events.len());
     {
         let mut exists = conn.prepare_cached(EXISTS_SQL)?;
@@ -467,11 +508,12 @@ fn write_group(conn: &Connection, events: &[&PushEventWrite]) -> Result<Vec<bool
     }
     {
         let mut insert = conn.prepare_cached(&sqlite_push_sql())?;
-        for (event, _) in events.iter().zip(&new).filter(|(_, is_new)| **is_new) {
-            let raw = serde_json::to_string(&event.raw).map_err(|e| StoreError::Invalid {
-                field: "raw",
-                problem: e.to_string(),
-            })?;
+        for ((event, raw), _) in events
+            .iter()
+            .zip(raws)
+            .zip(&new)
+            .filter(|(_, is_new)| **is_new)
+        {
             let inserted = insert.execute(params![
                 event.github_event_id,
                 event.github_push_id,
@@ -523,6 +565,7 @@ impl BulkWriter for PgBulk {
     async fn write(&mut self, items: Vec<BulkItem>) -> Result<Vec<BulkOutcome>> {
         let mut outcomes: Vec<Option<BulkOutcome>> = vec![None; items.len()];
         let mut pushes: Vec<&PushEventWrite> = Vec::with_capacity(items.len());
+        let mut raws: Vec<&str> = Vec::with_capacity(items.len());
         let mut slots = Vec::with_capacity(items.len());
         let mut tx = self.pool.begin().await?;
         for (i, item) in items.iter().enumerate() {
@@ -545,21 +588,26 @@ impl BulkWriter for PgBulk {
                         occurrence_count: u64::try_from(count).unwrap_or(0),
                     });
                 }
-                BulkItem::Push(event) => {
-                    pushes.push(event);
+                BulkItem::Push(push) => {
+                    pushes.push(&push.event);
+                    raws.push(push.raw_json.as_str());
                     slots.push(i);
                 }
             }
         }
         if !pushes.is_empty() {
-            let results = match pg_group_in_savepoint(&mut tx, &pushes).await? {
+            let results = match pg_group_in_savepoint(&mut tx, &pushes, &raws).await? {
                 Ok(new) => new.into_iter().map(created_or_duplicate).collect(),
                 Err(_) => {
                     let mut one_by_one = Vec::with_capacity(pushes.len());
-                    for event in &pushes {
+                    for (event, raw) in pushes.iter().zip(&raws) {
                         one_by_one.push(
-                            match pg_group_in_savepoint(&mut tx, std::slice::from_ref(event))
-                                .await?
+                            match pg_group_in_savepoint(
+                                &mut tx,
+                                std::slice::from_ref(event),
+                                std::slice::from_ref(raw),
+                            )
+                            .await?
                             {
                                 Ok(new) => created_or_duplicate(new[0]),
                                 Err(e) => BulkOutcome::Failed(e),
@@ -599,11 +647,12 @@ fn pg_quarantine_sql() -> String {
 async fn pg_group_in_savepoint(
     conn: &mut sqlx::PgConnection,
     events: &[&PushEventWrite],
+    raws: &[&str],
 ) -> Result<Result<Vec<bool>>> {
     sqlx::query("SAVEPOINT headroom_bulk")
         .execute(&mut *conn)
         .await?;
-    match pg_group(conn, events).await {
+    match pg_group(conn, events, raws).await {
         Ok(new) => {
             sqlx::query("RELEASE SAVEPOINT headroom_bulk")
                 .execute(&mut *conn)
@@ -635,7 +684,11 @@ fn pg_entity_sql(table: &str, columns: &str, update: &str) -> String {
 }
 
 /// [`write_group`] for PostgreSQL, each step one array-bound statement.
-async fn pg_group(conn: &mut sqlx::PgConnection, events: &[&PushEventWrite]) -> Result<Vec<bool>> {
+async fn pg_group(
+    conn: &mut sqlx::PgConnection,
+    events: &[&PushEventWrite],
+    raws: &[&str],
+) -> Result<Vec<bool>> {
     let ids: Vec<&str> = events.iter().map(|e| e.github_event_id.as_str()).collect();
     let stored: HashSet<String> = sqlx::query_scalar::<_, String>(
         "SELECT github_event_id FROM push_events WHERE github_event_id = ANY($1)",
@@ -718,23 +771,15 @@ async fn pg_group(conn: &mut sqlx::PgConnection, events: &[&PushEventWrite]) -> 
             .await?;
     }
 
-    let chosen: Vec<&PushEventWrite> = events
+    let (chosen, raw): (Vec<&PushEventWrite>, Vec<&str>) = events
         .iter()
+        .zip(raws)
         .zip(&new)
         .filter(|(_, is_new)| **is_new)
-        .map(|(event, _)| *event)
-        .collect();
+        .map(|((event, raw), _)| (*event, *raw))
+        .unzip();
     if chosen.is_empty() {
         return Ok(new);
-    }
-    let mut raw = Vec::with_capacity(chosen.len());
-    for event in &chosen {
-        raw.push(
-            serde_json::to_string(&event.raw).map_err(|e| StoreError::Invalid {
-                field: "raw",
-                problem: e.to_string(),
-            })?,
-        );
     }
     let column = |f: fn(&PushEventWrite) -> Option<i64>| -> Vec<Option<i64>> {
         chosen.iter().map(|e| f(e)).collect()

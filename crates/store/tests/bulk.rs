@@ -7,7 +7,7 @@
 mod common;
 
 use headroom_core::clock::Timestamp;
-use headroom_store::bulk::{BulkItem, BulkOutcome, BulkWriter, TxWriter};
+use headroom_store::bulk::{BulkItem, BulkOutcome, BulkPush, BulkWriter, TxWriter};
 use headroom_store::{
     ActorRef, EventOrigin, PgStore, PushEventWrite, QuarantinedEvent, RepositoryRef, SqliteStore,
     Store, StoreError,
@@ -65,6 +65,10 @@ fn push(
     }
 }
 
+fn bulk(event: PushEventWrite) -> BulkItem {
+    BulkItem::Push(Box::new(BulkPush::new(event).expect("serializable")))
+}
+
 fn quarantine(n: u64, received: i64) -> QuarantinedEvent {
     QuarantinedEvent {
         payload_fingerprint: format!("{n:064x}"),
@@ -100,13 +104,13 @@ fn batches(seed: u64) -> Vec<Vec<BulkItem>> {
             let repo = 50 + rng.next(6) as i64;
             let login = logins[rng.next(logins.len() as u64) as usize];
             let name = format!("org{}/repo{repo}", rng.next(2));
-            batch.push(BulkItem::Push(Box::new(push(
+            batch.push(bulk(push(
                 rng.next(60),
                 (actor, login),
                 (repo, &name),
                 rng.next(1000) as i64,
                 received,
-            ))));
+            )));
         }
         out.push(batch);
     }
@@ -205,7 +209,7 @@ async fn write_all(writer: &mut dyn BulkWriter, seed: u64) -> Vec<Vec<BulkOutcom
         for mut batch in batches(seed) {
             for item in &mut batch {
                 match item {
-                    BulkItem::Push(p) => p.received_at += secs(replay),
+                    BulkItem::Push(p) => p.event.received_at += secs(replay),
                     BulkItem::Quarantine(q) => q.received_at += secs(replay),
                 }
             }
@@ -289,11 +293,11 @@ async fn a_bad_event_fails_alone(store: &dyn Store) {
     // No such ingestion run: the foreign key refuses this one row.
     bad.ingestion_run_id = Some(12_345);
     let batch = vec![
-        BulkItem::Push(Box::new(push(1, (7, "octocat"), (70, "octo/hello"), 1, 10))),
-        BulkItem::Push(Box::new(bad)),
+        bulk(push(1, (7, "octocat"), (70, "octo/hello"), 1, 10)),
+        bulk(bad),
         BulkItem::Quarantine(Box::new(quarantine(9, 10))),
-        BulkItem::Push(Box::new(push(3, (7, "octocat"), (70, "octo/hello"), 3, 10))),
-        BulkItem::Push(Box::new(push(3, (7, "octocat"), (70, "octo/hello"), 3, 10))),
+        bulk(push(3, (7, "octocat"), (70, "octo/hello"), 3, 10)),
+        bulk(push(3, (7, "octocat"), (70, "octo/hello"), 3, 10)),
     ];
     let outcome = writer.write(batch.clone()).await.expect("batch");
     assert_eq!(outcome[0], BulkOutcome::Created);

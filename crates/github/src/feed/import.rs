@@ -10,7 +10,7 @@ use std::path::Path;
 
 use headroom_core::clock::{Clock, Timestamp};
 use headroom_store::Store;
-use headroom_store::bulk::{BulkItem, BulkOutcome, BulkWriter};
+use headroom_store::bulk::{BulkItem, BulkOutcome, BulkPush, BulkWriter};
 use serde::Serialize;
 
 use super::FeedError;
@@ -20,8 +20,9 @@ use super::page::{Envelope, IngestContext, Judged, PageCounts, judge};
 /// quarantined by its first bytes and skipped without holding it in memory.
 pub const MAX_LINE_BYTES: usize = 32 * 1024 * 1024;
 
-/// Envelopes per transaction.
-pub const DEFAULT_BATCH: usize = 2_000;
+/// Envelopes per transaction. Each commit rewrites every entity page the batch touched, so
+/// larger batches write less; a batch holds about 1 KiB per envelope while queued.
+pub const DEFAULT_BATCH: usize = 10_000;
 
 /// Batches parsed ahead of the writer.
 const QUEUE_DEPTH: usize = 4;
@@ -97,9 +98,61 @@ impl Read for CountingReader {
     }
 }
 
+/// A batch ready for the writer, prepared on the parser's thread.
 struct Batch {
-    items: Vec<Judged>,
+    items: Vec<BulkItem>,
+    /// One per item, for its log line.
+    notes: Vec<Note>,
+    /// Received, PushEvents seen and ignored, so far.
+    counts: PageCounts,
     lines: u64,
+}
+
+impl Batch {
+    fn with_capacity(n: usize) -> Self {
+        Self {
+            items: Vec::with_capacity(n),
+            notes: Vec::with_capacity(n),
+            counts: PageCounts::default(),
+            lines: 0,
+        }
+    }
+
+    /// Adds a judged envelope: ignored ones are only counted.
+    fn add(&mut self, judged: Judged, ctx: &IngestContext) -> io::Result<()> {
+        self.counts.events_received += 1;
+        match judged {
+            Judged::Ignored => {
+                self.counts.events_ignored += 1;
+                tracing::debug!(event = "ingestion.event_ignored", run_id = %ctx.run_id);
+            }
+            Judged::Quarantine { event, push } => {
+                if push {
+                    self.counts.push_events_seen += 1;
+                }
+                self.notes.push(Note::Quarantine {
+                    github_event_id: event.github_event_id.clone(),
+                    event_type: event.event_type.clone(),
+                    error_code: event.error_code.clone(),
+                    error_message: event.error_message.clone(),
+                    payload_fingerprint: event.payload_fingerprint.clone(),
+                });
+                self.items.push(BulkItem::Quarantine(event));
+            }
+            Judged::Push(write) => {
+                self.counts.push_events_seen += 1;
+                self.notes.push(Note::Push(write.github_event_id.clone()));
+                let push = BulkPush::new(*write).map_err(io::Error::other)?;
+                self.items.push(BulkItem::Push(Box::new(push)));
+            }
+        }
+        Ok(())
+    }
+
+    /// Envelopes in the batch, ignored ones included.
+    fn len(&self) -> u64 {
+        self.counts.events_received
+    }
 }
 
 /// Imports one input. `on_progress` is called after every committed batch.
@@ -130,12 +183,12 @@ pub async fn import_reader(
                 break;
             }
         };
-        let received_at = clock.now();
-        let items = stamp(batch.items, received_at);
-        match write_bulk(writer.as_mut(), items, ctx).await {
+        let lines = batch.lines;
+        let batch = stamp(batch, clock.now());
+        match write_bulk(writer.as_mut(), batch, ctx).await {
             Ok(counts) => {
                 progress.counts.add(&counts);
-                progress.lines += batch.lines;
+                progress.lines += lines;
                 progress.bytes_read = bytes.get();
                 on_progress(&progress);
             }
@@ -167,39 +220,15 @@ enum Note {
 /// (`page::write_judged`) does.
 async fn write_bulk(
     writer: &mut dyn BulkWriter,
-    judged: Vec<Judged>,
+    batch: Batch,
     ctx: &IngestContext,
 ) -> Result<PageCounts, FeedError> {
-    let mut counts = PageCounts::default();
-    let mut items = Vec::with_capacity(judged.len());
-    let mut notes = Vec::with_capacity(judged.len());
-    for item in judged {
-        counts.events_received += 1;
-        match item {
-            Judged::Ignored => {
-                counts.events_ignored += 1;
-                tracing::debug!(event = "ingestion.event_ignored", run_id = %ctx.run_id);
-            }
-            Judged::Quarantine { event, push } => {
-                if push {
-                    counts.push_events_seen += 1;
-                }
-                notes.push(Note::Quarantine {
-                    github_event_id: event.github_event_id.clone(),
-                    event_type: event.event_type.clone(),
-                    error_code: event.error_code.clone(),
-                    error_message: event.error_message.clone(),
-                    payload_fingerprint: event.payload_fingerprint.clone(),
-                });
-                items.push(BulkItem::Quarantine(event));
-            }
-            Judged::Push(write) => {
-                counts.push_events_seen += 1;
-                notes.push(Note::Push(write.github_event_id.clone()));
-                items.push(BulkItem::Push(write));
-            }
-        }
-    }
+    let Batch {
+        items,
+        notes,
+        mut counts,
+        ..
+    } = batch;
     if items.is_empty() {
         return Ok(counts);
     }
@@ -252,15 +281,14 @@ async fn write_bulk(
     Ok(counts)
 }
 
-fn stamp(mut items: Vec<Judged>, received_at: Timestamp) -> Vec<Judged> {
-    for item in &mut items {
+fn stamp(mut batch: Batch, received_at: Timestamp) -> Batch {
+    for item in &mut batch.items {
         match item {
-            Judged::Push(write) => write.received_at = received_at,
-            Judged::Quarantine { event, .. } => event.received_at = received_at,
-            Judged::Ignored => {}
+            BulkItem::Push(push) => push.event.received_at = received_at,
+            BulkItem::Quarantine(event) => event.received_at = received_at,
         }
     }
-    items
+    batch
 }
 
 fn parse_lines(
@@ -270,8 +298,7 @@ fn parse_lines(
     tx: &tokio::sync::mpsc::Sender<io::Result<Batch>>,
 ) {
     let mut line = Vec::with_capacity(64 * 1024);
-    let mut items = Vec::with_capacity(batch_size);
-    let mut lines = 0u64;
+    let mut batch = Batch::with_capacity(batch_size);
     let mut array_form: Option<bool> = None;
     loop {
         line.clear();
@@ -300,7 +327,7 @@ fn parse_lines(
             text = text.strip_suffix(b"]").unwrap_or(text);
             text = text.strip_suffix(b",").unwrap_or(text);
         }
-        lines += 1;
+        batch.lines += 1;
         let envelope = if overlong {
             Envelope::Unparsable {
                 text: cut(text),
@@ -315,19 +342,19 @@ fn parse_lines(
                 },
             }
         };
-        items.push(judge(envelope, ctx, Timestamp::UNIX_EPOCH));
-        if items.len() >= batch_size {
-            let batch = Batch {
-                items: std::mem::replace(&mut items, Vec::with_capacity(batch_size)),
-                lines: std::mem::take(&mut lines),
-            };
-            if tx.blocking_send(Ok(batch)).is_err() {
+        if let Err(e) = batch.add(judge(envelope, ctx, Timestamp::UNIX_EPOCH), ctx) {
+            let _ = tx.blocking_send(Err(e));
+            return;
+        }
+        if batch.len() >= batch_size as u64 {
+            let full = std::mem::replace(&mut batch, Batch::with_capacity(batch_size));
+            if tx.blocking_send(Ok(full)).is_err() {
                 return;
             }
         }
     }
-    if !items.is_empty() {
-        let _ = tx.blocking_send(Ok(Batch { items, lines }));
+    if batch.lines > 0 {
+        let _ = tx.blocking_send(Ok(batch));
     }
 }
 
