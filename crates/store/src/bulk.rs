@@ -287,6 +287,28 @@ const PUSH_COLUMNS: &str = "github_event_id, github_push_id, github_actor_id, \
     commit_count, distinct_commit_count, occurred_at_ms, ingestion_run_id, source, \
     created_at_ms, raw_json";
 
+/// SQLite: the existing row first, with the same parameters as [`sqlite_entity_sql`]. The
+/// upsert evaluates the table's `CHECK (… IN (…))` constraints for its insert half on every
+/// call, which builds two ephemeral tables each time; a plain UPDATE of other columns does not.
+const SQLITE_ACTOR_UPDATE: &str = "UPDATE actors SET login = ?2, display_login = ?3, \
+    detail_url = COALESCE(?4, detail_url), avatar_url = COALESCE(?5, avatar_url), \
+    updated_at_ms = ?6, first_seen_at_ms = COALESCE(first_seen_at_ms, ?7), \
+    last_seen_at_ms = CASE WHEN ?8 IS NOT NULL AND (last_seen_at_ms IS NULL OR last_seen_at_ms < ?8) \
+        THEN ?8 ELSE last_seen_at_ms END, \
+    latest_event_at_ms = CASE WHEN ?9 IS NOT NULL AND (latest_event_at_ms IS NULL OR latest_event_at_ms < ?9) \
+        THEN ?9 ELSE latest_event_at_ms END \
+    WHERE github_id = ?1";
+
+/// [`SQLITE_ACTOR_UPDATE`] for repositories.
+const SQLITE_REPOSITORY_UPDATE: &str = "UPDATE repositories SET full_name = ?2, name = ?3, \
+    owner_login = ?4, detail_url = COALESCE(?5, detail_url), \
+    updated_at_ms = ?6, first_seen_at_ms = COALESCE(first_seen_at_ms, ?7), \
+    last_seen_at_ms = CASE WHEN ?8 IS NOT NULL AND (last_seen_at_ms IS NULL OR last_seen_at_ms < ?8) \
+        THEN ?8 ELSE last_seen_at_ms END, \
+    latest_event_at_ms = CASE WHEN ?9 IS NOT NULL AND (latest_event_at_ms IS NULL OR latest_event_at_ms < ?9) \
+        THEN ?9 ELSE latest_event_at_ms END \
+    WHERE github_id = ?1";
+
 /// SQLite: one row per statement, the statement prepared once.
 fn sqlite_entity_sql(table: &str, columns: &str, update: &str) -> String {
     format!(
@@ -462,12 +484,13 @@ fn write_group(conn: &Connection, events: &[&PushEventWrite], raws: &[&str]) -> 
     }
     let (actors, repositories) = plan_entities(events, &new);
     {
+        let mut update = conn.prepare_cached(SQLITE_ACTOR_UPDATE)?;
         let mut upsert =
             conn.prepare_cached(&sqlite_entity_sql("actors", ACTOR_COLUMNS, ACTOR_UPDATE))?;
         for (id, write) in &actors {
             let actor = &write.last.actor;
             let (first, last, latest) = split(write.activity);
-            upsert.execute(params![
+            let values = params![
                 id,
                 actor.login,
                 actor.display_login,
@@ -477,10 +500,14 @@ fn write_group(conn: &Connection, events: &[&PushEventWrite], raws: &[&str]) -> 
                 first,
                 last,
                 latest,
-            ])?;
+            ];
+            if update.execute(values)? == 0 {
+                upsert.execute(values)?;
+            }
         }
     }
     {
+        let mut update = conn.prepare_cached(SQLITE_REPOSITORY_UPDATE)?;
         let mut upsert = conn.prepare_cached(&sqlite_entity_sql(
             "repositories",
             REPOSITORY_COLUMNS,
@@ -493,7 +520,7 @@ fn write_group(conn: &Connection, events: &[&PushEventWrite], raws: &[&str]) -> 
                 None => (None, None),
             };
             let (first, last, latest) = split(write.activity);
-            upsert.execute(params![
+            let values = params![
                 id,
                 repository.full_name,
                 name,
@@ -503,7 +530,10 @@ fn write_group(conn: &Connection, events: &[&PushEventWrite], raws: &[&str]) -> 
                 first,
                 last,
                 latest,
-            ])?;
+            ];
+            if update.execute(values)? == 0 {
+                upsert.execute(values)?;
+            }
         }
     }
     {
