@@ -6,7 +6,6 @@
 
 #![allow(dead_code, clippy::expect_used, clippy::unwrap_used)]
 
-use std::str::FromStr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -24,11 +23,14 @@ use headroom_store::{
 };
 use http_body_util::BodyExt as _;
 use serde_json::Value;
-use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use sqlx::{ConnectOptions, Connection};
+use sqlx::postgres::PgPoolOptions;
 use tower::ServiceExt as _;
 
-pub const URL_VAR: &str = "HEADROOM_TEST_DATABASE_URL";
+// The per-test PostgreSQL database is the store tests' own.
+#[path = "../../../store/tests/common/pg.rs"]
+mod pg;
+#[allow(unused_imports)] // each test binary uses its own part of it
+pub use pg::{PgDatabase, URL_VAR, admin_url};
 pub const HOST: &str = "api.github.com";
 
 /// The instant the seeded feed starts.
@@ -88,85 +90,6 @@ pub async fn sqlite() -> Db {
         target,
         read_only: None,
         _guard: Guard::Sqlite(dir),
-    }
-}
-
-pub fn admin_url(test: &str) -> Option<String> {
-    match std::env::var(URL_VAR) {
-        Ok(url) if !url.trim().is_empty() => Some(url),
-        _ => {
-            if std::env::var_os("CI").is_some() {
-                panic!("{URL_VAR} is not set but CI is: the PostgreSQL tests must run in CI");
-            }
-            println!("skipped: {URL_VAR} not set ({test} needs PostgreSQL)");
-            None
-        }
-    }
-}
-
-pub struct PgDatabase {
-    admin: PgConnectOptions,
-    name: String,
-    pub options: PgConnectOptions,
-}
-
-impl PgDatabase {
-    pub async fn create(admin_url: &str) -> Self {
-        let admin = PgConnectOptions::from_str(admin_url).expect("a valid admin URL");
-        let random = {
-            use std::hash::{BuildHasher, Hasher};
-            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-            h.write_u32(std::process::id());
-            h.finish()
-        };
-        let name = format!("headroom_server_test_{random:016x}");
-        let mut conn = admin.connect().await.expect("connect as admin");
-        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-            .execute(&mut conn)
-            .await
-            .expect("create the test database");
-        conn.close().await.expect("close");
-        let options = admin.clone().database(&name);
-        Self {
-            admin,
-            name,
-            options,
-        }
-    }
-
-    pub fn url(&self) -> String {
-        let o = &self.options;
-        format!(
-            "postgres://{}@{}:{}/{}",
-            o.get_username(),
-            o.get_host(),
-            o.get_port(),
-            o.get_database().unwrap_or("postgres")
-        )
-    }
-}
-
-impl Drop for PgDatabase {
-    fn drop(&mut self) {
-        let admin = self.admin.clone();
-        let name = self.name.clone();
-        let _ = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("runtime");
-            runtime.block_on(async move {
-                let mut conn = admin.connect().await.ok()?;
-                sqlx::query(sqlx::AssertSqlSafe(format!(
-                    "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
-                )))
-                .execute(&mut conn)
-                .await
-                .ok()?;
-                conn.close().await.ok()
-            })
-        })
-        .join();
     }
 }
 
