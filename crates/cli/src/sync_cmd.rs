@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use clap::{Args, Subcommand};
 use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
+use headroom_core::governor::GovernorConfig;
 use headroom_github::org;
 use headroom_http::{ApiRequest, Client, Credential};
 use headroom_store::{CheckpointStatus, NewSyncRun, Store, SyncRun, TABLES};
@@ -52,9 +53,17 @@ enum SyncCommand {
         /// Wait for quota windows in this process and finish, instead of hibernating.
         #[arg(long)]
         wait: bool,
+        /// A run that hibernates until no later than this many seconds from now is held: the
+        /// command keeps it persisted as hibernating (claim released, visible in `sync
+        /// status`) and wakes it itself at its time, as a worker would. A later wake time
+        /// exits 0 with the run id and the wake time for `sync worker`. 0 never holds.
+        #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(0..=86_400))]
+        hold_secs: u64,
         /// Seconds a killed worker keeps its claim on the run before another may resume it.
         #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
         claim_secs: u64,
+        #[command(flatten)]
+        margin: MarginArg,
     },
     /// Where a run stands: stages, cursors, counts, what it waits for. Without RUN_ID, the
     /// unfinished runs.
@@ -82,7 +91,25 @@ enum SyncCommand {
         /// Seconds a killed worker keeps its claim on a run before another may resume it.
         #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
         claim_secs: u64,
+        #[command(flatten)]
+        margin: MarginArg,
     },
+}
+
+/// How long after a quota window's reset the run tries again.
+#[derive(Debug, Args)]
+struct MarginArg {
+    /// Seconds added to a quota window's reset before trying again: room for clock skew
+    /// between this machine and the provider (against a simulator on this machine, 1 is
+    /// enough).
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(0..=3_600))]
+    reset_margin_secs: u64,
+}
+
+impl MarginArg {
+    fn get(&self) -> SignedDuration {
+        SignedDuration::from_secs(i64::try_from(self.reset_margin_secs).unwrap_or(60))
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -106,8 +133,19 @@ pub async fn run(global: &GlobalArgs, args: SyncArgs) -> ExitCode {
             resume,
             stages,
             wait,
+            hold_secs,
             claim_secs,
-        } => sync_org(&settings, name, resume, stages, wait, claim_secs).await,
+            margin,
+        } => {
+            let hold = SignedDuration::from_secs(i64::try_from(hold_secs).unwrap_or(i64::MAX));
+            let options = OrgOptions {
+                wait,
+                hold,
+                claim_secs,
+                margin: margin.get(),
+            };
+            sync_org(&settings, name, resume, stages, options).await
+        }
         SyncCommand::Status { run_id, json } => status(&settings, run_id, json).await,
         SyncCommand::Plan {
             target: PlanTarget::Org { name },
@@ -116,7 +154,8 @@ pub async fn run(global: &GlobalArgs, args: SyncArgs) -> ExitCode {
             once,
             poll_secs,
             claim_secs,
-        } => worker(&settings, once, poll_secs, claim_secs).await,
+            margin,
+        } => worker(&settings, once, poll_secs, claim_secs, margin.get()).await,
     }
 }
 
@@ -126,7 +165,15 @@ struct Env {
     clock: TokioClock,
 }
 
-async fn env(settings: &Settings) -> Result<Env, ExitCode> {
+/// How `sync org` drives its run.
+struct OrgOptions {
+    wait: bool,
+    hold: SignedDuration,
+    claim_secs: u64,
+    margin: SignedDuration,
+}
+
+async fn env(settings: &Settings, margin: SignedDuration) -> Result<Env, ExitCode> {
     let opened = registry::open(&settings.db)
         .await
         .map_err(|e| crate::refuse(&e))?;
@@ -134,7 +181,8 @@ async fn env(settings: &Settings) -> Result<Env, ExitCode> {
         .await
         .map_err(|e| crate::refuse(&e))?;
     let clock = TokioClock::system();
-    let client = wiring::client(settings, clock, &opened).map_err(|e| crate::refuse(&e))?;
+    let client = wiring::client_with_margin(settings, clock, &opened, margin)
+        .map_err(|e| crate::refuse(&e))?;
     Ok(Env {
         store,
         client,
@@ -173,9 +221,14 @@ async fn sync_org(
     name: String,
     resume: Option<i64>,
     stages: Vec<String>,
-    wait: bool,
-    claim_secs: u64,
+    options: OrgOptions,
 ) -> ExitCode {
+    let OrgOptions {
+        wait,
+        hold,
+        claim_secs,
+        margin,
+    } = options;
     let graph = match StageGraph::new(org::declarations(), Some(org::REPOSITORY_SOURCE)) {
         Ok(g) => g,
         Err(e) => return crate::failed(&e),
@@ -183,7 +236,7 @@ async fn sync_org(
     if let Err(e) = graph.closure_of(&stages) {
         return crate::refuse(&format!("--stages: {e}"));
     }
-    let env = match env(settings).await {
+    let env = match env(settings, margin).await {
         Ok(e) => e,
         Err(code) => return code,
     };
@@ -227,6 +280,7 @@ async fn sync_org(
         Arc::new(JsonProgress)
     };
     let runner = runner(&env, credential, progress, claim_secs);
+    let mut holding = false;
     loop {
         match runner.run(id).await {
             Ok(RunOutcome::Done { summary }) => {
@@ -238,20 +292,30 @@ async fn sync_org(
                 return ExitCode::from(1);
             }
             Ok(RunOutcome::Hibernating { until, reason }) => {
-                if wait {
-                    env.clock.sleep_until(until).await;
-                    continue;
-                }
+                // The run is persisted and unclaimed either way; holding only means this
+                // process is the worker that wakes it. Killed meanwhile, it loses nothing.
+                let held = wait || until.duration_since(env.clock.now()) <= hold;
                 println!(
                     "{}",
                     json!({
-                        "event": "sync.hibernating",
+                        "event": "sync.run_hibernating",
                         "run_id": id,
                         "until": until.to_string(),
                         "reason": reason,
+                        "held": held,
                         "resume": format!("headroom sync worker (or: headroom sync org {name} --resume {id})"),
                     })
                 );
+                if held {
+                    holding = true;
+                    env.clock.sleep_until(until).await;
+                    continue;
+                }
+                return ExitCode::SUCCESS;
+            }
+            // A worker took the run while this process held it: it is in good hands.
+            Err(headroom_sync::SyncError::Claimed(_)) if holding => {
+                println!("{}", json!({ "event": "sync.taken_over", "run_id": id }));
                 return ExitCode::SUCCESS;
             }
             Err(e) => return crate::failed(&e),
@@ -603,7 +667,7 @@ const COMMITS_PER_PULL: u64 = 3;
 const RUNS_PER_REPOSITORY: u64 = 3;
 
 async fn plan(settings: &Settings, name: &str) -> ExitCode {
-    let env = match env(settings).await {
+    let env = match env(settings, GovernorConfig::default().margin).await {
         Ok(e) => e,
         Err(code) => return code,
     };
@@ -697,8 +761,14 @@ async fn plan(settings: &Settings, name: &str) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-async fn worker(settings: &Settings, once: bool, poll_secs: u64, claim_secs: u64) -> ExitCode {
-    let env = match env(settings).await {
+async fn worker(
+    settings: &Settings,
+    once: bool,
+    poll_secs: u64,
+    claim_secs: u64,
+    margin: SignedDuration,
+) -> ExitCode {
+    let env = match env(settings, margin).await {
         Ok(e) => e,
         Err(code) => return code,
     };

@@ -20,8 +20,20 @@ pub fn client(
     clock: TokioClock,
     opened: &Opened,
 ) -> Result<Client, ConfigError> {
+    client_with_margin(settings, clock, opened, GovernorConfig::default().margin)
+}
+
+/// [`client`], with `margin` added to every window reset before trying again (the default
+/// absorbs a minute of clock skew between this machine and the provider).
+pub fn client_with_margin(
+    settings: &Settings,
+    clock: TokioClock,
+    opened: &Opened,
+    margin: SignedDuration,
+) -> Result<Client, ConfigError> {
     let governor_config = GovernorConfig {
         ceiling: settings.in_flight_ceiling,
+        margin,
         ..GovernorConfig::default()
     };
     let refused = |e: headroom_core::governor::ConfigError| ConfigError {

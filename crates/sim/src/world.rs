@@ -389,6 +389,23 @@ const FILES: &[&str] = &[
     "src/config.rs",
 ];
 
+/// How much a generated repository holds: each count is drawn uniformly from 0 to its
+/// maximum. Chosen so that a full sync of a 125-repository organization costs about what the
+/// reference measured (≈7,000 REST requests, ≈2,100 GraphQL points); docs/SIMULATOR.md has
+/// the arithmetic.
+pub mod density {
+    /// Issues (not pull requests).
+    pub const MAX_ISSUES: u64 = 400;
+    /// Pull requests.
+    pub const MAX_PULLS: u64 = 5;
+    /// Comments per issue.
+    pub const MAX_COMMENTS: u64 = 2;
+    /// Branches besides the default and the pull requests' heads.
+    pub const MAX_STALE_BRANCHES: u64 = 500;
+    /// Workflow runs.
+    pub const MAX_RUNS: u64 = 90;
+}
+
 /// 40 hexadecimal characters.
 pub fn random_sha(rng: &mut StdRng) -> String {
     format!(
@@ -959,8 +976,10 @@ impl World {
         let mut tree: BTreeMap<String, (String, String)> = BTreeMap::new();
         let mut parent: Option<String> = None;
         let history = rng.random_range(1..=5);
+        let mut history_shas: Vec<String> = Vec::new();
         for h in 0..history {
             let sha = random_sha(&mut rng);
+            history_shas.push(sha.clone());
             let mut files = Vec::new();
             for _ in 0..rng.random_range(1..=3) {
                 let name = pick(&mut rng, FILES).to_owned();
@@ -1006,11 +1025,19 @@ impl World {
             protection: None,
         });
 
-        // Issues and pull requests share one numbering.
-        let items = rng.random_range(0..=18);
+        // Issues and pull requests share one numbering. Issues are many and pull requests
+        // few (each pull-request commit costs a REST request for its files), so that a
+        // 125-repository organization costs what the reference measured (docs/SIMULATOR.md).
+        let issue_count = rng.random_range(0..=density::MAX_ISSUES);
+        let pull_count = rng.random_range(0..=density::MAX_PULLS);
+        let items = issue_count + pull_count;
+        let mut pull_numbers = std::collections::BTreeSet::new();
+        while (pull_numbers.len() as u64) < pull_count {
+            pull_numbers.insert(rng.random_range(1..=items));
+        }
         for number in 1..=items {
             let created = base + secs(&mut rng, 200 * 86_400);
-            let is_pull = rng.random_bool(0.4);
+            let is_pull = pull_numbers.contains(&number);
             let mut issue = IssueRec {
                 id: fresh(),
                 number,
@@ -1033,7 +1060,7 @@ impl World {
                 comments: Vec::new(),
                 pull: None,
             };
-            for _ in 0..rng.random_range(0..=5) {
+            for _ in 0..rng.random_range(0..=density::MAX_COMMENTS) {
                 issue.comments.push(CommentRec {
                     id: fresh(),
                     user: person(&mut rng),
@@ -1112,12 +1139,27 @@ impl World {
             c.issues.push(issue);
         }
 
-        // Workflow runs with jobs (the jobs are also the commits' check runs).
-        let mut shas: Vec<(String, String)> = vec![(repo.default_branch.clone(), main_sha.clone())];
+        // Branches nobody deleted: old work left at some commit of the default branch's
+        // history (they cost GraphQL pages, no REST).
+        for k in 0..rng.random_range(0..=density::MAX_STALE_BRANCHES) {
+            let sha = history_shas[rng.random_range(0..history_shas.len())].clone();
+            c.branches.push(BranchRec {
+                name: format!("{}-{}-{k}", pick(&mut rng, ADJ), pick(&mut rng, NOUN)),
+                sha,
+                protection: None,
+            });
+        }
+
+        // Workflow runs with jobs (the jobs are also the commits' check runs), triggered by
+        // pushes to the default branch's history and by pull requests' heads.
+        let mut shas: Vec<(String, String)> = history_shas
+            .iter()
+            .map(|sha| (repo.default_branch.clone(), sha.clone()))
+            .collect();
         for p in &c.pulls {
             shas.push((p.head.clone(), p.head_sha.clone()));
         }
-        let runs = rng.random_range(0..=6);
+        let runs = rng.random_range(0..=density::MAX_RUNS);
         for n in 0..runs {
             let (branch, sha) = shas[rng.random_range(0..shas.len())].clone();
             let created = base + SignedDuration::from_secs(86_400 * (n as i64 + 1));

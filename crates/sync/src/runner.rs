@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
 use headroom_core::deferral::{DeferralBudget, DeferralPlan, DeferralState};
-use headroom_core::governor::Headroom;
+use headroom_core::governor::{Headroom, WaitReason};
 use headroom_core::{QuotaKey, RateLimitSignal};
 use headroom_http::{ApiError, ApiRequest, ApiResponse, Client, Credential};
 use headroom_store::{
@@ -32,8 +32,9 @@ const BLOCKED_BY: &str = "blocked by ";
 pub struct RunnerConfig {
     /// Deferral budgets (10 deferrals, 2 h from the first, 600 s chunks, 0–5 s jitter).
     pub deferral: DeferralBudget,
-    /// Waits up to this long are taken in-process (secondary-limit pacing, a minute's
-    /// points window); longer ones hibernate the run. Never a quota window.
+    /// Pacing waits up to this long are taken in-process (the in-flight ceiling, the tail of
+    /// a points-per-minute limiter); longer ones hibernate the run. A wait for a primary
+    /// window to reset (a bucket exhausted) always hibernates, however short.
     pub inline_wait: SignedDuration,
     /// How long a stage that met a transient failure is put aside.
     pub transient_retry: SignedDuration,
@@ -49,7 +50,7 @@ impl Default for RunnerConfig {
     fn default() -> Self {
         Self {
             deferral: DeferralBudget::default(),
-            inline_wait: SignedDuration::from_secs(90),
+            inline_wait: SignedDuration::from_secs(5),
             transient_retry: SignedDuration::from_secs(120),
             holder: "headroom".to_owned(),
             claim: SignedDuration::from_secs(600),
@@ -866,6 +867,13 @@ impl Runner {
         let mut closed: HashMap<String, Timestamp> = HashMap::new();
         let mut deferred_until: HashMap<String, Timestamp> = HashMap::new();
         loop {
+            // Buckets whose primary quota is spent, and when they reopen: a wait for one of
+            // these is a quota window, which no process sleeps through.
+            let mut exhausted: HashMap<String, Timestamp> = HashMap::new();
+            // Buckets held back only by this process's own pacing (points per minute, the
+            // in-flight ceiling): such a wait ends within a minute by construction, so it is
+            // not a deferral the budget counts.
+            let mut pacing: HashMap<String, Timestamp> = HashMap::new();
             let now = self.clock.now();
             // Renew the claim: a long run keeps its worker.
             self.store
@@ -901,7 +909,18 @@ impl Runner {
                     .map_err(ApiError::from)?
                 {
                     Headroom::Open => BucketView::Open,
-                    Headroom::Closed(wait) => BucketView::Closed { until: wait.until },
+                    Headroom::Closed(wait) => {
+                        match wait.reason {
+                            WaitReason::Exhausted { .. } => {
+                                exhausted.insert(decl.bucket.to_owned(), wait.until);
+                            }
+                            WaitReason::LocalPoints { .. } | WaitReason::InFlightCeiling { .. } => {
+                                pacing.insert(decl.bucket.to_owned(), wait.until);
+                            }
+                            _ => {}
+                        }
+                        BucketView::Closed { until: wait.until }
+                    }
                 };
                 if let Some(until) = closed.get(decl.bucket)
                     && *until > now
@@ -1047,7 +1066,8 @@ impl Runner {
                     ..
                 } => {
                     let now = self.clock.now();
-                    if not_before.duration_since(now) <= self.config.inline_wait {
+                    let window = wakes_for(&waiting_on, &exhausted, not_before);
+                    if !window && not_before.duration_since(now) <= self.config.inline_wait {
                         self.progress.event(&ProgressEvent::Pacing {
                             run_id: run.id,
                             until: not_before,
@@ -1068,12 +1088,21 @@ impl Runner {
                         closed.retain(|_, until| *until > self.clock.now());
                         continue;
                     }
+                    *summary = lock(&shared).clone();
+                    if !window && wakes_for(&waiting_on, &pacing, not_before) {
+                        // Our own pacing: hibernate (the run is persisted, the claim
+                        // released), but spend no deferral budget on a minute's limiter.
+                        summary.wake_target = None;
+                        summary.pacing_hibernations += 1;
+                        return self
+                            .hibernate(run, summary, &selection, now, not_before, waiting_on)
+                            .await;
+                    }
                     let state = DeferralState {
                         deferrals: run.deferral_count,
                         first_deferred_at: run.first_deferred_at,
                     };
                     let jitter = self.config.deferral.draw_jitter(&mut rng);
-                    *summary = lock(&shared).clone();
                     match self.config.deferral.defer(state, now, not_before, jitter) {
                         DeferralPlan::Exhausted(why) => {
                             let reason = why.to_string();
@@ -1085,32 +1114,11 @@ impl Runner {
                             not_before,
                         } => {
                             summary.wake_target = Some(not_before);
-                            run.status = SyncRunStatus::Hibernating;
-                            run.not_before = Some(run_at);
                             run.deferral_count = state.deferrals;
                             run.first_deferred_at = state.first_deferred_at;
-                            summary.hibernations += 1;
-                            summary.hibernating_since = Some(now);
-                            self.fill_status_lists(run.id, &selection, summary).await?;
-                            run.summary = Some(serde_json::to_value(&*summary).unwrap_or_default());
-                            run.updated_at = now;
-                            self.store.save_sync_run(run).await?;
-                            self.progress.event(&ProgressEvent::Hibernating {
-                                run_id: run.id,
-                                until: run_at,
-                                buckets: waiting_on.clone(),
-                            });
-                            return Ok(RunOutcome::Hibernating {
-                                until: run_at,
-                                reason: format!(
-                                    "waiting for {} to reopen",
-                                    if waiting_on.is_empty() {
-                                        "deferred stages".to_owned()
-                                    } else {
-                                        waiting_on.join(", ")
-                                    }
-                                ),
-                            });
+                            return self
+                                .hibernate(run, summary, &selection, now, run_at, waiting_on)
+                                .await;
                         }
                     }
                 }
@@ -1120,6 +1128,43 @@ impl Runner {
                 }
             }
         }
+    }
+
+    /// Persists the run as hibernating until `until` (a worker, or the command's hold,
+    /// wakes it then).
+    async fn hibernate(
+        &self,
+        run: &mut SyncRun,
+        summary: &mut RunSummary,
+        selection: &[&'static str],
+        now: Timestamp,
+        until: Timestamp,
+        waiting_on: Vec<String>,
+    ) -> Result<RunOutcome, SyncError> {
+        run.status = SyncRunStatus::Hibernating;
+        run.not_before = Some(until);
+        summary.hibernations += 1;
+        summary.hibernating_since = Some(now);
+        self.fill_status_lists(run.id, selection, summary).await?;
+        run.summary = Some(serde_json::to_value(&*summary).unwrap_or_default());
+        run.updated_at = now;
+        self.store.save_sync_run(run).await?;
+        self.progress.event(&ProgressEvent::Hibernating {
+            run_id: run.id,
+            until,
+            buckets: waiting_on.clone(),
+        });
+        Ok(RunOutcome::Hibernating {
+            until,
+            reason: format!(
+                "waiting for {} to reopen",
+                if waiting_on.is_empty() {
+                    "deferred stages".to_owned()
+                } else {
+                    waiting_on.join(", ")
+                }
+            ),
+        })
     }
 
     async fn fill_status_lists(
@@ -1227,6 +1272,19 @@ impl Runner {
             },
         })
     }
+}
+
+/// Whether waking at `not_before` is for one of `buckets` (a bucket awaited that reopens by
+/// then). With the exhausted buckets, this says the wait is for a primary window to reset;
+/// pacing that ends sooner does not make it one — some stage can run after it.
+fn wakes_for(
+    waiting_on: &[String],
+    buckets: &HashMap<String, Timestamp>,
+    not_before: Timestamp,
+) -> bool {
+    waiting_on
+        .iter()
+        .any(|b| buckets.get(b).is_some_and(|reopens| *reopens <= not_before))
 }
 
 /// A stage's state from its stage-level checkpoint.

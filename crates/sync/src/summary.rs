@@ -50,8 +50,12 @@ pub struct RunSummary {
     pub hibernating_ms: i64,
     /// Short in-process waits (secondary-limit pacing), in milliseconds.
     pub paced_ms: i64,
-    /// Hibernations.
+    /// Hibernations (all of them).
     pub hibernations: u32,
+    /// Of those, the ones for this process's own points-per-minute pacing (not counted by
+    /// the deferral budget); the others waited for a quota window or a transient failure.
+    #[serde(default)]
+    pub pacing_hibernations: u32,
     /// When the current hibernation began, while hibernating.
     pub hibernating_since: Option<Timestamp>,
     /// The instant the current hibernation waits for; a long wait is cut into chunks, and a

@@ -1,0 +1,219 @@
+//! `headroom sync org` hibernating for real against a `headroom sim` process whose REST quota
+//! is tiny and whose windows last seconds: the run is persisted as hibernating (visible in
+//! `sync status`, claim released), the command holds it and wakes it itself when the wake time
+//! is near, and a wake time beyond the hold is left to `headroom sync worker`. No 403, and the
+//! summary's counts are the simulator's request log.
+
+#![allow(clippy::expect_used)]
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+mod common;
+use common::{BIN, Sim};
+
+fn command(dir: &Path, sim: &Sim, args: &[&str]) -> Command {
+    let mut c = Command::new(BIN);
+    c.current_dir(dir)
+        .args(["--db", "sync.db", "--api-url", &sim.url])
+        .args(args)
+        .env_remove("GH_TOKEN")
+        .env_remove("HEADROOM_DB")
+        .env_remove("GITHUB_API_URL")
+        .env("GITHUB_TOKEN", "t1");
+    c
+}
+
+fn run(dir: &Path, sim: &Sim, args: &[&str]) -> (i32, String, String) {
+    let out = command(dir, sim, args).output().expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn status(dir: &Path, sim: &Sim, run_id: &str) -> Value {
+    let (code, out, err) = run(dir, sim, &["sync", "status", run_id, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let all: Value = serde_json::from_str(&out).expect("status JSON");
+    all[0].clone()
+}
+
+/// Two repositories, 60 REST requests per 8-second window: their ~100 REST requests need
+/// several windows.
+fn tiny_sim(log: &Path) -> Sim {
+    Sim::start(&[
+        "--org",
+        "acme",
+        "--repos",
+        "2",
+        "--seed",
+        "4",
+        "--token",
+        "t1=alice",
+        "--core-limit",
+        "60",
+        "--window-secs",
+        "8",
+        "--log",
+        log.to_str().expect("utf-8"),
+    ])
+}
+
+/// The simulator's log: (core requests that counted, excluding the identity discovery's
+/// `GET /user`, which precedes the run; GraphQL points; 403 answers).
+fn sim_counts(log: &Path) -> (u64, u64, u64) {
+    let text = std::fs::read_to_string(log).expect("the simulator's log");
+    let (mut core, mut points, mut forbidden) = (0, 0, 0);
+    for line in text.lines() {
+        let e: Value = serde_json::from_str(line).expect("a JSON line");
+        let cost = e["cost"].as_u64().unwrap_or(0);
+        match e["bucket"].as_str() {
+            Some("core") if cost > 0 && e["path"] != "/user" => core += 1,
+            Some("graphql") => points += cost,
+            _ => {}
+        }
+        if e["status"] == 403 {
+            forbidden += 1;
+        }
+    }
+    (core, points, forbidden)
+}
+
+fn completed(out: &str) -> Value {
+    let line = out
+        .lines()
+        .find(|l| l.contains("\"event\":\"sync.run_completed\""))
+        .unwrap_or_else(|| panic!("no completion line:\n{out}"));
+    serde_json::from_str(line).expect("JSON")
+}
+
+#[test]
+fn sync_org_hibernates_and_its_hold_finishes_the_run_without_wait() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("sim.jsonl");
+    let sim = tiny_sim(&log);
+    let mut child = command(
+        dir.path(),
+        &sim,
+        &["sync", "org", "acme", "--reset-margin-secs", "1"],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::null())
+    .spawn()
+    .expect("starts");
+    let stdout = child.stdout.take().expect("piped");
+    let mut lines = Vec::new();
+    let mut seen_hibernating = false;
+    for line in BufReader::new(stdout).lines() {
+        let line = line.expect("a line");
+        if let Ok(event) = serde_json::from_str::<Value>(&line)
+            && event["event"] == "sync.run_hibernating"
+            && event["held"] == true
+            && !seen_hibernating
+        {
+            // While the command holds it, the run is hibernating in the database, unclaimed.
+            let s = status(dir.path(), &sim, "1");
+            if s["run"]["status"] == "hibernating" {
+                assert!(s["run"]["claimed_by"].is_null(), "{s}");
+                assert!(s["run"]["not_before"].is_string(), "{s}");
+                assert!(
+                    s["waiting_for"]
+                        .as_str()
+                        .is_some_and(|w| w.starts_with("wakes at")),
+                    "{s}"
+                );
+                seen_hibernating = true;
+            }
+        }
+        lines.push(line);
+    }
+    let code = child.wait().expect("reaped").code();
+    let out = lines.join("\n");
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        seen_hibernating,
+        "sync status never showed the hold:\n{out}"
+    );
+    let done = completed(&out);
+    assert_eq!(done["status"], "done", "{out}");
+    let summary = &done["summary"];
+    assert!(summary["hibernations"].as_u64() > Some(0), "{summary}");
+    assert!(summary["hibernating_ms"].as_i64() > Some(0), "{summary}");
+    assert!(
+        summary["wall_time_ms"].as_i64() > summary["hibernating_ms"].as_i64(),
+        "{summary}"
+    );
+    assert_eq!(summary["responses_403"], 0);
+    let (core, points, forbidden) = sim_counts(&log);
+    assert_eq!(forbidden, 0, "no 403 from the origin");
+    assert!(core > 60, "more REST than one window: {core}");
+    assert_eq!(summary["buckets"]["core"]["requests"], core, "{summary}");
+    assert_eq!(summary["buckets"]["graphql"]["points"], points, "{summary}");
+    assert!(summary["buckets"]["core"]["min_remaining"].is_u64());
+    assert_eq!(status(dir.path(), &sim, "1")["run"]["status"], "done");
+}
+
+#[test]
+fn a_run_hibernated_beyond_the_hold_is_finished_by_the_worker() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("sim.jsonl");
+    let sim = tiny_sim(&log);
+    let (code, out, err) = run(
+        dir.path(),
+        &sim,
+        &[
+            "sync",
+            "org",
+            "acme",
+            "--hold-secs",
+            "0",
+            "--reset-margin-secs",
+            "1",
+        ],
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+    let hibernating: Value = out
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["event"] == "sync.run_hibernating")
+        .unwrap_or_else(|| panic!("it did not hibernate:\n{out}"));
+    assert_eq!(hibernating["held"], false);
+    assert_eq!(hibernating["run_id"], 1);
+    assert!(hibernating["until"].is_string());
+    assert!(!out.contains("sync.run_completed"), "{out}");
+    assert_eq!(
+        status(dir.path(), &sim, "1")["run"]["status"],
+        "hibernating"
+    );
+
+    // The worker, once the wake time has come, takes it up; each pass may hibernate again
+    // (several windows), so it is run until the run is done.
+    let mut last = String::new();
+    for _ in 0..20 {
+        let s = status(dir.path(), &sim, "1");
+        if s["run"]["status"] == "done" {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1_000));
+        let (code, out, err) = run(
+            dir.path(),
+            &sim,
+            &["sync", "worker", "--once", "--reset-margin-secs", "1"],
+        );
+        assert_eq!(code, 0, "{out}\n{err}");
+        last = out;
+    }
+    let s = status(dir.path(), &sim, "1");
+    assert_eq!(s["run"]["status"], "done", "{s}\n{last}");
+    let done = completed(&last);
+    assert_eq!(done["status"], "done");
+    let (core, points, forbidden) = sim_counts(&log);
+    assert_eq!(forbidden, 0);
+    assert_eq!(done["summary"]["buckets"]["core"]["requests"], core);
+    assert_eq!(done["summary"]["buckets"]["graphql"]["points"], points);
+}
