@@ -1094,8 +1094,9 @@ impl Runner {
                         // released), but spend no deferral budget on a minute's limiter.
                         summary.wake_target = None;
                         summary.pacing_hibernations += 1;
+                        let why = format!("pacing {} (points per minute)", waiting_on.join(", "));
                         return self
-                            .hibernate(run, summary, &selection, now, not_before, waiting_on)
+                            .hibernate(run, summary, &selection, now, not_before, waiting_on, why)
                             .await;
                     }
                     let state = DeferralState {
@@ -1116,8 +1117,16 @@ impl Runner {
                             summary.wake_target = Some(not_before);
                             run.deferral_count = state.deferrals;
                             run.first_deferred_at = state.first_deferred_at;
+                            let why = format!(
+                                "waiting for {} to reopen",
+                                if waiting_on.is_empty() {
+                                    "deferred stages".to_owned()
+                                } else {
+                                    waiting_on.join(", ")
+                                }
+                            );
                             return self
-                                .hibernate(run, summary, &selection, now, run_at, waiting_on)
+                                .hibernate(run, summary, &selection, now, run_at, waiting_on, why)
                                 .await;
                         }
                     }
@@ -1132,6 +1141,7 @@ impl Runner {
 
     /// Persists the run as hibernating until `until` (a worker, or the command's hold,
     /// wakes it then).
+    #[allow(clippy::too_many_arguments)]
     async fn hibernate(
         &self,
         run: &mut SyncRun,
@@ -1140,6 +1150,7 @@ impl Runner {
         now: Timestamp,
         until: Timestamp,
         waiting_on: Vec<String>,
+        reason: String,
     ) -> Result<RunOutcome, SyncError> {
         run.status = SyncRunStatus::Hibernating;
         run.not_before = Some(until);
@@ -1154,17 +1165,7 @@ impl Runner {
             until,
             buckets: waiting_on.clone(),
         });
-        Ok(RunOutcome::Hibernating {
-            until,
-            reason: format!(
-                "waiting for {} to reopen",
-                if waiting_on.is_empty() {
-                    "deferred stages".to_owned()
-                } else {
-                    waiting_on.join(", ")
-                }
-            ),
-        })
+        Ok(RunOutcome::Hibernating { until, reason })
     }
 
     async fn fill_status_lists(
