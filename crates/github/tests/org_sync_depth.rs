@@ -44,6 +44,8 @@ fn sim_config(repos: usize, deep: usize) -> SimConfig {
         .with_token(TokenSpec::user(TOKEN, "alice"))
         .with_seed(11);
     config.deep_repos = deep;
+    // Request counts below assume every connection fits one outer page.
+    config.density = headroom_sim::Density::SPARSE;
     config.public_base_url = API.to_owned();
     config
 }

@@ -136,6 +136,8 @@ pub struct SimConfig {
     /// The first this many repositories each get an issue with 150 comments, a pull request
     /// with 130 commits, and a project with 120 items: connections deeper than one page.
     pub deep_repos: usize,
+    /// How much each generated repository holds.
+    pub density: Density,
     /// Seed of every random choice (data and faults).
     pub seed: u64,
     /// Accepted tokens.
@@ -233,6 +235,7 @@ impl Default for SimConfig {
             org: "acme".to_owned(),
             repos: 12,
             deep_repos: 0,
+            density: Density::REFERENCE,
             seed: 1,
             tokens: Vec::new(),
             core_limit: 5_000,
@@ -338,4 +341,41 @@ impl SimConfig {
         }
         Ok(())
     }
+}
+
+/// How much a generated repository holds: each count is drawn uniformly from 0 to its maximum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Density {
+    /// Issues (not pull requests).
+    pub max_issues: u64,
+    /// Pull requests.
+    pub max_pulls: u64,
+    /// Comments per issue.
+    pub max_comments: u64,
+    /// Branches besides the default and the pull requests' heads.
+    pub max_stale_branches: u64,
+    /// Workflow runs.
+    pub max_runs: u64,
+}
+
+impl Density {
+    /// The default: a full sync of a 125-repository organization costs about what the
+    /// reference measured (≈7,000 REST requests, ≈2,100 GraphQL points); docs/SIMULATOR.md
+    /// has the arithmetic.
+    pub const REFERENCE: Density = Density {
+        max_issues: 400,
+        max_pulls: 5,
+        max_comments: 2,
+        max_stale_branches: 500,
+        max_runs: 90,
+    };
+    /// Small repositories whose every connection fits one page of 50 (tests that count
+    /// requests page by page).
+    pub const SPARSE: Density = Density {
+        max_issues: 11,
+        max_pulls: 7,
+        max_comments: 5,
+        max_stale_branches: 0,
+        max_runs: 6,
+    };
 }

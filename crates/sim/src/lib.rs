@@ -20,7 +20,7 @@ pub mod server;
 pub mod sim;
 pub mod world;
 
-pub use config::{ExternalSpend, Faults, FeedPool, SimConfig, TokenOwner, TokenSpec};
+pub use config::{Density, ExternalSpend, Faults, FeedPool, SimConfig, TokenOwner, TokenSpec};
 pub use error::SimError;
 pub use quota::{Reading, Resource, Subject};
 pub use scenario::Scenario;

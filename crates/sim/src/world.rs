@@ -339,6 +339,8 @@ pub struct World {
     /// The first this many organization repositories get connections deeper than one page
     /// (see [`SimConfig::deep_repos`]).
     deep_repos: usize,
+    /// How much each generated repository holds.
+    density: crate::config::Density,
 }
 
 /// Project numbers reserved per repository: an owner's projects are numbered
@@ -388,23 +390,6 @@ const FILES: &[&str] = &[
     "src/store.rs",
     "src/config.rs",
 ];
-
-/// How much a generated repository holds: each count is drawn uniformly from 0 to its
-/// maximum. Chosen so that a full sync of a 125-repository organization costs about what the
-/// reference measured (≈7,000 REST requests, ≈2,100 GraphQL points); docs/SIMULATOR.md has
-/// the arithmetic.
-pub mod density {
-    /// Issues (not pull requests).
-    pub const MAX_ISSUES: u64 = 400;
-    /// Pull requests.
-    pub const MAX_PULLS: u64 = 5;
-    /// Comments per issue.
-    pub const MAX_COMMENTS: u64 = 2;
-    /// Branches besides the default and the pull requests' heads.
-    pub const MAX_STALE_BRANCHES: u64 = 500;
-    /// Workflow runs.
-    pub const MAX_RUNS: u64 = 90;
-}
 
 /// 40 hexadecimal characters.
 pub fn random_sha(rng: &mut StdRng) -> String {
@@ -465,6 +450,7 @@ impl World {
             feed_users: Vec::new(),
             feed_repos: Vec::new(),
             deep_repos: config.deep_repos,
+            density: config.density,
         };
         let org_id = 9_100_000 + rng.random_range(0..10_000u64);
         w.org.id = org_id;
@@ -1028,8 +1014,8 @@ impl World {
         // Issues and pull requests share one numbering. Issues are many and pull requests
         // few (each pull-request commit costs a REST request for its files), so that a
         // 125-repository organization costs what the reference measured (docs/SIMULATOR.md).
-        let issue_count = rng.random_range(0..=density::MAX_ISSUES);
-        let pull_count = rng.random_range(0..=density::MAX_PULLS);
+        let issue_count = rng.random_range(0..=self.density.max_issues);
+        let pull_count = rng.random_range(0..=self.density.max_pulls);
         let items = issue_count + pull_count;
         let mut pull_numbers = std::collections::BTreeSet::new();
         while (pull_numbers.len() as u64) < pull_count {
@@ -1060,7 +1046,7 @@ impl World {
                 comments: Vec::new(),
                 pull: None,
             };
-            for _ in 0..rng.random_range(0..=density::MAX_COMMENTS) {
+            for _ in 0..rng.random_range(0..=self.density.max_comments) {
                 issue.comments.push(CommentRec {
                     id: fresh(),
                     user: person(&mut rng),
@@ -1141,7 +1127,7 @@ impl World {
 
         // Branches nobody deleted: old work left at some commit of the default branch's
         // history (they cost GraphQL pages, no REST).
-        for k in 0..rng.random_range(0..=density::MAX_STALE_BRANCHES) {
+        for k in 0..rng.random_range(0..=self.density.max_stale_branches) {
             let sha = history_shas[rng.random_range(0..history_shas.len())].clone();
             c.branches.push(BranchRec {
                 name: format!("{}-{}-{k}", pick(&mut rng, ADJ), pick(&mut rng, NOUN)),
@@ -1159,7 +1145,7 @@ impl World {
         for p in &c.pulls {
             shas.push((p.head.clone(), p.head_sha.clone()));
         }
-        let runs = rng.random_range(0..=density::MAX_RUNS);
+        let runs = rng.random_range(0..=self.density.max_runs);
         for n in 0..runs {
             let (branch, sha) = shas[rng.random_range(0..shas.len())].clone();
             let created = base + SignedDuration::from_secs(86_400 * (n as i64 + 1));

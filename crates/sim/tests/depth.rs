@@ -16,6 +16,8 @@ use serde_json::Value;
 fn deep_config(repos: usize, deep_repos: usize) -> headroom_sim::SimConfig {
     let mut c = config().with_org("acme", repos);
     c.deep_repos = deep_repos;
+    // Only the deep connections go past one page.
+    c.density = headroom_sim::Density::SPARSE;
     c
 }
 
