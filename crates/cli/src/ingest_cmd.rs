@@ -94,9 +94,10 @@ pub struct IngestArgs {
 
 /// Builds a poller from the global settings.
 pub async fn poller(global: &GlobalArgs, feed: &FeedArgs) -> Result<(Poller, Settings), ExitCode> {
-    // The feed service sends one request at a time by construction (the reference's request
-    // gate); the in-flight ceiling stays the user's setting.
-    let settings = global.resolve(&ProcessEnv).map_err(|e| crate::refuse(&e))?;
+    let mut settings = global.resolve(&ProcessEnv).map_err(|e| crate::refuse(&e))?;
+    // The feed service sends one request at a time (the reference's request gate); with the
+    // grant rule's margin this also keeps a 10-a-minute search bucket usable.
+    settings.in_flight_ceiling = 1;
     let opened = registry::open(&settings.db)
         .await
         .map_err(|e| crate::refuse(&e))?;

@@ -135,45 +135,6 @@ fn cost_is_the_larger_of_the_estimate_and_the_last_observed_cost() {
 }
 
 #[test]
-fn a_ten_a_minute_bucket_keeps_a_cushion_of_one_not_the_whole_ceiling() {
-    // With a flat cushion of the ceiling (10), search (10 a minute) would refuse its second
-    // request. Capped at a tenth of the limit, sequential requests go out until exactly one is
-    // left, whatever the in-flight ceiling.
-    let s = state();
-    let search = Bucket::new("search");
-    let mut remaining = 10u64;
-    let mut sent = 0;
-    loop {
-        match read(&s, &search, 1, t(1)) {
-            Acquire::Grant(p) => {
-                sent += 1;
-                remaining -= 1;
-                s.observe_now(
-                    &p,
-                    &reading("search", remaining, 10 - remaining, t(60)),
-                    t(1),
-                );
-            }
-            Acquire::Wait(w) => {
-                assert!(
-                    matches!(w.reason, WaitReason::Exhausted { needed: 2, .. }),
-                    "{w}"
-                );
-                break;
-            }
-        }
-    }
-    assert_eq!((sent, remaining), (9, 1));
-    // Two in flight at once need 1 × (1 + 1 + 1) = 3 for the second.
-    let s = state();
-    let first = grant(read(&s, &search, 1, t(1)));
-    s.observe_now(&first, &reading("search", 3, 7, t(60)), t(1));
-    let second = grant(read(&s, &search, 1, t(1)));
-    wait(read(&s, &search, 1, t(1)));
-    drop((first, second));
-}
-
-#[test]
 fn readings_never_move_state_backwards() {
     let s = state();
     let core = Bucket::core();
@@ -572,13 +533,9 @@ proptest! {
                             // Never more than the ceiling in flight.
                             prop_assert!(before.in_flight < ceiling);
                             if let Some(b) = bucket_before.filter(|b| b.known) {
-                                // No grant when remaining < cost × (in_flight + 1 + cushion),
-                                // the cushion being the ceiling capped at a tenth of the limit.
+                                // No grant when remaining < cost × (in_flight + 1 + ceiling).
                                 let cost = u64::from(estimate.max(b.state.last_cost));
-                                let cushion = b.state.limit.map_or(u64::from(ceiling), |l| {
-                                    u64::from(ceiling).min(std::cmp::max(l / 10, 1))
-                                });
-                                let needed = cost * (u64::from(b.state.in_flight) + 1 + cushion);
+                                let needed = cost * (u64::from(b.state.in_flight) + 1 + u64::from(ceiling));
                                 prop_assert!(b.state.remaining.unwrap_or(0) >= needed,
                                     "granted with {:?} remaining, {} needed", b.state.remaining, needed);
                                 prop_assert_eq!(u64::from(p.cost()), cost);

@@ -36,10 +36,14 @@ async fn rig(scenario: Scenario, f: &Fixture) -> Rig {
     let mut config = SimConfig::default().with_scenario(scenario);
     config.public_base_url = API.to_owned();
     let sim = Simulator::new(config, clock).expect("simulator");
-    // The default in-flight ceiling (10): the grant rule's cushion is capped at a tenth of a
-    // bucket's limit, so the 10-a-minute search bucket stays usable without lowering it.
-    let governor =
-        Governor::in_memory(GovernorConfig::default(), Arc::new(clock)).expect("governor");
+    let governor = Governor::in_memory(
+        GovernorConfig {
+            ceiling: 1,
+            ..GovernorConfig::default()
+        },
+        Arc::new(clock),
+    )
+    .expect("governor");
     let mut parts = ClientParts::new(
         UrlPolicy::for_api_url(API).expect("loopback API"),
         governor,

@@ -141,8 +141,7 @@ pub enum WaitReason {
         bucket: Bucket,
         /// What the last reading said remains.
         remaining: u64,
-        /// What the rule needs: cost × (in flight + 1 + cushion), the cushion being the ceiling
-        /// capped at a tenth of the bucket's limit (see [`rule::cushion`]).
+        /// What the rule needs: cost × (in flight + 1 + ceiling).
         needed: u64,
         /// When the window resets.
         reset_at: Timestamp,

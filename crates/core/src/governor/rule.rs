@@ -179,7 +179,7 @@ pub fn evaluate(
 
     if let Some(s) = state.filter(|s| s.is_known(now)) {
         let remaining = s.remaining.unwrap_or(0);
-        let needed = u64::from(cost) * (u64::from(s.in_flight) + 1 + cushion(config, s.limit));
+        let needed = u64::from(cost) * (u64::from(s.in_flight) + 1 + u64::from(config.ceiling));
         if remaining < needed {
             let reset = s.reset_at.unwrap_or(now);
             return Decision::Wait {
@@ -339,15 +339,6 @@ fn block(state: &mut BucketState, until: Timestamp) {
     if state.blocked_until.is_none_or(|b| b < until) {
         state.blocked_until = Some(until);
     }
-}
-
-/// The reserve the grant rule keeps for requests this state cannot see (another tool on the
-/// same token, a response still on the wire): the in-flight ceiling, but never more than a
-/// tenth of the bucket's limit (at least 1). A flat `ceiling` would close a 10-a-minute search
-/// bucket after its first request; a tenth keeps the proportion GitHub's large buckets get.
-pub fn cushion(config: &GovernorConfig, limit: Option<u64>) -> u64 {
-    let ceiling = u64::from(config.ceiling);
-    limit.map_or(ceiling, |limit| ceiling.min((limit / 10).max(1)))
 }
 
 /// What a status page shows of one identity at `now`. Counting the points windows evicts
