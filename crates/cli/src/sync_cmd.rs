@@ -724,8 +724,9 @@ const PLAN_QUERY: &str = "query($login: String!) {
     repositories(first: 100) {
       totalCount
       nodes {
+        name
         issues(first: 1) { totalCount }
-        pullRequests(first: 1) { totalCount }
+        pullRequests(first: 10) { totalCount nodes { commits(first: 1) { totalCount } } }
         refs(refPrefix: \"refs/heads/\", first: 1) { totalCount }
       }
     }
@@ -741,9 +742,14 @@ fn count(v: &Value, path: &[&str]) -> u64 {
     cur.as_u64().unwrap_or(0)
 }
 
-/// Assumed where nothing cheap can measure it before the work (stated in the output).
+/// Assumed where nothing cheap can measure it (an organization whose sampled pull requests or
+/// repositories have nothing to count); stated in the output.
 const COMMITS_PER_PULL: u64 = 3;
 const RUNS_PER_REPOSITORY: u64 = 3;
+/// Repositories whose workflow-run count the plan reads (one REST request each).
+const RUN_SAMPLE: usize = 3;
+/// The org stages' REST page size.
+const REST_PAGE: u64 = 100;
 
 async fn plan(settings: &Settings, name: &str) -> ExitCode {
     let env = match env(settings, GovernorConfig::default().margin).await {
@@ -777,12 +783,55 @@ async fn plan(settings: &Settings, name: &str) -> ExitCode {
         .and_then(Value::as_array)
         .map_or(&[], Vec::as_slice);
     let (mut issue_pages, mut pull_pages, mut branch_pages, mut pulls) = (0, 0, 0, 0);
+    // Commits of the first pull requests of each sampled repository: the measured mean.
+    let (mut sampled_pulls, mut sampled_commits) = (0u64, 0u64);
     for r in sample {
         issue_pages += pages(count(r, &["issues", "totalCount"]));
         pull_pages += pages(count(r, &["pullRequests", "totalCount"]));
         branch_pages += pages(count(r, &["refs", "totalCount"]));
         pulls += count(r, &["pullRequests", "totalCount"]);
+        for pr in r
+            .get("pullRequests")
+            .and_then(|p| p.get("nodes"))
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice)
+        {
+            sampled_pulls += 1;
+            sampled_commits += count(pr, &["commits", "totalCount"]);
+        }
     }
+    let commits_per_pull = if sampled_pulls == 0 {
+        COMMITS_PER_PULL
+    } else {
+        sampled_commits.div_ceil(sampled_pulls)
+    };
+    // Workflow runs of the first few repositories (`total_count` of a one-item page).
+    let mut run_counts = Vec::new();
+    for r in sample.iter().take(RUN_SAMPLE) {
+        let Some(repo) = r.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        let request = ApiRequest::get(format!("/repos/{name}/{repo}/actions/runs?per_page=1"))
+            .credential(credential)
+            .route("sync_plan", headroom_core::Dimension::RestCore);
+        match env
+            .client
+            .send(request)
+            .await
+            .and_then(|r| r.json::<Value>())
+        {
+            Ok(body) => run_counts.push(count(&body, &["total_count"])),
+            Err(e) => return crate::failed(&e),
+        }
+    }
+    let runs_per_repository = if run_counts.is_empty() {
+        RUNS_PER_REPOSITORY
+    } else {
+        run_counts
+            .iter()
+            .sum::<u64>()
+            .div_ceil(run_counts.len() as u64)
+    };
     // Extrapolate from the sample (the first 100 repositories) to all of them.
     let n = sample.len().max(1) as u64;
     let scale = |x: u64| (x * repos).div_ceil(n);
@@ -794,10 +843,11 @@ async fn plan(settings: &Settings, name: &str) -> ExitCode {
         + repos // projects
         + scale(pull_pages)
         + scale(branch_pages);
-    let commits = scale(pulls) * COMMITS_PER_PULL;
-    let runs = repos * RUNS_PER_REPOSITORY;
-    // Runs: one listing per repository, then jobs per run and check runs per head commit.
-    let rest_requests = commits + repos + runs * 2;
+    let commits = scale(pulls) * commits_per_pull;
+    let runs = repos * runs_per_repository;
+    // Runs: their listing pages per repository, then jobs per run and check runs per head
+    // commit (counted as one per run: an upper bound when runs share a commit).
+    let rest_requests = commits + repos * runs_per_repository.div_ceil(REST_PAGE).max(1) + runs * 2;
     let key = match env.client.identity(credential).await {
         Ok(k) => k,
         Err(e) => return crate::failed(&e),
@@ -823,9 +873,11 @@ async fn plan(settings: &Settings, name: &str) -> ExitCode {
             "pull_requests": scale(pulls), "sampled_repositories": sample.len(),
             "probe_points": probe_cost,
         },
-        "assumed": {
-            "commits_per_pull_request": COMMITS_PER_PULL,
-            "workflow_runs_per_repository": RUNS_PER_REPOSITORY,
+        "sampled": {
+            "commits_per_pull_request": commits_per_pull,
+            "pull_requests_sampled": sampled_pulls,
+            "workflow_runs_per_repository": runs_per_repository,
+            "repositories_sampled_for_runs": run_counts.len(),
         },
         "estimate": {
             "graphql": { "requests": graphql_requests, "points": graphql_requests, "limit": graphql_limit },
