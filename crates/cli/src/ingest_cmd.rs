@@ -47,6 +47,8 @@ pub struct FeedArgs {
     #[arg(long, env = "ENRICHMENT_LEASE_SECONDS", default_value_t = 600,
         value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub enrichment_lease: u64,
+    #[command(flatten)]
+    pub margin: crate::wiring::ResetMargin,
 }
 
 impl FeedArgs {
@@ -102,7 +104,8 @@ pub async fn poller(global: &GlobalArgs, feed: &FeedArgs) -> Result<(Poller, Set
         .await
         .map_err(|e| crate::refuse(&e))?;
     let clock = TokioClock::system();
-    let client = wiring::client(&settings, clock, &opened).map_err(|e| crate::refuse(&e))?;
+    let client = wiring::client_with_margin(&settings, clock, &opened, feed.margin.get())
+        .map_err(|e| crate::refuse(&e))?;
     let (store, state) = open_feed(&settings.db)
         .await
         .map_err(|e| crate::refuse(&e))?;

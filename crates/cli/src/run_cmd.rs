@@ -3,15 +3,22 @@
 //! 60 s, and once at start) that rebuilds pending work from committed rows after a crash and
 //! dispatches a cycle when work is claimable. Stops on SIGINT or SIGTERM between steps.
 //! Beside the loop it serves the read-only HTTP API of headroom-server on `--listen` (default
-//! 127.0.0.1:3000; `--no-listen` for none), stopped gracefully with the loop.
+//! 127.0.0.1:3000; `--no-listen` for none), stopped gracefully with the loop, and it is a
+//! worker of organization sync: a task wakes hibernated `headroom sync org` runs when their
+//! time comes (and takes up pending runs and runs a dead holder abandoned), through the same
+//! client — so the same governor per identity — as the poller.
 
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
 
 use clap::Args;
-use headroom_core::clock::{Clock, SignedDuration, Timestamp};
+use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
 use headroom_github::feed::enrich::{EnrichOptions, Enricher};
 use headroom_github::feed::poll::PollOutcome;
 use headroom_github::feed::reconcile::reconcile;
+use headroom_store::Store;
+use headroom_sync::{ProgressEvent, ProgressSink, RunOutcome, Runner, SyncError};
+use tokio::task::JoinHandle;
 
 use crate::config::GlobalArgs;
 use crate::enrich_cmd::EnrichTuning;
@@ -38,6 +45,24 @@ pub struct RunArgs {
     feed: FeedArgs,
     #[command(flatten)]
     http: crate::serve::ListenArgs,
+    #[command(flatten)]
+    sync: SyncWorkerArgs,
+}
+
+/// The organization-sync worker inside `headroom run`.
+#[derive(Debug, Args)]
+struct SyncWorkerArgs {
+    /// Seconds between looks for organization sync runs that are due (hibernated runs whose
+    /// wake time has come are also woken at that time).
+    #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    sync_poll_secs: u64,
+    /// Seconds a killed service keeps its claim on a sync run before another worker may
+    /// resume it.
+    #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    sync_claim_secs: u64,
+    /// Do not run organization sync here (another process runs `headroom sync worker`).
+    #[arg(long)]
+    no_sync: bool,
 }
 
 /// Runs `headroom run`.
@@ -65,6 +90,8 @@ pub async fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
             return code;
         }
     };
+    let sync = (!args.sync.no_sync)
+        .then(|| SyncWorker::start(&poller, resolved.credential.as_ref(), &args.sync));
     let mut done = 0u64;
     let shutdown = shutdown_signal();
     tokio::pin!(shutdown);
@@ -149,10 +176,149 @@ pub async fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
     if let Some(server) = server {
         server.stop().await;
     }
+    if let Some(sync) = sync {
+        sync.stop().await;
+    }
     tracing::info!(event = "service.stopped", ticks = done);
     println!("headroom run: stopped after {done} tick(s)");
     poller.store.close().await;
     code
+}
+
+/// The task that wakes organization sync runs.
+struct SyncWorker {
+    task: JoinHandle<()>,
+    /// The run the task is driving, if any, so that a stop can hand its claim back.
+    current: Arc<Mutex<Option<i64>>>,
+    store: Arc<dyn Store>,
+}
+
+impl SyncWorker {
+    fn start(
+        poller: &headroom_github::feed::poll::Poller,
+        credential: Option<&headroom_http::Credential>,
+        args: &SyncWorkerArgs,
+    ) -> Self {
+        let runner = crate::sync_cmd::org_runner(
+            poller.store.clone(),
+            poller.client.clone(),
+            poller.clock,
+            credential,
+            args.sync_claim_secs,
+        )
+        .with_progress(Arc::new(LoggedProgress));
+        let current = Arc::new(Mutex::new(None));
+        let poll = SignedDuration::from_secs(i64::try_from(args.sync_poll_secs).unwrap_or(15));
+        let task = tokio::spawn(sync_loop(
+            runner,
+            poller.store.clone(),
+            poller.clock,
+            poll,
+            current.clone(),
+        ));
+        Self {
+            task,
+            current,
+            store: poller.store.clone(),
+        }
+    }
+
+    /// Stops the task between two awaits and gives back the claim of the run it was driving:
+    /// what that run committed stays (a page and its cursor commit together), the page in
+    /// flight is redone by whoever resumes it — at once, rather than after the claim lapses.
+    async fn stop(self) {
+        self.task.abort();
+        let _ = self.task.await;
+        let current = self.current.lock().ok().and_then(|c| *c);
+        if let Some(id) = current {
+            match self
+                .store
+                .release_sync_run(id, &crate::sync_cmd::holder())
+                .await
+            {
+                Ok(()) => tracing::info!(event = "sync.run_released", run_id = id),
+                Err(e) => tracing::error!(event = "sync.release_failed", run_id = id, error = %e),
+            }
+        }
+    }
+}
+
+async fn sync_loop(
+    runner: Runner,
+    store: Arc<dyn Store>,
+    clock: TokioClock,
+    poll: SignedDuration,
+    current: Arc<Mutex<Option<i64>>>,
+) {
+    let set = |id: Option<i64>| {
+        if let Ok(mut c) = current.lock() {
+            *c = id;
+        }
+    };
+    loop {
+        let next = crate::sync_cmd::worker_pass(
+            &runner,
+            store.as_ref(),
+            clock.now(),
+            &mut |id| set(Some(id)),
+            &mut |id, outcome| {
+                set(None);
+                log_outcome(id, outcome);
+            },
+        )
+        .await;
+        let next = match next {
+            Ok(next) => next,
+            Err(e) => {
+                tracing::error!(event = "sync.worker_failed", error = %e);
+                None
+            }
+        };
+        let wait = next.map_or(poll, |at| {
+            at.duration_since(clock.now())
+                .clamp(SignedDuration::ZERO, poll)
+        });
+        clock.sleep(wait).await;
+    }
+}
+
+fn log_outcome(id: i64, outcome: Result<RunOutcome, SyncError>) {
+    match outcome {
+        Ok(RunOutcome::Done { summary }) => tracing::info!(
+            event = "sync.run_completed", run_id = id, status = "done",
+            summary = %serde_json::to_string(&summary).unwrap_or_default()
+        ),
+        Ok(RunOutcome::Failed { reason, summary }) => tracing::error!(
+            event = "sync.run_completed", run_id = id, status = "failed", reason = %reason,
+            summary = %serde_json::to_string(&summary).unwrap_or_default()
+        ),
+        Ok(RunOutcome::Hibernating { until, .. }) => tracing::info!(
+            event = "sync.run_hibernating", run_id = id, until = %until
+        ),
+        // Held by another worker (a `sync org` holding its own run), or a store error.
+        Err(e) => tracing::warn!(event = "sync.run_skipped", run_id = id, error = %e),
+    }
+}
+
+/// A sync run's progress as log lines (the service has no terminal to draw bars on).
+struct LoggedProgress;
+
+impl ProgressSink for LoggedProgress {
+    fn event(&self, event: &ProgressEvent) {
+        let Ok(serde_json::Value::Object(mut fields)) = serde_json::to_value(event) else {
+            return;
+        };
+        let kind = fields
+            .remove("event")
+            .and_then(|k| k.as_str().map(|k| format!("sync.{k}")))
+            .unwrap_or_else(|| "sync.progress".to_owned());
+        let detail = serde_json::Value::Object(fields).to_string();
+        if matches!(event, ProgressEvent::Page { .. }) {
+            tracing::debug!(event = %kind, detail = %detail);
+        } else {
+            tracing::info!(event = %kind, detail = %detail);
+        }
+    }
 }
 
 /// The HTTP server beside the loop, publishing this service's own settings.

@@ -21,6 +21,7 @@ use headroom_http::{ApiRequest, Client, Credential};
 use headroom_store::{CheckpointStatus, NewSyncRun, Store, SyncRun, TABLES};
 use headroom_sync::{
     ProgressEvent, ProgressSink, RunOutcome, RunSummary, Runner, RunnerConfig, StageGraph,
+    SyncError,
 };
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
@@ -64,7 +65,7 @@ enum SyncCommand {
         #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
         claim_secs: u64,
         #[command(flatten)]
-        margin: MarginArg,
+        margin: wiring::ResetMargin,
     },
     /// Where a run stands: stages, cursors, counts, what it waits for. Without RUN_ID, the
     /// unfinished runs.
@@ -93,24 +94,8 @@ enum SyncCommand {
         #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
         claim_secs: u64,
         #[command(flatten)]
-        margin: MarginArg,
+        margin: wiring::ResetMargin,
     },
-}
-
-/// How long after a quota window's reset the run tries again.
-#[derive(Debug, Args)]
-struct MarginArg {
-    /// Seconds added to a quota window's reset before trying again: room for clock skew
-    /// between this machine and the provider (against a simulator on this machine, 1 is
-    /// enough).
-    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(0..=3_600))]
-    reset_margin_secs: u64,
-}
-
-impl MarginArg {
-    fn get(&self) -> SignedDuration {
-        SignedDuration::from_secs(i64::try_from(self.reset_margin_secs).unwrap_or(60))
-    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -197,23 +182,87 @@ fn runner(
     progress: Arc<dyn ProgressSink>,
     claim_secs: u64,
 ) -> Runner {
-    let holder = format!("headroom:{}", std::process::id());
+    org_runner(
+        env.store.clone(),
+        env.client.clone(),
+        env.clock,
+        credential,
+        claim_secs,
+    )
+    .with_progress(progress)
+}
+
+/// The holder name this process claims sync runs under.
+pub fn holder() -> String {
+    format!("headroom:{}", std::process::id())
+}
+
+/// The organization graph's runner over an exit door built elsewhere: `headroom run` hands it
+/// the feed's client so that both spend through one governor per identity (on SQLite the
+/// governor lives in this process's memory, so a second client would not see the first's
+/// requests).
+pub fn org_runner(
+    store: Arc<dyn Store>,
+    client: Client,
+    clock: TokioClock,
+    credential: Option<&Credential>,
+    claim_secs: u64,
+) -> Runner {
     match Runner::new(
         org::stages(),
         Some(org::REPOSITORY_SOURCE),
-        env.store.clone(),
-        env.client.clone(),
+        store,
+        client,
         credential.cloned(),
-        env.clock,
+        clock,
         RunnerConfig {
-            holder,
+            holder: holder(),
             claim: SignedDuration::from_secs(i64::try_from(claim_secs).unwrap_or(120)),
             ..RunnerConfig::default()
         },
     ) {
-        Ok(r) => r.with_progress(progress),
+        Ok(r) => r,
         // The graph is fixed in code and tested; reaching this is a programming error.
         Err(e) => panic!("the organization graph is invalid: {e}"),
+    }
+}
+
+/// One look of a worker: every organization run due at `now` — pending, hibernating past its
+/// wake time, or running under a claim its dead holder let lapse — runs until it finishes,
+/// hibernates or fails, one after the other. `started` hears each run's id before it runs,
+/// `report` its outcome. Returns the earliest wake time among the runs it left hibernating.
+pub async fn worker_pass(
+    runner: &Runner,
+    store: &dyn Store,
+    now: Timestamp,
+    started: &mut (dyn FnMut(i64) + Send),
+    report: &mut (dyn FnMut(i64, Result<RunOutcome, SyncError>) + Send),
+) -> Result<Option<Timestamp>, headroom_store::StoreError> {
+    let due = store.due_sync_runs(now, 10).await?;
+    let mut next: Option<Timestamp> = None;
+    for run in due.into_iter().filter(|r| r.kind == "org") {
+        started(run.id);
+        let outcome = runner.run(run.id).await;
+        if let Ok(RunOutcome::Hibernating { until, .. }) = &outcome {
+            next = Some(next.map_or(*until, |n| n.min(*until)));
+        }
+        report(run.id, outcome);
+    }
+    Ok(next)
+}
+
+/// Prints a worker's outcome for one run (a JSON line on stdout).
+fn print_worker_outcome(id: i64, outcome: Result<RunOutcome, SyncError>) {
+    match outcome {
+        Ok(RunOutcome::Done { summary }) => print_outcome(id, "done", None, None, &summary),
+        Ok(RunOutcome::Failed { reason, summary }) => {
+            print_outcome(id, "failed", Some(&reason), None, &summary)
+        }
+        Ok(RunOutcome::Hibernating { until, .. }) => {
+            print_outcome(id, "hibernating", None, Some(until), &RunSummary::default())
+        }
+        // Held by another worker, or a store error: say so and go on.
+        Err(e) => eprintln!("headroom: sync run {id}: {e}"),
     }
 }
 
@@ -304,7 +353,7 @@ async fn sync_org(
                         "until": until.to_string(),
                         "reason": reason,
                         "held": held,
-                        "resume": format!("headroom sync worker (or: headroom sync org {name} --resume {id})"),
+                        "resume": format!("headroom run or headroom sync worker (or: headroom sync org {name} --resume {id})"),
                     })
                 );
                 if held {
@@ -909,37 +958,28 @@ async fn worker(
         Arc::new(JsonProgress),
         claim_secs,
     );
+    let poll = SignedDuration::from_secs(i64::try_from(poll_secs).unwrap_or(15));
     loop {
-        let due = match env.store.due_sync_runs(env.clock.now(), 10).await {
-            Ok(d) => d,
+        let next = match worker_pass(
+            &runner,
+            env.store.as_ref(),
+            env.clock.now(),
+            &mut |_| {},
+            &mut print_worker_outcome,
+        )
+        .await
+        {
+            Ok(next) => next,
             Err(e) => return crate::failed(&e),
         };
-        for run in due.into_iter().filter(|r| r.kind == "org") {
-            match runner.run(run.id).await {
-                Ok(RunOutcome::Done { summary }) => {
-                    print_outcome(run.id, "done", None, None, &summary)
-                }
-                Ok(RunOutcome::Failed { reason, summary }) => {
-                    print_outcome(run.id, "failed", Some(&reason), None, &summary)
-                }
-                Ok(RunOutcome::Hibernating { until, .. }) => print_outcome(
-                    run.id,
-                    "hibernating",
-                    None,
-                    Some(until),
-                    &RunSummary::default(),
-                ),
-                // Held by another worker, or a store error: say so and go on.
-                Err(e) => eprintln!("headroom: sync run {}: {e}", run.id),
-            }
-        }
         if once {
             return ExitCode::SUCCESS;
         }
-        env.clock
-            .sleep(SignedDuration::from_secs(
-                i64::try_from(poll_secs).unwrap_or(15),
-            ))
-            .await;
+        // Wake for the earliest hibernation this pass left, or look again after `poll`.
+        let wait = next.map_or(poll, |at| {
+            at.duration_since(env.clock.now())
+                .clamp(SignedDuration::ZERO, poll)
+        });
+        env.clock.sleep(wait).await;
     }
 }

@@ -77,3 +77,20 @@ pub fn client_with_margin(
     parts.config.request_timeout = request_timeout;
     Ok(Client::new(parts))
 }
+
+/// How long after a quota window's reset a deferred request tries again.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ResetMargin {
+    /// Seconds added to a quota window's reset before trying again: room for clock skew
+    /// between this machine and the provider (against a simulator on this machine, 1 is
+    /// enough).
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(0..=3_600))]
+    reset_margin_secs: u64,
+}
+
+impl ResetMargin {
+    /// The margin.
+    pub fn get(&self) -> SignedDuration {
+        SignedDuration::from_secs(i64::try_from(self.reset_margin_secs).unwrap_or(60))
+    }
+}

@@ -217,3 +217,181 @@ fn a_run_hibernated_beyond_the_hold_is_finished_by_the_worker() {
     assert_eq!(done["summary"]["buckets"]["core"]["requests"], core);
     assert_eq!(done["summary"]["buckets"]["graphql"]["points"], points);
 }
+
+/// The simulator's log, counting only organization sync's requests: `headroom run` also polls
+/// the feed and enriches on the same token, which the run summary does not count.
+fn sim_sync_counts(log: &Path) -> (u64, u64, u64) {
+    let text = std::fs::read_to_string(log).expect("the simulator's log");
+    let (mut core, mut points, mut forbidden) = (0, 0, 0);
+    for line in text.lines() {
+        let e: Value = serde_json::from_str(line).expect("a JSON line");
+        let path = e["path"].as_str().unwrap_or_default();
+        // Organization sync's REST is all under the organization's repositories; the feed's
+        // entities (events, searches, detail fallbacks, redirect hops) are never there.
+        let feed = !path.starts_with("/repos/acme/") && !path.starts_with("/orgs/acme");
+        let cost = e["cost"].as_u64().unwrap_or(0);
+        match e["bucket"].as_str() {
+            Some("core") if cost > 0 && !feed => core += 1,
+            Some("graphql") => points += cost,
+            _ => {}
+        }
+        if e["status"] == 403 {
+            forbidden += 1;
+        }
+    }
+    (core, points, forbidden)
+}
+
+#[test]
+fn the_feed_service_wakes_a_hibernated_run_and_finishes_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("sim.jsonl");
+    let sim = tiny_sim(&log);
+    let (code, out, err) = run(
+        dir.path(),
+        &sim,
+        &[
+            "sync",
+            "org",
+            "acme",
+            "--hold-secs",
+            "0",
+            "--reset-margin-secs",
+            "1",
+        ],
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("\"event\":\"sync.run_hibernating\""), "{out}");
+    assert_eq!(
+        status(dir.path(), &sim, "1")["run"]["status"],
+        "hibernating"
+    );
+
+    // `headroom run`, the feed service, with nothing else: it must wake the run at its time
+    // (each wake may hibernate again: several windows) and finish it.
+    let service = command(
+        dir.path(),
+        &sim,
+        &[
+            "run",
+            "--no-listen",
+            "--reset-margin-secs",
+            "1",
+            "--sync-poll-secs",
+            "1",
+        ],
+    )
+    .env("RUST_LOG", "info")
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("starts");
+    let mut finished = Value::Null;
+    for _ in 0..120 {
+        let s = status(dir.path(), &sim, "1");
+        if s["run"]["status"] == "done" {
+            finished = s;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    let _ = Command::new("kill")
+        .args(["-TERM", &service.id().to_string()])
+        .status();
+    let output = service.wait_with_output().expect("stops");
+    let logs = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{logs}");
+    assert_eq!(finished["run"]["status"], "done", "never finished:\n{logs}");
+    let completed = logs
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["event"] == "sync.run_completed")
+        .unwrap_or_else(|| panic!("no completion logged:\n{logs}"));
+    assert_eq!(completed["run_id"], 1);
+    assert_eq!(completed["status"], "done");
+
+    let summary = &finished["run"]["summary"];
+    let (core, points, forbidden) = sim_sync_counts(&log);
+    assert_eq!(forbidden, 0, "no 403 from the origin");
+    assert!(core > 60, "more REST than one window: {core}");
+    assert_eq!(summary["buckets"]["core"]["requests"], core, "{summary}");
+    assert_eq!(summary["buckets"]["graphql"]["points"], points, "{summary}");
+    assert_eq!(summary["responses_403"], 0);
+}
+
+#[test]
+fn a_stopped_service_hands_back_the_claim_of_the_run_it_was_driving() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("sim.jsonl");
+    let sim = tiny_sim(&log);
+    // A run hibernated by `sync org`, which the service wakes at its time.
+    let (code, out, err) = run(
+        dir.path(),
+        &sim,
+        &[
+            "sync",
+            "org",
+            "acme",
+            "--hold-secs",
+            "0",
+            "--reset-margin-secs",
+            "1",
+        ],
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+    let mut service = command(
+        dir.path(),
+        &sim,
+        &[
+            "run",
+            "--no-listen",
+            "--reset-margin-secs",
+            "1",
+            "--sync-poll-secs",
+            "1",
+        ],
+    )
+    .env("RUST_LOG", "info")
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("starts");
+    let stderr = service.stderr.take().expect("piped");
+    // Stop it as soon as it has committed a page of the woken run.
+    let mut logs = Vec::new();
+    for line in BufReader::new(stderr).lines() {
+        let line = line.expect("a line");
+        let woke = line.contains("\"event\":\"sync.stage_started\"");
+        logs.push(line);
+        if woke {
+            let _ = Command::new("kill")
+                .args(["-TERM", &service.id().to_string()])
+                .status();
+        }
+    }
+    let code = service.wait().expect("stops").code();
+    let logs = logs.join("\n");
+    assert_eq!(code, Some(0), "{logs}");
+    assert!(logs.contains("sync.stage_started"), "never woke:\n{logs}");
+    let s = status(dir.path(), &sim, "1");
+    // Whatever state the stop left (mid-stage, or hibernating again), nobody holds the run.
+    assert!(s["run"]["claimed_by"].is_null(), "{s}\n{logs}");
+    assert_ne!(s["run"]["status"], "done", "{s}");
+
+    // Another worker takes it up at once (no claim to wait out) and finishes it.
+    for _ in 0..30 {
+        if status(dir.path(), &sim, "1")["run"]["status"] == "done" {
+            break;
+        }
+        let (code, out, err) = run(
+            dir.path(),
+            &sim,
+            &["sync", "worker", "--once", "--reset-margin-secs", "1"],
+        );
+        assert_eq!(code, 0, "{out}\n{err}");
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    assert_eq!(status(dir.path(), &sim, "1")["run"]["status"], "done");
+    let (_, _, forbidden) = sim_counts(&log);
+    assert_eq!(forbidden, 0);
+}

@@ -997,6 +997,7 @@ macro_rules! store_impl {
                     "SELECT {SYNC_RUN_COLUMNS} FROM sync_runs \
                      WHERE status = 'pending' \
                         OR (status = 'hibernating' AND (not_before_at_ms IS NULL OR not_before_at_ms <= $1)) \
+                        OR (status = 'running' AND (claimed_by IS NULL OR claim_expires_at_ms <= $1)) \
                      ORDER BY COALESCE(not_before_at_ms, created_at_ms), id LIMIT $2"
                 );
                 let rows = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))

@@ -406,6 +406,19 @@ async fn sync_runs_hibernate_and_wake(fx: &Fixture) {
     assert_eq!(s.sync_run(run.id).await.expect("get").as_ref(), Some(&run));
     assert_eq!(s.due_sync_runs(t(0), 10).await.expect("due").len(), 1);
 
+    // A running run is due only once its holder's claim has lapsed (a dead worker's run).
+    run.status = SyncRunStatus::Running;
+    s.save_sync_run(&run).await.expect("save");
+    assert!(
+        s.claim_sync_run(run.id, "w1", t(0), t(120))
+            .await
+            .expect("claim")
+    );
+    assert!(s.due_sync_runs(t(119), 10).await.expect("due").is_empty());
+    assert_eq!(s.due_sync_runs(t(120), 10).await.expect("due").len(), 1);
+    s.release_sync_run(run.id, "w1").await.expect("release");
+    assert_eq!(s.due_sync_runs(t(1), 10).await.expect("due").len(), 1);
+
     run.status = SyncRunStatus::Hibernating;
     run.started_at = Some(t(1));
     run.not_before = Some(t(3600));
