@@ -42,7 +42,7 @@ pub use crate::model::{
     StoredObservation, StoredPushEvent, SubjectKind, SyncRun, SyncRunStatus, UsageRecord,
     UsageTotal, Watermark, subject_label,
 };
-pub use crate::postgres::PgStore;
+pub use crate::postgres::{IDLE_IN_TRANSACTION_TIMEOUT, PgStore};
 pub use crate::records::{Record, TABLES};
 pub use crate::sqlite::SqliteStore;
 

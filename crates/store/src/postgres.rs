@@ -10,6 +10,13 @@ use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 /// How long to wait for a connection from the pool.
 pub const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The server ends a session of this store that sits inside a transaction doing nothing for
+/// this long (`idle_in_transaction_session_timeout`). headroom never holds a transaction across
+/// a provider request, so only a leaked one gets there: a task cancelled between `BEGIN` and
+/// `COMMIT` can hand its connection back to the pool still in the transaction, and its row
+/// locks would then block every later claim of the same sync run or source — forever.
+pub const IDLE_IN_TRANSACTION_TIMEOUT: &str = "30s";
+
 /// A store on a PostgreSQL database.
 #[derive(Debug, Clone)]
 pub struct PgStore {
@@ -25,7 +32,12 @@ impl PgStore {
 
     /// [`PgStore::connect`] with a chosen pool size.
     pub async fn connect_with_pool_size(url: &str, max_connections: u32) -> Result<Self> {
-        let options = PgConnectOptions::from_str(url).map_err(|e| StoreError::open(url, e))?;
+        let options = PgConnectOptions::from_str(url)
+            .map_err(|e| StoreError::open(url, e))?
+            .options([(
+                "idle_in_transaction_session_timeout",
+                IDLE_IN_TRANSACTION_TIMEOUT,
+            )]);
         // One direct connection first: an unreachable server or a bad password fails now
         // with its own message, rather than after the pool's acquire timeout.
         let probe = PgConnection::connect_with(&options)

@@ -1399,3 +1399,32 @@ async fn projects_are_identified_by_node_id_alone(fx: &Fixture) {
     .expect("both projects");
     assert_eq!(s.count_rows("projects").await.expect("count"), 2);
 }
+
+/// A task cancelled between BEGIN and COMMIT can hand its connection back to the pool still
+/// inside the transaction; the server must end such a session rather than let its row locks
+/// block every later claim. The setting is the store's own, on every pooled session.
+#[tokio::test]
+async fn postgres_sessions_end_when_left_idle_in_a_transaction() {
+    let Some(admin) = common::admin_url("postgres_sessions_end_when_left_idle_in_a_transaction")
+    else {
+        return;
+    };
+    let db = common::PgDatabase::create(&admin).await;
+    let store = headroom_store::PgStore::connect(&db.url())
+        .await
+        .expect("connect");
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let value: String = sqlx::query_scalar("SHOW idle_in_transaction_session_timeout")
+            .fetch_one(store.pool())
+            .await
+            .expect("show");
+        seen.push(value);
+    }
+    assert_eq!(
+        seen,
+        vec![headroom_store::IDLE_IN_TRANSACTION_TIMEOUT; 3],
+        "every session carries the timeout"
+    );
+    store.pool().close().await;
+}

@@ -6,7 +6,7 @@
 use std::str::FromStr;
 
 use headroom_store::PgStore;
-use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::postgres::PgConnectOptions;
 use sqlx::{ConnectOptions, Connection};
 
 pub const URL_VAR: &str = "HEADROOM_TEST_DATABASE_URL";
@@ -68,14 +68,12 @@ impl PgDatabase {
         options_url(&self.options)
     }
 
-    /// A new pool (a new "process") on the test database, with the schema.
+    /// A new pool (a new "process") on the test database, with the schema, opened the way
+    /// the product opens one (so with its session settings).
     pub async fn store(&self, max_connections: u32) -> PgStore {
-        let pool = PgPoolOptions::new()
-            .max_connections(max_connections)
-            .connect_with(self.options.clone())
+        PgStore::connect_with_pool_size(&self.url(), max_connections)
             .await
-            .expect("connect to the test database");
-        PgStore::from_pool(pool).await.expect("migrate")
+            .expect("connect to the test database")
     }
 }
 
