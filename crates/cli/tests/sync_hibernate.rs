@@ -67,13 +67,19 @@ fn tiny_sim(log: &Path) -> Sim {
 /// The simulator's log: (core requests that counted, excluding the identity discovery's
 /// `GET /user`, which precedes the run; GraphQL points; 403 answers).
 fn sim_counts(log: &Path) -> (u64, u64, u64) {
+    sim_counts_where(log, |path| path != "/user")
+}
+
+/// [`sim_counts`], counting only the core requests whose path `sync_path` accepts.
+fn sim_counts_where(log: &Path, sync_path: impl Fn(&str) -> bool) -> (u64, u64, u64) {
     let text = std::fs::read_to_string(log).expect("the simulator's log");
     let (mut core, mut points, mut forbidden) = (0, 0, 0);
     for line in text.lines() {
         let e: Value = serde_json::from_str(line).expect("a JSON line");
         let cost = e["cost"].as_u64().unwrap_or(0);
+        let path = e["path"].as_str().unwrap_or_default();
         match e["bucket"].as_str() {
-            Some("core") if cost > 0 && e["path"] != "/user" => core += 1,
+            Some("core") if cost > 0 && sync_path(path) => core += 1,
             Some("graphql") => points += cost,
             _ => {}
         }
@@ -82,6 +88,48 @@ fn sim_counts(log: &Path) -> (u64, u64, u64) {
         }
     }
     (core, points, forbidden)
+}
+
+/// `sync org` with no hold: the run hibernates at its first spent window and the command
+/// exits, leaving it to a worker. Returns its output.
+fn hibernate(dir: &Path, sim: &Sim) -> String {
+    let (code, out, err) = run(
+        dir,
+        sim,
+        &[
+            "sync",
+            "org",
+            "acme",
+            "--hold-secs",
+            "0",
+            "--reset-margin-secs",
+            "1",
+        ],
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+    out
+}
+
+/// `headroom run`, the feed service, looking for due sync runs every second; its JSON log
+/// lines (info and above) on a pipe.
+fn service(dir: &Path, sim: &Sim) -> std::process::Child {
+    command(
+        dir,
+        sim,
+        &[
+            "run",
+            "--no-listen",
+            "--reset-margin-secs",
+            "1",
+            "--sync-poll-secs",
+            "1",
+        ],
+    )
+    .env("RUST_LOG", "info")
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("starts")
 }
 
 fn completed(out: &str) -> Value {
@@ -163,20 +211,7 @@ fn a_run_hibernated_beyond_the_hold_is_finished_by_the_worker() {
     let dir = tempfile::tempdir().expect("tempdir");
     let log = dir.path().join("sim.jsonl");
     let sim = tiny_sim(&log);
-    let (code, out, err) = run(
-        dir.path(),
-        &sim,
-        &[
-            "sync",
-            "org",
-            "acme",
-            "--hold-secs",
-            "0",
-            "--reset-margin-secs",
-            "1",
-        ],
-    );
-    assert_eq!(code, 0, "{out}\n{err}");
+    let out = hibernate(dir.path(), &sim);
     let hibernating: Value = out
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
@@ -218,49 +253,12 @@ fn a_run_hibernated_beyond_the_hold_is_finished_by_the_worker() {
     assert_eq!(done["summary"]["buckets"]["graphql"]["points"], points);
 }
 
-/// The simulator's log, counting only organization sync's requests: `headroom run` also polls
-/// the feed and enriches on the same token, which the run summary does not count.
-fn sim_sync_counts(log: &Path) -> (u64, u64, u64) {
-    let text = std::fs::read_to_string(log).expect("the simulator's log");
-    let (mut core, mut points, mut forbidden) = (0, 0, 0);
-    for line in text.lines() {
-        let e: Value = serde_json::from_str(line).expect("a JSON line");
-        let path = e["path"].as_str().unwrap_or_default();
-        // Organization sync's REST is all under the organization's repositories; the feed's
-        // entities (events, searches, detail fallbacks, redirect hops) are never there.
-        let feed = !path.starts_with("/repos/acme/") && !path.starts_with("/orgs/acme");
-        let cost = e["cost"].as_u64().unwrap_or(0);
-        match e["bucket"].as_str() {
-            Some("core") if cost > 0 && !feed => core += 1,
-            Some("graphql") => points += cost,
-            _ => {}
-        }
-        if e["status"] == 403 {
-            forbidden += 1;
-        }
-    }
-    (core, points, forbidden)
-}
-
 #[test]
 fn the_feed_service_wakes_a_hibernated_run_and_finishes_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     let log = dir.path().join("sim.jsonl");
     let sim = tiny_sim(&log);
-    let (code, out, err) = run(
-        dir.path(),
-        &sim,
-        &[
-            "sync",
-            "org",
-            "acme",
-            "--hold-secs",
-            "0",
-            "--reset-margin-secs",
-            "1",
-        ],
-    );
-    assert_eq!(code, 0, "{out}\n{err}");
+    let out = hibernate(dir.path(), &sim);
     assert!(out.contains("\"event\":\"sync.run_hibernating\""), "{out}");
     assert_eq!(
         status(dir.path(), &sim, "1")["run"]["status"],
@@ -269,23 +267,7 @@ fn the_feed_service_wakes_a_hibernated_run_and_finishes_it() {
 
     // `headroom run`, the feed service, with nothing else: it must wake the run at its time
     // (each wake may hibernate again: several windows) and finish it.
-    let service = command(
-        dir.path(),
-        &sim,
-        &[
-            "run",
-            "--no-listen",
-            "--reset-margin-secs",
-            "1",
-            "--sync-poll-secs",
-            "1",
-        ],
-    )
-    .env("RUST_LOG", "info")
-    .stdout(Stdio::null())
-    .stderr(Stdio::piped())
-    .spawn()
-    .expect("starts");
+    let service = service(dir.path(), &sim);
     let mut finished = Value::Null;
     for _ in 0..120 {
         let s = status(dir.path(), &sim, "1");
@@ -311,7 +293,10 @@ fn the_feed_service_wakes_a_hibernated_run_and_finishes_it() {
     assert_eq!(completed["status"], "done");
 
     let summary = &finished["run"]["summary"];
-    let (core, points, forbidden) = sim_sync_counts(&log);
+    // `headroom run` also polls the feed and enriches on the same token, which the run's
+    // summary does not count: organization sync's REST is all under the organization's
+    // repositories, and the feed's entities are never there.
+    let (core, points, forbidden) = sim_counts_where(&log, |path| path.starts_with("/repos/acme/"));
     assert_eq!(forbidden, 0, "no 403 from the origin");
     assert!(core > 60, "more REST than one window: {core}");
     assert_eq!(summary["buckets"]["core"]["requests"], core, "{summary}");
@@ -325,37 +310,8 @@ fn a_stopped_service_hands_back_the_claim_of_the_run_it_was_driving() {
     let log = dir.path().join("sim.jsonl");
     let sim = tiny_sim(&log);
     // A run hibernated by `sync org`, which the service wakes at its time.
-    let (code, out, err) = run(
-        dir.path(),
-        &sim,
-        &[
-            "sync",
-            "org",
-            "acme",
-            "--hold-secs",
-            "0",
-            "--reset-margin-secs",
-            "1",
-        ],
-    );
-    assert_eq!(code, 0, "{out}\n{err}");
-    let mut service = command(
-        dir.path(),
-        &sim,
-        &[
-            "run",
-            "--no-listen",
-            "--reset-margin-secs",
-            "1",
-            "--sync-poll-secs",
-            "1",
-        ],
-    )
-    .env("RUST_LOG", "info")
-    .stdout(Stdio::null())
-    .stderr(Stdio::piped())
-    .spawn()
-    .expect("starts");
+    hibernate(dir.path(), &sim);
+    let mut service = service(dir.path(), &sim);
     let stderr = service.stderr.take().expect("piped");
     // Stop it as soon as it has committed a page of the woken run.
     let mut logs = Vec::new();
