@@ -223,6 +223,12 @@ fn main() {
             renamed_repo_every: 100,
         },
         Profile {
+            name: "2% of actors and of repositories gone, none renamed (2.0% missed)",
+            deleted_user_every: 50,
+            deleted_repo_every: 50,
+            renamed_repo_every: 0,
+        },
+        Profile {
             name: "nothing missed (Search answers every entity)",
             deleted_user_every: 0,
             deleted_repo_every: 0,
