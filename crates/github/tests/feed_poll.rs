@@ -8,15 +8,17 @@
 #[path = "../../store/tests/common/mod.rs"]
 mod common;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use headroom_core::Governor;
 use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
-use headroom_core::governor::GovernorConfig;
+use headroom_core::governor::{BoxFuture, GovernorConfig};
 use headroom_github::feed::poll::{PollOutcome, PollSettings, Poller};
+use headroom_http::sinks::{EtagStore, MemoryEtags};
 use headroom_http::transport::SimTransport;
 use headroom_http::{Client, ClientParts, UrlPolicy};
 use headroom_sim::{Scenario, SimConfig, Simulator};
+use headroom_store::Store;
 use headroom_store::feed_state::open_feed;
 
 use common::Fixture;
@@ -30,6 +32,15 @@ struct Rig {
 }
 
 async fn rig(scenario: Scenario, f: &Fixture, settings: PollSettings) -> Rig {
+    rig_with_etags(scenario, f, settings, Arc::new(MemoryEtags::default())).await
+}
+
+async fn rig_with_etags(
+    scenario: Scenario,
+    f: &Fixture,
+    settings: PollSettings,
+    etags: Arc<dyn EtagStore>,
+) -> Rig {
     let clock = TokioClock::anchored_at(Timestamp::from_second(1_800_000_000).expect("valid"));
     let mut config = SimConfig::default().with_scenario(scenario);
     config.public_base_url = API.to_owned();
@@ -43,6 +54,7 @@ async fn rig(scenario: Scenario, f: &Fixture, settings: PollSettings) -> Rig {
         clock,
     );
     parts.config.jitter_seed = Some(3);
+    parts.etags = etags;
     let (store, state) = open_feed(&f.target).await.expect("open");
     Rig {
         poller: Poller {
@@ -246,7 +258,61 @@ async fn an_infeasible_formula_is_refused(f: &Fixture) {
     assert_eq!(events_requests(&r.sim), 0);
 }
 
+/// ETags in memory that note, at each `put`, how many push events were stored by then.
+#[derive(Debug)]
+struct WitnessEtags {
+    inner: MemoryEtags,
+    store: Arc<dyn Store>,
+    stored_at_put: Mutex<Vec<u64>>,
+}
+
+impl EtagStore for WitnessEtags {
+    fn get<'a>(&'a self, fingerprint: &'a str, url: &'a str) -> BoxFuture<'a, Option<String>> {
+        self.inner.get(fingerprint, url)
+    }
+    fn put<'a>(&'a self, fingerprint: &'a str, url: &'a str, etag: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let stored = self.store.count_rows("push_events").await.expect("count");
+            self.stored_at_put.lock().expect("lock").push(stored);
+            self.inner.put(fingerprint, url, etag).await;
+        })
+    }
+}
+
+/// A crash between the response and the page's commit must not leave an ETag behind: the
+/// next poll would get a 304 and the page's events would never be offered again. So the
+/// ETag is remembered only after the poll's pages are stored, and it is then used.
+async fn the_etag_is_remembered_only_once_the_page_is_stored(f: &Fixture) {
+    let witness = Arc::new(WitnessEtags {
+        inner: MemoryEtags::default(),
+        store: f.store.clone(),
+        stored_at_put: Mutex::default(),
+    });
+    let r = rig_with_etags(
+        Scenario::Default,
+        f,
+        PollSettings::default(),
+        witness.clone(),
+    )
+    .await;
+    let (counts, _, _) = completed(&r.poller.poll_once(false).await.expect("poll"));
+    assert_eq!(counts.events_created, 4);
+    assert_eq!(
+        *witness.stored_at_put.lock().expect("lock"),
+        vec![4],
+        "remembered once, after the page's four push events were committed"
+    );
+
+    // Past the cadence: the unforced poll sends the ETag and the unchanged feed answers 304.
+    skip(&r, 301).await;
+    let (counts, pages, stop) = completed(&r.poller.poll_once(false).await.expect("poll"));
+    assert_eq!((pages, stop.as_str()), (1, "not_modified"));
+    assert_eq!(counts.events_received, 0);
+    assert_eq!(events_requests(&r.sim), 2);
+}
+
 both_backends!(
+    the_etag_is_remembered_only_once_the_page_is_stored,
     default_then_cadence_then_floor_then_replay,
     paginated_walks_three_pages_and_absorbs_the_overlap,
     page_cap_stops_a_deeper_walk,

@@ -257,6 +257,23 @@ impl Client {
         }
     }
 
+    /// Remembers the ETag `response` carried, so that the next conditional `request` for
+    /// the same URL and credential sends it. Call it only once what the response carried is
+    /// durably stored: the next request may then come back 304, and a body lost between the
+    /// response and its commit (a crash, a failed write) would never be offered again.
+    pub async fn remember_etag(&self, request: &ApiRequest, response: &ApiResponse) {
+        if !request.conditional || !response.status.is_success() {
+            return;
+        }
+        if let Some(tag) = response.headers.get(ETAG).and_then(|v| v.to_str().ok()) {
+            self.inner
+                .parts
+                .etags
+                .put(etag_owner(request), response.url.as_str(), tag)
+                .await;
+        }
+    }
+
     /// Sends one request through every step of the exit door.
     pub async fn send(&self, request: ApiRequest) -> Result<ApiResponse, ApiError> {
         let key = self.identity(request.credential.as_ref()).await?;
@@ -397,15 +414,6 @@ impl Client {
                     if signal.reason == Some(LimitReason::Primary) {
                         // GraphQL's "rate limited" arrives as a 200.
                         return Err(self.rate_limited(key, &request, &signal).await);
-                    }
-                    if request.conditional
-                        && let Some(tag) =
-                            response.headers().get(ETAG).and_then(|v| v.to_str().ok())
-                    {
-                        parts
-                            .etags
-                            .put(etag_owner(&request), url.as_str(), tag)
-                            .await;
                     }
                     return Ok(finish(response, url, signal, attempts, hops));
                 }

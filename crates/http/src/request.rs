@@ -133,7 +133,9 @@ impl ApiRequest {
         self
     }
 
-    /// Uses the ETag store.
+    /// Sends the ETag remembered for this URL and credential (`If-None-Match`); the
+    /// response's own ETag is remembered only when the caller says its body is stored
+    /// ([`crate::Client::remember_etag`]).
     pub fn conditional(mut self) -> Self {
         self.conditional = true;
         self

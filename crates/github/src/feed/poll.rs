@@ -13,7 +13,7 @@ use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
 use headroom_core::lanes::{CoreLaneConfig, CoreLanes, LaneError};
 use headroom_core::{Dimension, QuotaKey};
 use headroom_http::paginate::{LinkPager, StopReason};
-use headroom_http::{ApiError, ApiRequest, Client};
+use headroom_http::{ApiError, ApiRequest, ApiResponse, Client};
 use headroom_store::feed_state::{CoreLedger, EventSource, FeedState, IngestionRunEnd};
 use headroom_store::{EventOrigin, Store};
 use serde::Serialize;
@@ -415,6 +415,9 @@ impl Poller {
         let mut pages = 0u64;
         let mut classification = "ok".to_owned();
         let mut stop: Option<String> = None;
+        // The first page's ETag, remembered only once every fetched page is committed: a 304
+        // on the next poll must never hide events that a crash kept from being stored.
+        let mut validator: Option<(ApiRequest, ApiResponse)> = None;
         while let Some(url) = pager.next_url() {
             let now = self.clock.now();
             // Class exhaustion and the reserve: declined before anything is sent.
@@ -436,6 +439,7 @@ impl Poller {
             if pages == 0 && !force {
                 request = request.conditional();
             }
+            let sent = request.clone();
             let response = match self.client.send(request).await {
                 Ok(r) => r,
                 Err(ApiError::RateLimited {
@@ -554,6 +558,9 @@ impl Poller {
                 events_received = page.events_received, events_created = page.events_created);
             counts.add(&page);
             pager.record(&response.url, &response.headers);
+            if sent.conditional {
+                validator = Some((sent, response));
+            }
             if empty {
                 stop = Some("empty_page".into());
                 break;
@@ -579,6 +586,9 @@ impl Poller {
         }
         source.next_poll_at = Schedule::of(&source, Some(&ledger), now).next_poll_at();
         self.state.save_event_source(&source, now).await?;
+        if let Some((request, response)) = &validator {
+            self.client.remember_etag(request, response).await;
+        }
         let end = IngestionRunEnd {
             status: "completed".into(),
             classification: Some(classification.clone()),
