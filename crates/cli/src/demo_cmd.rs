@@ -77,8 +77,8 @@ pub async fn run(global: &crate::config::GlobalArgs, _args: DemoArgs) -> ExitCod
     if let Some(dir) = temp_dir {
         let _ = std::fs::remove_dir_all(dir);
     } else {
-        println!();
-        println!("Database kept at {}", db.display());
+        outln!();
+        outln!("Database kept at {}", db.display());
     }
     code
 }
@@ -126,24 +126,22 @@ async fn demo(db: &std::path::Path) -> ExitCode {
         clock,
         settings: PollSettings::default(),
     };
-    println!(
+    outln!(
         "headroom demo: the simulator's `default` scenario, in-process; database {}",
         db.display()
     );
-    println!();
-    println!("== 1. headroom ingest");
+    outln!();
+    outln!("== 1. headroom ingest");
     let first = poller.poll_once(false).await;
     let code = print_outcome(&first);
     if code != ExitCode::SUCCESS {
         return code;
     }
-    println!();
+    outln!();
     print_summary(&poller).await;
 
-    println!();
-    println!(
-        "== 2. headroom enrich --limit 6   (search pacing off, as the reference's walkthrough)"
-    );
+    outln!();
+    outln!("== 2. headroom enrich --limit 6   (search pacing off, as the reference's walkthrough)");
     let mut settings = EnrichSettings::default();
     settings.search.pacing = SignedDuration::ZERO;
     let enricher = Enricher::new(poller.clone(), settings);
@@ -158,11 +156,11 @@ async fn demo(db: &std::path::Path) -> ExitCode {
         Err(e) => return crate::failed(&e),
     };
     crate::enrich_cmd::print_report(&report);
-    println!();
+    outln!();
     crate::enrich_cmd::print_enrichment_state(&state).await;
 
-    println!();
-    println!("== 3. replay: headroom ingest --force, after the 60 s poll floor (simulated time)");
+    outln!();
+    outln!("== 3. replay: headroom ingest --force, after the 60 s poll floor (simulated time)");
     let before = activity(store.as_ref()).await;
     let later = TokioClock::anchored_at(clock.now() + SignedDuration::from_secs(61));
     let replayer = Poller {
@@ -173,11 +171,11 @@ async fn demo(db: &std::path::Path) -> ExitCode {
     let code = print_outcome(&replay);
     let after = activity(store.as_ref()).await;
     let unchanged = before == after;
-    println!(
+    outln!(
         "Entity activity unchanged:        {}",
         if unchanged { "yes" } else { "NO" }
     );
-    println!();
+    outln!();
     print_summary(&replayer).await;
     let requests = sim.request_log();
     let count = |prefix: &str| {
@@ -186,8 +184,8 @@ async fn demo(db: &std::path::Path) -> ExitCode {
             .filter(|r| r.path.starts_with(prefix))
             .count()
     };
-    println!();
-    println!(
+    outln!();
+    outln!(
         "Requests the simulator saw:       {} ({} /events, {} search, {} detail)",
         requests.len(),
         count("/events"),

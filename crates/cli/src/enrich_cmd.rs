@@ -89,21 +89,23 @@ pub struct EnrichArgs {
 /// Prints what an enrichment run did.
 pub fn print_report(r: &EnrichReport) {
     if r.requests == 0 && r.deferrals.is_empty() {
-        println!("Nothing to enrich — no eligible candidate");
+        outln!("Nothing to enrich — no eligible candidate");
         return;
     }
-    println!(
+    outln!(
         "Requests:                         {} ({} search batches, {} detail fallbacks)",
-        r.requests, r.search_batches, r.detail_requests
+        r.requests,
+        r.search_batches,
+        r.detail_requests
     );
-    println!("Entities enriched:                {}", r.applied);
-    println!("Admitted to detail fallback:      {}", r.fallbacks_admitted);
-    println!("Terminal (entity-specific):       {}", r.terminal);
-    println!("Retries scheduled:                {}", r.retries);
+    outln!("Entities enriched:                {}", r.applied);
+    outln!("Admitted to detail fallback:      {}", r.fallbacks_admitted);
+    outln!("Terminal (entity-specific):       {}", r.terminal);
+    outln!("Retries scheduled:                {}", r.retries);
     for (reason, until) in &r.deferrals {
         match until {
-            Some(u) => println!("Deferred until {} — {reason}", fmt_ts(*u)),
-            None => println!("Deferred — {reason}"),
+            Some(u) => outln!("Deferred until {} — {reason}", fmt_ts(*u)),
+            None => outln!("Deferred — {reason}"),
         }
     }
 }
@@ -112,7 +114,7 @@ pub fn print_report(r: &EnrichReport) {
 pub async fn print_enrichment_state(state: &Arc<dyn FeedState>) {
     for kind in [EntityKind::Actor, EntityKind::Repository] {
         match state.enrichment_counts(kind).await {
-            Ok(c) => println!(
+            Ok(c) => outln!(
                 "{:<14} complete {} · pending {} · retryable_failure {} · permanent_failure {}",
                 match kind {
                     EntityKind::Actor => "actors:",
@@ -123,7 +125,7 @@ pub async fn print_enrichment_state(state: &Arc<dyn FeedState>) {
                 c.retryable_failure,
                 c.permanent_failure
             ),
-            Err(e) => println!("{}: unavailable ({e})", kind.as_str()),
+            Err(e) => outln!("{}: unavailable ({e})", kind.as_str()),
         }
     }
 }
@@ -157,14 +159,14 @@ pub async fn run(global: &GlobalArgs, args: EnrichArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            println!(
+            outln!(
                 "Enrichment failed: {}",
                 headroom_core::redact(&e.to_string())
             );
             ExitCode::from(1)
         }
     };
-    println!();
+    outln!();
     print_enrichment_state(&state).await;
     store.close().await;
     code

@@ -86,7 +86,7 @@ pub async fn run(global: &GlobalArgs, args: ImportArgs) -> ExitCode {
             Ok(progress) => {
                 total.add(&progress.counts);
                 lines += progress.lines;
-                println!(
+                outln!(
                     "{file}: {} lines, {} push events created, {} duplicates, {} quarantined, {} other events ignored, {} failed",
                     progress.lines,
                     progress.counts.events_created,
@@ -107,27 +107,27 @@ pub async fn run(global: &GlobalArgs, args: ImportArgs) -> ExitCode {
         events_created = total.events_created, duplicates_skipped = total.duplicates_skipped,
         events_quarantined = total.events_quarantined, events_ignored = total.events_ignored,
         events_failed = total.events_failed, duration_s = elapsed);
-    println!("Import run {} completed", ctx.run_id);
-    println!("Lines read:                       {lines}");
-    println!(
+    outln!("Import run {} completed", ctx.run_id);
+    outln!("Lines read:                       {lines}");
+    outln!(
         "Push events seen:                 {}",
         total.push_events_seen
     );
-    println!("Push events created:              {}", total.events_created);
-    println!(
+    outln!("Push events created:              {}", total.events_created);
+    outln!(
         "Duplicates skipped:               {}",
         total.duplicates_skipped
     );
-    println!(
+    outln!(
         "Events quarantined:               {}",
         total.events_quarantined
     );
-    println!("Non-push events ignored:          {}", total.events_ignored);
-    println!("Events failed:                    {}", total.events_failed);
+    outln!("Non-push events ignored:          {}", total.events_ignored);
+    outln!("Events failed:                    {}", total.events_failed);
     if elapsed > 0.0 {
         #[allow(clippy::cast_precision_loss)]
         let rate = lines as f64 / elapsed;
-        println!("Throughput:                       {rate:.0} events/s");
+        outln!("Throughput:                       {rate:.0} events/s");
     }
     store.close().await;
     if total.events_failed > 0 {

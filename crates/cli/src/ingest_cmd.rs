@@ -134,7 +134,7 @@ pub async fn run(global: &GlobalArgs, args: IngestArgs) -> ExitCode {
     };
     let outcome = poller.poll_once(args.force).await;
     let code = print_outcome(&outcome);
-    println!();
+    outln!();
     print_summary(&poller).await;
     poller.store.close().await;
     code
@@ -150,47 +150,47 @@ pub fn print_outcome(outcome: &Result<PollOutcome, PollError>) -> ExitCode {
             classification,
             ..
         }) => {
-            println!("Ingestion run {run_id} completed");
+            outln!("Ingestion run {run_id} completed");
             if classification == "not_modified" {
-                println!("Not modified since the last poll (304)");
+                outln!("Not modified since the last poll (304)");
             }
-            println!("Pages fetched:                    {pages_fetched}");
-            println!(
+            outln!("Pages fetched:                    {pages_fetched}");
+            outln!(
                 "Events seen:                      {}",
                 counts.events_received
             );
-            println!(
+            outln!(
                 "Push events created:              {}",
                 counts.events_created
             );
-            println!(
+            outln!(
                 "Duplicates skipped:               {}",
                 counts.duplicates_skipped
             );
-            println!(
+            outln!(
                 "Events quarantined:               {}",
                 counts.events_quarantined
             );
-            println!(
+            outln!(
                 "Non-push events ignored:          {}",
                 counts.events_ignored
             );
-            println!("Events failed:                    {}", counts.events_failed);
+            outln!("Events failed:                    {}", counts.events_failed);
             ExitCode::SUCCESS
         }
         Ok(PollOutcome::Deferred { until, reason, .. }) => {
             match until {
-                Some(until) => println!("Ingestion deferred until {} — {reason}", fmt_ts(*until)),
-                None => println!("Ingestion deferred — {reason}"),
+                Some(until) => outln!("Ingestion deferred until {} — {reason}", fmt_ts(*until)),
+                None => outln!("Ingestion deferred — {reason}"),
             }
             ExitCode::SUCCESS
         }
         Ok(PollOutcome::Busy) => {
-            println!("source busy — poller cycle in progress");
+            outln!("source busy — poller cycle in progress");
             ExitCode::SUCCESS
         }
         Ok(PollOutcome::Failed { run_id, error, .. }) => {
-            println!("Ingestion run {run_id} failed: {error}");
+            outln!("Ingestion run {run_id} failed: {error}");
             ExitCode::from(1)
         }
         Err(PollError::Infeasible(e)) => {
@@ -198,7 +198,7 @@ pub fn print_outcome(outcome: &Result<PollOutcome, PollError>) -> ExitCode {
             ExitCode::from(2)
         }
         Err(e) => {
-            println!(
+            outln!(
                 "Ingestion failed: {}",
                 headroom_core::redact(&e.to_string())
             );
@@ -218,32 +218,32 @@ pub async fn print_summary(poller: &Poller) {
     match state.feed_overview().await {
         Ok(o) => {
             match &o.latest_completed_run {
-                Some((run, at)) => println!(
+                Some((run, at)) => outln!(
                     "Latest successful run:            {} (run_id {run})",
                     fmt_ts(*at)
                 ),
-                None => println!("Latest successful run:            none"),
+                None => outln!("Latest successful run:            none"),
             }
-            println!("Persisted push events:            {}", o.push_events);
-            println!("Pending actor enrichments:        {}", o.pending_actors);
-            println!(
+            outln!("Persisted push events:            {}", o.push_events);
+            outln!("Pending actor enrichments:        {}", o.pending_actors);
+            outln!(
                 "Pending repository enrichments:   {}",
                 o.pending_repositories
             );
-            println!("Quarantined envelopes:            {}", o.quarantined);
+            outln!("Quarantined envelopes:            {}", o.quarantined);
         }
-        Err(e) => println!("State unavailable:                {e}"),
+        Err(e) => outln!("State unavailable:                {e}"),
     }
     match state.event_source(SOURCE_TYPE).await {
-        Ok(None) => println!("Next poll due:                    now (never polled)"),
+        Ok(None) => outln!("Next poll due:                    now (never polled)"),
         Ok(Some(s)) => {
             let next = s.next_poll_at.map_or_else(|| "now".to_owned(), fmt_ts);
-            println!("Next poll due:                    {next}");
+            outln!("Next poll due:                    {next}");
             if s.status == "failed" {
-                println!("Source status:                    failed (out of service until cleared)");
+                outln!("Source status:                    failed (out of service until cleared)");
             }
         }
-        Err(e) => println!("Source unavailable:               {e}"),
+        Err(e) => outln!("Source unavailable:               {e}"),
     }
     match poller.core_ledger().await {
         Ok(Some(l)) => {
@@ -251,20 +251,21 @@ pub async fn print_summary(poller: &Poller) {
                 .remaining
                 .map_or_else(|| "unknown".to_owned(), |r| r.to_string());
             let reset = l.reset_at.map_or_else(|| "unknown".to_owned(), fmt_ts);
-            println!("Budget remaining (core):          {remaining} (window resets {reset})");
-            println!(
+            outln!("Budget remaining (core):          {remaining} (window resets {reset})");
+            outln!(
                 "Poll allowance used:              {} of {}",
-                l.poll_used, l.poll_allowance
+                l.poll_used,
+                l.poll_allowance
             );
             match l.global_blocked_until.filter(|b| *b > now) {
-                Some(b) => println!("Global block:                     until {}", fmt_ts(b)),
-                None => println!("Global block:                     none"),
+                Some(b) => outln!("Global block:                     until {}", fmt_ts(b)),
+                None => outln!("Global block:                     none"),
             }
         }
         Ok(None) => {
-            println!("Budget remaining (core):          unknown (no window yet)");
-            println!("Global block:                     none");
+            outln!("Budget remaining (core):          unknown (no window yet)");
+            outln!("Global block:                     none");
         }
-        Err(e) => println!("Budget unavailable:               {e}"),
+        Err(e) => outln!("Budget unavailable:               {e}"),
     }
 }

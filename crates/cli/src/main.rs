@@ -6,6 +6,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+// First: its `outln!` is in scope for every module declared after it.
+#[macro_use]
+mod output;
 mod config;
 mod demo_cmd;
 mod enrich_cmd;

@@ -134,12 +134,12 @@ pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> ExitCode {
     };
     if json {
         match serde_json::to_string_pretty(&report) {
-            Ok(text) => println!("{text}"),
+            Ok(text) => outln!("{text}"),
             Err(e) => return crate::failed(&e),
         }
         return ExitCode::SUCCESS;
     }
-    println!("{} on {}", report.identity, report.host);
+    outln!("{} on {}", report.identity, report.host);
     let now = clock.now();
     for bucket in &report.snapshot.buckets {
         let b = &bucket.state;
@@ -159,20 +159,20 @@ pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> ExitCode {
             .filter(|u| *u > now)
             .map(|u| format!(" · blocked until {}", u.strftime("%H:%M:%S UTC")))
             .unwrap_or_default();
-        println!(
+        outln!(
             "  {:<12} {remaining} / {limit} · resets {reset} · {} in flight{blocked}",
             b.bucket.as_str(),
             b.in_flight
         );
     }
     if sharing.len() >= 2 {
-        println!(
+        outln!(
             "{} credentials share {owner} quota on {}",
             sharing.len(),
             report.host
         );
     } else if credential.is_some() {
-        println!("1 credential known for {owner} quota on {}", report.host);
+        outln!("1 credential known for {owner} quota on {}", report.host);
     }
     ExitCode::SUCCESS
 }
@@ -278,11 +278,11 @@ async fn probe(
     let report = std::mem::take(&mut *report.lock().unwrap_or_else(|p| p.into_inner()));
     if json {
         match serde_json::to_string(&report) {
-            Ok(text) => println!("{text}"),
+            Ok(text) => outln!("{text}"),
             Err(e) => return crate::failed(&e),
         }
     } else {
-        println!(
+        outln!(
             "{} reads: {} answered, {} deferred by the governor, {} failed {:?}",
             report.attempted,
             report.ok,

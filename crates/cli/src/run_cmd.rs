@@ -180,7 +180,7 @@ pub async fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
         sync.stop().await;
     }
     tracing::info!(event = "service.stopped", ticks = done);
-    println!("headroom run: stopped after {done} tick(s)");
+    outln!("headroom run: stopped after {done} tick(s)");
     poller.store.close().await;
     code
 }

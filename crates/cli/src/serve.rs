@@ -139,7 +139,7 @@ pub async fn start(
         })?;
     let addr = listener.local_addr().map_err(|e| crate::failed(&e))?;
     tracing::info!(event = "server.listening", addr = %addr);
-    println!("headroom run: serving HTTP on http://{addr}");
+    outln!("headroom run: serving HTTP on http://{addr}");
     let state = headroom_server::AppState {
         report,
         feed,

@@ -41,7 +41,7 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs) -> ExitCode {
         Err(code) => return code,
     };
     print_summary(&poller).await;
-    println!();
+    outln!();
     crate::enrich_cmd::print_enrichment_state(&poller.state).await;
     poller.store.close().await;
     ExitCode::SUCCESS
@@ -83,7 +83,7 @@ async fn json(global: &GlobalArgs, args: &StatusArgs) -> ExitCode {
         Err(e) => return crate::failed(&e),
     };
     match serde_json::to_string_pretty(&body) {
-        Ok(text) => println!("{text}"),
+        Ok(text) => outln!("{text}"),
         Err(e) => return crate::failed(&e),
     }
     ExitCode::SUCCESS

@@ -345,7 +345,7 @@ async fn sync_org(
                 // The run is persisted and unclaimed either way; holding only means this
                 // process is the worker that wakes it. Killed meanwhile, it loses nothing.
                 let held = wait || until.duration_since(env.clock.now()) <= hold;
-                println!(
+                outln!(
                     "{}",
                     json!({
                         "event": "sync.run_hibernating",
@@ -365,7 +365,7 @@ async fn sync_org(
             }
             // A worker took the run while this process held it: it is in good hands.
             Err(headroom_sync::SyncError::Claimed(_)) if holding => {
-                println!("{}", json!({ "event": "sync.taken_over", "run_id": id }));
+                outln!("{}", json!({ "event": "sync.taken_over", "run_id": id }));
                 return ExitCode::SUCCESS;
             }
             Err(e) => return crate::failed(&e),
@@ -380,7 +380,7 @@ fn print_outcome(
     until: Option<Timestamp>,
     summary: &RunSummary,
 ) {
-    println!(
+    outln!(
         "{}",
         json!({
             "event": "sync.run_completed",
@@ -720,16 +720,16 @@ async fn status(settings: &Settings, run_id: Option<i64>, json: bool) -> ExitCod
     }
     if json {
         match serde_json::to_string_pretty(&out) {
-            Ok(text) => println!("{text}"),
+            Ok(text) => outln!("{text}"),
             Err(e) => return crate::failed(&e),
         }
         return ExitCode::SUCCESS;
     }
     if out.is_empty() {
-        println!("no unfinished sync runs");
+        outln!("no unfinished sync runs");
     }
     for s in &out {
-        println!(
+        outln!(
             "run {} · {} {} · {}{}",
             s.run.id,
             s.run.kind,
@@ -741,7 +741,7 @@ async fn status(settings: &Settings, run_id: Option<i64>, json: bool) -> ExitCod
                 .unwrap_or_default()
         );
         if let Some(reason) = &s.run.failure_reason {
-            println!("  failed: {reason}");
+            outln!("  failed: {reason}");
         }
         for st in &s.stages {
             let repos = if st.repositories > 0 && st.stage != "org" {
@@ -749,7 +749,7 @@ async fn status(settings: &Settings, run_id: Option<i64>, json: bool) -> ExitCod
             } else {
                 String::new()
             };
-            println!(
+            outln!(
                 "  {}. {:<32} {:<9}{repos} · {} pages · {} rows{}",
                 st.position,
                 st.title,
@@ -935,7 +935,7 @@ async fn plan(settings: &Settings, name: &str) -> ExitCode {
         },
     });
     match serde_json::to_string_pretty(&report) {
-        Ok(text) => println!("{text}"),
+        Ok(text) => outln!("{text}"),
         Err(e) => return crate::failed(&e),
     }
     ExitCode::SUCCESS

@@ -165,3 +165,35 @@ fn json_logs_carry_fixed_fields_and_the_run_id() {
         "the summary names the run: {stdout}"
     );
 }
+
+/// `headroom ingest | head -1`: the reader goes away before the summary is printed. The poll
+/// is stored all the same and the process ends quietly (141, as a tool killed by SIGPIPE)
+/// rather than panicking on a closed stdout.
+#[test]
+fn a_closed_stdout_ends_the_command_quietly_after_the_work_is_stored() {
+    let sim = Sim::start(&["--scenario", "default"]);
+    let dir = tempfile::tempdir().expect("tmp");
+    let mut child = Command::new(BIN)
+        .current_dir(dir.path())
+        .args(["--api-url", &sim.url, "--db", "h.db", "ingest"])
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("GH_TOKEN")
+        .env_remove("HEADROOM_DB")
+        .env_remove("GITHUB_API_URL")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starts");
+    // Close the read end at once: every line the command prints meets a broken pipe.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("ends");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(141), "{stderr}");
+    let (code, status) = headroom(dir.path(), &sim.url, &["status"]);
+    assert_eq!(code, 0, "{status}");
+    assert!(
+        status.contains("Persisted push events:            4"),
+        "the poll was stored before the output: {status}"
+    );
+}
