@@ -465,8 +465,28 @@ async fn a_second_run_asks_only_for_what_changed(fx: &Fixture) {
     assert_eq!(second.get(names::COMMIT_FILES), None, "{second:?}");
     assert_eq!(second.get("workflow_jobs"), None, "{second:?}");
     assert_eq!(second.get("check_runs"), None, "{second:?}");
-    // One page of runs per repository, which reaches known runs at once.
-    assert!(second[names::WORKFLOW_RUNS] <= 6, "{second:?}");
+    // One page of runs per repository, asked with the ETag of the first run's page: every
+    // one answers 304, which costs an authorized request nothing.
+    assert_eq!(second[names::WORKFLOW_RUNS], 6, "{second:?}");
+    let runs_pages: Vec<&LogEntry> = second_log
+        .iter()
+        .filter(|e| e.path.contains("/actions/runs?"))
+        .collect();
+    assert_eq!(runs_pages.len(), 6);
+    assert!(
+        runs_pages.iter().all(|e| e.status == 304 && e.cost == 0),
+        "{runs_pages:?}"
+    );
+    // The summary's points are what the simulator charged.
+    let charged: u64 = second_log
+        .iter()
+        .filter(|e| e.bucket.as_deref() == Some("core"))
+        .map(|e| e.cost)
+        .sum();
+    assert_eq!(
+        second_summary.buckets["core"].points, charged,
+        "{second_summary:?}"
+    );
     // Issues, comments and pull requests: one probe query for all six repositories.
     for stage in [names::ISSUE_COMMENTS, names::PULL_REQUESTS] {
         assert_eq!(second[stage], 1, "{stage}: {second:?}");
@@ -546,6 +566,15 @@ async fn a_second_run_asks_only_for_what_changed(fx: &Fixture) {
         c.pulls[i.pull.unwrap()].commits.len() as u64
     });
     assert_eq!(tally(names::PULL_REQUESTS), 1 + pull_commits);
+    // The repository with a new run answers its runs page in full (its ETag changed).
+    let third_log = &r.sim.request_log()[first_log.len() + second_log.len()..];
+    assert_eq!(
+        third_log
+            .iter()
+            .filter(|e| e.path.contains("/actions/runs?") && e.status == 200)
+            .count(),
+        1
+    );
     assert_eq!(third.get("workflow_jobs"), Some(&1), "{third:?}");
     assert_eq!(third.get("check_runs"), Some(&1), "{third:?}");
     assert_eq!(third.get(names::COMMIT_FILES), None, "{third:?}");

@@ -374,12 +374,15 @@ impl StageCtx<'_> {
                     .resource
                     .as_ref()
                     .map_or(bucket, |b| b.as_str().to_owned());
+                // GitHub does not charge an authorized 304 (an unauthenticated one it does).
+                let free = response.not_modified() && self.credential.is_some();
                 tally_response(
                     &mut s,
                     &bucket,
                     &response.signal,
-                    estimated,
+                    if free { 0 } else { estimated },
                     response.attempts,
+                    free,
                 );
                 let stage = s.stages.entry(self.decl.name.to_owned()).or_default();
                 stage.requests += u64::from(response.attempts.max(1));
@@ -399,6 +402,14 @@ impl StageCtx<'_> {
             Err(_) => {}
         }
         result
+    }
+
+    /// Remembers the ETag of a conditional `request`'s response (sent with the run's
+    /// credential), once what it carried is stored: see [`Client::remember_etag`].
+    pub async fn remember_etag(&self, request: ApiRequest, response: &ApiResponse) {
+        self.client
+            .remember_etag(&request.credential(self.credential), response)
+            .await;
     }
 
     /// The repositories of this run, as the repository source recorded them (its
@@ -630,12 +641,17 @@ fn tally_response(
     signal: &RateLimitSignal,
     estimated: u64,
     attempts: u32,
+    free: bool,
 ) {
     let b = s.buckets.entry(bucket.to_owned()).or_default();
     b.requests += u64::from(attempts.max(1));
-    b.points += signal
-        .cost
-        .unwrap_or(if bucket == "graphql" { estimated } else { 1 });
+    b.points += if free {
+        0
+    } else {
+        signal
+            .cost
+            .unwrap_or(if bucket == "graphql" { estimated } else { 1 })
+    };
     if let Some(r) = signal.remaining {
         b.min_remaining = Some(b.min_remaining.map_or(r, |m| m.min(r)));
     }

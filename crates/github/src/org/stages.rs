@@ -1077,6 +1077,11 @@ impl WorkflowRunsStage {
             .and_then(|ms| Timestamp::from_millisecond(ms).ok())
             .unwrap_or_else(|| ctx.now());
         let full = &repo.full_name;
+        // The first page of runs is asked for with the ETag of the last collection of this
+        // repository that finished: unchanged, GitHub answers 304, which an authorized request
+        // does not pay for. The new ETag is remembered only when this repository is finished
+        // (a collection stopped midway asks again in full next time).
+        let mut validator: Option<(ApiRequest, ApiResponse)> = None;
         loop {
             let now = ctx.now();
             let (records, finished) = if let Some(run) = cursor.jobs.first().copied() {
@@ -1120,7 +1125,24 @@ impl WorkflowRunsStage {
                 )
             } else if let Some(page) = cursor.page {
                 let path = format!("/repos/{full}/actions/runs?per_page={PER_PAGE}&page={page}");
-                let response = match rest_get(ctx, "sync_workflow_runs", &path).await {
+                let plain = ApiRequest::get(&path).route("sync_workflow_runs", Dimension::RestCore);
+                let request = if page == 1 {
+                    plain.clone().conditional()
+                } else {
+                    plain.clone()
+                };
+                let sent = match ctx.send(request.clone()).await {
+                    // Nothing new since the last complete collection of this repository.
+                    Ok(r) if r.not_modified() && cursor.since.is_some() => {
+                        cursor.page = None;
+                        continue;
+                    }
+                    // An ETag without a collection to stand on (never remembered that way,
+                    // but a 304 must not pass for data): ask in full.
+                    Ok(r) if r.not_modified() => ctx.send(plain).await,
+                    other => other,
+                };
+                let response = match sent {
                     Ok(r) => r,
                     Err(ApiError::Gone { status }) => {
                         ctx.finish_scope(&scope, Some(format!("repository answered {status}")))
@@ -1158,6 +1180,9 @@ impl WorkflowRunsStage {
                 let has_next =
                     headroom_http::paginate::next_page(&response.headers, &response.url).is_some();
                 cursor.page = (has_next && !reached_known).then_some(page + 1);
+                if request.conditional {
+                    validator = Some((request, response));
+                }
                 (
                     runs.iter()
                         .filter_map(|r| rows::workflow_run(r, repo.github_id, now))
@@ -1176,6 +1201,9 @@ impl WorkflowRunsStage {
                     Some((repo.github_id, Watermark::WorkflowRuns, started)),
                 )
                 .await?;
+                if let Some((request, response)) = validator {
+                    ctx.remember_etag(request, &response).await;
+                }
                 return Ok(());
             }
             let text =
