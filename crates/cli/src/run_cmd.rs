@@ -312,11 +312,12 @@ impl ProgressSink for LoggedProgress {
             .remove("event")
             .and_then(|k| k.as_str().map(|k| format!("sync.{k}")))
             .unwrap_or_else(|| "sync.progress".to_owned());
+        let run_id = fields.remove("run_id").and_then(|v| v.as_i64());
         let detail = serde_json::Value::Object(fields).to_string();
         if matches!(event, ProgressEvent::Page { .. }) {
-            tracing::debug!(event = %kind, detail = %detail);
+            tracing::debug!(event = %kind, run_id, detail = %detail);
         } else {
-            tracing::info!(event = %kind, detail = %detail);
+            tracing::info!(event = %kind, run_id, detail = %detail);
         }
     }
 }

@@ -328,7 +328,16 @@ fn a_stopped_service_hands_back_the_claim_of_the_run_it_was_driving() {
     let code = service.wait().expect("stops").code();
     let logs = logs.join("\n");
     assert_eq!(code, Some(0), "{logs}");
-    assert!(logs.contains("sync.stage_started"), "never woke:\n{logs}");
+    let started = logs
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["event"] == "sync.stage_started")
+        .unwrap_or_else(|| panic!("never woke:\n{logs}"));
+    assert_eq!(
+        started["run_id"], 1,
+        "the run id is a field of its own: {started}"
+    );
+    assert_eq!(started["service"], "headroom");
     let s = status(dir.path(), &sim, "1");
     // Whatever state the stop left (mid-stage, or hibernating again), nobody holds the run.
     assert!(s["run"]["claimed_by"].is_null(), "{s}\n{logs}");
