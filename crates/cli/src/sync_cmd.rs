@@ -7,7 +7,8 @@
 //! - `sync status [RUN_ID] [--json]`: stages, cursors, counts, what a run waits for.
 //! - `sync plan org NAME`: an estimate of requests, points and quota windows, from a probe
 //!   of a few GraphQL points.
-//! - `sync worker [--once]`: wakes hibernating runs when their time comes.
+//! - `sync worker [--once]`: wakes hibernating runs when their time comes (as `headroom run`
+//!   also does), and takes up pending runs and those whose holder died.
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -82,7 +83,8 @@ enum SyncCommand {
         #[command(subcommand)]
         target: PlanTarget,
     },
-    /// Wake hibernating runs when their time comes, and run pending ones.
+    /// Wake hibernating runs when their time comes, and run pending ones and those a dead
+    /// worker left (its claim lapsed). `headroom run` does the same beside the feed.
     Worker {
         /// Process the runs due now, then exit.
         #[arg(long)]
