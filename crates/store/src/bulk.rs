@@ -1,5 +1,5 @@
-//! Bulk writes for archive imports: one transaction per batch of judged envelopes, with the
-//! same results as the page path ([`crate::StoreTx::write_push_events`] plus
+//! Bulk writes for archive imports: batches of judged envelopes, each written atomically, with
+//! the same results as the page path ([`crate::StoreTx::write_push_events`] plus
 //! [`crate::Store::quarantine_event`]) — dedup by GitHub event id, entity identity refreshed by
 //! the last event naming it, entity activity moved only by events that were new, quarantine
 //! rows counted per distinct payload, and a bad event failing alone.
@@ -182,7 +182,9 @@ impl PgStore {
 }
 
 /// Page cache of the bulk connection (KiB, as SQLite's negative `cache_size`): fixed, so
-/// memory does not grow with the file.
+/// memory does not grow with the file. Measured at 1,000,000 envelopes, 256 MiB imported no
+/// faster than 64 MiB: what slows a growing import is the random-key index inserts' CPU, not
+/// reads the cache would save.
 const CACHE_KIB: i64 = 65_536;
 
 /// WAL pages between automatic checkpoints (SQLite's default is 1,000). A batch rewrites
@@ -191,6 +193,11 @@ const CACHE_KIB: i64 = 65_536;
 /// once per several batches.
 const CHECKPOINT_PAGES: u32 = 16_384;
 
+/// `temp_store = FILE`: the savepoint journal (a copy of every page a batch modifies) spills
+/// to an unlinked temporary file past 64 KiB instead of growing in memory. In memory it is a
+/// list of 1 KiB chunks that SQLite walks from the start at the end of every statement, so
+/// with a batch's savepoint open the cost grew with the batch's pages times its statements,
+/// and its memory with the database (more distinct index pages per batch as the file grows).
 fn open_connection(path: PathBuf) -> Result<Connection> {
     let conn = Connection::open_with_flags(
         &path,
@@ -200,7 +207,7 @@ fn open_connection(path: PathBuf) -> Result<Connection> {
     conn.busy_timeout(crate::sqlite::BUSY_TIMEOUT)?;
     conn.execute_batch(&format!(
         "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; \
-         PRAGMA cache_size = -{CACHE_KIB}; PRAGMA temp_store = MEMORY; \
+         PRAGMA cache_size = -{CACHE_KIB}; PRAGMA temp_store = FILE; \
          PRAGMA wal_autocheckpoint = {CHECKPOINT_PAGES};"
     ))?;
     conn.set_prepared_statement_cache_capacity(16);
