@@ -216,6 +216,7 @@ async fn write_all(writer: &mut dyn BulkWriter, seed: u64) -> Vec<Vec<BulkOutcom
             outcomes.push(writer.write(batch).await.expect("batch"));
         }
     }
+    writer.finish().await.expect("finish");
     outcomes
 }
 
@@ -300,6 +301,7 @@ async fn a_bad_event_fails_alone(store: &dyn Store) {
         bulk(push(3, (7, "octocat"), (70, "octo/hello"), 3, 10)),
     ];
     let outcome = writer.write(batch.clone()).await.expect("batch");
+    writer.finish().await.expect("finish");
     assert_eq!(outcome[0], BulkOutcome::Created);
     assert!(
         matches!(
@@ -333,6 +335,7 @@ async fn a_bad_event_fails_alone(store: &dyn Store) {
 
     // Again: duplicates, the bad one still refused, the quarantine counted twice.
     let outcome = writer.write(batch).await.expect("batch");
+    writer.finish().await.expect("finish");
     assert_eq!(outcome[0], BulkOutcome::Duplicate);
     assert!(matches!(outcome[1], BulkOutcome::Failed(_)));
     assert_eq!(

@@ -3,7 +3,8 @@
 //!
 //! Streaming, constant memory whatever the file size: a reader thread decompresses, splits
 //! lines (each bounded), parses and judges them, and hands batches over a bounded channel to the
-//! writer, which commits one transaction per batch. Parsing and writing overlap on two cores.
+//! writer, which writes each batch atomically (on SQLite, committing every 100,000 envelopes
+//! and at the end). Parsing and writing overlap on two cores.
 
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
@@ -155,7 +156,7 @@ impl Batch {
     }
 }
 
-/// Imports one input. `on_progress` is called after every committed batch.
+/// Imports one input. `on_progress` is called after every written batch (on SQLite a batch is durable at the writer's next commit, at most 100,000 envelopes later).
 pub async fn import_reader(
     store: &dyn Store,
     reader: Box<dyn BufRead + Send>,
@@ -201,7 +202,10 @@ pub async fn import_reader(
     // Dropping the receiver stops the parser at its next send.
     drop(rx);
     let _ = parser.join();
-    outcome.map(|()| progress)
+    // The writer may hold written batches uncommitted; keep them whether or not the import
+    // stopped on an error (a failed batch itself was never written).
+    let finished = writer.finish().await.map_err(FeedError::from);
+    outcome.and(finished).map(|()| progress)
 }
 
 /// What a batch item's log line needs once its outcome is known.
