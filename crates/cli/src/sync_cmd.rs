@@ -642,7 +642,10 @@ async fn describe(
             cursor: top.and_then(|c| c.page_cursor.clone()),
             repositories_done: mine
                 .iter()
-                .filter(|c| !c.scope.is_empty() && c.status == CheckpointStatus::Done)
+                .filter(|c| {
+                    headroom_sync::RepoScope::parse(&c.scope).is_some()
+                        && c.status == CheckpointStatus::Done
+                })
                 .count(),
             repositories,
             pages: mine.iter().map(|c| c.pages_done).sum(),

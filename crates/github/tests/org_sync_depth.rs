@@ -204,6 +204,12 @@ impl Rig<'_> {
                     out.longest_items = out.longest_items.max(p.items.len());
                 }
             }
+            // The organization's projects that no repository links.
+            for p in w.unlinked_org_projects() {
+                out.unlinked_projects += 1;
+                out.projects.insert(p.id);
+                out.items += p.items.len() as u64;
+            }
             out
         })
     }
@@ -216,6 +222,7 @@ struct World {
     pulls: u64,
     commits: u64,
     projects: BTreeSet<u64>,
+    unlinked_projects: u64,
     items: u64,
     longest_comments: usize,
     longest_commits: usize,
@@ -353,7 +360,8 @@ async fn every_project_item_comment_and_commit_is_stored(fx: &Fixture) {
     // Numbers are unique per organization, as GitHub numbers an owner's projects.
     let numbers: BTreeSet<u64> = r.sim.with_world(|w| {
         let ids: Vec<u64> = w.org_repos().iter().map(|r| r.id).collect();
-        ids.into_iter()
+        let mut numbers: Vec<u64> = ids
+            .into_iter()
             .flat_map(|id| {
                 w.content(id)
                     .projects
@@ -361,17 +369,28 @@ async fn every_project_item_comment_and_commit_is_stored(fx: &Fixture) {
                     .map(|p| p.number)
                     .collect::<Vec<_>>()
             })
-            .collect()
+            .collect();
+        numbers.extend(w.unlinked_org_projects().iter().map(|p| p.number));
+        numbers.into_iter().collect()
     });
     assert_eq!(numbers.len(), world.projects.len());
+    // The organization's projects that no repository links are stored too, items included.
+    assert_eq!(world.unlinked_projects, 2);
+    let unlinked = scalar::<i64>(
+        fx,
+        "SELECT COUNT(*) FROM projects WHERE title LIKE 'Roadmap %'",
+    )
+    .await;
+    assert_eq!(unlinked, Some(2));
 
     // One follow-up per further page: 150 comments → 1 more, 130 commits → 1 more,
     // 120 items → 1 more, for each of the 2 deep repositories (on top of one page per
-    // repository, every repository fitting one outer page).
+    // repository, every repository fitting one outer page). Projects also list the
+    // organization's (one page) and fetch each of the two unlinked ones (one page each).
     let requests = by_stage(&r.sim.request_log());
     assert_eq!(requests[names::ISSUE_COMMENTS], 8 + 2, "{requests:?}");
     assert_eq!(requests[names::PULL_REQUESTS], 8 + 2, "{requests:?}");
-    assert_eq!(requests[names::PROJECTS], 8 + 2, "{requests:?}");
+    assert_eq!(requests[names::PROJECTS], 8 + 2 + 1 + 2, "{requests:?}");
 }
 
 /// Gap 2's checkpoint: a run stopped right after the outer page of a deep repository's

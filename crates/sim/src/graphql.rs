@@ -775,6 +775,39 @@ impl Organization {
     async fn name(&self) -> String {
         format!("{} Inc.", self.login)
     }
+    /// Every project (v2) of the organization, linked to repositories or not, by number.
+    async fn projects_v2(
+        &self,
+        ctx: &Context<'_>,
+        first: Option<i32>,
+        after: Option<String>,
+        last: Option<i32>,
+        before: Option<String>,
+    ) -> async_graphql::Result<ProjectV2Connection> {
+        let all = with_world(ctx, org_projects)?;
+        Ok(ProjectV2Connection::from_page(paginate(
+            &all,
+            "projectsV2",
+            first,
+            after,
+            last,
+            before,
+        )?))
+    }
+    /// One of the organization's projects (v2) by its number.
+    async fn project_v2(
+        &self,
+        ctx: &Context<'_>,
+        number: i64,
+    ) -> async_graphql::Result<Option<ProjectV2>> {
+        let all = with_world(ctx, org_projects)?;
+        match all.into_iter().find(|p| p.rec.number as i64 == number) {
+            Some(p) => Ok(Some(p)),
+            None => Err(not_found(format!(
+                "Could not resolve to a ProjectV2 with the number {number}."
+            ))),
+        }
+    }
     /// Members with their role.
     async fn members_with_role(
         &self,
@@ -1424,11 +1457,40 @@ impl Ref {
     }
 }
 
-/// `ProjectV2`, as linked to one repository (its items' contents live there).
+/// `ProjectV2`, as linked to one repository (its items' contents live there), or to none
+/// (`repo_id` 0: an organization's project whose items are drafts).
 #[derive(Clone, Debug)]
 pub struct ProjectV2 {
     rec: ProjectRec,
     repo_id: u64,
+}
+
+/// The organization's projects: every repository's, then those linked to none, by number.
+fn org_projects(w: &mut World) -> Vec<ProjectV2> {
+    let ids: Vec<u64> = w.org_repos().iter().map(|r| r.id).collect();
+    let mut all: Vec<ProjectV2> = Vec::new();
+    for id in ids {
+        all.extend(
+            w.content(id)
+                .projects
+                .iter()
+                .cloned()
+                .map(|rec| ProjectV2 { rec, repo_id: id }),
+        );
+    }
+    all.extend(
+        w.unlinked_org_projects()
+            .into_iter()
+            .map(|rec| ProjectV2 { rec, repo_id: 0 }),
+    );
+    all.sort_by_key(|p| p.rec.number);
+    all
+}
+
+/// The repositories a project is linked to (only their count is modelled).
+#[derive(SimpleObject, Clone, Debug)]
+pub struct ProjectV2RepositoryConnection {
+    total_count: i32,
 }
 
 #[Object]
@@ -1494,6 +1556,17 @@ impl ProjectV2 {
         Ok(ProjectV2ItemConnection::from_page(paginate(
             &all, "items", first, after, last, before,
         )?))
+    }
+    /// The repositories it is linked to.
+    async fn repositories(
+        &self,
+        first: Option<i32>,
+        after: Option<String>,
+    ) -> ProjectV2RepositoryConnection {
+        let _ = (first, after);
+        ProjectV2RepositoryConnection {
+            total_count: i32::from(self.repo_id != 0),
+        }
     }
     /// The project's views: a board and a table.
     async fn views(

@@ -730,6 +730,40 @@ impl World {
             .collect()
     }
 
+    /// The organization's projects (v2) linked to none of its repositories: GitHub lists them
+    /// only under the organization. Two, each with a few draft items; deterministic (no
+    /// random draw, so the generated data is undisturbed), numbered past every repository's
+    /// slots.
+    pub fn unlinked_org_projects(&self) -> Vec<ProjectRec> {
+        if self.org_repos().is_empty() {
+            return Vec::new();
+        }
+        let base = self
+            .org
+            .id
+            .wrapping_mul(1_000)
+            .wrapping_add(970_000_000_000);
+        let first_number = (self.repos.len() as u64 + 1) * PROJECT_SLOTS + 1;
+        (0..2u64)
+            .map(|p| ProjectRec {
+                id: base + p * 100,
+                number: first_number + p,
+                title: format!("Roadmap {}", p + 1),
+                closed: false,
+                created_at: self
+                    .org_repos()
+                    .first()
+                    .map_or(Timestamp::UNIX_EPOCH, |r| r.created_at),
+                items: (1..=3u64)
+                    .map(|k| ProjectItemRec {
+                        id: base + p * 100 + k,
+                        content: ProjectItemContent::Draft(format!("Idea {k}")),
+                    })
+                    .collect(),
+            })
+            .collect()
+    }
+
     /// A repository's contents, generated on first use.
     pub fn content(&mut self, repo_id: u64) -> &mut RepoContent {
         if !self.contents.contains_key(&repo_id) {
