@@ -10,9 +10,10 @@ use std::process::Command;
 mod common;
 use common::{BIN, Sim};
 
-fn headroom(dir: &Path, api: &str, args: &[&str]) -> (i32, String) {
-    let out = Command::new(BIN)
-        .current_dir(dir)
+/// `headroom --api-url API --db h.db ARGS` in `dir`, with none of the user's settings.
+fn command(dir: &Path, api: &str, args: &[&str]) -> Command {
+    let mut c = Command::new(BIN);
+    c.current_dir(dir)
         .args(["--api-url", api, "--db", "h.db"])
         .args(args)
         .env_remove("GITHUB_TOKEN")
@@ -20,9 +21,12 @@ fn headroom(dir: &Path, api: &str, args: &[&str]) -> (i32, String) {
         .env_remove("HEADROOM_DB")
         .env_remove("GITHUB_API_URL")
         .env_remove("POLL_INTERVAL_SECONDS")
-        .env_remove("MAX_PAGES_PER_POLL")
-        .output()
-        .expect("runs");
+        .env_remove("MAX_PAGES_PER_POLL");
+    c
+}
+
+fn headroom(dir: &Path, api: &str, args: &[&str]) -> (i32, String) {
+    let out = command(dir, api, args).output().expect("runs");
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -173,13 +177,7 @@ fn json_logs_carry_fixed_fields_and_the_run_id() {
 fn a_closed_stdout_ends_the_command_quietly_after_the_work_is_stored() {
     let sim = Sim::start(&["--scenario", "default"]);
     let dir = tempfile::tempdir().expect("tmp");
-    let mut child = Command::new(BIN)
-        .current_dir(dir.path())
-        .args(["--api-url", &sim.url, "--db", "h.db", "ingest"])
-        .env_remove("GITHUB_TOKEN")
-        .env_remove("GH_TOKEN")
-        .env_remove("HEADROOM_DB")
-        .env_remove("GITHUB_API_URL")
+    let mut child = command(dir.path(), &sim.url, &["ingest"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

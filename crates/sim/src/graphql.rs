@@ -785,14 +785,7 @@ impl Organization {
         before: Option<String>,
     ) -> async_graphql::Result<ProjectV2Connection> {
         let all = with_world(ctx, org_projects)?;
-        Ok(ProjectV2Connection::from_page(paginate(
-            &all,
-            "projectsV2",
-            first,
-            after,
-            last,
-            before,
-        )?))
+        projects_page(&all, first, after, last, before)
     }
     /// One of the organization's projects (v2) by its number.
     async fn project_v2(
@@ -1163,14 +1156,7 @@ impl Repository {
                 .map(|rec| ProjectV2 { rec, repo_id: id })
                 .collect()
         })?;
-        Ok(ProjectV2Connection::from_page(paginate(
-            &all,
-            "projectsV2",
-            first,
-            after,
-            last,
-            before,
-        )?))
+        projects_page(&all, first, after, last, before)
     }
 }
 
@@ -1485,6 +1471,24 @@ fn org_projects(w: &mut World) -> Vec<ProjectV2> {
     );
     all.sort_by_key(|p| p.rec.number);
     all
+}
+
+/// A page of a `projectsV2` connection.
+fn projects_page(
+    all: &[ProjectV2],
+    first: Option<i32>,
+    after: Option<String>,
+    last: Option<i32>,
+    before: Option<String>,
+) -> async_graphql::Result<ProjectV2Connection> {
+    Ok(ProjectV2Connection::from_page(paginate(
+        all,
+        "projectsV2",
+        first,
+        after,
+        last,
+        before,
+    )?))
 }
 
 /// The repositories a project is linked to (only their count is modelled).

@@ -678,7 +678,17 @@ impl Stage for RepositoriesStage {
 
 // ---------------------------------------------------------------------------- 3. projects
 
-const PROJECTS_QUERY: &str =
+/// The fields of a project item, the same in every query that reads items.
+macro_rules! project_item_fields {
+    () => {
+        "id databaseId type content { __typename \
+         ... on Issue { id number title } \
+         ... on PullRequest { id number title } \
+         ... on DraftIssue { id title } }"
+    };
+}
+
+const PROJECTS_QUERY: &str = concat!(
     "query($owner: String!, $name: String!, $first: Int!, $after: String) {
   repository(owner: $owner, name: $name) {
     projectsV2(first: $first, after: $after) {
@@ -687,15 +697,9 @@ const PROJECTS_QUERY: &str =
         views(first: 20) { nodes { id name number layout } }
         items(first: 100) {
           totalCount
-          nodes {
-            id databaseId type
-            content {
-              __typename
-              ... on Issue { id number title }
-              ... on PullRequest { id number title }
-              ... on DraftIssue { id title }
-            }
-          }
+          nodes { ",
+    project_item_fields!(),
+    " }
           pageInfo { hasNextPage endCursor }
         }
       }
@@ -703,29 +707,25 @@ const PROJECTS_QUERY: &str =
     }
   }
   rateLimit { limit cost remaining used resetAt }
-}";
+}",
+);
 
-const PROJECT_ITEMS_QUERY: &str =
+const PROJECT_ITEMS_QUERY: &str = concat!(
     "query($owner: String!, $name: String!, $number: Int!, $first: Int!, $after: String) {
   repository(owner: $owner, name: $name) {
     projectV2(number: $number) {
       id number
       items(first: $first, after: $after) {
-        nodes {
-          id databaseId type
-          content {
-            __typename
-            ... on Issue { id number title }
-            ... on PullRequest { id number title }
-            ... on DraftIssue { id title }
-          }
-        }
+        nodes { ",
+    project_item_fields!(),
+    " }
         pageInfo { hasNextPage endCursor }
       }
     }
   }
   rateLimit { limit cost remaining used resetAt }
-}";
+}",
+);
 
 macro_rules! connection_stage {
     ($(#[$doc:meta])* $name:ident, $spec:expr) => {
@@ -792,7 +792,7 @@ const ORG_PROJECTS_QUERY: &str = "query($login: String!, $first: Int!, $after: S
 }";
 
 /// One organization project with its views and a page of its items.
-const ORG_PROJECT_QUERY: &str =
+const ORG_PROJECT_QUERY: &str = concat!(
     "query($login: String!, $number: Int!, $first: Int!, $after: String) {
   organization(login: $login) {
     projectV2(number: $number) {
@@ -800,21 +800,16 @@ const ORG_PROJECT_QUERY: &str =
       views(first: 20) { nodes { id name number layout } }
       items(first: $first, after: $after) {
         totalCount
-        nodes {
-          id databaseId type
-          content {
-            __typename
-            ... on Issue { id number title }
-            ... on PullRequest { id number title }
-            ... on DraftIssue { id title }
-          }
-        }
+        nodes { ",
+    project_item_fields!(),
+    " }
         pageInfo { hasNextPage endCursor }
       }
     }
   }
   rateLimit { limit cost remaining used resetAt }
-}";
+}",
+);
 
 /// The scope of the projects stage that covers the organization's own listing.
 pub const ORG_PROJECTS_SCOPE: &str = "organization";
