@@ -18,6 +18,7 @@ use clap::{Args, Subcommand};
 use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
 use headroom_core::governor::GovernorConfig;
 use headroom_github::org;
+use headroom_github::org::count_at as count;
 use headroom_http::{ApiRequest, Client, Credential};
 use headroom_store::{CheckpointStatus, NewSyncRun, Store, SyncRun, TABLES};
 use headroom_sync::{
@@ -784,17 +785,10 @@ const PLAN_QUERY: &str = "query($login: String!) {
         refs(refPrefix: \"refs/heads/\", first: 1) { totalCount }
       }
     }
+    projectsV2(first: 100) { totalCount nodes { repositories(first: 1) { totalCount } } }
   }
   rateLimit { limit cost remaining used resetAt }
 }";
-
-fn count(v: &Value, path: &[&str]) -> u64 {
-    let mut cur = v;
-    for p in path {
-        cur = cur.get(*p).unwrap_or(&Value::Null);
-    }
-    cur.as_u64().unwrap_or(0)
-}
 
 /// Assumed where nothing cheap can measure it (an organization whose sampled pull requests or
 /// repositories have nothing to count); stated in the output.
@@ -831,6 +825,15 @@ async fn plan(settings: &Settings, name: &str) -> ExitCode {
     let members = count(org, &["membersWithRole", "totalCount"]);
     let teams = count(org, &["teams", "totalCount"]);
     let repos = count(org, &["repositories", "totalCount"]);
+    // The organization's projects that no repository links are fetched one by one: count
+    // them among the first 100 listed and extrapolate.
+    let org_projects = count(org, &["projectsV2", "totalCount"]);
+    let listed = org.get("projectsV2").map_or(&[][..], org::nodes);
+    let unlinked_listed = listed
+        .iter()
+        .filter(|p| count(p, &["repositories", "totalCount"]) == 0)
+        .count() as u64;
+    let unlinked = (unlinked_listed * org_projects).div_ceil(listed.len().max(1) as u64);
     let sample: &[Value] = org
         .get("repositories")
         .and_then(|r| r.get("nodes"))
@@ -894,7 +897,8 @@ async fn plan(settings: &Settings, name: &str) -> ExitCode {
         + pages(teams)
         + pages(repos)
         + scale(issue_pages) * 2 // issues, and issue comments in pages of issues
-        + repos // projects
+        + repos // projects, through their repositories
+        + pages(org_projects) + unlinked // the organization's listing, and the unlinked ones
         + scale(pull_pages)
         + scale(branch_pages);
     let commits = scale(pulls) * commits_per_pull;
@@ -925,6 +929,7 @@ async fn plan(settings: &Settings, name: &str) -> ExitCode {
         "measured": {
             "repositories": repos, "members": members, "teams": teams,
             "pull_requests": scale(pulls), "sampled_repositories": sample.len(),
+            "organization_projects": org_projects, "unlinked_projects": unlinked,
             "probe_points": probe_cost,
         },
         "sampled": {

@@ -140,6 +140,14 @@ pub fn next_cursor(connection: &Value) -> Option<String> {
     }
 }
 
+/// The number at `path` in a response (a `totalCount`), 0 when absent.
+pub fn count_at(v: &Value, path: &[&str]) -> u64 {
+    path.iter()
+        .try_fold(v, |v, k| v.get(*k))
+        .and_then(Value::as_u64)
+        .unwrap_or(0)
+}
+
 /// The `nodes` of a connection.
 pub fn nodes(connection: &Value) -> &[Value] {
     connection

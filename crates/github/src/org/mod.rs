@@ -5,7 +5,7 @@
 //! |---|-------|--------|-------|-------|
 //! | 1 | `org` — organization, members, teams | GraphQL | — | once |
 //! | 2 | `repositories` — repositories and their issues | GraphQL | 1 | listing, then per repository |
-//! | 3 | `projects` — projects (v2), their views and items | GraphQL | 2 | per repository |
+//! | 3 | `projects` — projects (v2), their views and items | GraphQL | 2 | per repository, then the organization's unlinked ones |
 //! | 4 | `issue_comments` | GraphQL | 2 | per repository |
 //! | 5 | `pull_requests` — with their commits | GraphQL | 2 | per repository |
 //! | 6 | `commit_files` | REST | 5 | per repository |
@@ -31,7 +31,7 @@ mod stages;
 
 use std::sync::Arc;
 
-pub use gql::PageSize;
+pub use gql::{PageSize, count_at, nodes};
 pub use stages::{
     BranchesStage, CommitFilesStage, IssueCommentsStage, OrgStage, ProjectsStage,
     PullRequestsStage, RepositoriesStage, WorkflowRunsStage,

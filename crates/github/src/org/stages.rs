@@ -886,7 +886,7 @@ async fn collect_unlinked_projects(ctx: &StageCtx<'_>, size: &PageSize) -> Resul
             cursor.pending.extend(
                 nodes(listing)
                     .iter()
-                    .filter(|p| count(p, &["repositories", "totalCount"]) == 0)
+                    .filter(|p| gql::count_at(p, &["repositories", "totalCount"]) == 0)
                     .filter_map(|p| rows::int(p, "number")),
             );
             cursor.next = next_cursor(listing);
@@ -900,13 +900,6 @@ async fn collect_unlinked_projects(ctx: &StageCtx<'_>, size: &PageSize) -> Resul
         ctx.write_page(ORG_PROJECTS_SCOPE, &records, Some(text), false, None)
             .await?;
     }
-}
-
-fn count(v: &Value, path: &[&str]) -> u64 {
-    path.iter()
-        .try_fold(v, |v, k| v.get(*k))
-        .and_then(Value::as_u64)
-        .unwrap_or(0)
 }
 
 /// Stage 3: Projects (v2) linked to every repository, with their views (the boards, in the
