@@ -14,16 +14,17 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use common::Fixture;
 use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
-use headroom_core::governor::GovernorConfig;
+use headroom_core::governor::{BoxFuture, GovernorConfig};
 use headroom_core::{Governor, QuotaKey, Subject};
 use headroom_github::org::{self, PullRequestsStage, names};
 use headroom_http::sinks::MemoryCredentials;
 use headroom_http::transport::SimTransport;
-use headroom_http::{Client, ClientParts, Credential, UrlPolicy};
+use headroom_http::{Client, ClientParts, Credential, Transport, TransportError, UrlPolicy};
 use headroom_sim::{LogEntry, SimConfig, Simulator, TokenSpec};
 use headroom_store::{Backend, NewSyncRun, Store};
 use headroom_sync::{
@@ -50,9 +51,32 @@ fn sim_config(repos: usize, deep: usize) -> SimConfig {
     config
 }
 
+/// The simulator behind a gate: once `frozen`, a request never gets its answer, so a run
+/// stops at its next request — deterministically, and holding no database transaction (a real
+/// crash closes its connections; a dropped future mid-transaction would not).
+#[derive(Debug)]
+struct GatedTransport {
+    inner: SimTransport,
+    frozen: Arc<AtomicBool>,
+}
+
+impl Transport for GatedTransport {
+    fn send(
+        &self,
+        request: http::Request<bytes::Bytes>,
+    ) -> BoxFuture<'_, Result<http::Response<bytes::Bytes>, TransportError>> {
+        if self.frozen.load(Ordering::SeqCst) {
+            return Box::pin(std::future::pending());
+        }
+        self.inner.send(request)
+    }
+}
+
 struct Rig<'a> {
     sim: Simulator,
     store: &'a Arc<dyn Store>,
+    /// Set: the simulator stops answering (see [`GatedTransport`]).
+    frozen: Arc<AtomicBool>,
     client: Client,
     clock: TokioClock,
 }
@@ -68,10 +92,14 @@ fn rig_with(config: SimConfig, store: &Arc<dyn Store>, attempts: Option<u32>) ->
     let governor =
         Governor::in_memory(GovernorConfig::default(), Arc::new(clock)).expect("governor");
     let credentials = Arc::new(MemoryCredentials::default());
+    let frozen = Arc::new(AtomicBool::new(false));
     let mut parts = ClientParts::new(
         UrlPolicy::for_api_url(API).expect("loopback API"),
         governor,
-        Arc::new(SimTransport::new(sim.clone())),
+        Arc::new(GatedTransport {
+            inner: SimTransport::new(sim.clone()),
+            frozen: frozen.clone(),
+        }),
         clock,
     );
     parts.credentials = credentials;
@@ -82,6 +110,7 @@ fn rig_with(config: SimConfig, store: &Arc<dyn Store>, attempts: Option<u32>) ->
     Rig {
         sim,
         store,
+        frozen,
         client: Client::new(parts),
         clock,
     }
@@ -233,13 +262,14 @@ struct World {
 #[derive(Default)]
 struct Recorder {
     events: Mutex<Vec<ProgressEvent>>,
-    stop_at: Option<(&'static str, String, Arc<Notify>)>,
+    /// On the first page of this stage and scope: freeze the simulator, then notify.
+    stop_at: Option<(&'static str, String, Arc<AtomicBool>, Arc<Notify>)>,
 }
 
 impl ProgressSink for Recorder {
     fn event(&self, event: &ProgressEvent) {
         if let (
-            Some((stage, scope, notify)),
+            Some((stage, scope, frozen, notify)),
             ProgressEvent::Page {
                 stage: s,
                 scope: sc,
@@ -249,6 +279,7 @@ impl ProgressSink for Recorder {
             && s == stage
             && sc == scope
         {
+            frozen.store(true, Ordering::SeqCst);
             notify.notify_one();
         }
         self.events.lock().unwrap().push(event.clone());
@@ -416,7 +447,12 @@ async fn a_run_stopped_inside_a_nested_connection_redoes_at_most_one_page(fx: &F
     });
     let stop = Arc::new(Notify::new());
     let recorder = Arc::new(Recorder {
-        stop_at: Some((names::ISSUE_COMMENTS, deep.clone(), stop.clone())),
+        stop_at: Some((
+            names::ISSUE_COMMENTS,
+            deep.clone(),
+            r.frozen.clone(),
+            stop.clone(),
+        )),
         ..Recorder::default()
     });
     let runner = r.runner_with(org::stages(), recorder);
@@ -438,6 +474,7 @@ async fn a_run_stopped_inside_a_nested_connection_redoes_at_most_one_page(fx: &F
     );
     let before = r.sim.request_log();
 
+    r.frozen.store(false, Ordering::SeqCst);
     let summary = r.drive(&r.runner(), id).await;
     assert_eq!(summary.stages_done.len(), 8);
     let after = by_stage(&r.sim.request_log()[before.len()..]);
