@@ -5,6 +5,9 @@
 
 #![allow(clippy::expect_used)]
 
+#[path = "../../store/tests/common/push.rs"]
+mod push;
+
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -14,7 +17,7 @@ use headroom_github::feed::poll::PollSettings;
 use headroom_server::{Reporting, SchedulerSettings, StatusSettings};
 use headroom_store::feed_report::{FeedReport, PushEventFilter};
 use headroom_store::feed_state::{Enriched, EntityKind, FeedState, Lane};
-use headroom_store::{ActorRef, EventOrigin, PushEventWrite, RepositoryRef, SqliteStore, Store};
+use headroom_store::{EventOrigin, PushEventWrite, SqliteStore, Store};
 use serde_json::json;
 
 const EVENTS: u64 = 100_000;
@@ -27,35 +30,15 @@ fn t(secs: i64) -> Timestamp {
 
 #[allow(clippy::cast_possible_wrap)]
 fn event(n: u64) -> PushEventWrite {
-    let actor = (n % ACTORS) as i64 + 1;
-    let repo = (n % REPOSITORIES) as i64 + 1;
-    PushEventWrite {
-        github_event_id: format!("{}", 50_000_000_000 + n),
-        github_push_id: Some(n as i64),
-        actor: ActorRef {
-            github_id: actor,
-            login: format!("user{actor}"),
-            display_login: None,
-            url: Some(format!("https://api.github.com/users/user{actor}")),
-            avatar_url: None,
-        },
-        repository: RepositoryRef {
-            github_id: repo,
-            full_name: format!("org{repo}/repo{repo}"),
-            url: Some(format!("https://api.github.com/repos/org{repo}/repo{repo}")),
-        },
-        git_ref: "refs/heads/main".into(),
-        head_sha: format!("{n:040x}"),
-        before_sha: format!("{:040x}", n + 1),
-        commit_count: Some(1),
-        distinct_commit_count: Some(1),
-        // Two events per second: ties on occurred_at exercise the keyset's tie-break.
-        occurred_at: t((n / 2) as i64),
-        received_at: t((n / 2) as i64 + 5),
-        ingestion_run_id: None,
-        origin: EventOrigin::Feed,
-        raw: json!({"id": n.to_string(), "type": "PushEvent", "payload": {"ref": "refs/heads/main"}}),
-    }
+    // Two events per second: ties on occurred_at exercise the keyset's tie-break.
+    push::push_event(
+        50_000_000_000 + n,
+        (n % ACTORS) as i64 + 1,
+        (n % REPOSITORIES) as i64 + 1,
+        t((n / 2) as i64),
+        t((n / 2) as i64 + 5),
+        EventOrigin::Feed,
+    )
 }
 
 fn reads(c: &mut Criterion) {

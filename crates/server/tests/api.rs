@@ -290,7 +290,7 @@ async fn push_event_pages(db: &Db) {
     let first = &reply.json["data"][0];
     assert_eq!(first["actor"]["login"], "user101");
     assert_eq!(first["actor"]["enrichment_status"], "complete");
-    assert_eq!(first["repository"]["full_name"], "org/repo201");
+    assert_eq!(first["repository"]["full_name"], "org201/repo201");
     assert_eq!(
         first["repository"]["enrichment_status"],
         "permanent_failure"

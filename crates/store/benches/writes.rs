@@ -5,12 +5,14 @@
 
 #![allow(clippy::expect_used)]
 
+#[path = "../tests/common/push.rs"]
+mod push;
+
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use headroom_core::clock::Timestamp;
 use headroom_store::records::{Issue, Repository};
 use headroom_store::{
-    ActorRef, CheckpointStatus, CheckpointUpdate, EventOrigin, NewSyncRun, PushEventWrite, Record,
-    RepositoryRef,
+    CheckpointStatus, CheckpointUpdate, EventOrigin, NewSyncRun, PushEventWrite, Record,
 };
 use serde_json::json;
 
@@ -20,36 +22,16 @@ fn t(secs: i64) -> Timestamp {
     Timestamp::from_second(1_800_000_000 + secs).expect("valid")
 }
 
+#[allow(clippy::cast_possible_wrap)]
 fn event(n: u64) -> PushEventWrite {
-    let actor = (n % 89) as i64 + 1;
-    let repo = (n % 92) as i64 + 1;
-    PushEventWrite {
-        github_event_id: format!("{}", 50_000_000_000 + n),
-        github_push_id: Some(n as i64),
-        actor: ActorRef {
-            github_id: actor,
-            login: format!("user{actor}"),
-            display_login: None,
-            url: Some(format!("https://api.github.com/users/user{actor}")),
-            avatar_url: None,
-        },
-        repository: RepositoryRef {
-            github_id: repo,
-            full_name: format!("org{repo}/repo{repo}"),
-            url: Some(format!("https://api.github.com/repos/org{repo}/repo{repo}")),
-        },
-        git_ref: "refs/heads/main".into(),
-        head_sha: format!("{n:040x}"),
-        before_sha: format!("{:040x}", n + 1),
-        commit_count: Some(1),
-        distinct_commit_count: Some(1),
-        occurred_at: t(n as i64),
-        received_at: t(n as i64 + 5),
-        ingestion_run_id: None,
-        origin: EventOrigin::Gharchive,
-        raw: json!({"id": n.to_string(), "type": "PushEvent", "payload": {"ref": "refs/heads/main",
-            "head": format!("{n:040x}"), "before": format!("{:040x}", n + 1), "push_id": n}}),
-    }
+    push::push_event(
+        50_000_000_000 + n,
+        (n % 89) as i64 + 1,
+        (n % 92) as i64 + 1,
+        t(n as i64),
+        t(n as i64 + 5),
+        EventOrigin::Gharchive,
+    )
 }
 
 fn writes(c: &mut Criterion) {

@@ -224,6 +224,25 @@ fn secs(secs: i64) -> headroom_core::clock::SignedDuration {
     headroom_core::clock::SignedDuration::from_secs(secs)
 }
 
+/// Every table dump of `bulk`'s database equals `page`'s (and none is empty). A macro
+/// because the two backends' pools are different types.
+macro_rules! assert_same_tables {
+    ($page:expr, $bulk:expr, $seed:expr) => {
+        for sql in dumps() {
+            let a: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.clone()))
+                .fetch_all($page.pool())
+                .await
+                .expect("dump");
+            let b: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.clone()))
+                .fetch_all($bulk.pool())
+                .await
+                .expect("dump");
+            assert!(!a.is_empty(), "{sql}");
+            assert_eq!(b, a, "seed {}: {sql}", $seed);
+        }
+    };
+}
+
 #[tokio::test]
 async fn bulk_matches_the_page_path_sqlite() {
     for seed in 1..=8 {
@@ -240,18 +259,7 @@ async fn bulk_matches_the_page_path_sqlite() {
         let expected = write_all(&mut TxWriter::new(&page), seed).await;
         let got = write_all(bulk.bulk_writer().await.expect("writer").as_mut(), seed).await;
         assert_eq!(got, expected, "outcomes, seed {seed}");
-        for sql in dumps() {
-            let a: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.clone()))
-                .fetch_all(page.pool())
-                .await
-                .expect("dump");
-            let b: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.clone()))
-                .fetch_all(bulk.pool())
-                .await
-                .expect("dump");
-            assert!(!a.is_empty(), "{sql}");
-            assert_eq!(b, a, "seed {seed}: {sql}");
-        }
+        assert_same_tables!(page, bulk, seed);
         page.close().await;
         bulk.close().await;
     }
@@ -271,18 +279,7 @@ async fn bulk_matches_the_page_path_postgres() {
         let expected = write_all(&mut TxWriter::new(&page), seed).await;
         let got = write_all(bulk.bulk_writer().await.expect("writer").as_mut(), seed).await;
         assert_eq!(got, expected, "outcomes, seed {seed}");
-        for sql in dumps() {
-            let a: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.clone()))
-                .fetch_all(page.pool())
-                .await
-                .expect("dump");
-            let b: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.clone()))
-                .fetch_all(bulk.pool())
-                .await
-                .expect("dump");
-            assert!(!a.is_empty(), "{sql}");
-            assert_eq!(b, a, "seed {seed}: {sql}");
-        }
+        assert_same_tables!(page, bulk, seed);
         page.close().await;
         bulk.close().await;
     }

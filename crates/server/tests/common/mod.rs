@@ -18,9 +18,7 @@ use headroom_github::feed::poll::{FEED_PATH, PollSettings, SOURCE_TYPE};
 use headroom_server::{AppState, Reporting, SchedulerSettings, StatusSettings};
 use headroom_store::feed_report::FeedReport;
 use headroom_store::feed_state::{CoreLedger, Enriched, EntityKind, FeedState, Lane};
-use headroom_store::{
-    ActorRef, EventOrigin, PgStore, PushEventWrite, RepositoryRef, SqliteStore, Store,
-};
+use headroom_store::{EventOrigin, PgStore, PushEventWrite, SqliteStore, Store};
 use http_body_util::BodyExt as _;
 use serde_json::Value;
 use sqlx::postgres::PgPoolOptions;
@@ -29,6 +27,8 @@ use tower::ServiceExt as _;
 // The per-test PostgreSQL database is the store tests' own.
 #[path = "../../../store/tests/common/pg.rs"]
 mod pg;
+#[path = "../../../store/tests/common/push.rs"]
+mod push;
 #[allow(unused_imports)] // each test binary uses its own part of it
 pub use pg::{PgDatabase, URL_VAR, admin_url};
 pub const HOST: &str = "api.github.com";
@@ -218,33 +218,16 @@ pub async fn get(app: &axum::Router, uri: &str) -> Reply {
     }
 }
 
+/// A push event with a numeric id (see `push::push_event`).
 pub fn event(id: &str, actor: i64, repo: i64, occurred: i64, received: i64) -> PushEventWrite {
-    PushEventWrite {
-        github_event_id: id.into(),
-        github_push_id: Some(actor * 1000 + repo),
-        actor: ActorRef {
-            github_id: actor,
-            login: format!("user{actor}"),
-            display_login: None,
-            url: Some(format!("https://api.github.com/users/user{actor}")),
-            avatar_url: None,
-        },
-        repository: RepositoryRef {
-            github_id: repo,
-            full_name: format!("org/repo{repo}"),
-            url: Some(format!("https://api.github.com/repos/org/repo{repo}")),
-        },
-        git_ref: "refs/heads/main".into(),
-        head_sha: "a".repeat(40),
-        before_sha: "b".repeat(40),
-        commit_count: Some(1),
-        distinct_commit_count: Some(1),
-        occurred_at: at(occurred),
-        received_at: at(received),
-        ingestion_run_id: None,
-        origin: EventOrigin::Feed,
-        raw: serde_json::json!({"id": id, "type": "PushEvent", "payload": {"ref": "refs/heads/main"}}),
-    }
+    push::push_event(
+        id.parse().expect("a numeric event id"),
+        actor,
+        repo,
+        at(occurred),
+        at(received),
+        EventOrigin::Feed,
+    )
 }
 
 pub async fn write_events(db: &Db, events: &[PushEventWrite]) {
