@@ -1,32 +1,27 @@
-//! Bulk writes for archive imports: batches of judged envelopes, each written atomically, with
-//! the same results as the page path ([`crate::StoreTx::write_push_events`] plus
-//! [`crate::Store::quarantine_event`]) — dedup by GitHub event id, entity identity refreshed by
-//! the last event naming it, entity activity moved only by events that were new, quarantine
-//! rows counted per distinct payload, and a bad event failing alone.
+//! Bulk writes for archive imports: batches of judged envelopes with the same results as
+//! the page path ([`crate::StoreTx::write_push_events`] plus [`crate::Store::quarantine_event`])
+//! — dedup by GitHub event id, entity identity refreshed by the last event naming it, entity
+//! activity moved only by events that were new, quarantine rows counted per distinct payload,
+//! and a bad event failing alone.
 //!
-//! On an SQLite file the writer is a dedicated `rusqlite` connection on a blocking thread with
-//! cached prepared statements: sqlx's driver hands every statement to a worker thread and back,
-//! which cost more than SQLite's own work at import rates. Everywhere else (PostgreSQL, an
-//! in-memory SQLite) the writer goes through the ordinary [`crate::Store`] transaction.
-//!
-//! On the SQLite file one write transaction stays open across batches and commits every
-//! 100,000 envelopes and at [`BulkWriter::finish`] (each batch is a savepoint within it, so a
-//! batch still fails alone): a commit rewrites every entity and index page its rows touched,
-//! and those are spread over whole tables, so fewer commits write far less. Durability is per
-//! commit (WAL, `synchronous = NORMAL`, as the rest of the store): a killed import loses at
-//! most the envelopes since the last commit, and importing again skips what was kept.
-//! Elsewhere durability is per batch.
+//! On an SQLite file the writer is [`sqlite`]: a dedicated `rusqlite` connection (sqlx's
+//! driver hands every statement to a worker thread and back, which cost more than SQLite's own
+//! work at import rates) with one transaction open across batches, committed every 100,000
+//! envelopes and at [`BulkWriter::finish`]. Durability is per commit (WAL, `synchronous =
+//! NORMAL`, as the rest of the store): a killed import loses at most the envelopes since the
+//! last commit, and importing again skips what was kept. Everywhere else (PostgreSQL, an
+//! in-memory SQLite) each batch is one transaction of its own, durable when written.
 
 use std::collections::{BTreeMap, HashSet};
-use std::path::PathBuf;
 
 use async_trait::async_trait;
 use headroom_core::redact::redact;
-use rusqlite::{Connection, OpenFlags, params};
 
 use crate::error::{Result, StoreError};
 use crate::model::{PushEventWrite, QuarantinedEvent, check_fingerprint, ms};
-use crate::{PgStore, SqliteStore, Store};
+use crate::{PgStore, Store};
+
+mod sqlite;
 
 /// One envelope to write in bulk.
 #[derive(Debug, Clone)]
@@ -76,13 +71,15 @@ pub enum BulkOutcome {
     },
 }
 
-/// Writes batches of envelopes. A batch is all-or-nothing; when it becomes durable depends
-/// on the writer (at once, or at the next group commit), and [`BulkWriter::finish`] makes
-/// everything written so far durable.
+/// Writes batches of envelopes. When a batch becomes durable depends on the writer (at once,
+/// or at the next group commit); [`BulkWriter::finish`] makes everything written so far
+/// durable.
 #[async_trait]
 pub trait BulkWriter: Send {
-    /// Writes one batch atomically and returns one outcome per item, in order. An error
-    /// means none of the batch is stored (batches written before it are kept).
+    /// Writes one batch and returns one outcome per item, in order (an event the database
+    /// refuses is [`BulkOutcome::Failed`] and the rest are written). An error means none of
+    /// the batch is stored, nor, on a writer with group commits, anything since its last
+    /// commit ([`StoreError::RolledBack`] says how much); what was committed is kept.
     async fn write(&mut self, items: Vec<BulkItem>) -> Result<Vec<BulkOutcome>>;
 
     /// Commits whatever earlier batches left pending. A writer dropped without it loses at
@@ -153,155 +150,12 @@ impl<S: Store + ?Sized> BulkWriter for TxWriter<'_, S> {
     }
 }
 
-impl SqliteStore {
-    /// The bulk writer for this store: a dedicated connection on a file, else the portable one.
-    pub(crate) async fn open_bulk(&self) -> Result<Box<dyn BulkWriter + '_>> {
-        match self.file() {
-            Some(path) => {
-                let path = path.to_owned();
-                let conn = tokio::task::spawn_blocking(move || open_connection(path))
-                    .await
-                    .map_err(|e| StoreError::Database(format!("bulk writer thread: {e}")))??;
-                Ok(Box::new(SqliteBulk {
-                    conn: Some(conn),
-                    pending: 0,
-                }))
-            }
-            None => Ok(Box::new(TxWriter::new(self))),
-        }
-    }
-}
-
 impl PgStore {
     /// The bulk writer for this store: array-bound multi-row statements on one connection.
     pub(crate) async fn open_bulk(&self) -> Result<Box<dyn BulkWriter + '_>> {
         Ok(Box::new(PgBulk {
             pool: self.pool().clone(),
         }))
-    }
-}
-
-/// Page cache of the bulk connection (KiB, as SQLite's negative `cache_size`): fixed, so
-/// memory does not grow with the file, and large because push_events' per-actor,
-/// per-repository and keyset indexes take random keys: once their pages outgrow the cache,
-/// every insert rereads evicted pages and every commit spills more. Measured at 2,000,000
-/// envelopes, 64 MiB cost 44.9 µs of CPU per envelope (12.6 of it in the kernel), 256 MiB 37.0.
-const CACHE_KIB: i64 = 262_144;
-
-/// WAL pages between automatic checkpoints (SQLite's default is 1,000). A batch rewrites
-/// entity rows spread over the whole table, so with the default nearly every commit
-/// checkpointed the same pages again; a larger WAL (up to about 64 MiB) copies each page back
-/// once per several batches.
-const CHECKPOINT_PAGES: u32 = 16_384;
-
-/// `temp_store = FILE`: the savepoint journal (a copy of every page a batch modifies) spills
-/// to an unlinked temporary file past 64 KiB instead of growing in memory. In memory it is a
-/// list of 1 KiB chunks that SQLite walks from the start at the end of every statement, so
-/// with a batch's savepoint open the cost grew with the batch's pages times its statements,
-/// and its memory with the database (more distinct index pages per batch as the file grows).
-fn open_connection(path: PathBuf) -> Result<Connection> {
-    let conn = Connection::open_with_flags(
-        &path,
-        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .map_err(|e| StoreError::open(&path.to_string_lossy(), e))?;
-    conn.busy_timeout(crate::sqlite::BUSY_TIMEOUT)?;
-    conn.execute_batch(&format!(
-        "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; \
-         PRAGMA cache_size = -{CACHE_KIB}; PRAGMA temp_store = FILE; \
-         PRAGMA wal_autocheckpoint = {CHECKPOINT_PAGES};"
-    ))?;
-    conn.set_prepared_statement_cache_capacity(16);
-    Ok(conn)
-}
-
-/// Envelopes between commits of the SQLite writer's open transaction. Every commit rewrites
-/// the entity and index pages its batches touched, which are spread over whole tables, so
-/// one commit per many batches writes each hot page once rather than once per batch.
-const COMMIT_EVERY: usize = 100_000;
-
-/// The SQLite file writer. The connection moves to a blocking thread for each batch; one
-/// write transaction stays open across batches until [`COMMIT_EVERY`] envelopes or
-/// [`BulkWriter::finish`].
-struct SqliteBulk {
-    conn: Option<Connection>,
-    /// Envelopes written since the last commit.
-    pending: usize,
-}
-
-impl SqliteBulk {
-    /// Runs `work` on the connection on a blocking thread.
-    async fn with_conn<T: Send + 'static>(
-        &mut self,
-        work: impl FnOnce(&mut Connection) -> Result<T> + Send + 'static,
-    ) -> Result<T> {
-        let Some(mut conn) = self.conn.take() else {
-            return Err(StoreError::Database(
-                "the bulk writer was lost after an earlier failure".into(),
-            ));
-        };
-        let (conn, result) = tokio::task::spawn_blocking(move || {
-            let result = work(&mut conn);
-            (conn, result)
-        })
-        .await
-        .map_err(|e| StoreError::Database(format!("bulk writer thread: {e}")))?;
-        self.conn = Some(conn);
-        result
-    }
-}
-
-#[async_trait]
-impl BulkWriter for SqliteBulk {
-    async fn write(&mut self, items: Vec<BulkItem>) -> Result<Vec<BulkOutcome>> {
-        let commit = self.pending + items.len() >= COMMIT_EVERY;
-        let written = items.len();
-        let outcomes = self
-            .with_conn(move |conn| {
-                if conn.is_autocommit() {
-                    conn.execute_batch("BEGIN IMMEDIATE")?;
-                }
-                let result = write_batch(conn, &items);
-                // Dropping the batch here keeps its deallocation off the caller's thread.
-                drop(items);
-                let outcomes = result?;
-                if commit {
-                    conn.execute_batch("COMMIT")?;
-                }
-                Ok(outcomes)
-            })
-            .await?;
-        self.pending = if commit { 0 } else { self.pending + written };
-        Ok(outcomes)
-    }
-
-    async fn finish(&mut self) -> Result<()> {
-        self.with_conn(|conn| {
-            if !conn.is_autocommit() {
-                conn.execute_batch("COMMIT")?;
-            }
-            Ok(())
-        })
-        .await?;
-        self.pending = 0;
-        Ok(())
-    }
-}
-
-impl From<rusqlite::Error> for StoreError {
-    fn from(error: rusqlite::Error) -> Self {
-        use rusqlite::ffi;
-        if let rusqlite::Error::SqliteFailure(failure, message) = &error {
-            let message = redact(&message.clone().unwrap_or_else(|| failure.to_string()));
-            return match failure.extended_code {
-                ffi::SQLITE_CONSTRAINT_UNIQUE | ffi::SQLITE_CONSTRAINT_PRIMARYKEY => {
-                    StoreError::Conflict(message)
-                }
-                ffi::SQLITE_CONSTRAINT_FOREIGNKEY => StoreError::MissingReference(message),
-                _ => StoreError::Database(message),
-            };
-        }
-        StoreError::Database(redact(&error.to_string()))
     }
 }
 
@@ -314,8 +168,6 @@ const QUARANTINE_SQL: &str = "INSERT INTO quarantined_events (payload_fingerprin
     last_received_at_ms = CASE WHEN excluded.last_received_at_ms > quarantined_events.last_received_at_ms \
         THEN excluded.last_received_at_ms ELSE quarantined_events.last_received_at_ms END \
     RETURNING occurrence_count";
-
-const EXISTS_SQL: &str = "SELECT 1 FROM push_events WHERE github_event_id = ?1";
 
 /// The columns an entity row is written with: identity, then `event_native_at_ms`, the
 /// three stage-entry/creation/update instants, then activity (first seen, last seen, latest
@@ -357,133 +209,6 @@ const PUSH_COLUMNS: &str = "github_event_id, github_push_id, github_actor_id, \
     github_repository_id, actor_login, repository_name, ref, head_sha, before_sha, \
     commit_count, distinct_commit_count, occurred_at_ms, ingestion_run_id, source, \
     created_at_ms, raw_json";
-
-/// SQLite: the existing row first, with the same parameters as [`sqlite_entity_sql`]. The
-/// upsert evaluates the table's `CHECK (… IN (…))` constraints for its insert half on every
-/// call, which builds two ephemeral tables each time; a plain UPDATE of other columns does not.
-const SQLITE_ACTOR_UPDATE: &str = "UPDATE actors SET login = ?2, display_login = ?3, \
-    detail_url = COALESCE(?4, detail_url), avatar_url = COALESCE(?5, avatar_url), \
-    updated_at_ms = ?6, first_seen_at_ms = COALESCE(first_seen_at_ms, ?7), \
-    last_seen_at_ms = CASE WHEN ?8 IS NOT NULL AND (last_seen_at_ms IS NULL OR last_seen_at_ms < ?8) \
-        THEN ?8 ELSE last_seen_at_ms END, \
-    latest_event_at_ms = CASE WHEN ?9 IS NOT NULL AND (latest_event_at_ms IS NULL OR latest_event_at_ms < ?9) \
-        THEN ?9 ELSE latest_event_at_ms END \
-    WHERE github_id = ?1";
-
-/// [`SQLITE_ACTOR_UPDATE`] for repositories.
-const SQLITE_REPOSITORY_UPDATE: &str = "UPDATE repositories SET full_name = ?2, name = ?3, \
-    owner_login = ?4, detail_url = COALESCE(?5, detail_url), \
-    updated_at_ms = ?6, first_seen_at_ms = COALESCE(first_seen_at_ms, ?7), \
-    last_seen_at_ms = CASE WHEN ?8 IS NOT NULL AND (last_seen_at_ms IS NULL OR last_seen_at_ms < ?8) \
-        THEN ?8 ELSE last_seen_at_ms END, \
-    latest_event_at_ms = CASE WHEN ?9 IS NOT NULL AND (latest_event_at_ms IS NULL OR latest_event_at_ms < ?9) \
-        THEN ?9 ELSE latest_event_at_ms END \
-    WHERE github_id = ?1";
-
-/// SQLite: one row per statement, the statement prepared once.
-fn sqlite_entity_sql(table: &str, columns: &str, update: &str) -> String {
-    format!(
-        "INSERT INTO {table} ({columns}) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?6, ?6, ?7, ?8, ?9) {update}"
-    )
-}
-
-fn sqlite_push_sql() -> String {
-    format!(
-        "INSERT INTO push_events ({PUSH_COLUMNS}) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16) \
-         ON CONFLICT (github_event_id) DO NOTHING"
-    )
-}
-
-/// One batch under one savepoint of the open transaction: quarantines, then the pushes as a
-/// group under a nested savepoint; if the group fails, each push again under its own.
-fn write_batch(conn: &mut Connection, items: &[BulkItem]) -> Result<Vec<BulkOutcome>> {
-    let mut outcomes: Vec<Option<BulkOutcome>> = vec![None; items.len()];
-    let mut pushes: Vec<&PushEventWrite> = Vec::with_capacity(items.len());
-    let mut raws: Vec<&str> = Vec::with_capacity(items.len());
-    let mut slots = Vec::with_capacity(items.len());
-    let mut tx = conn.savepoint()?;
-    {
-        let mut quarantine = tx.prepare_cached(QUARANTINE_SQL)?;
-        for (i, item) in items.iter().enumerate() {
-            match item {
-                BulkItem::Quarantine(e) => {
-                    check_fingerprint(&e.payload_fingerprint)?;
-                    let raw = e
-                        .raw
-                        .as_ref()
-                        .map(serde_json::to_string)
-                        .transpose()
-                        .map_err(|err| StoreError::Invalid {
-                            field: "raw",
-                            problem: err.to_string(),
-                        })?;
-                    let count: i64 = quarantine.query_row(
-                        params![
-                            e.payload_fingerprint,
-                            e.github_event_id,
-                            e.event_type,
-                            e.error_code,
-                            redact(&e.error_message),
-                            e.origin.as_str(),
-                            ms(e.received_at),
-                            raw,
-                            e.raw_text,
-                        ],
-                        |row| row.get(0),
-                    )?;
-                    outcomes[i] = Some(BulkOutcome::Quarantined {
-                        occurrence_count: u64::try_from(count).unwrap_or(0),
-                    });
-                }
-                BulkItem::Push(push) => {
-                    pushes.push(&push.event);
-                    raws.push(push.raw_json.as_str());
-                    slots.push(i);
-                }
-            }
-        }
-    }
-    if !pushes.is_empty() {
-        let group = {
-            let sp = tx.savepoint()?;
-            match write_group(&sp, &pushes, &raws) {
-                Ok(new) => {
-                    sp.commit()?;
-                    Some(new)
-                }
-                // Dropping the savepoint rolls it back.
-                Err(_) => None,
-            }
-        };
-        let results: Vec<BulkOutcome> = match group {
-            Some(new) => new.into_iter().map(created_or_duplicate).collect(),
-            None => {
-                let mut one_by_one = Vec::with_capacity(pushes.len());
-                for (event, raw) in pushes.iter().zip(&raws) {
-                    let sp = tx.savepoint()?;
-                    match write_group(&sp, std::slice::from_ref(event), std::slice::from_ref(raw)) {
-                        Ok(new) => {
-                            sp.commit()?;
-                            one_by_one.push(created_or_duplicate(new[0]));
-                        }
-                        Err(e) => one_by_one.push(BulkOutcome::Failed(e)),
-                    }
-                }
-                one_by_one
-            }
-        };
-        for (slot, outcome) in slots.into_iter().zip(results) {
-            outcomes[slot] = Some(outcome);
-        }
-    }
-    tx.commit()?;
-    Ok(outcomes
-        .into_iter()
-        .map(|o| o.unwrap_or(BulkOutcome::Duplicate))
-        .collect())
-}
 
 fn created_or_duplicate(new: bool) -> BulkOutcome {
     if new {
@@ -535,115 +260,6 @@ fn plan_entities<'a>(
         }
     }
     (actors, repositories)
-}
-
-/// Writes a group of pushes: which are new (not stored, not earlier in the group), then each
-/// entity once (sorted by id, for index locality), then the new events. Fails as a whole.
-fn write_group(conn: &Connection, events: &[&PushEventWrite], raws: &[&str]) -> Result<Vec<bool>> {
-    let mut new = Vec::with_capacity(events.len());
-    {
-        let mut exists = conn.prepare_cached(EXISTS_SQL)?;
-        let mut fresh: HashSet<&str> = HashSet::with_capacity(events.len());
-        for event in events {
-            let id = event.github_event_id.as_str();
-            let is_new = !fresh.contains(id) && !exists.exists([id])?;
-            if is_new {
-                fresh.insert(id);
-            }
-            new.push(is_new);
-        }
-    }
-    let (actors, repositories) = plan_entities(events, &new);
-    {
-        let mut update = conn.prepare_cached(SQLITE_ACTOR_UPDATE)?;
-        let mut upsert =
-            conn.prepare_cached(&sqlite_entity_sql("actors", ACTOR_COLUMNS, ACTOR_UPDATE))?;
-        for (id, write) in &actors {
-            let actor = &write.last.actor;
-            let (first, last, latest) = split(write.activity);
-            let values = params![
-                id,
-                actor.login,
-                actor.display_login,
-                actor.url,
-                actor.avatar_url,
-                ms(write.last.received_at),
-                first,
-                last,
-                latest,
-            ];
-            if update.execute(values)? == 0 {
-                upsert.execute(values)?;
-            }
-        }
-    }
-    {
-        let mut update = conn.prepare_cached(SQLITE_REPOSITORY_UPDATE)?;
-        let mut upsert = conn.prepare_cached(&sqlite_entity_sql(
-            "repositories",
-            REPOSITORY_COLUMNS,
-            REPOSITORY_UPDATE,
-        ))?;
-        for (id, write) in &repositories {
-            let repository = &write.last.repository;
-            let (owner, name) = match repository.full_name.split_once('/') {
-                Some((owner, name)) => (Some(owner), Some(name)),
-                None => (None, None),
-            };
-            let (first, last, latest) = split(write.activity);
-            let values = params![
-                id,
-                repository.full_name,
-                name,
-                owner,
-                repository.url,
-                ms(write.last.received_at),
-                first,
-                last,
-                latest,
-            ];
-            if update.execute(values)? == 0 {
-                upsert.execute(values)?;
-            }
-        }
-    }
-    {
-        let mut insert = conn.prepare_cached(&sqlite_push_sql())?;
-        for ((event, raw), _) in events
-            .iter()
-            .zip(raws)
-            .zip(&new)
-            .filter(|(_, is_new)| **is_new)
-        {
-            let inserted = insert.execute(params![
-                event.github_event_id,
-                event.github_push_id,
-                event.actor.github_id,
-                event.repository.github_id,
-                event.actor.login,
-                event.repository.full_name,
-                event.git_ref,
-                event.head_sha,
-                event.before_sha,
-                event.commit_count,
-                event.distinct_commit_count,
-                ms(event.occurred_at),
-                event.ingestion_run_id,
-                event.origin.as_str(),
-                ms(event.received_at),
-                raw,
-            ])?;
-            if inserted != 1 {
-                // Only another writer could have stored it since the check; the one-by-one
-                // retry will see it as a duplicate.
-                return Err(StoreError::Conflict(format!(
-                    "push event {} appeared during the batch",
-                    event.github_event_id
-                )));
-            }
-        }
-    }
-    Ok(new)
 }
 
 fn split(activity: Option<Activity>) -> (Option<i64>, Option<i64>, Option<i64>) {
@@ -784,7 +400,8 @@ fn pg_entity_sql(table: &str, columns: &str, update: &str) -> String {
     )
 }
 
-/// [`write_group`] for PostgreSQL, each step one array-bound statement.
+/// A group of pushes, each step one array-bound statement: which are new (not stored, not
+/// earlier in the group), then each entity once, then the new events. Fails as a whole.
 async fn pg_group(
     conn: &mut sqlx::PgConnection,
     events: &[&PushEventWrite],

@@ -46,6 +46,18 @@ pub enum StoreError {
     /// Any other database error.
     #[error("database error: {0}")]
     Database(String),
+    /// A bulk write failed in a way that is not one row's own, and the open transaction was
+    /// rolled back with everything written since its last commit.
+    #[error(
+        "{cause}; the transaction was rolled back: the {lost} envelopes written since its last \
+         commit (this batch included) were not stored, and importing again resumes after what was"
+    )]
+    RolledBack {
+        /// What failed.
+        cause: Box<StoreError>,
+        /// Envelopes lost with the transaction.
+        lost: usize,
+    },
 }
 
 /// The store's result type.

@@ -3,8 +3,8 @@
 //!
 //! Streaming, constant memory whatever the file size: a reader thread decompresses, splits
 //! lines (each bounded), parses and judges them, and hands batches over a bounded channel to the
-//! writer, which writes each batch atomically (on SQLite, committing every 100,000 envelopes
-//! and at the end). Parsing and writing overlap on two cores.
+//! writer (on SQLite, committing every 100,000 envelopes and at the end; elsewhere, each batch).
+//! Parsing and writing overlap on two cores.
 
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
@@ -203,7 +203,7 @@ pub async fn import_reader(
     drop(rx);
     let _ = parser.join();
     // The writer may hold written batches uncommitted; keep them whether or not the import
-    // stopped on an error (a failed batch itself was never written).
+    // stopped on an error (a failed write already discarded what it could not keep).
     let finished = writer.finish().await.map_err(FeedError::from);
     outcome.and(finished).map(|()| progress)
 }
