@@ -33,7 +33,7 @@ use super::{
 };
 use crate::SqliteStore;
 use crate::error::{Result, StoreError};
-use crate::model::{PushEventWrite, check_fingerprint, ms};
+use crate::model::{ActorRef, PushEventWrite, RepositoryRef, check_fingerprint, ms};
 
 impl SqliteStore {
     /// The bulk writer for this store: a dedicated connection on a file, else the portable one.
@@ -399,6 +399,29 @@ fn write_batch(session: &mut Session, items: &[BulkItem]) -> Result<Vec<BulkOutc
     Ok(outcomes)
 }
 
+/// An entity's identity columns as the events name them, and the statements that write its
+/// row (parameters below, at [`ACTOR_TOUCH`]).
+trait Identity: Sized {
+    /// What an event carries about the entity.
+    type Source;
+    const TOUCH: &'static str;
+    const UPDATE: &'static str;
+    const INSERT: &'static str;
+    fn of(source: &Self::Source) -> Self;
+    /// As writing `source`'s event after the earlier ones would: a name replaces the old
+    /// one, a URL the event lacks keeps the one before.
+    fn refresh(&mut self, source: &Self::Source);
+    /// Parameters ?2–?5.
+    fn columns(&self) -> [Option<&str>; 4];
+}
+
+/// Replaces `old` with `new` unless they are equal (no allocation in the usual case).
+fn assign<T: PartialEq + Clone>(old: &mut T, new: &T) {
+    if old != new {
+        old.clone_from(new);
+    }
+}
+
 /// An actor's identity as the events name it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct ActorIdentity {
@@ -408,11 +431,76 @@ struct ActorIdentity {
     avatar_url: Option<String>,
 }
 
+impl Identity for ActorIdentity {
+    type Source = ActorRef;
+    const TOUCH: &'static str = ACTOR_TOUCH;
+    const UPDATE: &'static str = ACTOR_UPDATE;
+    const INSERT: &'static str = ACTOR_INSERT;
+
+    fn of(actor: &ActorRef) -> Self {
+        Self {
+            login: actor.login.clone(),
+            display_login: actor.display_login.clone(),
+            url: actor.url.clone(),
+            avatar_url: actor.avatar_url.clone(),
+        }
+    }
+
+    fn refresh(&mut self, actor: &ActorRef) {
+        assign(&mut self.login, &actor.login);
+        assign(&mut self.display_login, &actor.display_login);
+        if actor.url.is_some() {
+            assign(&mut self.url, &actor.url);
+        }
+        if actor.avatar_url.is_some() {
+            assign(&mut self.avatar_url, &actor.avatar_url);
+        }
+    }
+
+    fn columns(&self) -> [Option<&str>; 4] {
+        [
+            Some(&self.login),
+            self.display_login.as_deref(),
+            self.url.as_deref(),
+            self.avatar_url.as_deref(),
+        ]
+    }
+}
+
 /// A repository's identity as the events name it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct RepositoryIdentity {
     full_name: String,
     url: Option<String>,
+}
+
+impl Identity for RepositoryIdentity {
+    type Source = RepositoryRef;
+    const TOUCH: &'static str = REPOSITORY_TOUCH;
+    const UPDATE: &'static str = REPOSITORY_UPDATE;
+    const INSERT: &'static str = REPOSITORY_INSERT;
+
+    fn of(repository: &RepositoryRef) -> Self {
+        Self {
+            full_name: repository.full_name.clone(),
+            url: repository.url.clone(),
+        }
+    }
+
+    fn refresh(&mut self, repository: &RepositoryRef) {
+        assign(&mut self.full_name, &repository.full_name);
+        if repository.url.is_some() {
+            assign(&mut self.url, &repository.url);
+        }
+    }
+
+    fn columns(&self) -> [Option<&str>; 4] {
+        let (owner, name) = match self.full_name.split_once('/') {
+            Some((owner, name)) => (Some(owner), Some(name)),
+            None => (None, None),
+        };
+        [Some(&self.full_name), name, owner, self.url.as_deref()]
+    }
 }
 
 /// What the window writes for one entity: the same row as writing each of its events in
@@ -472,122 +560,67 @@ struct EntityWindow {
 }
 
 impl EntityWindow {
-    /// Folds in one stored event (`is_new`: it was not a duplicate). As when the events are
-    /// written one by one: the login and display login of the last one win, a URL it lacks
-    /// keeps the one before.
+    /// Folds in one stored event (`is_new`: it was not a duplicate), as writing the events
+    /// one by one would.
     fn absorb(&mut self, event: &PushEventWrite, is_new: bool) {
         let (received, occurred) = (ms(event.received_at), ms(event.occurred_at));
-        let batch = self.batch;
-        let actor = &event.actor;
-        self.actors
-            .entry(actor.github_id)
-            .and_modify(|p| {
-                let id = &mut p.identity;
-                if id.login != actor.login {
-                    id.login.clone_from(&actor.login);
-                }
-                if id.display_login != actor.display_login {
-                    id.display_login.clone_from(&actor.display_login);
-                }
-                if actor.url.is_some() && id.url != actor.url {
-                    id.url.clone_from(&actor.url);
-                }
-                if actor.avatar_url.is_some() && id.avatar_url != actor.avatar_url {
-                    id.avatar_url.clone_from(&actor.avatar_url);
-                }
-            })
-            .or_insert_with(|| {
-                Pending::new(
-                    ActorIdentity {
-                        login: actor.login.clone(),
-                        display_login: actor.display_login.clone(),
-                        url: actor.url.clone(),
-                        avatar_url: actor.avatar_url.clone(),
-                    },
-                    received,
-                    batch,
-                )
-            })
-            .saw(received, occurred, is_new, batch);
-        let repository = &event.repository;
-        self.repositories
-            .entry(repository.github_id)
-            .and_modify(|p| {
-                let id = &mut p.identity;
-                if id.full_name != repository.full_name {
-                    id.full_name.clone_from(&repository.full_name);
-                }
-                if repository.url.is_some() && id.url != repository.url {
-                    id.url.clone_from(&repository.url);
-                }
-            })
-            .or_insert_with(|| {
-                Pending::new(
-                    RepositoryIdentity {
-                        full_name: repository.full_name.clone(),
-                        url: repository.url.clone(),
-                    },
-                    received,
-                    batch,
-                )
-            })
-            .saw(received, occurred, is_new, batch);
+        let at = (received, occurred, is_new, self.batch);
+        absorb_into(&mut self.actors, event.actor.github_id, &event.actor, at);
+        absorb_into(
+            &mut self.repositories,
+            event.repository.github_id,
+            &event.repository,
+            at,
+        );
     }
 
     /// Writes every entity row, in id order (index locality), and empties the window.
     fn flush(&mut self, conn: &Connection) -> Result<()> {
-        {
-            let mut touch = conn.prepare_cached(ACTOR_TOUCH)?;
-            let mut update = conn.prepare_cached(ACTOR_UPDATE)?;
-            let mut insert = conn.prepare_cached(ACTOR_INSERT)?;
-            for (id, p) in std::mem::take(&mut self.actors) {
-                let (first, last, latest) = split(p.activity);
-                let i = &p.identity;
-                let values = params![
-                    id,
-                    i.login,
-                    i.display_login,
-                    i.url,
-                    i.avatar_url,
-                    p.last_received,
-                    first,
-                    last,
-                    latest,
-                    p.first_received,
-                ];
-                if touch.execute(&values[..9])? == 0 && update.execute(&values[..9])? == 0 {
-                    insert.execute(values)?;
-                }
-            }
-        }
-        let mut touch = conn.prepare_cached(REPOSITORY_TOUCH)?;
-        let mut update = conn.prepare_cached(REPOSITORY_UPDATE)?;
-        let mut insert = conn.prepare_cached(REPOSITORY_INSERT)?;
-        for (id, p) in std::mem::take(&mut self.repositories) {
-            let (first, last, latest) = split(p.activity);
-            let i = &p.identity;
-            let (owner, name) = match i.full_name.split_once('/') {
-                Some((owner, name)) => (Some(owner), Some(name)),
-                None => (None, None),
-            };
-            let values = params![
-                id,
-                i.full_name,
-                name,
-                owner,
-                i.url,
-                p.last_received,
-                first,
-                last,
-                latest,
-                p.first_received,
-            ];
-            if touch.execute(&values[..9])? == 0 && update.execute(&values[..9])? == 0 {
-                insert.execute(values)?;
-            }
-        }
-        Ok(())
+        flush_into(conn, &mut self.actors)?;
+        flush_into(conn, &mut self.repositories)
     }
+}
+
+/// (received, occurred, new, batch) of one event.
+type Sighting = (i64, i64, bool, u64);
+
+fn absorb_into<I: Identity>(
+    map: &mut BTreeMap<i64, Pending<I>>,
+    id: i64,
+    source: &I::Source,
+    (received, occurred, is_new, batch): Sighting,
+) {
+    map.entry(id)
+        .and_modify(|p| p.identity.refresh(source))
+        .or_insert_with(|| Pending::new(I::of(source), received, batch))
+        .saw(received, occurred, is_new, batch);
+}
+
+/// Touches the row, else updates it, else inserts it.
+fn flush_into<I: Identity>(conn: &Connection, map: &mut BTreeMap<i64, Pending<I>>) -> Result<()> {
+    let mut touch = conn.prepare_cached(I::TOUCH)?;
+    let mut update = conn.prepare_cached(I::UPDATE)?;
+    let mut insert = conn.prepare_cached(I::INSERT)?;
+    for (id, p) in std::mem::take(map) {
+        let (first, last, latest) = split(p.activity);
+        let [c2, c3, c4, c5] = p.identity.columns();
+        let values = params![
+            id,
+            c2,
+            c3,
+            c4,
+            c5,
+            p.last_received,
+            first,
+            last,
+            latest,
+            p.first_received,
+        ];
+        if touch.execute(&values[..9])? == 0 && update.execute(&values[..9])? == 0 {
+            insert.execute(values)?;
+        }
+    }
+    Ok(())
 }
 
 // The entity statements' parameters: ?1 the GitHub id, ?2–?5 the identity (actor: login,
@@ -596,30 +629,38 @@ impl EntityWindow {
 // when no new event named it, which leaves activity alone), and for an insert ?10, the first
 // arrival (the creation instants of a new row).
 
+/// `SET` assignments moving activity forward (?7–?9), for every entity statement.
+macro_rules! activity {
+    () => {
+        "first_seen_at_ms = COALESCE(first_seen_at_ms, ?7), \
+         last_seen_at_ms = CASE WHEN ?8 IS NOT NULL \
+             AND (last_seen_at_ms IS NULL OR last_seen_at_ms < ?8) THEN ?8 ELSE last_seen_at_ms END, \
+         latest_event_at_ms = CASE WHEN ?9 IS NOT NULL \
+             AND (latest_event_at_ms IS NULL OR latest_event_at_ms < ?9) THEN ?9 ELSE latest_event_at_ms END"
+    };
+}
+
 /// Tried first: the row when its identity is unchanged (the usual case), writing only the
 /// update instant and activity. An UPDATE that assigns an indexed column rewrites that index
 /// entry even when the value is the same, so leaving `login` out of the common case saves a
 /// delete and an insert in `actors_login` per entity.
-const ACTOR_TOUCH: &str = "UPDATE actors SET updated_at_ms = ?6, \
-    first_seen_at_ms = COALESCE(first_seen_at_ms, ?7), \
-    last_seen_at_ms = CASE WHEN ?8 IS NOT NULL AND (last_seen_at_ms IS NULL OR last_seen_at_ms < ?8) \
-        THEN ?8 ELSE last_seen_at_ms END, \
-    latest_event_at_ms = CASE WHEN ?9 IS NOT NULL AND (latest_event_at_ms IS NULL OR latest_event_at_ms < ?9) \
-        THEN ?9 ELSE latest_event_at_ms END \
-    WHERE github_id = ?1 AND login = ?2 AND display_login IS ?3 \
-    AND detail_url IS COALESCE(?4, detail_url) AND avatar_url IS COALESCE(?5, avatar_url)";
+const ACTOR_TOUCH: &str = concat!(
+    "UPDATE actors SET updated_at_ms = ?6, ",
+    activity!(),
+    " WHERE github_id = ?1 AND login = ?2 AND display_login IS ?3 \
+     AND detail_url IS COALESCE(?4, detail_url) AND avatar_url IS COALESCE(?5, avatar_url)"
+);
 
 /// Then the whole row, when it exists. (A plain UPDATE, not an upsert: the upsert evaluates
 /// the table's `CHECK (… IN (…))` constraints for its insert half on every call, building
 /// two ephemeral tables each time.)
-const ACTOR_UPDATE: &str = "UPDATE actors SET login = ?2, display_login = ?3, \
-    detail_url = COALESCE(?4, detail_url), avatar_url = COALESCE(?5, avatar_url), \
-    updated_at_ms = ?6, first_seen_at_ms = COALESCE(first_seen_at_ms, ?7), \
-    last_seen_at_ms = CASE WHEN ?8 IS NOT NULL AND (last_seen_at_ms IS NULL OR last_seen_at_ms < ?8) \
-        THEN ?8 ELSE last_seen_at_ms END, \
-    latest_event_at_ms = CASE WHEN ?9 IS NOT NULL AND (latest_event_at_ms IS NULL OR latest_event_at_ms < ?9) \
-        THEN ?9 ELSE latest_event_at_ms END \
-    WHERE github_id = ?1";
+const ACTOR_UPDATE: &str = concat!(
+    "UPDATE actors SET login = ?2, display_login = ?3, \
+     detail_url = COALESCE(?4, detail_url), avatar_url = COALESCE(?5, avatar_url), \
+     updated_at_ms = ?6, ",
+    activity!(),
+    " WHERE github_id = ?1"
+);
 
 /// Else a new row (the transaction holds the write lock, so nobody inserted it meanwhile).
 const ACTOR_INSERT: &str = "INSERT INTO actors (github_id, login, display_login, detail_url, \
@@ -628,24 +669,20 @@ const ACTOR_INSERT: &str = "INSERT INTO actors (github_id, login, display_login,
     VALUES (?1, ?2, ?3, ?4, ?5, ?10, ?10, ?10, ?6, ?7, ?8, ?9)";
 
 /// [`ACTOR_TOUCH`] for repositories (`full_name` is indexed).
-const REPOSITORY_TOUCH: &str = "UPDATE repositories SET updated_at_ms = ?6, \
-    first_seen_at_ms = COALESCE(first_seen_at_ms, ?7), \
-    last_seen_at_ms = CASE WHEN ?8 IS NOT NULL AND (last_seen_at_ms IS NULL OR last_seen_at_ms < ?8) \
-        THEN ?8 ELSE last_seen_at_ms END, \
-    latest_event_at_ms = CASE WHEN ?9 IS NOT NULL AND (latest_event_at_ms IS NULL OR latest_event_at_ms < ?9) \
-        THEN ?9 ELSE latest_event_at_ms END \
-    WHERE github_id = ?1 AND full_name = ?2 AND name IS ?3 AND owner_login IS ?4 \
-    AND detail_url IS COALESCE(?5, detail_url)";
+const REPOSITORY_TOUCH: &str = concat!(
+    "UPDATE repositories SET updated_at_ms = ?6, ",
+    activity!(),
+    " WHERE github_id = ?1 AND full_name = ?2 AND name IS ?3 AND owner_login IS ?4 \
+     AND detail_url IS COALESCE(?5, detail_url)"
+);
 
 /// [`ACTOR_UPDATE`] for repositories.
-const REPOSITORY_UPDATE: &str = "UPDATE repositories SET full_name = ?2, name = ?3, \
-    owner_login = ?4, detail_url = COALESCE(?5, detail_url), \
-    updated_at_ms = ?6, first_seen_at_ms = COALESCE(first_seen_at_ms, ?7), \
-    last_seen_at_ms = CASE WHEN ?8 IS NOT NULL AND (last_seen_at_ms IS NULL OR last_seen_at_ms < ?8) \
-        THEN ?8 ELSE last_seen_at_ms END, \
-    latest_event_at_ms = CASE WHEN ?9 IS NOT NULL AND (latest_event_at_ms IS NULL OR latest_event_at_ms < ?9) \
-        THEN ?9 ELSE latest_event_at_ms END \
-    WHERE github_id = ?1";
+const REPOSITORY_UPDATE: &str = concat!(
+    "UPDATE repositories SET full_name = ?2, name = ?3, \
+     owner_login = ?4, detail_url = COALESCE(?5, detail_url), updated_at_ms = ?6, ",
+    activity!(),
+    " WHERE github_id = ?1"
+);
 
 /// [`ACTOR_INSERT`] for repositories.
 const REPOSITORY_INSERT: &str = "INSERT INTO repositories (github_id, full_name, name, \
