@@ -1,5 +1,5 @@
 //! `headroom import gharchive` as a user runs it: a corpus file, then the same lines from
-//! stdin (all duplicates), and a missing file (exit 1).
+//! stdin (all duplicates), a missing file (exit 1), and an import killed midway and run again.
 
 #![allow(clippy::expect_used)]
 
@@ -101,4 +101,131 @@ fn import_without_files_is_refused() {
         .output()
         .expect("run");
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// Envelopes in the file the kill test imports: more than one commit window (100,000).
+const KILL_TEST_ENVELOPES: u64 = 150_000;
+
+/// GH Archive-format PushEvents (the current payload shape) over 5,000 actors and 7,000
+/// repositories.
+fn write_archive(path: &std::path::Path, n: u64) {
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).expect("create"));
+    for i in 0..n {
+        let (actor, repo) = (1 + i % 5_000, 100_000 + i % 7_000);
+        writeln!(
+            out,
+            r#"{{"id":"{}","type":"PushEvent","actor":{{"id":{actor},"login":"user{actor}","display_login":"user{actor}","url":"https://api.github.com/users/user{actor}","avatar_url":"https://avatars.githubusercontent.com/u/{actor}?"}},"repo":{{"id":{repo},"name":"org/repo{repo}","url":"https://api.github.com/repos/org/repo{repo}"}},"payload":{{"repository_id":{repo},"push_id":{},"ref":"refs/heads/main","head":"{:040x}","before":"{:040x}"}},"public":true,"created_at":"2026-06-01T15:{:02}:{:02}Z"}}"#,
+            50_000_000_000 + i,
+            30_000_000_000 + i,
+            i + 1,
+            i + 2,
+            (i / 60) % 60,
+            i % 60,
+        )
+        .expect("write");
+    }
+    out.flush().expect("flush");
+}
+
+async fn count(pool: &sqlx::SqlitePool, sql: &str) -> i64 {
+    sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+        .fetch_one(pool)
+        .await
+        .expect(sql)
+}
+
+/// SIGKILL after the first commit: what was committed stays, whole (no event without its
+/// actor and repository, whose rows are written at the commit), nothing after it is visible,
+/// and importing the file again completes it exactly.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_import_killed_after_a_commit_keeps_it_whole_and_the_next_run_completes_it() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = dir.path().join("headroom.db");
+    let file = dir.path().join("archive.jsonl");
+    write_archive(&file, KILL_TEST_ENVELOPES);
+    let mut child = headroom(&db)
+        .args(["import", "gharchive"])
+        .arg(&file)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+
+    // Wait until the first commit is visible to another connection, then kill.
+    let options = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(&db)
+        .read_only(true);
+    let started = std::time::Instant::now();
+    let pool = loop {
+        assert!(
+            child.try_wait().expect("poll").is_none(),
+            "the import ended before a commit was seen; the file is too small to kill it midway"
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(300),
+            "no commit within 5 minutes"
+        );
+        if db.exists()
+            && let Ok(pool) = sqlx::SqlitePool::connect_with(options.clone()).await
+            && let Ok(n) = sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM push_events")
+                .fetch_one(&pool)
+                .await
+            && n > 0
+        {
+            break pool;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    child.kill().expect("SIGKILL");
+    let status = child.wait().expect("wait");
+    assert!(!status.success(), "{status}");
+
+    let kept = count(&pool, "SELECT COUNT(*) FROM push_events").await;
+    assert!(
+        kept > 0 && kept < KILL_TEST_ENVELOPES as i64,
+        "kept {kept} of {KILL_TEST_ENVELOPES}"
+    );
+    for orphans in [
+        "SELECT COUNT(*) FROM push_events e WHERE NOT EXISTS \
+         (SELECT 1 FROM actors a WHERE a.github_id = e.github_actor_id)",
+        "SELECT COUNT(*) FROM push_events e WHERE NOT EXISTS \
+         (SELECT 1 FROM repositories r WHERE r.github_id = e.github_repository_id)",
+        "SELECT COUNT(*) FROM actors WHERE latest_event_at_ms IS NULL",
+    ] {
+        assert_eq!(count(&pool, orphans).await, 0, "{orphans}");
+    }
+    pool.close().await;
+
+    let out = headroom(&db)
+        .args(["import", "gharchive"])
+        .arg(&file)
+        .output()
+        .expect("run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let created = KILL_TEST_ENVELOPES as i64 - kept;
+    assert!(
+        stdout.contains(&format!("Push events created:              {created}\n")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("Duplicates skipped:               {kept}\n")),
+        "{stdout}"
+    );
+    let pool = sqlx::SqlitePool::connect_with(options).await.expect("open");
+    for (sql, expected) in [
+        (
+            "SELECT COUNT(*) FROM push_events",
+            KILL_TEST_ENVELOPES as i64,
+        ),
+        ("SELECT COUNT(*) FROM actors", 5_000),
+        ("SELECT COUNT(*) FROM repositories", 7_000),
+        (
+            "SELECT COUNT(*) FROM actors WHERE latest_event_at_ms IS NULL",
+            0,
+        ),
+    ] {
+        assert_eq!(count(&pool, sql).await, expected, "{sql}");
+    }
+    pool.close().await;
 }
