@@ -30,17 +30,22 @@ fn headroom(db: &std::path::Path) -> Command {
     cmd
 }
 
+/// `headroom import gharchive FILE`, run to its end.
+fn import(db: &std::path::Path, file: &std::path::Path) -> std::process::Output {
+    headroom(db)
+        .args(["import", "gharchive"])
+        .arg(file)
+        .output()
+        .expect("run")
+}
+
 #[test]
 fn import_a_file_then_the_same_lines_from_stdin() {
     let dir = tempfile::tempdir().expect("tmp");
     let db = dir.path().join("headroom.db");
     let file = corpus_file("sample_hour.jsonl");
 
-    let out = headroom(&db)
-        .args(["import", "gharchive"])
-        .arg(&file)
-        .output()
-        .expect("run");
+    let out = import(&db, &file);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -196,11 +201,7 @@ async fn an_import_killed_after_a_commit_keeps_it_whole_and_the_next_run_complet
     }
     pool.close().await;
 
-    let out = headroom(&db)
-        .args(["import", "gharchive"])
-        .arg(&file)
-        .output()
-        .expect("run");
+    let out = import(&db, &file);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
     let created = KILL_TEST_ENVELOPES as i64 - kept;
