@@ -4,6 +4,8 @@
 #![allow(clippy::expect_used)]
 
 use std::io::Write;
+
+use headroom_core::clock::{Clock, SignedDuration, TokioClock};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
@@ -160,16 +162,14 @@ async fn an_import_killed_after_a_commit_keeps_it_whole_and_the_next_run_complet
     let options = sqlx::sqlite::SqliteConnectOptions::new()
         .filename(&db)
         .read_only(true);
-    let started = std::time::Instant::now();
+    let clock = TokioClock::system();
+    let deadline = clock.now() + SignedDuration::from_secs(300);
     let pool = loop {
         assert!(
             child.try_wait().expect("poll").is_none(),
             "the import ended before a commit was seen; the file is too small to kill it midway"
         );
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(300),
-            "no commit within 5 minutes"
-        );
+        assert!(clock.now() < deadline, "no commit within 5 minutes");
         if db.exists()
             && let Ok(pool) = sqlx::SqlitePool::connect_with(options.clone()).await
             && let Ok(n) = sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM push_events")
@@ -179,7 +179,7 @@ async fn an_import_killed_after_a_commit_keeps_it_whole_and_the_next_run_complet
         {
             break pool;
         }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        clock.sleep(SignedDuration::from_millis(50)).await;
     };
     child.kill().expect("SIGKILL");
     let status = child.wait().expect("wait");
