@@ -29,7 +29,8 @@ enum ImportCommand {
         /// The files to import, in order.
         #[arg(required = true, value_name = "FILE")]
         files: Vec<String>,
-        /// Envelopes per transaction.
+        /// Envelopes per batch written (on PostgreSQL one transaction each; SQLite commits every
+        /// 100,000 envelopes whatever the batch).
         #[arg(long, default_value_t = DEFAULT_BATCH as u64, value_parser = clap::value_parser!(u64).range(1..=100_000))]
         batch: u64,
     },

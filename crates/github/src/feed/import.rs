@@ -21,8 +21,9 @@ use super::page::{Envelope, IngestContext, Judged, PageCounts, judge};
 /// quarantined by its first bytes and skipped without holding it in memory.
 pub const MAX_LINE_BYTES: usize = 32 * 1024 * 1024;
 
-/// Envelopes per transaction. Each commit rewrites every entity page the batch touched, so
-/// larger batches write less; a batch holds about 1 KiB per envelope while queued.
+/// Envelopes per batch handed from the parser to the writer: one transaction each on
+/// PostgreSQL (larger batches mean fewer round trips), part of a 100,000-envelope commit on
+/// SQLite. A batch holds about 1 KiB per envelope while queued.
 pub const DEFAULT_BATCH: usize = 10_000;
 
 /// Batches parsed ahead of the writer.
