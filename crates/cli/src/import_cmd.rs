@@ -7,9 +7,12 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use headroom_core::clock::{Clock, TokioClock};
-use headroom_github::feed::import::{DEFAULT_BATCH, ImportProgress, import_reader, open_input};
+use headroom_github::feed::import::{
+    DEFAULT_BATCH, ImportOptions, ImportProgress, import_reader, open_input,
+};
 use headroom_github::feed::{IngestContext, PageCounts, new_run_id};
 use headroom_store::EventOrigin;
+use headroom_store::bulk::DEFAULT_COMMIT_EVERY;
 
 use crate::config::{GlobalArgs, ProcessEnv};
 
@@ -29,16 +32,25 @@ enum ImportCommand {
         /// The files to import, in order.
         #[arg(required = true, value_name = "FILE")]
         files: Vec<String>,
-        /// Envelopes per batch written (on PostgreSQL one transaction each; SQLite commits every
-        /// 100,000 envelopes whatever the batch).
+        /// Envelopes per batch written (on PostgreSQL one transaction each; on an SQLite file
+        /// part of a commit, see --commit-every).
         #[arg(long, default_value_t = DEFAULT_BATCH as u64, value_parser = clap::value_parser!(u64).range(1..=100_000))]
         batch: u64,
+        /// Envelopes per commit on an SQLite file: larger is faster, and a killed import
+        /// loses at most this many envelopes' work (the next run redoes it). PostgreSQL
+        /// commits each batch.
+        #[arg(long, default_value_t = DEFAULT_COMMIT_EVERY as u64, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+        commit_every: u64,
     },
 }
 
 /// Runs `headroom import …`.
 pub async fn run(global: &GlobalArgs, args: ImportArgs) -> ExitCode {
-    let ImportCommand::Gharchive { files, batch } = args.command;
+    let ImportCommand::Gharchive {
+        files,
+        batch,
+        commit_every,
+    } = args.command;
     let settings = match global.resolve(&ProcessEnv) {
         Ok(s) => s,
         Err(e) => return crate::refuse(&e),
@@ -53,7 +65,10 @@ pub async fn run(global: &GlobalArgs, args: ImportArgs) -> ExitCode {
         run_id: new_run_id(),
         ingestion_run_id: None,
     };
-    let batch = usize::try_from(batch).unwrap_or(DEFAULT_BATCH);
+    let options = ImportOptions {
+        batch: usize::try_from(batch).unwrap_or(DEFAULT_BATCH),
+        commit_every: usize::try_from(commit_every).unwrap_or(DEFAULT_COMMIT_EVERY),
+    };
     let terminal = std::io::stderr().is_terminal();
     let started = clock.now();
     tracing::info!(event = "import.started", run_id = %ctx.run_id, files = files.len());
@@ -68,7 +83,7 @@ pub async fn run(global: &GlobalArgs, args: ImportArgs) -> ExitCode {
             }
         };
         let mut last_line = 0u64;
-        let result = import_reader(store.as_ref(), reader, bytes, &clock, &ctx, batch, |p| {
+        let result = import_reader(store.as_ref(), reader, bytes, &clock, &ctx, options, |p| {
             if terminal {
                 draw_bar(file, p, size);
             } else if p.lines - last_line >= 100_000 {

@@ -150,8 +150,9 @@ async fn an_import_killed_after_a_commit_keeps_it_whole_and_the_next_run_complet
     let db = dir.path().join("headroom.db");
     let file = dir.path().join("archive.jsonl");
     write_archive(&file, KILL_TEST_ENVELOPES);
+    // Commits every 50,000 envelopes, so the file holds three windows (the default is larger).
     let mut child = headroom(&db)
-        .args(["import", "gharchive"])
+        .args(["import", "gharchive", "--commit-every", "50000"])
         .arg(&file)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -199,6 +200,12 @@ async fn an_import_killed_after_a_commit_keeps_it_whole_and_the_next_run_complet
     ] {
         assert_eq!(count(&pool, orphans).await, 0, "{orphans}");
     }
+    // The bulk connection does not evaluate CHECK constraints; integrity_check does.
+    let integrity: String = sqlx::query_scalar("PRAGMA integrity_check")
+        .fetch_one(&pool)
+        .await
+        .expect("integrity_check");
+    assert_eq!(integrity, "ok");
     pool.close().await;
 
     let out = import(&db, &file);

@@ -1,6 +1,10 @@
 //! `headroom import gharchive` throughput: generates a GH Archive-format file of
 //! `HEADROOM_BENCH_EVENTS` envelopes in a temporary directory (default 1,000,000; about 87 %
-//! PushEvents in both payload shapes, the rest other types, 1 % malformed), imports it into a
+//! PushEvents in both payload shapes, the rest other types, 1 % malformed; `created_at` in
+//! order at about 150,000 events an hour, as GH Archive's hour files are; up to 60,000 actors
+//! and 80,000 repositories, or `HEADROOM_BENCH_ACTORS` and `HEADROOM_BENCH_REPOSITORIES`: a
+//! real hour names far more, and a first import of such a file runs much slower, see the
+//! README), imports it into a
 //! fresh SQLite database and, when `HEADROOM_TEST_DATABASE_URL` is set, into a fresh PostgreSQL
 //! database created (and dropped) for the run, then imports it again (all duplicates). Each
 //! backend runs in a child process of this binary, so its peak resident memory (VmHWM) is its
@@ -19,9 +23,13 @@ use headroom_core::clock::{Clock, SystemClock};
 use std::io::{BufWriter, Write};
 
 use headroom_github::feed::IngestContext;
-use headroom_github::feed::import::{DEFAULT_BATCH, import_reader, open_input};
+use headroom_github::feed::import::{ImportOptions, import_reader, open_input};
 use headroom_store::{EventOrigin, Store};
 use sqlx::{ConnectOptions, Connection};
+
+/// The allocator the `headroom` binary uses (see its `main.rs`).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Set in a child process: `DB\tFILE`, the store to open and the file to import.
 const CHILD_VAR: &str = "HEADROOM_BENCH_CHILD";
@@ -83,14 +91,45 @@ fn sha(n: u64, salt: u64) -> String {
     format!("{a:016x}{b:016x}{:08x}", (a ^ b) as u32)
 }
 
-fn generate(path: &std::path::Path, n: u64) {
+/// Actors and repositories the file names (each event's drawn in a fixed cycle), from
+/// `HEADROOM_BENCH_ACTORS` and `HEADROOM_BENCH_REPOSITORIES`.
+struct Entities {
+    actors: u64,
+    repositories: u64,
+}
+
+impl Entities {
+    fn from_env() -> Self {
+        let var = |name: &str, default: u64| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.parse::<u64>().ok())
+                .filter(|&n| n > 0)
+                .unwrap_or(default)
+        };
+        Self {
+            actors: var("HEADROOM_BENCH_ACTORS", 60_000),
+            repositories: var("HEADROOM_BENCH_REPOSITORIES", 80_000),
+        }
+    }
+}
+
+/// Events per second of `created_at`: GH Archive hours hold about 150,000 events, in
+/// `created_at` order (the corpus's first 5,000 lines span two minutes, out of order only
+/// within a second or so).
+const EVENTS_PER_SECOND: u64 = 42;
+
+fn generate(path: &std::path::Path, n: u64, entities: &Entities) {
     let file = std::fs::File::create(path).expect("create");
     let mut out = BufWriter::with_capacity(1 << 20, file);
+    // 2026-06-01T15:00:00Z.
+    let start = 1_780_326_000;
     for i in 0..n {
-        let actor = 1_000 + (i * 7919) % 60_000;
-        let repo = 500_000 + (i * 104_729) % 80_000;
+        let actor = 1_000 + (i * 7919) % entities.actors;
+        let repo = 500_000 + (i * 104_729) % entities.repositories;
         let id = 40_000_000_000 + i * 3;
-        let ts = format!("2026-06-01T15:{:02}:{:02}Z", (i / 60) % 60, i % 60);
+        let second = i64::try_from(i / EVENTS_PER_SECOND).expect("seconds");
+        let ts = jiff::Timestamp::from_second(start + second).expect("timestamp");
         let actor_json = format!(
             r#"{{"id":{actor},"login":"user{actor}","display_login":"user{actor}","gravatar_id":"","url":"https://api.github.com/users/user{actor}","avatar_url":"https://avatars.githubusercontent.com/u/{actor}?"}}"#
         );
@@ -144,7 +183,7 @@ async fn run_import(store: &dyn Store, path: &str, label: &str) {
         bytes,
         &SystemClock,
         &ctx,
-        DEFAULT_BATCH,
+        ImportOptions::default(),
         |_| {},
     )
     .await
@@ -219,11 +258,14 @@ fn main() {
     let dir = tempfile::tempdir().expect("tmp");
     let path = dir.path().join("gharchive.jsonl");
     let started = SystemClock.now();
-    generate(&path, n);
+    let entities = Entities::from_env();
+    generate(&path, n, &entities);
     let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     println!(
-        "generated {n} envelopes ({} MiB) in {:.1} s",
+        "generated {n} envelopes ({} MiB; up to {} actors and {} repositories) in {:.1} s",
         size / (1 << 20),
+        entities.actors,
+        entities.repositories,
         SystemClock.now().duration_since(started).as_secs_f64(),
     );
     let file = path.to_str().expect("utf-8").to_owned();

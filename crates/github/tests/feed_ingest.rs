@@ -12,7 +12,7 @@ mod common;
 use std::path::PathBuf;
 
 use headroom_core::clock::{ManualClock, SignedDuration, Timestamp};
-use headroom_github::feed::import::{import_reader, open_input};
+use headroom_github::feed::import::{ImportOptions, import_reader, open_input};
 use headroom_github::feed::{IngestContext, ingest_page};
 use headroom_store::{EventOrigin, Store};
 
@@ -121,9 +121,17 @@ async fn corpus_hour(store: &dyn Store) {
     let (reader, _, bytes) = open_input(path).expect("open");
     let mut calls = 0;
     // Batches of 2,000: several progress reports for the 5,000 lines.
-    let first = import_reader(store, reader, bytes, &clock, &c, 2_000, |_| calls += 1)
-        .await
-        .expect("import");
+    let first = import_reader(
+        store,
+        reader,
+        bytes,
+        &clock,
+        &c,
+        ImportOptions::with_batch(2_000),
+        |_| calls += 1,
+    )
+    .await
+    .expect("import");
     assert!(calls >= 2, "progress is reported per batch");
     assert_eq!(first.lines, 5_000);
     assert_eq!(first.counts.events_received, 5_000);
@@ -140,9 +148,17 @@ async fn corpus_hour(store: &dyn Store) {
 
     clock.advance(SignedDuration::from_secs(3600));
     let (reader, _, bytes) = open_input(path).expect("open");
-    let second = import_reader(store, reader, bytes, &clock, &c, 1_000, |_| {})
-        .await
-        .expect("import");
+    let second = import_reader(
+        store,
+        reader,
+        bytes,
+        &clock,
+        &c,
+        ImportOptions::with_batch(1_000),
+        |_| {},
+    )
+    .await
+    .expect("import");
     assert_eq!(second.counts.events_created, 0);
     assert_eq!(second.counts.duplicates_skipped, 4_268);
     assert_eq!(second.counts.events_quarantined, 0);
@@ -174,9 +190,17 @@ async fn sample_files_gzip_and_garbage(f: &common::Fixture) {
 
     let hour = dir.join("sample_hour.jsonl");
     let (reader, _, bytes) = open_input(hour.to_str().expect("utf-8")).expect("open");
-    let got = import_reader(store, reader, bytes, &clock, &c, 3, |_| {})
-        .await
-        .expect("import");
+    let got = import_reader(
+        store,
+        reader,
+        bytes,
+        &clock,
+        &c,
+        ImportOptions::with_batch(3),
+        |_| {},
+    )
+    .await
+    .expect("import");
     assert_eq!(got.lines, 7);
     assert_eq!(got.counts.events_quarantined, 0);
     assert_eq!(got.counts.events_created, got.counts.push_events_seen);
@@ -184,9 +208,17 @@ async fn sample_files_gzip_and_garbage(f: &common::Fixture) {
 
     let events = dir.join("sample_events.json");
     let (reader, _, bytes) = open_input(events.to_str().expect("utf-8")).expect("open");
-    let got = import_reader(store, reader, bytes, &clock, &c, 100, |_| {})
-        .await
-        .expect("import");
+    let got = import_reader(
+        store,
+        reader,
+        bytes,
+        &clock,
+        &c,
+        ImportOptions::with_batch(100),
+        |_| {},
+    )
+    .await
+    .expect("import");
     assert_eq!(got.lines, 5);
     assert_eq!(got.counts.events_quarantined, 0);
     assert!(got.counts.events_created >= 1);
@@ -208,9 +240,17 @@ async fn sample_files_gzip_and_garbage(f: &common::Fixture) {
         enc.finish().expect("finish");
     }
     let (reader, _, bytes) = open_input(gz.to_str().expect("utf-8")).expect("open");
-    let got = import_reader(store, reader, bytes, &clock, &c, 100, |_| {})
-        .await
-        .expect("import");
+    let got = import_reader(
+        store,
+        reader,
+        bytes,
+        &clock,
+        &c,
+        ImportOptions::with_batch(100),
+        |_| {},
+    )
+    .await
+    .expect("import");
     assert_eq!(got.lines, 10);
     assert_eq!(got.counts.events_created, 0);
     assert_eq!(got.counts.events_quarantined, 3);

@@ -1211,8 +1211,11 @@ macro_rules! store_impl {
                 row.as_ref().map(feed_entity_from).transpose()
             }
 
-            async fn bulk_writer(&self) -> Result<Box<dyn crate::bulk::BulkWriter + '_>> {
-                self.open_bulk().await
+            async fn bulk_writer(
+                &self,
+                options: crate::bulk::BulkOptions,
+            ) -> Result<Box<dyn crate::bulk::BulkWriter + '_>> {
+                self.open_bulk(options).await
             }
 
             async fn begin(&self) -> Result<Box<dyn StoreTx>> {

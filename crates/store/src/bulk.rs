@@ -6,8 +6,8 @@
 //!
 //! On an SQLite file the writer is [`sqlite`]: a dedicated `rusqlite` connection (sqlx's
 //! driver hands every statement to a worker thread and back, which cost more than SQLite's own
-//! work at import rates) with one transaction open across batches, committed every 100,000
-//! envelopes and at [`BulkWriter::finish`]. Durability is per commit (WAL, `synchronous =
+//! work at import rates) with one transaction open across batches, committed every
+//! [`BulkOptions::commit_every`] envelopes (250,000 by default) and at [`BulkWriter::finish`]. Durability is per commit (WAL, `synchronous =
 //! NORMAL`, as the rest of the store): a killed import loses at most the envelopes since the
 //! last commit, and importing again skips what was kept. Everywhere else (PostgreSQL, an
 //! in-memory SQLite) each batch is one transaction of its own, durable when written.
@@ -22,6 +22,27 @@ use crate::model::{PushEventWrite, QuarantinedEvent, check_fingerprint, ms};
 use crate::{PgStore, Store};
 
 mod sqlite;
+
+/// Envelopes per commit of a writer that keeps one transaction open across batches, by
+/// default (see [`BulkOptions`]).
+pub const DEFAULT_COMMIT_EVERY: usize = 250_000;
+
+/// How a bulk writer groups its work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BulkOptions {
+    /// Envelopes between commits where one transaction spans batches (an SQLite file): larger
+    /// is faster, and a killed import loses at most this many envelopes' work. Elsewhere each
+    /// batch commits by itself and this is not used.
+    pub commit_every: usize,
+}
+
+impl Default for BulkOptions {
+    fn default() -> Self {
+        Self {
+            commit_every: DEFAULT_COMMIT_EVERY,
+        }
+    }
+}
 
 /// One envelope to write in bulk.
 #[derive(Debug, Clone)]
@@ -152,7 +173,10 @@ impl<S: Store + ?Sized> BulkWriter for TxWriter<'_, S> {
 
 impl PgStore {
     /// The bulk writer for this store: array-bound multi-row statements on one connection.
-    pub(crate) async fn open_bulk(&self) -> Result<Box<dyn BulkWriter + '_>> {
+    pub(crate) async fn open_bulk(
+        &self,
+        _options: BulkOptions,
+    ) -> Result<Box<dyn BulkWriter + '_>> {
         Ok(Box::new(PgBulk {
             pool: self.pool().clone(),
         }))

@@ -218,7 +218,10 @@ pub trait Store: Send + Sync + std::fmt::Debug {
 
     /// A writer for archive imports: one transaction per batch, the same results as
     /// [`Store::quarantine_event`] and [`StoreTx::write_push_events`] (see [`bulk`]).
-    async fn bulk_writer(&self) -> Result<Box<dyn bulk::BulkWriter + '_>>;
+    async fn bulk_writer(
+        &self,
+        options: bulk::BulkOptions,
+    ) -> Result<Box<dyn bulk::BulkWriter + '_>>;
 
     // ---- transactions ------------------------------------------------------------------
 

@@ -13,6 +13,9 @@ use sqlx::sqlite::{
 /// How long a writer waits for another writer before giving up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The page size of a database this store creates, in bytes.
+pub const PAGE_SIZE: u32 = 16_384;
+
 /// A store on an SQLite file.
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
@@ -44,6 +47,11 @@ impl SqliteStore {
         let file = (!in_memory).then(|| options.get_filename().to_owned());
         let options = options
             .create_if_missing(true)
+            // A new file only (SQLite fixes the page size when it creates the database).
+            // 16 KiB rather than 4: push_events rows are about 0.9 KiB with their raw JSON,
+            // and its indexes and the entity tables are a level shallower; the GH Archive
+            // import ran about 20 % faster (README, import figures).
+            .page_size(PAGE_SIZE)
             .journal_mode(if in_memory {
                 SqliteJournalMode::Memory
             } else {

@@ -7,7 +7,7 @@
 mod common;
 
 use headroom_core::clock::Timestamp;
-use headroom_store::bulk::{BulkItem, BulkOutcome, BulkPush, BulkWriter, TxWriter};
+use headroom_store::bulk::{BulkItem, BulkOptions, BulkOutcome, BulkPush, BulkWriter, TxWriter};
 use headroom_store::{
     ActorRef, EventOrigin, PgStore, PushEventWrite, QuarantinedEvent, RepositoryRef, SqliteStore,
     Store, StoreError,
@@ -257,9 +257,26 @@ async fn bulk_matches_the_page_path_sqlite() {
         };
         let (page, bulk) = (open("page.db").await, open("bulk.db").await);
         let expected = write_all(&mut TxWriter::new(&page), seed).await;
-        let got = write_all(bulk.bulk_writer().await.expect("writer").as_mut(), seed).await;
+        // Commits after every batch, every few, or only at the end: entity rows are written
+        // at each commit, inserts first once a window's rows were mostly new, and the rows
+        // come out the same whichever way.
+        let commit_every = [1, 30, 80, BulkOptions::default().commit_every][(seed % 4) as usize];
+        let got = write_all(
+            bulk.bulk_writer(BulkOptions { commit_every })
+                .await
+                .expect("writer")
+                .as_mut(),
+            seed,
+        )
+        .await;
         assert_eq!(got, expected, "outcomes, seed {seed}");
         assert_same_tables!(page, bulk, seed);
+        // The bulk connection does not evaluate CHECK constraints; integrity_check does.
+        let integrity: Vec<String> = sqlx::query_scalar("PRAGMA integrity_check")
+            .fetch_all(bulk.pool())
+            .await
+            .expect("integrity_check");
+        assert_eq!(integrity, ["ok"], "seed {seed}");
         page.close().await;
         bulk.close().await;
     }
@@ -277,7 +294,14 @@ async fn bulk_matches_the_page_path_postgres() {
         );
         let (page, bulk): (PgStore, PgStore) = (db_a.store(2).await, db_b.store(2).await);
         let expected = write_all(&mut TxWriter::new(&page), seed).await;
-        let got = write_all(bulk.bulk_writer().await.expect("writer").as_mut(), seed).await;
+        let got = write_all(
+            bulk.bulk_writer(BulkOptions::default())
+                .await
+                .expect("writer")
+                .as_mut(),
+            seed,
+        )
+        .await;
         assert_eq!(got, expected, "outcomes, seed {seed}");
         assert_same_tables!(page, bulk, seed);
         page.close().await;
@@ -286,7 +310,10 @@ async fn bulk_matches_the_page_path_postgres() {
 }
 
 async fn a_bad_event_fails_alone(store: &dyn Store) {
-    let mut writer = store.bulk_writer().await.expect("writer");
+    let mut writer = store
+        .bulk_writer(BulkOptions::default())
+        .await
+        .expect("writer");
     let mut bad = push(2, (8, "mallory"), (80, "mal/ware"), 2, 10);
     // No such ingestion run: the foreign key refuses this one row.
     bad.ingestion_run_id = Some(12_345);

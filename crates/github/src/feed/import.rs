@@ -3,7 +3,8 @@
 //!
 //! Streaming, constant memory whatever the file size: a reader thread decompresses, splits
 //! lines (each bounded), parses and judges them, and hands batches over a bounded channel to the
-//! writer (on SQLite, committing every 100,000 envelopes and at the end; elsewhere, each batch).
+//! writer (on an SQLite file, committing every [`ImportOptions::commit_every`] envelopes and at
+//! the end; elsewhere, each batch).
 //! Parsing and writing overlap on two cores.
 
 use std::io::{self, BufRead, BufReader, Read};
@@ -11,7 +12,7 @@ use std::path::Path;
 
 use headroom_core::clock::{Clock, Timestamp};
 use headroom_store::Store;
-use headroom_store::bulk::{BulkItem, BulkOutcome, BulkPush, BulkWriter};
+use headroom_store::bulk::{BulkItem, BulkOptions, BulkOutcome, BulkPush, BulkWriter};
 use serde::Serialize;
 
 use super::FeedError;
@@ -22,9 +23,39 @@ use super::page::{Envelope, IngestContext, Judged, PageCounts, judge};
 pub const MAX_LINE_BYTES: usize = 32 * 1024 * 1024;
 
 /// Envelopes per batch handed from the parser to the writer: one transaction each on
-/// PostgreSQL (larger batches mean fewer round trips), part of a 100,000-envelope commit on
-/// SQLite. A batch holds about 1 KiB per envelope while queued.
+/// PostgreSQL (larger batches mean fewer round trips), part of a larger commit on an SQLite
+/// file. A batch holds about 1 KiB per envelope while queued.
 pub const DEFAULT_BATCH: usize = 10_000;
+
+/// How an import groups its writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImportOptions {
+    /// Envelopes per batch ([`DEFAULT_BATCH`]).
+    pub batch: usize,
+    /// Envelopes per commit on an SQLite file
+    /// ([`headroom_store::bulk::DEFAULT_COMMIT_EVERY`]); a killed import loses at most this
+    /// many envelopes' work, which the next run redoes.
+    pub commit_every: usize,
+}
+
+impl Default for ImportOptions {
+    fn default() -> Self {
+        Self {
+            batch: DEFAULT_BATCH,
+            commit_every: headroom_store::bulk::DEFAULT_COMMIT_EVERY,
+        }
+    }
+}
+
+impl ImportOptions {
+    /// The defaults with another batch size.
+    pub fn with_batch(batch: usize) -> Self {
+        Self {
+            batch,
+            ..Self::default()
+        }
+    }
+}
 
 /// Batches parsed ahead of the writer.
 const QUEUE_DEPTH: usize = 4;
@@ -157,18 +188,24 @@ impl Batch {
     }
 }
 
-/// Imports one input. `on_progress` is called after every written batch (on SQLite a batch is durable at the writer's next commit, at most 100,000 envelopes later).
+/// Imports one input. `on_progress` is called after every written batch (on an SQLite file a
+/// batch is durable at the writer's next commit, at most `options.commit_every` envelopes
+/// later).
 pub async fn import_reader(
     store: &dyn Store,
     reader: Box<dyn BufRead + Send>,
     bytes: CountingHandle,
     clock: &dyn Clock,
     ctx: &IngestContext,
-    batch_size: usize,
+    options: ImportOptions,
     mut on_progress: impl FnMut(&ImportProgress),
 ) -> Result<ImportProgress, FeedError> {
-    let batch_size = batch_size.max(1);
-    let mut writer = store.bulk_writer().await?;
+    let batch_size = options.batch.max(1);
+    let mut writer = store
+        .bulk_writer(BulkOptions {
+            commit_every: options.commit_every,
+        })
+        .await?;
     let (tx, mut rx) = tokio::sync::mpsc::channel::<io::Result<Batch>>(QUEUE_DEPTH);
     let thread_ctx = ctx.clone();
     let parser = std::thread::Builder::new()

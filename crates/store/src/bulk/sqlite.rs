@@ -1,5 +1,5 @@
 //! The bulk writer of an SQLite file: one `rusqlite` connection on a blocking thread, one
-//! write transaction open across batches and committed every [`COMMIT_EVERY`] envelopes, and a
+//! write transaction open across batches and committed every [`BulkOptions::commit_every`] envelopes, and a
 //! checkpointer thread that folds the WAL back into the database beside it.
 //!
 //! What makes it fast, each measured on the import benchmark (see the README):
@@ -28,8 +28,8 @@ use headroom_core::redact::redact;
 use rusqlite::{Connection, OpenFlags, params};
 
 use super::{
-    Activity, BulkItem, BulkOutcome, BulkWriter, PUSH_COLUMNS, QUARANTINE_SQL, TxWriter,
-    created_or_duplicate, split,
+    Activity, BulkItem, BulkOptions, BulkOutcome, BulkWriter, PUSH_COLUMNS, QUARANTINE_SQL,
+    TxWriter, created_or_duplicate, split,
 };
 use crate::SqliteStore;
 use crate::error::{Result, StoreError};
@@ -37,7 +37,7 @@ use crate::model::{ActorRef, PushEventWrite, RepositoryRef, check_fingerprint, m
 
 impl SqliteStore {
     /// The bulk writer for this store: a dedicated connection on a file, else the portable one.
-    pub(crate) async fn open_bulk(&self) -> Result<Box<dyn BulkWriter + '_>> {
+    pub(crate) async fn open_bulk(&self, options: BulkOptions) -> Result<Box<dyn BulkWriter + '_>> {
         match self.file() {
             Some(path) => {
                 let path = path.to_owned();
@@ -55,6 +55,7 @@ impl SqliteStore {
                         known_runs: HashSet::new(),
                     }),
                     pending: 0,
+                    commit_every: options.commit_every.max(1),
                     checkpointer: Some(checkpointer),
                 }))
             }
@@ -70,11 +71,18 @@ impl SqliteStore {
 /// envelopes, 64 MiB cost 44.9 µs of CPU per envelope (12.6 of it in the kernel), 256 MiB 37.0.
 const CACHE_KIB: i64 = 262_144;
 
-/// Envelopes between commits of the open transaction. Every commit writes the entity and
-/// index pages its batches touched, which are spread over whole tables, so one commit per
-/// many batches writes each hot page once rather than once per batch; and the entity rows of
-/// a window are written once per window, however many of its events name them.
-const COMMIT_EVERY: usize = 100_000;
+// Envelopes between commits ([`BulkOptions::commit_every`]): every commit writes the entity
+// and index pages its batches touched, which are spread over whole tables (push_events'
+// per-actor and per-repository indexes take random keys), so one commit per many batches
+// writes each hot page once rather than once per batch, and the entity rows of a window are
+// written once per window, however many of its events name them. Measured on 1,000,000
+// envelopes (16 KiB pages): every 100,000 ran at 78,000 events/s, 250,000 (the default) at
+// 98,000, 500,000 at 101,000.
+
+/// Actors and repositories a window may hold before it commits early, whatever
+/// [`BulkOptions::commit_every`] says: a file naming a new entity in every envelope keeps the window's
+/// memory (about 0.3 KiB per entity) bounded the same.
+const MAX_WINDOW_ENTITIES: usize = 200_000;
 
 fn open_connection(path: &std::path::Path) -> Result<Connection> {
     let conn = Connection::open_with_flags(
@@ -86,10 +94,17 @@ fn open_connection(path: &std::path::Path) -> Result<Connection> {
     // foreign_keys = OFF: see the module comment. wal_autocheckpoint = 0: the checkpointer
     // thread does it. temp_store = FILE: anything SQLite spills (a quarantine upsert's
     // statement journal) goes to a temporary file rather than an in-memory list.
+    // ignore_check_constraints: every CHECKed column this writer fills is a column default
+    // (enrichment status and stage, attempt counts), an enum's own text (`source`) or a count
+    // it increments from 1, so the checks cannot fail here; and SQLite evaluates
+    // `status IN (…4 values…)` and `stage IN (…7…)` by building a temporary table for every
+    // actor and repository row it inserts (6 % of the writer's time on a file naming a new
+    // entity in most envelopes). The tests run `PRAGMA integrity_check`, which does check
+    // them, over what this writer stored.
     conn.execute_batch(&format!(
         "PRAGMA foreign_keys = OFF; PRAGMA synchronous = NORMAL; \
          PRAGMA cache_size = -{CACHE_KIB}; PRAGMA temp_store = FILE; \
-         PRAGMA wal_autocheckpoint = 0;"
+         PRAGMA wal_autocheckpoint = 0; PRAGMA ignore_check_constraints = ON;"
     ))?;
     conn.set_prepared_statement_cache_capacity(16);
     Ok(conn)
@@ -162,6 +177,8 @@ struct SqliteBulk {
     session: Option<Session>,
     /// Envelopes written since the last commit.
     pending: usize,
+    /// Envelopes between commits.
+    commit_every: usize,
     checkpointer: Option<Checkpointer>,
 }
 
@@ -190,29 +207,31 @@ impl SqliteBulk {
 #[async_trait]
 impl BulkWriter for SqliteBulk {
     async fn write(&mut self, items: Vec<BulkItem>) -> Result<Vec<BulkOutcome>> {
-        let commit = self.pending + items.len() >= COMMIT_EVERY;
         let lost = self.pending;
         let written = items.len();
+        let due = self.pending + written >= self.commit_every;
         let result = self
             .with_session(move |session| {
                 if session.conn.is_autocommit() {
                     session.conn.execute_batch("BEGIN IMMEDIATE")?;
                 }
                 let result = write_batch(session, &items).and_then(|outcomes| {
+                    let commit = due || session.window.len() >= MAX_WINDOW_ENTITIES;
                     if commit {
                         session.commit()?;
                     }
-                    Ok(outcomes)
+                    Ok((outcomes, commit))
                 });
-                // Dropping the batch here keeps its deallocation off the caller's thread.
-                drop(items);
+                // The batch's many small allocations are freed on another thread: the
+                // writer is the import's bottleneck, the parser's core has room.
+                tokio::task::spawn_blocking(move || drop(items));
                 result.map_err(|e| session.roll_back(e, lost + written))
             })
             .await;
         match result {
-            Ok(outcomes) => {
-                self.pending = if commit { 0 } else { self.pending + written };
-                if commit && let Some(checkpointer) = &self.checkpointer {
+            Ok((outcomes, committed)) => {
+                self.pending = if committed { 0 } else { self.pending + written };
+                if committed && let Some(checkpointer) = &self.checkpointer {
                     checkpointer.wake();
                 }
                 Ok(outcomes)
@@ -557,9 +576,18 @@ struct EntityWindow {
     repositories: BTreeMap<i64, Pending<RepositoryIdentity>>,
     /// The batch being absorbed (counted from the writer's start).
     batch: u64,
+    /// Whether most actors, and most repositories, of the last window were new rows: then
+    /// the next window tries each row's insert first (see [`flush_into`]).
+    actors_mostly_new: bool,
+    repositories_mostly_new: bool,
 }
 
 impl EntityWindow {
+    /// Entities held.
+    fn len(&self) -> usize {
+        self.actors.len() + self.repositories.len()
+    }
+
     /// Folds in one stored event (`is_new`: it was not a duplicate), as writing the events
     /// one by one would.
     fn absorb(&mut self, event: &PushEventWrite, is_new: bool) {
@@ -576,8 +604,10 @@ impl EntityWindow {
 
     /// Writes every entity row, in id order (index locality), and empties the window.
     fn flush(&mut self, conn: &Connection) -> Result<()> {
-        flush_into(conn, &mut self.actors)?;
-        flush_into(conn, &mut self.repositories)
+        self.actors_mostly_new = flush_into(conn, &mut self.actors, self.actors_mostly_new)?;
+        self.repositories_mostly_new =
+            flush_into(conn, &mut self.repositories, self.repositories_mostly_new)?;
+        Ok(())
     }
 }
 
@@ -596,11 +626,20 @@ fn absorb_into<I: Identity>(
         .saw(received, occurred, is_new, batch);
 }
 
-/// Touches the row, else updates it, else inserts it.
-fn flush_into<I: Identity>(conn: &Connection, map: &mut BTreeMap<i64, Pending<I>>) -> Result<()> {
+/// Touches the row, else updates it, else inserts it; or, when `insert_first` (most rows of
+/// the last window were new, as in a first import), tries the insert first, which spares a
+/// new row the two statements that would miss. Either order leaves the same row. Returns
+/// whether most rows were new this time.
+fn flush_into<I: Identity>(
+    conn: &Connection,
+    map: &mut BTreeMap<i64, Pending<I>>,
+    insert_first: bool,
+) -> Result<bool> {
     let mut touch = conn.prepare_cached(I::TOUCH)?;
     let mut update = conn.prepare_cached(I::UPDATE)?;
     let mut insert = conn.prepare_cached(I::INSERT)?;
+    let total = map.len();
+    let mut created = 0usize;
     for (id, p) in std::mem::take(map) {
         let (first, last, latest) = split(p.activity);
         let [c2, c3, c4, c5] = p.identity.columns();
@@ -616,11 +655,21 @@ fn flush_into<I: Identity>(conn: &Connection, map: &mut BTreeMap<i64, Pending<I>
             latest,
             p.first_received,
         ];
-        if touch.execute(&values[..9])? == 0 && update.execute(&values[..9])? == 0 {
-            insert.execute(values)?;
-        }
+        let new = if insert_first && insert.execute(values)? == 1 {
+            true
+        } else if touch.execute(&values[..9])? == 1 || update.execute(&values[..9])? == 1 {
+            false
+        } else if insert.execute(values)? == 1 {
+            true
+        } else {
+            // Unreachable while this transaction holds the write lock.
+            return Err(StoreError::Database(format!(
+                "entity {id} was neither updated nor inserted"
+            )));
+        };
+        created += usize::from(new);
     }
-    Ok(())
+    Ok(created * 2 > total)
 }
 
 // The entity statements' parameters: ?1 the GitHub id, ?2–?5 the identity (actor: login,
@@ -662,11 +711,14 @@ const ACTOR_UPDATE: &str = concat!(
     " WHERE github_id = ?1"
 );
 
-/// Else a new row (the transaction holds the write lock, so nobody inserted it meanwhile).
+/// A new row: after the update missed (the transaction holds the write lock, so nobody
+/// inserted it meanwhile), or first, when most rows of the last window were new; the
+/// `DO NOTHING` then says the row exists.
 const ACTOR_INSERT: &str = "INSERT INTO actors (github_id, login, display_login, detail_url, \
     avatar_url, event_native_at_ms, batch_pending_at_ms, created_at_ms, updated_at_ms, \
     first_seen_at_ms, last_seen_at_ms, latest_event_at_ms) \
-    VALUES (?1, ?2, ?3, ?4, ?5, ?10, ?10, ?10, ?6, ?7, ?8, ?9)";
+    VALUES (?1, ?2, ?3, ?4, ?5, ?10, ?10, ?10, ?6, ?7, ?8, ?9) \
+    ON CONFLICT (github_id) DO NOTHING";
 
 /// [`ACTOR_TOUCH`] for repositories (`full_name` is indexed).
 const REPOSITORY_TOUCH: &str = concat!(
@@ -688,7 +740,8 @@ const REPOSITORY_UPDATE: &str = concat!(
 const REPOSITORY_INSERT: &str = "INSERT INTO repositories (github_id, full_name, name, \
     owner_login, detail_url, event_native_at_ms, batch_pending_at_ms, created_at_ms, \
     updated_at_ms, first_seen_at_ms, last_seen_at_ms, latest_event_at_ms) \
-    VALUES (?1, ?2, ?3, ?4, ?5, ?10, ?10, ?10, ?6, ?7, ?8, ?9)";
+    VALUES (?1, ?2, ?3, ?4, ?5, ?10, ?10, ?10, ?6, ?7, ?8, ?9) \
+    ON CONFLICT (github_id) DO NOTHING";
 
 #[cfg(test)]
 mod tests {
@@ -745,6 +798,7 @@ mod tests {
                 known_runs: HashSet::new(),
             }),
             pending: 0,
+            commit_every: BulkOptions::default().commit_every,
             checkpointer: None,
         };
         (store, bulk)
