@@ -23,7 +23,7 @@ fn corpus_file(name: &str) -> PathBuf {
     );
 }
 
-fn headroom(db: &std::path::Path) -> Command {
+fn headroom(db: impl AsRef<std::ffi::OsStr>) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_headroom"));
     cmd.arg("--db")
         .arg(db)
@@ -33,7 +33,7 @@ fn headroom(db: &std::path::Path) -> Command {
 }
 
 /// `headroom import gharchive FILE`, run to its end.
-fn import(db: &std::path::Path, file: &std::path::Path) -> std::process::Output {
+fn import(db: impl AsRef<std::ffi::OsStr>, file: &std::path::Path) -> std::process::Output {
     headroom(db)
         .args(["import", "gharchive"])
         .arg(file)
@@ -110,7 +110,8 @@ fn import_without_files_is_refused() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-/// Envelopes in the file the kill test imports: more than one commit window (100,000).
+/// Envelopes in the file the kill test imports: three commit windows at `--commit-every
+/// 50000` on SQLite, fifteen batches (each its own transaction) on PostgreSQL.
 const KILL_TEST_ENVELOPES: u64 = 150_000;
 
 /// GH Archive-format PushEvents (the current payload shape) over 5,000 actors and 7,000
@@ -134,11 +135,50 @@ fn write_archive(path: &std::path::Path, n: u64) {
     out.flush().expect("flush");
 }
 
-async fn count(pool: &sqlx::SqlitePool, sql: &str) -> i64 {
-    sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
-        .fetch_one(pool)
-        .await
-        .expect(sql)
+/// The database a kill test imports into, read from the test's side.
+enum Target {
+    Sqlite(PathBuf),
+    Postgres(String),
+}
+
+impl Target {
+    fn arg(&self) -> std::ffi::OsString {
+        match self {
+            Target::Sqlite(path) => path.clone().into_os_string(),
+            Target::Postgres(url) => url.into(),
+        }
+    }
+
+    /// One number, or `None` while the database or its tables do not exist yet.
+    async fn try_count(&self, sql: &str) -> Option<i64> {
+        let sql = sqlx::AssertSqlSafe(sql);
+        match self {
+            Target::Sqlite(path) => {
+                if !path.exists() {
+                    return None;
+                }
+                let options = sqlx::sqlite::SqliteConnectOptions::new()
+                    .filename(path)
+                    .read_only(true);
+                let pool = sqlx::SqlitePool::connect_with(options).await.ok()?;
+                let n = sqlx::query_scalar(sql).fetch_one(&pool).await.ok();
+                pool.close().await;
+                n
+            }
+            Target::Postgres(url) => {
+                let pool = sqlx::PgPool::connect(url).await.ok()?;
+                let n = sqlx::query_scalar(sql).fetch_one(&pool).await.ok();
+                pool.close().await;
+                n
+            }
+        }
+    }
+
+    async fn count(&self, sql: &str) -> i64 {
+        self.try_count(sql)
+            .await
+            .unwrap_or_else(|| panic!("cannot count: {sql}"))
+    }
 }
 
 /// SIGKILL after the first commit: what was committed stays, whole (no event without its
@@ -147,12 +187,79 @@ async fn count(pool: &sqlx::SqlitePool, sql: &str) -> i64 {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_import_killed_after_a_commit_keeps_it_whole_and_the_next_run_completes_it() {
     let dir = tempfile::tempdir().expect("tmp");
-    let db = dir.path().join("headroom.db");
-    let file = dir.path().join("archive.jsonl");
-    write_archive(&file, KILL_TEST_ENVELOPES);
+    let db = Target::Sqlite(dir.path().join("headroom.db"));
     // Commits every 50,000 envelopes, so the file holds three windows (the default is larger).
-    let mut child = headroom(&db)
-        .args(["import", "gharchive", "--commit-every", "50000"])
+    killed_and_completed(&db, dir.path(), &["--commit-every", "50000"]).await;
+    // The bulk connection does not evaluate CHECK constraints; integrity_check does.
+    let Target::Sqlite(path) = &db else {
+        unreachable!("an SQLite target")
+    };
+    let options = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(path)
+        .read_only(true);
+    let pool = sqlx::SqlitePool::connect_with(options).await.expect("open");
+    let integrity: String = sqlx::query_scalar("PRAGMA integrity_check")
+        .fetch_one(&pool)
+        .await
+        .expect("integrity_check");
+    assert_eq!(integrity, "ok");
+    pool.close().await;
+}
+
+/// The same on PostgreSQL, where each batch is a transaction of its own.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_same_on_postgres() {
+    use sqlx::postgres::PgConnectOptions;
+    use sqlx::{ConnectOptions, Connection};
+    use std::str::FromStr;
+
+    const URL_VAR: &str = "HEADROOM_TEST_DATABASE_URL";
+    let admin = match std::env::var(URL_VAR) {
+        Ok(url) if !url.trim().is_empty() => url,
+        _ => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "{URL_VAR} is not set but CI is: the PostgreSQL tests must run in CI"
+            );
+            println!("skipped: {URL_VAR} not set (the_same_on_postgres needs PostgreSQL)");
+            return;
+        }
+    };
+    let admin = PgConnectOptions::from_str(&admin).expect("a valid admin URL");
+    let mut conn = admin.connect().await.expect("connect as admin");
+    let name = format!("headroom_import_kill_{}", std::process::id());
+    for sql in [
+        format!("DROP DATABASE IF EXISTS {name}"),
+        format!("CREATE DATABASE {name}"),
+    ] {
+        sqlx::query(sqlx::AssertSqlSafe(sql))
+            .execute(&mut conn)
+            .await
+            .expect("admin statement");
+    }
+    let url = format!(
+        "postgres://{}@{}:{}/{name}",
+        admin.get_username(),
+        admin.get_host(),
+        admin.get_port()
+    );
+    let dir = tempfile::tempdir().expect("tmp");
+    killed_and_completed(&Target::Postgres(url), dir.path(), &[]).await;
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+    )))
+    .execute(&mut conn)
+    .await
+    .expect("drop");
+    conn.close().await.expect("close");
+}
+
+async fn killed_and_completed(db: &Target, dir: &std::path::Path, options: &[&str]) {
+    let file = dir.join("archive.jsonl");
+    write_archive(&file, KILL_TEST_ENVELOPES);
+    let mut child = headroom(db.arg())
+        .args(["import", "gharchive"])
+        .args(options)
         .arg(&file)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -160,33 +267,28 @@ async fn an_import_killed_after_a_commit_keeps_it_whole_and_the_next_run_complet
         .expect("spawn");
 
     // Wait until the first commit is visible to another connection, then kill.
-    let options = sqlx::sqlite::SqliteConnectOptions::new()
-        .filename(&db)
-        .read_only(true);
     let clock = TokioClock::system();
     let deadline = clock.now() + SignedDuration::from_secs(300);
-    let pool = loop {
+    loop {
         assert!(
             child.try_wait().expect("poll").is_none(),
             "the import ended before a commit was seen; the file is too small to kill it midway"
         );
         assert!(clock.now() < deadline, "no commit within 5 minutes");
-        if db.exists()
-            && let Ok(pool) = sqlx::SqlitePool::connect_with(options.clone()).await
-            && let Ok(n) = sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM push_events")
-                .fetch_one(&pool)
-                .await
-            && n > 0
+        if db
+            .try_count("SELECT COUNT(*) FROM push_events")
+            .await
+            .is_some_and(|n| n > 0)
         {
-            break pool;
+            break;
         }
         clock.sleep(SignedDuration::from_millis(50)).await;
-    };
+    }
     child.kill().expect("SIGKILL");
     let status = child.wait().expect("wait");
     assert!(!status.success(), "{status}");
 
-    let kept = count(&pool, "SELECT COUNT(*) FROM push_events").await;
+    let kept = db.count("SELECT COUNT(*) FROM push_events").await;
     assert!(
         kept > 0 && kept < KILL_TEST_ENVELOPES as i64,
         "kept {kept} of {KILL_TEST_ENVELOPES}"
@@ -198,17 +300,10 @@ async fn an_import_killed_after_a_commit_keeps_it_whole_and_the_next_run_complet
          (SELECT 1 FROM repositories r WHERE r.github_id = e.github_repository_id)",
         "SELECT COUNT(*) FROM actors WHERE latest_event_at_ms IS NULL",
     ] {
-        assert_eq!(count(&pool, orphans).await, 0, "{orphans}");
+        assert_eq!(db.count(orphans).await, 0, "{orphans}");
     }
-    // The bulk connection does not evaluate CHECK constraints; integrity_check does.
-    let integrity: String = sqlx::query_scalar("PRAGMA integrity_check")
-        .fetch_one(&pool)
-        .await
-        .expect("integrity_check");
-    assert_eq!(integrity, "ok");
-    pool.close().await;
 
-    let out = import(&db, &file);
+    let out = import(db.arg(), &file);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
     let created = KILL_TEST_ENVELOPES as i64 - kept;
@@ -220,7 +315,6 @@ async fn an_import_killed_after_a_commit_keeps_it_whole_and_the_next_run_complet
         stdout.contains(&format!("Duplicates skipped:               {kept}\n")),
         "{stdout}"
     );
-    let pool = sqlx::SqlitePool::connect_with(options).await.expect("open");
     for (sql, expected) in [
         (
             "SELECT COUNT(*) FROM push_events",
@@ -233,7 +327,6 @@ async fn an_import_killed_after_a_commit_keeps_it_whole_and_the_next_run_complet
             0,
         ),
     ] {
-        assert_eq!(count(&pool, sql).await, expected, "{sql}");
+        assert_eq!(db.count(sql).await, expected, "{sql}");
     }
-    pool.close().await;
 }
