@@ -103,7 +103,7 @@ fn import_a_file_then_the_same_lines_from_stdin() {
 #[test]
 fn import_without_files_is_refused() {
     let dir = tempfile::tempdir().expect("tmp");
-    let out = headroom(&dir.path().join("h.db"))
+    let out = headroom(dir.path().join("h.db"))
         .args(["import", "gharchive"])
         .output()
         .expect("run");
