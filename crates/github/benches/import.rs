@@ -12,7 +12,9 @@
 //! not grow with the file (below about 1,000,000 the SQLite page cache is still filling). Each
 //! import also prints the child's CPU time per envelope, bytes written and the load average:
 //! on a shared machine the rate swings with other work, CPU per envelope much less. The file
-//! and the databases are deleted afterwards.
+//! and the databases are deleted afterwards, unless `HEADROOM_BENCH_FILE` names where to keep
+//! the file: an existing file there is imported as it is (the counts above no longer apply).
+//! `HEADROOM_BENCH_CHILD="DB<TAB>FILE"` runs only the child, to put a profiler on it.
 //!
 //! `cargo bench -p headroom-github --bench import` (a plain binary: criterion's repetitions
 //! would take minutes per sample at this size).
@@ -259,18 +261,27 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(1_000_000);
     let dir = tempfile::tempdir().expect("tmp");
-    let path = dir.path().join("gharchive.jsonl");
+    // A kept file is reused as it is, whatever the variables say now: repeated runs (or a
+    // profiler on the child) then import the very same bytes.
+    let kept = std::env::var_os("HEADROOM_BENCH_FILE").map(std::path::PathBuf::from);
+    let path = kept
+        .clone()
+        .unwrap_or_else(|| dir.path().join("gharchive.jsonl"));
     let started = SystemClock.now();
     let entities = Entities::from_env();
-    generate(&path, n, &entities);
-    let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-    println!(
-        "generated {n} envelopes ({} MiB; up to {} actors and {} repositories) in {:.1} s",
-        size / (1 << 20),
-        entities.actors,
-        entities.repositories,
-        SystemClock.now().duration_since(started).as_secs_f64(),
-    );
+    if kept.as_ref().is_some_and(|p| p.exists()) {
+        println!("reusing {}", path.display());
+    } else {
+        generate(&path, n, &entities);
+        let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        println!(
+            "generated {n} envelopes ({} MiB; up to {} actors and {} repositories) in {:.1} s",
+            size / (1 << 20),
+            entities.actors,
+            entities.repositories,
+            SystemClock.now().duration_since(started).as_secs_f64(),
+        );
+    }
     let file = path.to_str().expect("utf-8").to_owned();
     let db = dir.path().join("bench.db");
     run_child(db.to_str().expect("utf-8"), &file);

@@ -206,17 +206,24 @@ fn dumps() -> Vec<String> {
 async fn write_all(writer: &mut dyn BulkWriter, seed: u64) -> Vec<Vec<BulkOutcome>> {
     let mut outcomes = Vec::new();
     for replay in [0, 10_000] {
-        for mut batch in batches(seed) {
-            for item in &mut batch {
-                match item {
-                    BulkItem::Push(p) => p.event.received_at += secs(replay),
-                    BulkItem::Quarantine(q) => q.received_at += secs(replay),
-                }
-            }
-            outcomes.push(writer.write(batch).await.expect("batch"));
-        }
+        outcomes.extend(write_pass(writer, seed, replay).await);
     }
     writer.finish().await.expect("finish");
+    outcomes
+}
+
+/// The batches of `seed`, received `replay` seconds later than the first time.
+async fn write_pass(writer: &mut dyn BulkWriter, seed: u64, replay: i64) -> Vec<Vec<BulkOutcome>> {
+    let mut outcomes = Vec::new();
+    for mut batch in batches(seed) {
+        for item in &mut batch {
+            match item {
+                BulkItem::Push(p) => p.event.received_at += secs(replay),
+                BulkItem::Quarantine(q) => q.received_at += secs(replay),
+            }
+        }
+        outcomes.push(writer.write(batch).await.expect("batch"));
+    }
     outcomes
 }
 
@@ -261,14 +268,21 @@ async fn bulk_matches_the_page_path_sqlite() {
         // at each commit, inserts first once a window's rows were mostly new, and the rows
         // come out the same whichever way.
         let commit_every = [1, 30, 80, BulkOptions::default().commit_every][(seed % 4) as usize];
-        let got = write_all(
-            bulk.bulk_writer(BulkOptions { commit_every })
-                .await
-                .expect("writer")
-                .as_mut(),
-            seed,
-        )
-        .await;
+        let options = BulkOptions { commit_every };
+        let got = if seed > 4 {
+            // A new writer for the replay: its first window has no last one to go by and
+            // asks the table, which holds every row by then (the touch comes first).
+            let mut got = Vec::new();
+            for replay in [0, 10_000] {
+                let mut writer = bulk.bulk_writer(options).await.expect("writer");
+                got.extend(write_pass(writer.as_mut(), seed, replay).await);
+                writer.finish().await.expect("finish");
+            }
+            got
+        } else {
+            let mut writer = bulk.bulk_writer(options).await.expect("writer");
+            write_all(writer.as_mut(), seed).await
+        };
         assert_eq!(got, expected, "outcomes, seed {seed}");
         assert_same_tables!(page, bulk, seed);
         // The bulk connection does not evaluate CHECK constraints; integrity_check does.

@@ -426,6 +426,8 @@ trait Identity: Sized {
     const TOUCH: &'static str;
     const UPDATE: &'static str;
     const INSERT: &'static str;
+    /// Whether a row with GitHub id ?1 exists.
+    const EXISTS: &'static str;
     fn of(source: &Self::Source) -> Self;
     /// As writing `source`'s event after the earlier ones would: a name replaces the old
     /// one, a URL the event lacks keeps the one before.
@@ -455,6 +457,7 @@ impl Identity for ActorIdentity {
     const TOUCH: &'static str = ACTOR_TOUCH;
     const UPDATE: &'static str = ACTOR_UPDATE;
     const INSERT: &'static str = ACTOR_INSERT;
+    const EXISTS: &'static str = "SELECT EXISTS (SELECT 1 FROM actors WHERE github_id = ?1)";
 
     fn of(actor: &ActorRef) -> Self {
         Self {
@@ -498,6 +501,7 @@ impl Identity for RepositoryIdentity {
     const TOUCH: &'static str = REPOSITORY_TOUCH;
     const UPDATE: &'static str = REPOSITORY_UPDATE;
     const INSERT: &'static str = REPOSITORY_INSERT;
+    const EXISTS: &'static str = "SELECT EXISTS (SELECT 1 FROM repositories WHERE github_id = ?1)";
 
     fn of(repository: &RepositoryRef) -> Self {
         Self {
@@ -577,9 +581,10 @@ struct EntityWindow {
     /// The batch being absorbed (counted from the writer's start).
     batch: u64,
     /// Whether most actors, and most repositories, of the last window were new rows: then
-    /// the next window tries each row's insert first (see [`flush_into`]).
-    actors_mostly_new: bool,
-    repositories_mostly_new: bool,
+    /// the next window tries each row's insert first (see [`flush_into`]). `None` before the
+    /// writer's first window, which asks the table instead.
+    actors_mostly_new: Option<bool>,
+    repositories_mostly_new: Option<bool>,
 }
 
 impl EntityWindow {
@@ -604,9 +609,12 @@ impl EntityWindow {
 
     /// Writes every entity row, in id order (index locality), and empties the window.
     fn flush(&mut self, conn: &Connection) -> Result<()> {
-        self.actors_mostly_new = flush_into(conn, &mut self.actors, self.actors_mostly_new)?;
-        self.repositories_mostly_new =
-            flush_into(conn, &mut self.repositories, self.repositories_mostly_new)?;
+        self.actors_mostly_new = Some(flush_into(conn, &mut self.actors, self.actors_mostly_new)?);
+        self.repositories_mostly_new = Some(flush_into(
+            conn,
+            &mut self.repositories,
+            self.repositories_mostly_new,
+        )?);
         Ok(())
     }
 }
@@ -626,15 +634,38 @@ fn absorb_into<I: Identity>(
         .saw(received, occurred, is_new, batch);
 }
 
-/// Touches the row, else updates it, else inserts it; or, when `insert_first` (most rows of
-/// the last window were new, as in a first import), tries the insert first, which spares a
-/// new row the two statements that would miss. Either order leaves the same row. Returns
-/// whether most rows were new this time.
+/// Rows [`mostly_missing`] looks up.
+const PROBE_SAMPLE: usize = 32;
+
+/// Whether most of `map`'s rows are absent from the table, judged from up to
+/// [`PROBE_SAMPLE`] of them spread over the window: a writer's first window has no previous
+/// one to go by, and an import of one GH Archive hour is often a single window.
+fn mostly_missing<I: Identity>(conn: &Connection, map: &BTreeMap<i64, Pending<I>>) -> Result<bool> {
+    let step = map.len().div_ceil(PROBE_SAMPLE).max(1);
+    let mut exists = conn.prepare_cached(I::EXISTS)?;
+    let (mut sampled, mut missing) = (0usize, 0usize);
+    for id in map.keys().step_by(step) {
+        sampled += 1;
+        if !exists.query_row([id], |row| row.get::<_, bool>(0))? {
+            missing += 1;
+        }
+    }
+    Ok(missing * 2 > sampled)
+}
+
+/// Touches the row, else updates it, else inserts it; or, when most rows are expected to be
+/// new (most of the last window's were, or, in the first window, most of a sample are
+/// missing), tries the insert first, which spares a new row the two statements that would
+/// miss. Either order leaves the same row. Returns whether most rows were new this time.
 fn flush_into<I: Identity>(
     conn: &Connection,
     map: &mut BTreeMap<i64, Pending<I>>,
-    insert_first: bool,
+    last_mostly_new: Option<bool>,
 ) -> Result<bool> {
+    let insert_first = match last_mostly_new {
+        Some(known) => known,
+        None => mostly_missing(conn, map)?,
+    };
     let mut touch = conn.prepare_cached(I::TOUCH)?;
     let mut update = conn.prepare_cached(I::UPDATE)?;
     let mut insert = conn.prepare_cached(I::INSERT)?;
