@@ -9,6 +9,8 @@ use headroom_core::clock::{Clock, SignedDuration, TokioClock};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
+mod common;
+
 fn corpus_file(name: &str) -> PathBuf {
     let start = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     for dir in start.ancestors() {
@@ -209,49 +211,14 @@ async fn an_import_killed_after_a_commit_keeps_it_whole_and_the_next_run_complet
 /// The same on PostgreSQL, where each batch is a transaction of its own.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_same_on_postgres() {
-    use sqlx::postgres::PgConnectOptions;
-    use sqlx::{ConnectOptions, Connection};
-    use std::str::FromStr;
-
-    const URL_VAR: &str = "HEADROOM_TEST_DATABASE_URL";
-    let admin = match std::env::var(URL_VAR) {
-        Ok(url) if !url.trim().is_empty() => url,
-        _ => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "{URL_VAR} is not set but CI is: the PostgreSQL tests must run in CI"
-            );
-            println!("skipped: {URL_VAR} not set (the_same_on_postgres needs PostgreSQL)");
-            return;
-        }
+    let Some(admin) = common::postgres_admin("the_same_on_postgres") else {
+        return;
     };
-    let admin = PgConnectOptions::from_str(&admin).expect("a valid admin URL");
-    let mut conn = admin.connect().await.expect("connect as admin");
     let name = format!("headroom_import_kill_{}", std::process::id());
-    for sql in [
-        format!("DROP DATABASE IF EXISTS {name}"),
-        format!("CREATE DATABASE {name}"),
-    ] {
-        sqlx::query(sqlx::AssertSqlSafe(sql))
-            .execute(&mut conn)
-            .await
-            .expect("admin statement");
-    }
-    let url = format!(
-        "postgres://{}@{}:{}/{name}",
-        admin.get_username(),
-        admin.get_host(),
-        admin.get_port()
-    );
+    let url = common::create_database(&admin, &name).await;
     let dir = tempfile::tempdir().expect("tmp");
     killed_and_completed(&Target::Postgres(url), dir.path(), &[]).await;
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
-    )))
-    .execute(&mut conn)
-    .await
-    .expect("drop");
-    conn.close().await.expect("close");
+    common::drop_database(&admin, &name).await;
 }
 
 async fn killed_and_completed(db: &Target, dir: &std::path::Path, options: &[&str]) {

@@ -7,52 +7,17 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
-use std::str::FromStr;
 
-use sqlx::postgres::PgConnectOptions;
-use sqlx::{ConnectOptions, Connection};
-
-const BIN: &str = env!("CARGO_BIN_EXE_headroom");
-const URL_VAR: &str = "HEADROOM_TEST_DATABASE_URL";
-
-fn admin_url() -> Option<String> {
-    match std::env::var(URL_VAR) {
-        Ok(url) if !url.trim().is_empty() => Some(url),
-        _ => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "{URL_VAR} is not set but CI is: the PostgreSQL tests must run in CI"
-            );
-            println!(
-                "skipped: {URL_VAR} not set (two_processes_share_one_quota needs PostgreSQL; scripts/test starts one)"
-            );
-            None
-        }
-    }
-}
+mod common;
+use common::BIN;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_processes_share_one_quota() {
-    let Some(admin) = admin_url() else { return };
-    let admin = PgConnectOptions::from_str(&admin).expect("a valid admin URL");
+    let Some(admin) = common::postgres_admin("two_processes_share_one_quota") else {
+        return;
+    };
     let name = format!("headroom_cli_test_{}", std::process::id());
-    let mut conn = admin.connect().await.expect("connect as admin");
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "DROP DATABASE IF EXISTS {name}"
-    )))
-    .execute(&mut conn)
-    .await
-    .expect("drop");
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(&mut conn)
-        .await
-        .expect("create");
-    let db_url = format!(
-        "postgres://{}@{}:{}/{name}",
-        admin.get_username(),
-        admin.get_host(),
-        admin.get_port()
-    );
+    let db_url = common::create_database(&admin, &name).await;
 
     let dir = tempfile::tempdir().expect("tempdir");
     let log = dir.path().join("sim.log");
@@ -152,11 +117,5 @@ async fn two_processes_share_one_quota() {
         "the shared ceiling held across both processes: {max_in_flight} others in flight"
     );
 
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
-    )))
-    .execute(&mut conn)
-    .await
-    .expect("drop");
-    conn.close().await.expect("close");
+    common::drop_database(&admin, &name).await;
 }

@@ -50,48 +50,22 @@ fn a_run_killed_mid_stage_and_resumed_stores_what_an_uninterrupted_run_stores() 
 /// The same on PostgreSQL (two fresh databases on the test server).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_same_on_postgres() {
-    use sqlx::postgres::PgConnectOptions;
-    use sqlx::{ConnectOptions, Connection};
-    use std::str::FromStr;
-
-    const URL_VAR: &str = "HEADROOM_TEST_DATABASE_URL";
-    let admin = match std::env::var(URL_VAR) {
-        Ok(url) if !url.trim().is_empty() => url,
-        _ => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "{URL_VAR} is not set but CI is: the PostgreSQL tests must run in CI"
-            );
-            println!("skipped: {URL_VAR} not set (the_same_on_postgres needs PostgreSQL)");
-            return;
-        }
+    let Some(admin) = common::postgres_admin("the_same_on_postgres") else {
+        return;
     };
-    let admin = PgConnectOptions::from_str(&admin).expect("a valid admin URL");
-    let mut conn = admin.connect().await.expect("connect as admin");
+    let names = ["whole", "killed"]
+        .map(|which| format!("headroom_sync_kill_{which}_{}", std::process::id()));
     let mut urls = Vec::new();
-    for which in ["whole", "killed"] {
-        let name = format!("headroom_sync_kill_{which}_{}", std::process::id());
-        for sql in [
-            format!("DROP DATABASE IF EXISTS {name}"),
-            format!("CREATE DATABASE {name}"),
-        ] {
-            sqlx::query(sqlx::AssertSqlSafe(sql))
-                .execute(&mut conn)
-                .await
-                .expect("admin statement");
-        }
-        urls.push(format!(
-            "postgres://{}@{}:{}/{name}",
-            admin.get_username(),
-            admin.get_host(),
-            admin.get_port()
-        ));
+    for name in &names {
+        urls.push(common::create_database(&admin, name).await);
     }
     let (whole, killed) = (urls[0].clone(), urls[1].clone());
     tokio::task::spawn_blocking(move || killed_and_resumed(&whole, &killed))
         .await
         .expect("the test body");
-    conn.close().await.expect("close");
+    for name in &names {
+        common::drop_database(&admin, name).await;
+    }
 }
 
 fn killed_and_resumed(whole_db: &str, killed_db: &str) {
