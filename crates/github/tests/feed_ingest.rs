@@ -12,7 +12,7 @@ mod common;
 use std::path::PathBuf;
 
 use headroom_core::clock::{ManualClock, SignedDuration, Timestamp};
-use headroom_github::feed::import::{ImportOptions, import_reader, open_input};
+use headroom_github::feed::import::{ImportOptions, ImportProgress, import_reader, open_input};
 use headroom_github::feed::{IngestContext, ingest_page};
 use headroom_store::{EventOrigin, Store};
 
@@ -112,6 +112,28 @@ async fn default_page_and_replay_postgres() {
     default_page_and_replay(f.store.as_ref()).await;
 }
 
+/// Imports the file at `path` in batches of `batch`, with no progress callback.
+async fn import_file(
+    store: &dyn Store,
+    clock: &ManualClock,
+    c: &IngestContext,
+    path: &str,
+    batch: usize,
+) -> ImportProgress {
+    let (reader, _, bytes) = open_input(path).expect("open");
+    import_reader(
+        store,
+        reader,
+        bytes,
+        clock,
+        c,
+        ImportOptions::with_batch(batch),
+        |_| {},
+    )
+    .await
+    .expect("import")
+}
+
 async fn corpus_hour(store: &dyn Store) {
     let file = corpus_dir().join("gh-pulse/gharchive-2026-06-01-15-first5000.jsonl");
     let path = file.to_str().expect("utf-8 path");
@@ -147,18 +169,7 @@ async fn corpus_hour(store: &dyn Store) {
     let actors = store.count_rows("actors").await.expect("count");
 
     clock.advance(SignedDuration::from_secs(3600));
-    let (reader, _, bytes) = open_input(path).expect("open");
-    let second = import_reader(
-        store,
-        reader,
-        bytes,
-        &clock,
-        &c,
-        ImportOptions::with_batch(1_000),
-        |_| {},
-    )
-    .await
-    .expect("import");
+    let second = import_file(store, &clock, &c, path, 1_000).await;
     assert_eq!(second.counts.events_created, 0);
     assert_eq!(second.counts.duplicates_skipped, 4_268);
     assert_eq!(second.counts.events_quarantined, 0);
@@ -189,36 +200,14 @@ async fn sample_files_gzip_and_garbage(f: &common::Fixture) {
     let dir = corpus_dir().join("gh-pulse");
 
     let hour = dir.join("sample_hour.jsonl");
-    let (reader, _, bytes) = open_input(hour.to_str().expect("utf-8")).expect("open");
-    let got = import_reader(
-        store,
-        reader,
-        bytes,
-        &clock,
-        &c,
-        ImportOptions::with_batch(3),
-        |_| {},
-    )
-    .await
-    .expect("import");
+    let got = import_file(store, &clock, &c, hour.to_str().expect("utf-8"), 3).await;
     assert_eq!(got.lines, 7);
     assert_eq!(got.counts.events_quarantined, 0);
     assert_eq!(got.counts.events_created, got.counts.push_events_seen);
     assert!(got.counts.events_created >= 2);
 
     let events = dir.join("sample_events.json");
-    let (reader, _, bytes) = open_input(events.to_str().expect("utf-8")).expect("open");
-    let got = import_reader(
-        store,
-        reader,
-        bytes,
-        &clock,
-        &c,
-        ImportOptions::with_batch(100),
-        |_| {},
-    )
-    .await
-    .expect("import");
+    let got = import_file(store, &clock, &c, events.to_str().expect("utf-8"), 100).await;
     assert_eq!(got.lines, 5);
     assert_eq!(got.counts.events_quarantined, 0);
     assert!(got.counts.events_created >= 1);
@@ -239,18 +228,7 @@ async fn sample_files_gzip_and_garbage(f: &common::Fixture) {
             .expect("write");
         enc.finish().expect("finish");
     }
-    let (reader, _, bytes) = open_input(gz.to_str().expect("utf-8")).expect("open");
-    let got = import_reader(
-        store,
-        reader,
-        bytes,
-        &clock,
-        &c,
-        ImportOptions::with_batch(100),
-        |_| {},
-    )
-    .await
-    .expect("import");
+    let got = import_file(store, &clock, &c, gz.to_str().expect("utf-8"), 100).await;
     assert_eq!(got.lines, 10);
     assert_eq!(got.counts.events_created, 0);
     assert_eq!(got.counts.events_quarantined, 3);
