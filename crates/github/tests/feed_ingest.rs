@@ -205,6 +205,7 @@ async fn sample_files_gzip_and_garbage(f: &common::Fixture) {
     assert_eq!(got.counts.events_quarantined, 0);
     assert_eq!(got.counts.events_created, got.counts.push_events_seen);
     assert!(got.counts.events_created >= 2);
+    stored_as_read(f, &hour).await;
 
     let events = dir.join("sample_events.json");
     let got = import_file(store, &clock, &c, events.to_str().expect("utf-8"), 100).await;
@@ -236,6 +237,47 @@ async fn sample_files_gzip_and_garbage(f: &common::Fixture) {
         store.count_rows("quarantined_events").await.expect("count"),
         2
     );
+}
+
+/// Every PushEvent of the JSON-lines file at `path` is stored with its envelope as read: the
+/// same JSON value on both backends, and on SQLite (a TEXT column) the line itself, byte for
+/// byte.
+async fn stored_as_read(f: &common::Fixture, path: &std::path::Path) {
+    use sqlx::Connection;
+    let text = std::fs::read_to_string(path).expect("read");
+    let mut sqlite = if f.target.starts_with("postgres") {
+        None
+    } else {
+        Some(
+            sqlx::SqliteConnection::connect(&format!("sqlite://{}", f.target))
+                .await
+                .expect("open the SQLite file"),
+        )
+    };
+    let mut checked = 0;
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let value: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+        if value["type"] != "PushEvent" {
+            continue;
+        }
+        let id = value["id"].as_str().expect("an event id");
+        let stored = f.store.push_event(id).await.expect("read").expect("stored");
+        assert_eq!(stored.raw, value, "event {id}");
+        if let Some(conn) = sqlite.as_mut() {
+            let raw: String =
+                sqlx::query_scalar("SELECT raw_json FROM push_events WHERE github_event_id = ?")
+                    .bind(id)
+                    .fetch_one(&mut *conn)
+                    .await
+                    .expect("select");
+            assert_eq!(raw, line, "event {id}: the line as read");
+        }
+        checked += 1;
+    }
+    assert!(checked >= 2, "the file holds PushEvents");
+    if let Some(conn) = sqlite {
+        conn.close().await.expect("close");
+    }
 }
 
 both_backends!(sample_files_gzip_and_garbage);

@@ -74,6 +74,17 @@ impl BulkPush {
         event.raw = serde_json::Value::Null;
         Ok(Self { event, raw_json })
     }
+
+    /// Keeps `text`, the JSON text `event.raw` was parsed from, as the envelope: what the
+    /// archive held, byte for byte, and no second pass over the event to write it out again
+    /// (which cost an import's parser thread about a quarter of its time).
+    pub fn from_text(mut event: PushEventWrite, text: String) -> Self {
+        event.raw = serde_json::Value::Null;
+        Self {
+            event,
+            raw_json: text,
+        }
+    }
 }
 
 /// What happened to one [`BulkItem`].

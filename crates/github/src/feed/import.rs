@@ -151,8 +151,9 @@ impl Batch {
         }
     }
 
-    /// Adds a judged envelope: ignored ones are only counted.
-    fn add(&mut self, judged: Judged, ctx: &IngestContext) -> io::Result<()> {
+    /// Adds a judged envelope, `text` being the line it was parsed from: ignored ones are
+    /// only counted.
+    fn add(&mut self, judged: Judged, text: &[u8], ctx: &IngestContext) -> io::Result<()> {
         self.counts.events_received += 1;
         match judged {
             Judged::Ignored => {
@@ -175,7 +176,12 @@ impl Batch {
             Judged::Push(write) => {
                 self.counts.push_events_seen += 1;
                 self.notes.push(Note::Push(write.github_event_id.clone()));
-                let push = BulkPush::new(*write).map_err(io::Error::other)?;
+                // The parser accepted the line, so it is UTF-8 (serde_json checks every
+                // string; the rest is ASCII); should it not be, the event is written out.
+                let push = match std::str::from_utf8(text) {
+                    Ok(text) => BulkPush::from_text(*write, text.to_owned()),
+                    Err(_) => BulkPush::new(*write).map_err(io::Error::other)?,
+                };
                 self.items.push(BulkItem::Push(Box::new(push)));
             }
         }
@@ -384,7 +390,7 @@ fn parse_lines(
                 },
             }
         };
-        if let Err(e) = batch.add(judge(envelope, ctx, Timestamp::UNIX_EPOCH), ctx) {
+        if let Err(e) = batch.add(judge(envelope, ctx, Timestamp::UNIX_EPOCH), text, ctx) {
             let _ = tx.blocking_send(Err(e));
             return;
         }
