@@ -213,8 +213,8 @@ async fn sample_files_gzip_and_garbage(f: &common::Fixture) {
     assert_eq!(got.counts.events_quarantined, 0);
     assert!(got.counts.events_created >= 1);
 
-    // The same hour, gzipped, with two lines of garbage appended: all duplicates, and the
-    // garbage quarantined once per distinct line.
+    // The same hour, gzipped, with lines of garbage appended (two the same, one not UTF-8):
+    // all duplicates, and the garbage quarantined once per distinct line.
     let tmp = tempfile::tempdir().expect("tmp");
     let gz = tmp.path().join("hour.json.gz");
     {
@@ -225,17 +225,17 @@ async fn sample_files_gzip_and_garbage(f: &common::Fixture) {
         );
         enc.write_all(&std::fs::read(&hour).expect("read"))
             .expect("write");
-        enc.write_all(b"\n{not json\n{not json\n[1,2]\n")
+        enc.write_all(b"\n{not json\n{not json\n[1,2]\n{\"id\": \"\xff\"}\n")
             .expect("write");
         enc.finish().expect("finish");
     }
     let got = import_file(store, &clock, &c, gz.to_str().expect("utf-8"), 100).await;
-    assert_eq!(got.lines, 10);
+    assert_eq!(got.lines, 11);
     assert_eq!(got.counts.events_created, 0);
-    assert_eq!(got.counts.events_quarantined, 3);
+    assert_eq!(got.counts.events_quarantined, 4);
     assert_eq!(
         store.count_rows("quarantined_events").await.expect("count"),
-        2
+        3
     );
 }
 

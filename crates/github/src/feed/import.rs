@@ -151,9 +151,9 @@ impl Batch {
         }
     }
 
-    /// Adds a judged envelope, `text` being the line it was parsed from: ignored ones are
-    /// only counted.
-    fn add(&mut self, judged: Judged, text: &[u8], ctx: &IngestContext) -> io::Result<()> {
+    /// Adds a judged envelope, `text` being the line it was parsed from when that is UTF-8:
+    /// ignored ones are only counted.
+    fn add(&mut self, judged: Judged, text: Option<&str>, ctx: &IngestContext) -> io::Result<()> {
         self.counts.events_received += 1;
         match judged {
             Judged::Ignored => {
@@ -176,11 +176,11 @@ impl Batch {
             Judged::Push(write) => {
                 self.counts.push_events_seen += 1;
                 self.notes.push(Note::Push(write.github_event_id.clone()));
-                // The parser accepted the line, so it is UTF-8 (serde_json checks every
-                // string; the rest is ASCII); should it not be, the event is written out.
-                let push = match std::str::from_utf8(text) {
-                    Ok(text) => BulkPush::from_text(*write, text.to_owned()),
-                    Err(_) => BulkPush::new(*write).map_err(io::Error::other)?,
+                // A line serde_json accepted is UTF-8 (it checks every string, and the rest
+                // is ASCII); were one not, its event would be written out from the tree.
+                let push = match text {
+                    Some(text) => BulkPush::from_text(*write, text.to_owned()),
+                    None => BulkPush::new(*write).map_err(io::Error::other)?,
                 };
                 self.items.push(BulkItem::Push(Box::new(push)));
             }
@@ -376,21 +376,23 @@ fn parse_lines(
             text = text.strip_suffix(b",").unwrap_or(text);
         }
         batch.lines += 1;
-        let envelope = if overlong {
-            Envelope::Unparsable {
-                text: cut(text),
-                error: format!("the line is longer than {MAX_LINE_BYTES} bytes"),
-            }
-        } else {
-            match serde_json::from_slice(text) {
-                Ok(value) => Envelope::Json(value),
-                Err(e) => Envelope::Unparsable {
-                    text: cut(text),
-                    error: e.to_string(),
-                },
-            }
+        // The line is checked as UTF-8 once, whole, and parsed as text, which spares the
+        // parser checking each string on its own. A line that is not UTF-8 is parsed as
+        // bytes all the same, for the parser's error naming where it broke.
+        let utf8 = std::str::from_utf8(text).ok();
+        let parsed = match utf8 {
+            _ if overlong => Err(format!("the line is longer than {MAX_LINE_BYTES} bytes")),
+            Some(line) => serde_json::from_str(line).map_err(|e| e.to_string()),
+            None => serde_json::from_slice(text).map_err(|e| e.to_string()),
         };
-        if let Err(e) = batch.add(judge(envelope, ctx, Timestamp::UNIX_EPOCH), text, ctx) {
+        let envelope = match parsed {
+            Ok(value) => Envelope::Json(value),
+            Err(error) => Envelope::Unparsable {
+                text: cut(text),
+                error,
+            },
+        };
+        if let Err(e) = batch.add(judge(envelope, ctx, Timestamp::UNIX_EPOCH), utf8, ctx) {
             let _ = tx.blocking_send(Err(e));
             return;
         }
