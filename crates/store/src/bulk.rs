@@ -53,9 +53,9 @@ pub enum BulkItem {
     Quarantine(Box<QuarantinedEvent>),
 }
 
-/// A PushEvent with its envelope already written out as JSON text: the writer stores
-/// `raw_json` and never reads `event.raw` (which [`BulkPush::new`] empties, so a batch holds
-/// text rather than a tree of values, and the serializing happens on the caller's thread).
+/// A PushEvent with its envelope as JSON text (the archive's own line, or the tree written
+/// out): the writer stores `raw_json` and never reads `event.raw` (which both constructors
+/// empty, so a batch holds text rather than a tree of values, made on the caller's thread).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BulkPush {
     /// The event's columns.
