@@ -176,8 +176,9 @@ impl Batch {
             Judged::Push(write) => {
                 self.counts.push_events_seen += 1;
                 self.notes.push(Note::Push(write.github_event_id.clone()));
-                // A line serde_json accepted is UTF-8 (it checks every string, and the rest
-                // is ASCII); were one not, its event would be written out from the tree.
+                // `text` is missing only for a line that is not UTF-8, which serde_json
+                // refuses as well (it checks every string); were one accepted all the same,
+                // its event is written out from the tree.
                 let push = match text {
                     Some(text) => BulkPush::from_text(*write, text.to_owned()),
                     None => BulkPush::new(*write).map_err(io::Error::other)?,
