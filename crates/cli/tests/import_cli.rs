@@ -137,6 +137,10 @@ fn write_archive(path: &std::path::Path, n: u64) {
     out.flush().expect("flush");
 }
 
+/// push_events' secondary indexes on SQLite (the unique key's automatic index aside).
+const PUSH_EVENT_INDEXES: &str = "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' \
+    AND tbl_name = 'push_events' AND name NOT LIKE 'sqlite_autoindex_%'";
+
 /// The database a kill test imports into, read from the test's side.
 enum Target {
     Sqlite(PathBuf),
@@ -192,6 +196,12 @@ async fn an_import_killed_after_a_commit_keeps_it_whole_and_the_next_run_complet
     let db = Target::Sqlite(dir.path().join("headroom.db"));
     // Commits every 50,000 envelopes, so the file holds three windows (the default is larger).
     killed_and_completed(&db, dir.path(), &["--commit-every", "50000"]).await;
+    // The next run built them again.
+    assert_eq!(
+        db.count(PUSH_EVENT_INDEXES).await,
+        5,
+        "{PUSH_EVENT_INDEXES}"
+    );
     // The bulk connection does not evaluate CHECK constraints; integrity_check does.
     let Target::Sqlite(path) = &db else {
         unreachable!("an SQLite target")
@@ -268,6 +278,15 @@ async fn killed_and_completed(db: &Target, dir: &std::path::Path, options: &[&st
         "SELECT COUNT(*) FROM actors WHERE latest_event_at_ms IS NULL",
     ] {
         assert_eq!(db.count(orphans).await, 0, "{orphans}");
+    }
+    if let Target::Sqlite(_) = db {
+        // Into an empty table, the import dropped push_events' secondary indexes in its first
+        // commit, to build them at its end, which it did not reach.
+        assert_eq!(
+            db.count(PUSH_EVENT_INDEXES).await,
+            0,
+            "{PUSH_EVENT_INDEXES}"
+        );
     }
 
     let out = import(db.arg(), &file);
