@@ -22,8 +22,8 @@ pub const PAGE_SIZE: u32 = 16_384;
 /// own; the table's other indexes take keys that grow with time (arrival, event instant, push
 /// id) and cost little row by row. Neither is a constraint: the dedup key,
 /// `github_event_id`'s unique index, always stays. An import killed before it rebuilt them
-/// leaves them missing; [`SqliteStore::open`] builds what is missing, so a later migration
-/// touching one of these should say `DROP INDEX IF EXISTS`.
+/// leaves them missing; the next [`SqliteStore::open`] outside an import, or the next import,
+/// builds them, so a later migration touching one of these should say `DROP INDEX IF EXISTS`.
 pub(crate) const DEFERRABLE_INDEXES: [(&str, &str); 2] = [
     (
         "push_events_by_actor",
@@ -37,30 +37,73 @@ pub(crate) const DEFERRABLE_INDEXES: [(&str, &str); 2] = [
     ),
 ];
 
-/// Builds whichever of [`DEFERRABLE_INDEXES`] is missing (an import stopped before its end
-/// dropped them), in one transaction; a no-op when all exist.
-async fn restore_deferred_indexes(pool: &SqlitePool) -> Result<()> {
-    let present: Vec<String> = sqlx::query_scalar(
+/// The lock an import holds, for as long as it may leave [`DEFERRABLE_INDEXES`] dropped: an
+/// advisory lock (`flock`) on a file beside the database (`…-import-lock`), released by the
+/// kernel when its holder exits, killed or not. Opening the store builds missing indexes only
+/// when it can take this lock, so it never builds them under a running import (which would
+/// make both wait for each other's transactions); the import builds them at its end. Never
+/// the database file itself: closing any descriptor of that file drops SQLite's own POSIX
+/// locks on it.
+#[derive(Debug)]
+pub(crate) struct ImportLock {
+    _file: std::fs::File,
+}
+
+impl ImportLock {
+    /// The lock, or `None` when another process (or writer) holds it or the file beside the
+    /// database cannot be created (a read-only directory: nothing is deferred then).
+    pub(crate) fn try_acquire(database: &std::path::Path) -> Option<Self> {
+        let mut path = database.as_os_str().to_owned();
+        path.push("-import-lock");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)
+            .ok()?;
+        file.try_lock().ok()?;
+        Some(Self { _file: file })
+    }
+}
+
+/// Which of [`DEFERRABLE_INDEXES`] are missing, by name.
+pub(crate) fn missing_deferrable(present: &[String]) -> Vec<&'static str> {
+    DEFERRABLE_INDEXES
+        .iter()
+        .map(|(name, _)| *name)
+        .filter(|name| !present.iter().any(|p| p == name))
+        .collect()
+}
+
+/// Builds whichever of [`DEFERRABLE_INDEXES`] an import killed before its end left missing,
+/// in one transaction, unless an import is running (it builds them when it ends). Best
+/// effort: they speed reads up and constrain nothing, so a failure here (a full disk) leaves
+/// them to the next open or import rather than refusing to open the store.
+async fn restore_deferred_indexes(pool: &SqlitePool, file: Option<&std::path::Path>) {
+    let Ok(present) = sqlx::query_scalar::<_, String>(
         "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'push_events'",
     )
     .fetch_all(pool)
-    .await?;
-    if DEFERRABLE_INDEXES
-        .iter()
-        .all(|(name, _)| present.iter().any(|p| p == name))
-    {
-        return Ok(());
+    .await
+    else {
+        return;
+    };
+    if missing_deferrable(&present).is_empty() {
+        return;
     }
-    let mut conn = pool.acquire().await?;
-    sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await?;
+    let Some(_lock) = file.and_then(ImportLock::try_acquire) else {
+        return;
+    };
+    let Ok(mut tx) = pool.begin_with("BEGIN IMMEDIATE").await else {
+        return;
+    };
     for (_, ddl) in DEFERRABLE_INDEXES {
-        if let Err(e) = sqlx::query(ddl).execute(&mut *conn).await {
-            let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
-            return Err(e.into());
+        // A failed statement drops `tx`, which rolls it back.
+        if sqlx::query(ddl).execute(&mut *tx).await.is_err() {
+            return;
         }
     }
-    sqlx::query("COMMIT").execute(&mut *conn).await?;
-    Ok(())
+    let _ = tx.commit().await;
 }
 
 /// A store on an SQLite file.
@@ -126,7 +169,7 @@ impl SqliteStore {
         if migrator.run(&pool).await.is_err() {
             migrator.run(&pool).await?;
         }
-        restore_deferred_indexes(&pool).await?;
+        restore_deferred_indexes(&pool, file.as_deref()).await;
         Ok(Self { pool, file })
     }
 

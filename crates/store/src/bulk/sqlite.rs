@@ -37,7 +37,7 @@ use super::{
 use crate::SqliteStore;
 use crate::error::{Result, StoreError};
 use crate::model::{ActorRef, PushEventWrite, RepositoryRef, check_fingerprint, ms};
-use crate::sqlite::DEFERRABLE_INDEXES;
+use crate::sqlite::{DEFERRABLE_INDEXES, ImportLock, missing_deferrable};
 
 impl SqliteStore {
     /// The bulk writer for this store: a dedicated connection on a file, else the portable one.
@@ -47,7 +47,7 @@ impl SqliteStore {
                 let path = path.to_owned();
                 let (conn, deferral, checkpointer) = tokio::task::spawn_blocking(move || {
                     let conn = open_connection(&path)?;
-                    let deferral = IndexDeferral::for_table(&conn)?;
+                    let deferral = IndexDeferral::for_table(&conn, ImportLock::try_acquire(&path))?;
                     let checkpointer = Checkpointer::spawn(&path)?;
                     Ok::<_, StoreError>((conn, deferral, checkpointer))
                 })
@@ -190,7 +190,8 @@ struct Session {
 /// rows as the table had when it opened, then drops them. An empty table defers from the first
 /// row, a large one only for an import as large; at worst (an import that ends right after the
 /// drop) the build costs about what its own rows would have cost again, and never a rebuild of
-/// a table much larger than the import.
+/// a table much larger than the import. Only the writer holding the [`ImportLock`] defers: a
+/// second import running beside it keeps the indexes as it finds them.
 #[derive(Debug)]
 struct IndexDeferral {
     /// push_events' rows when the writer opened (its largest id: counting a large table would
@@ -200,27 +201,49 @@ struct IndexDeferral {
     created: u64,
     /// Whether the indexes are dropped (in the open transaction or a committed one).
     dropped: bool,
-    /// Whether this writer dropped them at all: [`Session::build_indexes`] is then owed.
+    /// Whether this writer dropped them at all, or found them missing:
+    /// [`Session::build_indexes`] is then owed.
     owed: bool,
+    /// Held while the indexes may be missing because of this writer; `None`: it never drops
+    /// them.
+    lock: Option<ImportLock>,
 }
 
 impl IndexDeferral {
-    fn for_table(conn: &Connection) -> Result<Self> {
+    fn for_table(conn: &Connection, lock: Option<ImportLock>) -> Result<Self> {
+        if lock.is_none() {
+            return Ok(Self {
+                existing: u64::MAX,
+                created: 0,
+                dropped: false,
+                owed: false,
+                lock,
+            });
+        }
         let existing: i64 =
             conn.query_row("SELECT COALESCE(MAX(id), 0) FROM push_events", [], |row| {
                 row.get(0)
             })?;
+        let present = conn
+            .prepare(
+                "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'push_events'",
+            )?
+            .query_map([], |row| row.get::<_, String>(0))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        // Left missing by an import killed midway (and not rebuilt by an open since).
+        let missing = !missing_deferrable(&present).is_empty();
         Ok(Self {
             existing: u64::try_from(existing).unwrap_or(0),
             created: 0,
-            dropped: false,
-            owed: false,
+            dropped: missing,
+            owed: missing,
+            lock,
         })
     }
 
     /// Drops the indexes within the open transaction once this import has earned it.
     fn drop_when_due(&mut self, conn: &Connection) -> Result<()> {
-        if self.dropped || self.created < self.existing {
+        if self.dropped || self.lock.is_none() || self.created < self.existing {
             return Ok(());
         }
         for (name, _) in DEFERRABLE_INDEXES {
@@ -338,6 +361,7 @@ impl Session {
     /// committed already: a failure here leaves them to [`SqliteStore::open`]).
     fn build_indexes(&mut self) -> Result<()> {
         if !self.deferral.owed {
+            self.deferral.lock = None;
             return Ok(());
         }
         self.conn.execute_batch("BEGIN IMMEDIATE")?;
@@ -354,6 +378,8 @@ impl Session {
         self.conn.execute_batch("COMMIT")?;
         self.deferral.dropped = false;
         self.deferral.owed = false;
+        // Nothing is missing because of this writer any more.
+        self.deferral.lock = None;
         Ok(())
     }
 
@@ -914,7 +940,8 @@ mod tests {
             .await
             .unwrap_or_else(|e| panic!("{e}"));
         let conn = open_connection(&path).unwrap_or_else(|e| panic!("{e}"));
-        let deferral = IndexDeferral::for_table(&conn).unwrap_or_else(|e| panic!("{e}"));
+        let deferral = IndexDeferral::for_table(&conn, ImportLock::try_acquire(&path))
+            .unwrap_or_else(|e| panic!("{e}"));
         let bulk = SqliteBulk {
             session: Some(Session {
                 conn,
@@ -1121,9 +1148,12 @@ mod tests {
             .await
             .unwrap_or_else(|e| panic!("{e}"));
         bulk.finish().await.unwrap_or_else(|e| panic!("{e}"));
+        drop(bulk);
         // A second import finds 50 rows: it keeps the indexes while it has created fewer.
-        let second = open_connection(&dir.path().join("bulk.db")).unwrap_or_else(|e| panic!("{e}"));
-        let deferral = IndexDeferral::for_table(&second).unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("bulk.db");
+        let second = open_connection(&path).unwrap_or_else(|e| panic!("{e}"));
+        let deferral = IndexDeferral::for_table(&second, ImportLock::try_acquire(&path))
+            .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(deferral.existing, 50);
         let mut bulk = SqliteBulk {
             session: Some(Session {
@@ -1164,6 +1194,42 @@ mod tests {
         bulk.finish().await.unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(push_event_indexes(conn(&bulk)), all_deferrable());
         assert_eq!(store.count_rows("push_events").await.ok(), Some(150));
+        store.close().await;
+    }
+
+    /// A store opened while an import has the indexes dropped leaves them to the import (a
+    /// build there would wait on the import's transactions, and the import on it); a second
+    /// writer beside it does not defer.
+    #[tokio::test]
+    async fn an_open_during_an_import_leaves_the_indexes_to_it() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let (store, mut bulk) = writer(&dir).await;
+        bulk.commit_every = 1;
+        bulk.write((1..=10).map(|i| push(i, 1, "refs/heads/main")).collect())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("bulk.db");
+        let reader = SqliteStore::open(path.to_str().unwrap_or_default())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let indexes: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM sqlite_master WHERE name IN \
+             ('push_events_by_actor', 'push_events_by_repository')",
+        )
+        .fetch_one(reader.pool())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(indexes, 0);
+        let beside = open_connection(&path).unwrap_or_else(|e| panic!("{e}"));
+        let deferral = IndexDeferral::for_table(&beside, ImportLock::try_acquire(&path))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(deferral.lock.is_none());
+        assert_eq!(deferral.existing, u64::MAX);
+        bulk.finish().await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(push_event_indexes(conn(&bulk)), all_deferrable());
+        // Once the import has ended, its lock is free again.
+        assert!(ImportLock::try_acquire(&path).is_some());
+        reader.close().await;
         store.close().await;
     }
 }
