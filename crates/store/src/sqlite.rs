@@ -53,6 +53,9 @@ impl ImportLock {
     /// The lock, or `None` when another process (or writer) holds it or the file beside the
     /// database cannot be created (a read-only directory: nothing is deferred then).
     pub(crate) fn try_acquire(database: &std::path::Path) -> Option<Self> {
+        // One lock per database file, however it is reached: through a symlink or another
+        // relative path, the same file must name the same lock.
+        let database = std::fs::canonicalize(database).unwrap_or_else(|_| database.to_owned());
         let mut path = database.as_os_str().to_owned();
         path.push("-import-lock");
         let file = std::fs::OpenOptions::new()

@@ -1241,6 +1241,10 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"));
         assert!(deferral.lock.is_none());
         assert_eq!(deferral.existing, u64::MAX);
+        // The same file reached through a symlink names the same lock.
+        let link = dir.path().join("link.db");
+        std::os::unix::fs::symlink(&path, &link).unwrap_or_else(|e| panic!("{e}"));
+        assert!(ImportLock::try_acquire(&link).is_none());
         bulk.finish().await.unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(push_event_indexes(conn(&bulk)), all_deferrable());
         // Once the import has ended, its lock is free again.
