@@ -69,6 +69,10 @@ impl ImportLock {
     }
 }
 
+/// The names of push_events' indexes, for [`missing_deferrable`].
+pub(crate) const PUSH_EVENT_INDEXES_SQL: &str =
+    "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'push_events'";
+
 /// Which of [`DEFERRABLE_INDEXES`] are missing, by name.
 pub(crate) fn missing_deferrable(present: &[String]) -> Vec<&'static str> {
     DEFERRABLE_INDEXES
@@ -83,11 +87,9 @@ pub(crate) fn missing_deferrable(present: &[String]) -> Vec<&'static str> {
 /// effort: they speed reads up and constrain nothing, so a failure here (a full disk) leaves
 /// them to the next open or import rather than refusing to open the store.
 async fn restore_deferred_indexes(pool: &SqlitePool, file: Option<&std::path::Path>) {
-    let Ok(present) = sqlx::query_scalar::<_, String>(
-        "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'push_events'",
-    )
-    .fetch_all(pool)
-    .await
+    let Ok(present) = sqlx::query_scalar::<_, String>(PUSH_EVENT_INDEXES_SQL)
+        .fetch_all(pool)
+        .await
     else {
         return;
     };

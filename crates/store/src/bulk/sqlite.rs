@@ -37,7 +37,7 @@ use super::{
 use crate::SqliteStore;
 use crate::error::{Result, StoreError};
 use crate::model::{ActorRef, PushEventWrite, RepositoryRef, check_fingerprint, ms};
-use crate::sqlite::{DEFERRABLE_INDEXES, ImportLock, missing_deferrable};
+use crate::sqlite::{DEFERRABLE_INDEXES, ImportLock, PUSH_EVENT_INDEXES_SQL, missing_deferrable};
 
 impl SqliteStore {
     /// The bulk writer for this store: a dedicated connection on a file, else the portable one.
@@ -229,9 +229,7 @@ impl IndexDeferral {
                 row.get(0)
             })?;
         let present = conn
-            .prepare(
-                "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'push_events'",
-            )?
+            .prepare(PUSH_EVENT_INDEXES_SQL)?
             .query_map([], |row| row.get::<_, String>(0))?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         // Left missing by an import killed midway (and not rebuilt by an open since).
@@ -1105,9 +1103,7 @@ mod tests {
     /// Which of [`DEFERRABLE_INDEXES`] exist, by name.
     fn push_event_indexes(conn: &Connection) -> Vec<String> {
         let mut names: Vec<String> = conn
-            .prepare(
-                "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'push_events'",
-            )
+            .prepare(PUSH_EVENT_INDEXES_SQL)
             .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
             .unwrap_or_else(|e| panic!("{e}"));
         names.retain(|n: &String| DEFERRABLE_INDEXES.iter().any(|(d, _)| d == n));
