@@ -28,6 +28,12 @@ enum ImportCommand {
     /// Import GH Archive hour files (`.json.gz`, or `.json`/`.jsonl` with one envelope per
     /// line; `-` reads stdin). The live feed samples GitHub's activity; these files fill the
     /// gaps. A second import of the same file only finds duplicates.
+    ///
+    /// On an SQLite file, once an import has added as many push events as the table held, it
+    /// drops their per-actor and per-repository indexes and builds them again at its end
+    /// (faster than keeping them row by row); while they are missing, reads filtered by actor or
+    /// repository scan the table. It holds a lock on `<db>-import-lock` meanwhile; if it is
+    /// killed, the next open of the database or the next import builds them.
     Gharchive {
         /// The files to import, in order.
         #[arg(required = true, value_name = "FILE")]
