@@ -11,18 +11,11 @@ use std::process::{Command, Stdio};
 
 mod common;
 
+/// A file of the real-data corpus kept in the repository (`testdata/corpus`).
 fn corpus_file(name: &str) -> PathBuf {
-    let start = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    for dir in start.ancestors() {
-        let candidate = dir.join("shared/corpus/gh-pulse").join(name);
-        if candidate.is_file() {
-            return candidate;
-        }
-    }
-    panic!(
-        "shared/corpus/gh-pulse/{name} not found above {}",
-        start.display()
-    );
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/corpus/gh-pulse")
+        .join(name)
 }
 
 fn headroom(db: impl AsRef<std::ffi::OsStr>) -> Command {

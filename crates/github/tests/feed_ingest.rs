@@ -16,19 +16,9 @@ use headroom_github::feed::import::{ImportOptions, ImportProgress, import_reader
 use headroom_github::feed::{IngestContext, ingest_page};
 use headroom_store::{EventOrigin, Store};
 
-/// `shared/corpus`, found by walking up from this crate.
+/// The real-data corpus kept in the repository (`testdata/corpus`).
 fn corpus_dir() -> PathBuf {
-    let start = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    for dir in start.ancestors() {
-        let candidate = dir.join("shared").join("corpus");
-        if candidate.is_dir() {
-            return candidate;
-        }
-    }
-    panic!(
-        "shared/corpus not found above {}: the corpus tests need the project's shared folder",
-        start.display()
-    );
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/corpus")
 }
 
 fn ctx(origin: EventOrigin) -> IngestContext {

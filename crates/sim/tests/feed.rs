@@ -233,15 +233,11 @@ async fn live_feed_actors_and_repositories_exist_or_are_gone_or_renamed() {
     );
 }
 
+/// A file of the real-data corpus kept in the repository (`testdata/corpus`).
 fn corpus(file: &str) -> PathBuf {
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    for dir in manifest.ancestors() {
-        let candidate = dir.join("shared/corpus/gh-pulse").join(file);
-        if candidate.exists() {
-            return candidate;
-        }
-    }
-    panic!("the corpus file {file} was not found under any ancestor's shared/corpus/gh-pulse");
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/corpus/gh-pulse")
+        .join(file)
 }
 
 #[tokio::test(start_paused = true)]
