@@ -32,6 +32,12 @@ mod stages;
 use std::sync::Arc;
 
 pub use gql::{PageSize, count_at, nodes};
+
+/// The REST object parsers of stages 6 and 7, for tests that feed them GitHub's own examples.
+#[doc(hidden)]
+pub mod rest_rows {
+    pub use super::rows::{check_run, commit_file, workflow_job, workflow_run};
+}
 pub use stages::{
     BranchesStage, CommitFilesStage, IssueCommentsStage, OrgStage, ProjectsStage,
     PullRequestsStage, RepositoriesStage, WorkflowRunsStage,
