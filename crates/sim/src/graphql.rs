@@ -245,8 +245,8 @@ pub struct GqlCtx {
     pub world: Arc<Mutex<World>>,
     /// The viewer's login (None for installations).
     pub viewer: Option<String>,
-    /// The rate limit after this query.
-    pub rate: RateInfo,
+    /// The rate limit after this query; `None` where rate limiting is off (Enterprise Server).
+    pub rate: Option<RateInfo>,
     /// API root for URLs.
     pub base: String,
 }
@@ -612,18 +612,20 @@ impl Query {
         &self,
         ctx: &Context<'_>,
         dry_run: Option<bool>,
-    ) -> async_graphql::Result<RateLimit> {
+    ) -> async_graphql::Result<Option<RateLimit>> {
         let _ = dry_run;
-        let r = ctx.data::<GqlCtx>()?.rate;
+        let Some(r) = ctx.data::<GqlCtx>()?.rate else {
+            return Ok(None);
+        };
         let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
-        Ok(RateLimit {
+        Ok(Some(RateLimit {
             limit: n(r.limit),
             cost: n(r.cost),
             remaining: n(r.remaining),
             used: n(r.used),
             reset_at: ts(r.reset_at),
             node_count: n(r.node_count),
-        })
+        }))
     }
 
     /// An organization by login.

@@ -597,6 +597,18 @@ async fn accounts(o: &mut Oracle, sim: &Simulator) {
     events(o, sim).await;
     o.call(sim, Method::GET, "/rate_limit", "/rate_limit", t, None, 200)
         .await;
+    // GitHub Enterprise Server with rate limiting off: the 404 the description declares.
+    let ghes = common::sim(world().without_rate_limiting());
+    o.call(
+        &ghes,
+        Method::GET,
+        "/rate_limit",
+        "/rate_limit",
+        t,
+        None,
+        404,
+    )
+    .await;
 }
 
 /// Envelope ids of the default feed page that are malformed on purpose (the quarantine
