@@ -539,15 +539,38 @@ pub fn file(base: &str, full: &str, f: &FileRec) -> Value {
     })
 }
 
-/// A commit's tree sha: stable for its tree's content.
+/// A commit's tree sha.
 fn tree_sha(c: &CommitRec) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for (path, (blob, _)) in &c.tree {
-        for b in path.bytes().chain([0]).chain(blob.bytes()) {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    format!("{h:016x}{:024x}", c.tree.len())
+    crate::world::tree_sha(&c.tree)
+}
+
+/// A commit of the Git data API (`git-commit`).
+pub fn git_commit(base: &str, world: &World, full: &str, c: &CommitRec) -> Value {
+    let person = json!({
+        "name": world.user(&c.author).and_then(|u| u.name.clone()).unwrap_or_else(|| c.author.clone()),
+        "email": format!("{}@users.noreply.github.com", c.author),
+        "date": ts(c.date),
+    });
+    let tree = tree_sha(c);
+    json!({
+        "sha": c.sha,
+        "node_id": format!("C_{}", &c.sha[..16.min(c.sha.len())]),
+        "url": format!("{base}/repos/{full}/git/commits/{}", c.sha),
+        "html_url": format!("https://github.com/{full}/commit/{}", c.sha),
+        "author": person.clone(),
+        "committer": person,
+        "message": c.message,
+        "tree": {"sha": tree, "url": format!("{base}/repos/{full}/git/trees/{tree}")},
+        "parents": c.parents.iter().map(|p| json!({
+            "sha": p,
+            "url": format!("{base}/repos/{full}/git/commits/{p}"),
+            "html_url": format!("https://github.com/{full}/commit/{p}"),
+        })).collect::<Vec<_>>(),
+        "verification": {
+            "verified": false, "reason": "unsigned", "signature": Value::Null,
+            "payload": Value::Null, "verified_at": Value::Null,
+        },
+    })
 }
 
 /// A commit as listed (`/pulls/{n}/commits`); `with_files` adds stats and files

@@ -12,6 +12,8 @@ use crate::scenario::Scenario;
 use crate::sim::{Ctx, Reply, Simulator, lock, stamp};
 use crate::world::{BranchRec, CommitRec, FileRec, IssueRec, PullRec, RepoContent, RepoRec, World};
 
+mod git;
+
 const DOC: &str = "https://docs.github.com/rest";
 /// Query components keep RFC 3986's unreserved characters.
 const QUERY: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
@@ -27,14 +29,14 @@ enum RepoSel<'a> {
     Id(&'a str),
 }
 
-fn validation_failed(errors: Value) -> Reply {
+pub(super) fn validation_failed(errors: Value) -> Reply {
     Reply::json(
         StatusCode::UNPROCESSABLE_ENTITY,
         &json!({"message": "Validation Failed", "errors": errors, "documentation_url": DOC, "status": "422"}),
     )
 }
 
-fn invalid_request(field: &str) -> Reply {
+pub(super) fn invalid_request(field: &str) -> Reply {
     Reply::message(
         StatusCode::UNPROCESSABLE_ENTITY,
         &format!("Invalid request.\n\n\"{field}\" wasn't supplied."),
@@ -42,7 +44,7 @@ fn invalid_request(field: &str) -> Reply {
     )
 }
 
-fn requires_auth() -> Reply {
+pub(super) fn requires_auth() -> Reply {
     Reply::message(StatusCode::UNAUTHORIZED, "Requires authentication", DOC)
 }
 
@@ -54,7 +56,7 @@ fn hex(bytes: &[u8], n: usize) -> String {
         .collect()
 }
 
-fn sha_of(parts: &[&str]) -> String {
+pub(super) fn sha_of(parts: &[&str]) -> String {
     let mut h = Sha256::new();
     for p in parts {
         h.update(p.as_bytes());
@@ -175,7 +177,7 @@ fn paged_wrapped<T>(
     }
 }
 
-fn ancestors(c: &RepoContent, sha: &str) -> HashSet<String> {
+pub(super) fn ancestors(c: &RepoContent, sha: &str) -> HashSet<String> {
     let mut seen = HashSet::new();
     let mut stack = vec![sha.to_owned()];
     while let Some(s) = stack.pop() {
@@ -783,6 +785,46 @@ impl Simulator {
                 };
                 create_ref(ctx, &mut w, &repo, &body)
             }
+            ["git", "blobs"] if *m == Method::POST => {
+                let body = match self.body_json(ctx) {
+                    Ok(b) => b,
+                    Err(r) => return r,
+                };
+                git::create_blob(ctx, &mut w, &repo, &body)
+            }
+            ["git", "trees"] if *m == Method::POST => {
+                let body = match self.body_json(ctx) {
+                    Ok(b) => b,
+                    Err(r) => return r,
+                };
+                git::create_tree(ctx, &mut w, &repo, &body)
+            }
+            ["git", "commits"] if *m == Method::POST => {
+                let body = match self.body_json(ctx) {
+                    Ok(b) => b,
+                    Err(r) => return r,
+                };
+                let counter = {
+                    let mut s = lock(&self.inner.scenario_state);
+                    s.commit_counter += 1;
+                    s.commit_counter
+                };
+                git::create_commit(ctx, &mut w, &repo, &body, counter)
+            }
+            ["git", "commits", sha] if get => {
+                let c = w.content(repo.id).clone();
+                match c.commits.get(*sha) {
+                    Some(cm) => Reply::ok(&render::git_commit(base, &w, &full, cm)),
+                    None => Reply::not_found(),
+                }
+            }
+            ["git", "refs", refname @ ..] if *m == Method::PATCH && !refname.is_empty() => {
+                let body = match self.body_json(ctx) {
+                    Ok(b) => b,
+                    Err(r) => return r,
+                };
+                git::update_ref(ctx, &mut w, &repo, &refname.join("/"), &body)
+            }
             ["git", "ref", refname @ ..] if get => {
                 let refname = refname.join("/");
                 let Some(branch) = refname.strip_prefix("heads/") else {
@@ -1307,7 +1349,7 @@ fn create_ref(ctx: &Ctx, w: &mut World, repo: &RepoRec, body: &Value) -> Reply {
 }
 
 /// A ref's node id, stable per repository and branch (GitHub's are opaque).
-fn ref_node_id(repo_id: u64, branch: &str) -> String {
+pub(super) fn ref_node_id(repo_id: u64, branch: &str) -> String {
     format!(
         "REF_{}",
         sha_of(&[&repo_id.to_string(), branch])
