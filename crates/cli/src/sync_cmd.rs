@@ -19,7 +19,7 @@ use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
 use headroom_core::governor::GovernorConfig;
 use headroom_github::org;
 use headroom_github::org::count_at as count;
-use headroom_http::{ApiRequest, Client, Credential};
+use headroom_http::{ApiRequest, Client};
 use headroom_store::{CheckpointStatus, NewSyncRun, Store, SyncRun, TABLES};
 use headroom_sync::{
     ProgressEvent, ProgressSink, RunOutcome, RunSummary, Runner, RunnerConfig, StageGraph,
@@ -152,6 +152,7 @@ struct Env {
     store: Arc<dyn Store>,
     client: Client,
     clock: TokioClock,
+    settings: Settings,
 }
 
 /// How `sync org` drives its run.
@@ -176,20 +177,16 @@ async fn env(settings: &Settings, margin: SignedDuration) -> Result<Env, ExitCod
         store,
         client,
         clock,
+        settings: settings.clone(),
     })
 }
 
-fn runner(
-    env: &Env,
-    credential: Option<&Credential>,
-    progress: Arc<dyn ProgressSink>,
-    claim_secs: u64,
-) -> Runner {
+fn runner(env: &Env, progress: Arc<dyn ProgressSink>, claim_secs: u64) -> Runner {
     org_runner(
         env.store.clone(),
         env.client.clone(),
         env.clock,
-        credential,
+        &env.settings,
         claim_secs,
     )
     .with_progress(progress)
@@ -208,7 +205,7 @@ pub fn org_runner(
     store: Arc<dyn Store>,
     client: Client,
     clock: TokioClock,
-    credential: Option<&Credential>,
+    settings: &Settings,
     claim_secs: u64,
 ) -> Runner {
     match Runner::new(
@@ -216,9 +213,10 @@ pub fn org_runner(
         Some(org::REPOSITORY_SOURCE),
         store,
         client,
-        credential.cloned(),
+        settings.credential.clone(),
         clock,
         RunnerConfig {
+            deferral: settings.deferral,
             holder: holder(),
             claim: SignedDuration::from_secs(i64::try_from(claim_secs).unwrap_or(120)),
             ..RunnerConfig::default()
@@ -332,7 +330,7 @@ async fn sync_org(
     } else {
         Arc::new(JsonProgress)
     };
-    let runner = runner(&env, credential, progress, claim_secs);
+    let runner = runner(&env, progress, claim_secs);
     let mut holding = false;
     loop {
         match runner.run(id).await {
@@ -962,12 +960,7 @@ async fn worker(
         Ok(e) => e,
         Err(code) => return code,
     };
-    let runner = runner(
-        &env,
-        settings.credential.as_ref(),
-        Arc::new(JsonProgress),
-        claim_secs,
-    );
+    let runner = runner(&env, Arc::new(JsonProgress), claim_secs);
     let poll = SignedDuration::from_secs(i64::try_from(poll_secs).unwrap_or(15));
     loop {
         let next = match worker_pass(

@@ -711,6 +711,11 @@ impl Runner {
         self
     }
 
+    /// The settings it runs with.
+    pub fn config(&self) -> &RunnerConfig {
+        &self.config
+    }
+
     /// The graph.
     pub fn graph(&self) -> &StageGraph {
         &self.graph
@@ -867,6 +872,8 @@ impl Runner {
             }
         }
         summary.wake_target = None;
+        // Pages stored before this wake: a wait after more than these starts a new episode.
+        let pages_at_wake = summary.pages();
         if let Some(since) = summary.hibernating_since.take() {
             let slept = now.duration_since(since);
             summary.hibernating_ms += i64::try_from(slept.as_millis()).unwrap_or(i64::MAX);
@@ -1115,10 +1122,14 @@ impl Runner {
                             .hibernate(run, summary, &selection, now, not_before, waiting_on, why)
                             .await;
                     }
+                    // Budgets bound one episode of waiting: a wait after a page was stored
+                    // since the last wake starts a new one.
+                    let progressed = summary.pages() > pages_at_wake;
                     let state = DeferralState {
                         deferrals: run.deferral_count,
                         first_deferred_at: run.first_deferred_at,
-                    };
+                    }
+                    .for_next_wait(progressed);
                     let jitter = self.config.deferral.draw_jitter(&mut rng);
                     match self.config.deferral.defer(state, now, not_before, jitter) {
                         DeferralPlan::Exhausted(why) => {
@@ -1131,6 +1142,10 @@ impl Runner {
                             not_before,
                         } => {
                             summary.wake_target = Some(not_before);
+                            summary.deferrals += 1;
+                            if state.deferrals == 1 {
+                                summary.wait_episodes += 1;
+                            }
                             run.deferral_count = state.deferrals;
                             run.first_deferred_at = state.first_deferred_at;
                             let why = format!(

@@ -56,6 +56,12 @@ pub struct RunSummary {
     /// the deferral budget); the others waited for a quota window or a transient failure.
     #[serde(default)]
     pub pacing_hibernations: u32,
+    /// Rate-limit deferrals over the whole run (each episode's budget counts its own).
+    #[serde(default)]
+    pub deferrals: u32,
+    /// Episodes of waiting: a wait after a page was stored since the last wake starts one.
+    #[serde(default)]
+    pub wait_episodes: u32,
     /// When the current hibernation began, while hibernating.
     pub hibernating_since: Option<Timestamp>,
     /// The instant the current hibernation waits for; a long wait is cut into chunks, and a
@@ -77,6 +83,11 @@ impl RunSummary {
         value
             .and_then(|v| serde_json::from_value(v.clone()).ok())
             .unwrap_or_default()
+    }
+
+    /// Pages committed, every stage together.
+    pub fn pages(&self) -> u64 {
+        self.stages.values().map(|s| s.pages).sum()
     }
 
     /// Total requests answered.
