@@ -54,7 +54,7 @@ fn push(
         },
         git_ref: "refs/heads/main".into(),
         head_sha: "a".repeat(40),
-        before_sha: "b".repeat(40),
+        before_sha: Some("b".repeat(40)),
         commit_count: id.is_multiple_of(3).then_some(2),
         distinct_commit_count: id.is_multiple_of(3).then_some(1),
         occurred_at: t(occurred),
