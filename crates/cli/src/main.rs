@@ -8,8 +8,7 @@ use clap::{Parser, Subcommand};
 
 /// mimalloc rather than the system allocator: an import allocates every envelope's values on
 /// the parser thread and frees them on the writer's, which glibc's malloc serializes on its
-/// arena locks (measured: the replay of 1,000,000 envelopes went from 85,000 to 154,000
-/// events/s; see the README's import figures).
+/// arena locks (the replay of an import is parser-bound; docs/PERFORMANCE.md has its figures).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
