@@ -321,4 +321,4 @@ async fn stored_as_read(f: &common::Fixture, path: &std::path::Path) {
     }
 }
 
-both_backends!(sample_files_gzip_and_garbage);
+headroom_testkit::both_backends!(sample_files_gzip_and_garbage);

@@ -306,7 +306,10 @@ async fn bulk_matches_the_page_path_postgres() {
             common::PgDatabase::create(&admin).await,
             common::PgDatabase::create(&admin).await,
         );
-        let (page, bulk): (PgStore, PgStore) = (db_a.store(2).await, db_b.store(2).await);
+        let (page, bulk): (PgStore, PgStore) = (
+            common::pg_store(&db_a, 2).await,
+            common::pg_store(&db_b, 2).await,
+        );
         let expected = write_all(&mut TxWriter::new(&page), seed).await;
         let got = write_all(
             bulk.bulk_writer(BulkOptions::default())

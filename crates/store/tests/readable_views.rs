@@ -98,4 +98,4 @@ async fn every_instant_has_its_readable_twin(fx: &Fixture) {
     );
 }
 
-both_backends!(every_instant_has_its_readable_twin);
+headroom_testkit::both_backends!(every_instant_has_its_readable_twin);

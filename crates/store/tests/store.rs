@@ -25,7 +25,7 @@ fn alice() -> QuotaKey {
     QuotaKey::user("api.github.com", "alice")
 }
 
-both_backends!(
+headroom_testkit::both_backends!(
     schema_has_every_table_and_reopens,
     credentials_are_fingerprints_with_owners,
     etags_are_kept_per_credential_and_url,
