@@ -185,6 +185,7 @@ pub trait Finish {
 /// check is an `async fn NAME(fixture: &Fixture)`. `multi_thread:` before the names runs them on
 /// a two-worker runtime.
 #[macro_export]
+#[allow(clippy::crate_in_macro_def)] // `crate::common` is the calling crate's fixture module, on purpose.
 macro_rules! both_backends {
     (multi_thread: $($name:ident),* $(,)?) => {
         $(
