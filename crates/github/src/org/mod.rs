@@ -26,6 +26,7 @@
 //! successes.
 
 mod gql;
+pub mod plan;
 mod rows;
 mod stages;
 
