@@ -728,6 +728,16 @@ impl Simulator {
         };
         let variables = body.get("variables").cloned().unwrap_or(Value::Null);
         let operation = body.get("operationName").and_then(Value::as_str);
+        // GitHub validates the document against its schema before anything else, and answers
+        // an invalid one whole: HTTP 200, `errors`, no `data`, nothing charged (nothing ran).
+        if let Err(errors) = graphql::validate(query) {
+            let reading = peek(&mut lock(&inner.quotas));
+            return (
+                Reply::json(StatusCode::OK, &json!({ "errors": errors })),
+                Some(reading),
+                0,
+            );
+        }
         let cost = match graphql::query_cost(query, operation, &variables) {
             Ok(c) => c,
             Err(e) => {
