@@ -19,6 +19,7 @@ use async_graphql::{
 use headroom_core::clock::Timestamp;
 
 use crate::render::ts;
+use crate::scenario::Scenario;
 use crate::world::{
     CommentRec, CommitRec, IssueRec, ProjectItemContent, ProjectItemRec, ProjectRec, PullRec,
     RepoRec, TeamRec, UserRec, World,
@@ -306,6 +307,8 @@ pub struct GqlCtx {
     pub rate: RateInfo,
     /// API root for URLs.
     pub base: String,
+    /// The scenario played (some refuse parts of an answer).
+    pub scenario: Scenario,
 }
 
 fn with_world<R>(ctx: &Context<'_>, f: impl FnOnce(&mut World) -> R) -> async_graphql::Result<R> {
@@ -318,6 +321,50 @@ fn with_world<R>(ctx: &Context<'_>, f: impl FnOnce(&mut World) -> R) -> async_gr
 
 fn not_found(message: String) -> async_graphql::Error {
     async_graphql::Error::new(message).extend_with(|_, e| e.set("type", "NOT_FOUND"))
+}
+
+fn forbidden(message: &str) -> async_graphql::Error {
+    async_graphql::Error::new(message).extend_with(|_, e| e.set("type", "FORBIDDEN"))
+}
+
+/// GitHub's message for a token not authorized for an organization that enforces SAML SSO.
+pub const SAML_MESSAGE: &str = "Resource protected by organization SAML enforcement. You must grant your Personal Access token access to this organization.";
+
+/// `no_read_org`: the organization's members and teams need `read:org`, which the token
+/// lacks. GitHub's wording depends on the kind of token.
+fn refuse_without_read_org(ctx: &Context<'_>) -> async_graphql::Result<()> {
+    let g = ctx.data::<GqlCtx>()?;
+    if g.scenario != Scenario::NoReadOrg {
+        return Ok(());
+    }
+    Err(forbidden(if g.viewer.is_some() {
+        "Resource not accessible by personal access token"
+    } else {
+        "Resource not accessible by integration"
+    }))
+}
+
+/// `saml_enforced`: the contents of the organization's private repositories are protected.
+fn refuse_under_saml(ctx: &Context<'_>, repo: &RepoRec) -> async_graphql::Result<()> {
+    let g = ctx.data::<GqlCtx>()?;
+    if g.scenario != Scenario::SamlEnforced || !repo.private {
+        return Ok(());
+    }
+    let of_org = with_world(ctx, |w| repo.owner.eq_ignore_ascii_case(&w.org.login))?;
+    if of_org {
+        Err(forbidden(SAML_MESSAGE))
+    } else {
+        Ok(())
+    }
+}
+
+/// `repositories_gone`: every fourth of the organization's repositories, in listing order.
+fn gone_since_listed(w: &World, scenario: Scenario, repo: &RepoRec) -> bool {
+    scenario == Scenario::RepositoriesGone
+        && w.org_repos()
+            .iter()
+            .position(|r| r.id == repo.id)
+            .is_some_and(|i| i % 4 == 3)
 }
 
 /// The GitHub schema subset.
@@ -752,6 +799,7 @@ impl Query {
         follow_renames: Option<bool>,
     ) -> async_graphql::Result<Option<Repository>> {
         let follow = follow_renames.unwrap_or(true);
+        let scenario = ctx.data::<GqlCtx>()?.scenario;
         let found = with_world(ctx, |w| {
             w.repo(&owner, &name)
                 .or_else(|| {
@@ -761,7 +809,7 @@ impl Query {
                         None
                     }
                 })
-                .filter(|r| !r.deleted)
+                .filter(|r| !r.deleted && !gone_since_listed(w, scenario, r))
                 .cloned()
         })?;
         match found {
@@ -976,6 +1024,7 @@ impl Organization {
         last: Option<i32>,
         before: Option<String>,
     ) -> async_graphql::Result<OrganizationMemberConnection> {
+        refuse_without_read_org(ctx)?;
         let all: Vec<(User, MemberRole)> = with_world(ctx, |w| {
             if !self.is_generated(w) {
                 return Vec::new();
@@ -1022,6 +1071,7 @@ impl Organization {
         last: Option<i32>,
         before: Option<String>,
     ) -> async_graphql::Result<TeamConnection> {
+        refuse_without_read_org(ctx)?;
         let all: Vec<Team> = with_world(ctx, |w| {
             if !self.is_generated(w) {
                 return Vec::new();
@@ -1174,6 +1224,7 @@ impl Repository {
         filter_by: Option<IssueFilters>,
         order_by: Option<IssueOrder>,
     ) -> async_graphql::Result<IssueConnection> {
+        refuse_under_saml(ctx, &self.0)?;
         let id = self.0.id;
         let since = since_of(filter_by.as_ref())?;
         let all: Vec<Issue> = with_world(ctx, |w| {
@@ -1201,6 +1252,7 @@ impl Repository {
     }
     /// One issue by number (a pull request's number answers NOT_FOUND).
     async fn issue(&self, ctx: &Context<'_>, number: i64) -> async_graphql::Result<Option<Issue>> {
+        refuse_under_saml(ctx, &self.0)?;
         let id = self.0.id;
         let found = with_world(ctx, |w| {
             w.content(id)
@@ -1222,6 +1274,7 @@ impl Repository {
         ctx: &Context<'_>,
         number: i64,
     ) -> async_graphql::Result<Option<PullRequest>> {
+        refuse_under_saml(ctx, &self.0)?;
         let id = self.0.id;
         let found = with_world(ctx, |w| {
             let c = w.content(id);
@@ -1253,6 +1306,7 @@ impl Repository {
         states: Option<Vec<PullRequestState>>,
         order_by: Option<IssueOrder>,
     ) -> async_graphql::Result<PullRequestConnection> {
+        refuse_under_saml(ctx, &self.0)?;
         let id = self.0.id;
         let all: Vec<PullRequest> = with_world(ctx, |w| {
             let c = w.content(id);
@@ -1289,6 +1343,7 @@ impl Repository {
         last: Option<i32>,
         before: Option<String>,
     ) -> async_graphql::Result<Option<RefConnection>> {
+        refuse_under_saml(ctx, &self.0)?;
         let id = self.0.id;
         let all: Vec<Ref> = if ref_prefix == "refs/heads/" {
             with_world(ctx, |w| {
@@ -1316,6 +1371,7 @@ impl Repository {
         ctx: &Context<'_>,
         number: i64,
     ) -> async_graphql::Result<Option<ProjectV2>> {
+        refuse_under_saml(ctx, &self.0)?;
         let id = self.0.id;
         let found = with_world(ctx, |w| {
             w.content(id)
@@ -1340,6 +1396,7 @@ impl Repository {
         last: Option<i32>,
         before: Option<String>,
     ) -> async_graphql::Result<ProjectV2Connection> {
+        refuse_under_saml(ctx, &self.0)?;
         let id = self.0.id;
         let all: Vec<ProjectV2> = with_world(ctx, |w| {
             w.content(id)
@@ -1892,8 +1949,35 @@ impl ProjectV2Item {
     }
 }
 
-/// Moves `extensions.type` to the top-level `type` GitHub uses, in a serialized response.
+/// GitHub's answer to a query that exceeded its resource limits, from the answer it would
+/// have given: every top-level field but `rateLimit` null, one error each with its path and
+/// no `type`, as GitHub sends them.
+pub fn resource_limited(answer: serde_json::Value) -> serde_json::Value {
+    let mut data = answer
+        .get("data")
+        .cloned()
+        .unwrap_or(serde_json::Value::Null);
+    let mut errors = Vec::new();
+    if let Some(fields) = data.as_object_mut() {
+        for (key, value) in fields.iter_mut() {
+            if key == "rateLimit" {
+                continue;
+            }
+            *value = serde_json::Value::Null;
+            errors.push(serde_json::json!({
+                "message": "Resource limits for this query exceeded.",
+                "path": [key],
+            }));
+        }
+    }
+    serde_json::json!({ "data": data, "errors": errors })
+}
+
+/// GitHub's shape of an answer with errors, from the engine's: `extensions.type` moved to
+/// the top-level `type` GitHub uses, and a field whose resolver failed present in `data` as
+/// `null` at its error's `path` (the engine leaves the key out; GitHub answers the null).
 pub fn github_error_shape(mut body: serde_json::Value) -> serde_json::Value {
+    let mut paths = Vec::new();
     if let Some(errors) = body.get_mut("errors").and_then(|e| e.as_array_mut()) {
         for e in errors {
             if let Some(obj) = e.as_object_mut() {
@@ -1902,10 +1986,44 @@ pub fn github_error_shape(mut body: serde_json::Value) -> serde_json::Value {
                     obj.insert("type".to_owned(), ty);
                     obj.remove("extensions");
                 }
+                if let Some(path) = obj.get("path").and_then(|p| p.as_array()) {
+                    paths.push(path.clone());
+                }
             }
         }
     }
+    if let Some(data) = body.get_mut("data") {
+        for path in &paths {
+            null_at(data, path);
+        }
+    }
     body
+}
+
+/// Puts a `null` at `path` in `data` where nothing is: the parent must exist (a parent that
+/// is itself null stays null).
+fn null_at(data: &mut serde_json::Value, path: &[serde_json::Value]) {
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
+    let mut at = data;
+    for segment in parents {
+        let next = match segment {
+            serde_json::Value::String(key) => at.get_mut(key.as_str()),
+            serde_json::Value::Number(n) => n
+                .as_u64()
+                .and_then(|i| usize::try_from(i).ok())
+                .and_then(|i| at.get_mut(i)),
+            _ => None,
+        };
+        match next {
+            Some(v) => at = v,
+            None => return,
+        }
+    }
+    if let (Some(obj), serde_json::Value::String(key)) = (at.as_object_mut(), last) {
+        obj.entry(key.clone()).or_insert(serde_json::Value::Null);
+    }
 }
 
 #[cfg(test)]
