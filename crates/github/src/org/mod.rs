@@ -32,7 +32,7 @@ mod stages;
 
 use std::sync::Arc;
 
-pub use gql::{PageSize, count_at, nodes};
+pub use gql::{Answer, PageSize, Refusal, count_at, nodes, read_answer};
 pub use stages::{
     BranchesStage, CommitFilesStage, IssueCommentsStage, OrgStage, ProjectsStage,
     PullRequestsStage, RepositoriesStage, WorkflowRunsStage,

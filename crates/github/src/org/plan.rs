@@ -123,11 +123,22 @@ impl PlanProbe {
                 .iter()
                 .filter_map(|e| e.get("message").and_then(Value::as_str))
                 .collect();
-            return Err(if data.is_none() && !messages.is_empty() {
-                PlanError::Refused(headroom_core::redact(&messages.join("; ")))
-            } else {
-                PlanError::NotFound(login.to_owned())
-            });
+            // Refused whole, or the organization's fields refused (a token without
+            // `read:org`): GitHub's words. Only a plain NOT_FOUND means there is none.
+            let all_not_found = body
+                .get("errors")
+                .and_then(Value::as_array)
+                .is_none_or(|e| {
+                    e.iter()
+                        .all(|e| e.get("type").and_then(Value::as_str) == Some("NOT_FOUND"))
+                });
+            return Err(
+                if !messages.is_empty() && (data.is_none() || !all_not_found) {
+                    PlanError::Refused(headroom_core::redact(&messages.join("; ")))
+                } else {
+                    PlanError::NotFound(login.to_owned())
+                },
+            );
         };
         let organization_projects = count(org, &["projectsV2", "totalCount"]);
         // Projects that no repository links are fetched one by one: count them among the
