@@ -610,6 +610,8 @@ struct RunStatus {
     run: SyncRun,
     waiting_for: Option<String>,
     stages: Vec<StageStatus>,
+    /// Fields GitHub refused in answers the stages kept (from the run's summary).
+    refused: Vec<headroom_sync::RefusedField>,
     tables: std::collections::BTreeMap<String, u64>,
 }
 
@@ -693,12 +695,30 @@ async fn describe(
         }),
         _ => None,
     };
+    let refused = RunSummary::from_stored(run.summary.as_ref()).refused;
     Ok(RunStatus {
         run,
         waiting_for,
         stages,
+        refused,
         tables,
     })
+}
+
+/// One refused field in words: which stage asked for what, and GitHub's reason.
+fn refused_line(r: &headroom_sync::RefusedField) -> String {
+    let path = if r.path.is_empty() {
+        "(no path)"
+    } else {
+        r.path.as_str()
+    };
+    // Recorded redacted; redacted again in case a summary was written by an older build.
+    format!(
+        "refused: {} · {path} — {}: {}",
+        r.stage,
+        r.kind,
+        headroom_core::redact(&r.message)
+    )
 }
 
 async fn status(settings: &Settings, run_id: Option<i64>, json: bool) -> ExitCode {
@@ -767,6 +787,9 @@ async fn status(settings: &Settings, run_id: Option<i64>, json: bool) -> ExitCod
                     .map(|d| format!(" · {d}"))
                     .unwrap_or_default()
             );
+        }
+        for r in &s.refused {
+            outln!("  {}", refused_line(r));
         }
     }
     ExitCode::SUCCESS
