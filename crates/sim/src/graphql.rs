@@ -2000,16 +2000,36 @@ pub fn github_error_shape(mut body: serde_json::Value) -> serde_json::Value {
     body
 }
 
-/// Puts a `null` at `path` in `data` where nothing is: the parent must exist (a parent that
-/// is itself null stays null).
+/// Puts a `null` at `path` in `data` where nothing is. The engine leaves a failed field's key
+/// out and answers an object none of whose fields resolved as `null`; but an error at
+/// `[a, b]` means `a` itself resolved, so a `null` on the way is such an empty object and is
+/// answered as one, holding the failed field's `null`.
 fn null_at(data: &mut serde_json::Value, path: &[serde_json::Value]) {
     let Some((last, parents)) = path.split_last() else {
         return;
     };
     let mut at = data;
-    for segment in parents {
+    for (k, segment) in parents.iter().enumerate() {
+        if at.is_null() && matches!(segment, serde_json::Value::String(_)) {
+            *at = serde_json::Value::Object(serde_json::Map::new());
+        }
         let next = match segment {
-            serde_json::Value::String(key) => at.get_mut(key.as_str()),
+            serde_json::Value::String(key) => {
+                let obj = match at.as_object_mut() {
+                    Some(obj) => obj,
+                    None => return,
+                };
+                // A parent the engine dropped entirely: present, as an object, if a key follows.
+                let follows_key = matches!(
+                    parents.get(k + 1).unwrap_or(last),
+                    serde_json::Value::String(_)
+                );
+                if follows_key {
+                    Some(obj.entry(key.clone()).or_insert(serde_json::Value::Null))
+                } else {
+                    obj.get_mut(key.as_str())
+                }
+            }
             serde_json::Value::Number(n) => n
                 .as_u64()
                 .and_then(|i| usize::try_from(i).ok())
@@ -2020,6 +2040,9 @@ fn null_at(data: &mut serde_json::Value, path: &[serde_json::Value]) {
             Some(v) => at = v,
             None => return,
         }
+    }
+    if at.is_null() {
+        *at = serde_json::Value::Object(serde_json::Map::new());
     }
     if let (Some(obj), serde_json::Value::String(key)) = (at.as_object_mut(), last) {
         obj.entry(key.clone()).or_insert(serde_json::Value::Null);

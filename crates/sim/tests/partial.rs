@@ -91,6 +91,16 @@ async fn under_saml_enforcement_private_repositories_contents_are_refused() {
     assert_eq!(b["errors"][0]["type"], "FORBIDDEN");
     assert_eq!(b["errors"][0]["path"], json!(["repository", "issues"]));
     assert_eq!(b["errors"][0]["message"], SAML_MESSAGE);
+    // The same when the refused connection is all that was asked of the repository.
+    let only = format!(
+        "{{ repository(owner: \"acme\", name: \"{private}\") {{ issues(first: 1) {{ totalCount }} }} }}"
+    );
+    let b = answer(&s, "t1", &only).await;
+    assert_eq!(
+        b["data"],
+        json!({ "repository": { "issues": null } }),
+        "{b}"
+    );
     let b = answer(&s, "t1", &q(&public)).await;
     assert_eq!(b["errors"], Value::Null, "{b}");
     // The listing still names the private ones.
