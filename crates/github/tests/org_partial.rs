@@ -18,7 +18,7 @@ use headroom_http::sinks::{CredentialRegistry, MemoryCredentials};
 use headroom_http::transport::SimTransport;
 use headroom_http::{Client, ClientParts, Credential, UrlPolicy};
 use headroom_sim::{Density, Scenario, SimConfig, Simulator, TokenSpec};
-use headroom_store::{NewSyncRun, SqliteStore, Store, TABLES};
+use headroom_store::{NewSyncRun, SqliteStore, Store, TABLES, Watermark};
 use headroom_sync::{RefusedField, RunOutcome, RunSummary, Runner, RunnerConfig};
 
 const API: &str = "http://127.0.0.1:7000";
@@ -227,6 +227,24 @@ async fn under_saml_enforcement_private_repositories_are_refused_and_the_rest_st
         );
     }
     assert_eq!(r.stored_summary(id).await.refused, summary.refused);
+    // A refused repository is done for this run but not collected: no watermark, so a run
+    // with access later asks for everything.
+    let repos: Vec<(i64, bool)> = r.sim.with_world(|w| {
+        w.org_repos()
+            .iter()
+            .map(|r| (r.id as i64, r.private))
+            .collect()
+    });
+    for (github_id, private) in repos {
+        for mark in [
+            Watermark::Issues,
+            Watermark::IssueComments,
+            Watermark::PullRequests,
+        ] {
+            let at = r.store.watermark(github_id, mark).await.expect("read");
+            assert_eq!(at.is_none(), private, "{github_id} {mark:?}");
+        }
+    }
 }
 
 #[tokio::test]

@@ -122,6 +122,9 @@ struct ScopeCursor {
     /// The `since` in force for this collection (kept so a resume asks the same).
     #[serde(default)]
     since: Option<String>,
+    /// A nested connection was refused (a partial answer): no watermark when finished.
+    #[serde(default)]
+    incomplete: bool,
 }
 
 impl ScopeCursor {
@@ -267,6 +270,9 @@ async fn finish_unchanged(
                 .get(format!("r{k}"))
                 .filter(|r| !r.is_null())
                 .and_then(|r| r.get(spec.connection))
+                // Refused (GitHub's connections are never null otherwise): not evidence of
+                // "unchanged"; the walk meets the refusal and records it.
+                .filter(|c| !c.is_null())
             else {
                 continue;
             };
@@ -339,6 +345,8 @@ async fn collect_per_repository(
                     }
                     Some(parent) => {
                         let connection = parent.get(nested.field).unwrap_or(&Value::Null);
+                        // Refused: what was stored stays, but this collection is not whole.
+                        cur.incomplete |= connection.is_null();
                         records = nodes(connection)
                             .iter()
                             .filter_map(|c| (nested.map)(c, parent, &repo, now))
@@ -369,7 +377,15 @@ async fn collect_per_repository(
                         .await?;
                     break;
                 };
-                let connection = repository.get(spec.connection).unwrap_or(&Value::Null);
+                let Some(connection) = repository.get(spec.connection).filter(|c| !c.is_null())
+                else {
+                    // Refused (recorded on the run; GitHub's connections are never null
+                    // otherwise): done for this run, with no watermark, so a run with access
+                    // collects everything since the last whole collection.
+                    ctx.finish_scope(&scope, Some(format!("{} refused", spec.connection)))
+                        .await?;
+                    break;
+                };
                 now = ctx.now();
                 let all = nodes(connection);
                 // Newest first: nodes older than `since` were stored by an earlier sync.
@@ -388,6 +404,7 @@ async fn collect_per_repository(
                 if let Some(nested) = &spec.nested {
                     for node in &page {
                         let inner = node.get(nested.field).unwrap_or(&Value::Null);
+                        cur.incomplete |= inner.is_null();
                         if let (Some(number), Some(after)) =
                             (rows::int(node, "number"), next_cursor(inner))
                         {
@@ -404,9 +421,11 @@ async fn collect_per_repository(
                 cur.after = next;
             }
             let finished = cur.outer_done && cur.more.is_empty();
+            // A collection that met a refused nested connection is finished without its
+            // watermark: the next run asks again from the last whole one.
             let watermark = spec
                 .watermark
-                .filter(|_| finished)
+                .filter(|_| finished && !cur.incomplete)
                 .map(|w| (repo.github_id, w, started));
             let cursor = if finished { None } else { Some(cur.text()?) };
             ctx.write_page_marked(&scope, &records, cursor, finished, watermark)
@@ -1512,14 +1531,16 @@ mod tests {
             more in proptest::collection::vec((1i64..100_000, cursor_text()), 0..5),
             started_ms in proptest::option::of(0i64..4_000_000_000_000),
             since in proptest::option::of(Just("2027-01-15T08:00:00Z".to_owned())),
+            incomplete: bool,
         ) {
-            let cur = ScopeCursor { after, outer_done, more, started_ms, since };
+            let cur = ScopeCursor { after, outer_done, more, started_ms, since, incomplete };
             let back = ScopeCursor::parse(Some(cur.text().expect("serializable"))).expect("readable");
             prop_assert_eq!(back.after, cur.after);
             prop_assert_eq!(back.outer_done, cur.outer_done);
             prop_assert_eq!(back.more, cur.more);
             prop_assert_eq!(back.started_ms, cur.started_ms);
             prop_assert_eq!(back.since, cur.since);
+            prop_assert_eq!(back.incomplete, cur.incomplete);
         }
 
         /// A cursor stored before nested connections were followed (GitHub's opaque cursor,
