@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use crate::graph::{StageDecl, StageGraph};
 use crate::plan::{Action, BucketView, Snapshot, StageState, plan};
-use crate::summary::RunSummary;
+use crate::summary::{RefusedField, RunSummary};
 
 /// Detail prefix of a stage-level checkpoint recorded as failed (the store's checkpoint
 /// statuses have no "failed": a failed stage is `blocked` with this detail).
@@ -402,6 +402,18 @@ impl StageCtx<'_> {
             Err(_) => {}
         }
         result
+    }
+
+    /// Records a field GitHub refused in an answer this stage keeps (a partial result), once
+    /// per stage, path and kind; the message is redacted. It is persisted with the run's
+    /// summary and shown by `sync status`.
+    pub fn record_refused(&self, path: &str, kind: &str, message: &str) {
+        lock(self.summary).record_refused(RefusedField {
+            stage: self.decl.name.to_owned(),
+            path: path.to_owned(),
+            kind: kind.to_owned(),
+            message: headroom_core::redact(message),
+        });
     }
 
     /// Remembers the ETag of a conditional `request`'s response (sent with the run's
