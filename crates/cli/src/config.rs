@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Args;
+use headroom_core::clock::SignedDuration;
+use headroom_core::deferral::DeferralBudget;
 use headroom_http::{Credential, UrlPolicy};
 use serde::Deserialize;
 
@@ -47,6 +49,16 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "N")]
     pub in_flight_ceiling: Option<String>,
 
+    /// Sync runs: rate-limit deferrals allowed in one episode of waiting (default 10). An
+    /// episode ends when a page is stored, so this bounds waits that make no progress.
+    #[arg(long, global = true, value_name = "N")]
+    pub max_deferrals: Option<String>,
+
+    /// Sync runs: total waiting allowed in one episode, from its first deferral (default 2h;
+    /// seconds, or a duration such as 90m or 6h).
+    #[arg(long, global = true, value_name = "DURATION")]
+    pub max_deferred_wait: Option<String>,
+
     /// A TOML file with the same settings (default ./headroom.toml when it exists).
     #[arg(long, global = true, env = "HEADROOM_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -63,6 +75,16 @@ struct FileSettings {
     connect_timeout_secs: Option<u64>,
     read_timeout_secs: Option<u64>,
     in_flight_ceiling: Option<u64>,
+    max_deferrals: Option<u64>,
+    max_deferred_wait: Option<DurationSetting>,
+}
+
+/// A duration in `headroom.toml`: whole seconds, or text such as "90m" or "2h".
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum DurationSetting {
+    Seconds(u64),
+    Text(String),
 }
 
 /// A setting that cannot be used; the message names it.
@@ -99,6 +121,37 @@ pub struct Settings {
     pub read_timeout: Duration,
     /// The identity's in-flight ceiling.
     pub in_flight_ceiling: u32,
+    /// Sync runs' deferral budgets (per episode of waiting).
+    pub deferral: DeferralBudget,
+}
+
+/// The longest episode of waiting a setting may allow: a week.
+const MAX_DEFERRED_WAIT_SECS: u64 = 7 * 24 * 3600;
+
+/// Seconds, or a duration jiff reads ("90m", "2h 30m", "PT2H"), between 1 s and a week.
+fn parse_wait(setting: &str, raw: &str) -> Result<SignedDuration, ConfigError> {
+    let raw = raw.trim();
+    let secs = match raw.parse::<u64>() {
+        Ok(n) => n,
+        Err(_) => {
+            let d: SignedDuration = raw.parse().map_err(|_| {
+                invalid(
+                    setting,
+                    format!("`{raw}` is not a duration (seconds, or e.g. 90m, 2h)"),
+                )
+            })?;
+            u64::try_from(d.as_secs()).unwrap_or(0)
+        }
+    };
+    if !(1..=MAX_DEFERRED_WAIT_SECS).contains(&secs) {
+        return Err(invalid(
+            setting,
+            format!("{secs} s is outside 1 s-{MAX_DEFERRED_WAIT_SECS} s (a week)"),
+        ));
+    }
+    Ok(SignedDuration::from_secs(
+        i64::try_from(secs).unwrap_or(i64::MAX),
+    ))
 }
 
 /// Where the environment's values come from (injected so tests need not touch the process).
@@ -216,6 +269,30 @@ impl GlobalArgs {
                 }
             })?,
         };
+        let mut deferral = DeferralBudget::default();
+        let max_deferrals = match &self.max_deferrals {
+            Some(raw) => Some(parse_number("--max-deferrals", raw, 1, 10_000)?),
+            None => match file.max_deferrals {
+                Some(n) if !(1..=10_000).contains(&n) => {
+                    return Err(invalid("max_deferrals", format!("{n} is outside 1-10000")));
+                }
+                other => other,
+            },
+        };
+        if let Some(n) = max_deferrals {
+            deferral.max_deferrals = u32::try_from(n).unwrap_or(u32::MAX);
+        }
+        let max_wait = match (&self.max_deferred_wait, file.max_deferred_wait) {
+            (Some(raw), _) => Some(parse_wait("--max-deferred-wait", raw)?),
+            (None, Some(DurationSetting::Seconds(n))) => {
+                Some(parse_wait("max_deferred_wait", &n.to_string())?)
+            }
+            (None, Some(DurationSetting::Text(t))) => Some(parse_wait("max_deferred_wait", &t)?),
+            (None, None) => None,
+        };
+        if let Some(wait) = max_wait {
+            deferral.max_total_wait = wait;
+        }
         Ok(Settings {
             db,
             policy,
@@ -224,6 +301,7 @@ impl GlobalArgs {
             connect_timeout: Duration::from_secs(connect_timeout),
             read_timeout: Duration::from_secs(read_timeout),
             in_flight_ceiling: u32::try_from(ceiling).unwrap_or(10),
+            deferral,
         })
     }
 
@@ -391,6 +469,99 @@ mod tests {
             })
             .contains("--token-file")
         );
+    }
+
+    #[test]
+    fn deferral_budgets_come_from_flags_or_the_file_and_refuse_naming_the_setting() {
+        let s = GlobalArgs::default().resolve(&no_env()).expect("defaults");
+        assert_eq!(s.deferral, DeferralBudget::default());
+        let s = GlobalArgs {
+            max_deferrals: Some("25".into()),
+            max_deferred_wait: Some("6h".into()),
+            ..Default::default()
+        }
+        .resolve(&no_env())
+        .expect("valid");
+        assert_eq!(s.deferral.max_deferrals, 25);
+        assert_eq!(s.deferral.max_total_wait, SignedDuration::from_hours(6));
+        assert_eq!(
+            s.deferral.max_chunk,
+            DeferralBudget::default().max_chunk,
+            "only the two budgets are settings"
+        );
+        let s = GlobalArgs {
+            max_deferred_wait: Some("5400".into()),
+            ..Default::default()
+        }
+        .resolve(&no_env())
+        .expect("seconds");
+        assert_eq!(s.deferral.max_total_wait, SignedDuration::from_secs(5400));
+        for (args, setting) in [
+            (
+                GlobalArgs {
+                    max_deferrals: Some("0".into()),
+                    ..Default::default()
+                },
+                "--max-deferrals",
+            ),
+            (
+                GlobalArgs {
+                    max_deferrals: Some("ten".into()),
+                    ..Default::default()
+                },
+                "--max-deferrals",
+            ),
+            (
+                GlobalArgs {
+                    max_deferred_wait: Some("soon".into()),
+                    ..Default::default()
+                },
+                "--max-deferred-wait",
+            ),
+            (
+                GlobalArgs {
+                    max_deferred_wait: Some("30d".into()),
+                    ..Default::default()
+                },
+                "--max-deferred-wait",
+            ),
+        ] {
+            let message = error_of(args);
+            assert!(message.contains(setting), "{setting}: {message}");
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("headroom.toml");
+        std::fs::write(&path, "max_deferrals = 40\nmax_deferred_wait = \"90m\"\n").expect("write");
+        let s = GlobalArgs {
+            config: Some(path.clone()),
+            ..Default::default()
+        }
+        .resolve(&no_env())
+        .expect("valid file");
+        assert_eq!(s.deferral.max_deferrals, 40);
+        assert_eq!(s.deferral.max_total_wait, SignedDuration::from_mins(90));
+        std::fs::write(&path, "max_deferred_wait = 3600\n").expect("write");
+        let s = GlobalArgs {
+            config: Some(path.clone()),
+            max_deferrals: Some("3".into()),
+            ..Default::default()
+        }
+        .resolve(&no_env())
+        .expect("valid file");
+        assert_eq!(s.deferral.max_total_wait, SignedDuration::from_hours(1));
+        assert_eq!(s.deferral.max_deferrals, 3, "a flag beats the file");
+        for (text, setting) in [
+            ("max_deferrals = 0\n", "max_deferrals"),
+            ("max_deferred_wait = \"never\"\n", "max_deferred_wait"),
+            ("max_deferred_wait = 0\n", "max_deferred_wait"),
+        ] {
+            std::fs::write(&path, text).expect("write");
+            let message = error_of(GlobalArgs {
+                config: Some(path.clone()),
+                ..Default::default()
+            });
+            assert!(message.contains(setting), "{text}: {message}");
+        }
     }
 
     #[test]

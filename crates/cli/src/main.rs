@@ -8,8 +8,7 @@ use clap::{Parser, Subcommand};
 
 /// mimalloc rather than the system allocator: an import allocates every envelope's values on
 /// the parser thread and frees them on the writer's, which glibc's malloc serializes on its
-/// arena locks (measured: the replay of 1,000,000 envelopes went from 85,000 to 154,000
-/// events/s; see the README's import figures).
+/// arena locks (the replay of an import is parser-bound; docs/PERFORMANCE.md has its figures).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -23,6 +22,8 @@ mod import_cmd;
 mod ingest_cmd;
 mod logging;
 mod quota_cmd;
+#[cfg(test)]
+mod reference;
 mod registry;
 mod run_cmd;
 mod serve;
@@ -133,4 +134,24 @@ pub(crate) fn refuse(error: &dyn std::fmt::Display) -> ExitCode {
 pub(crate) fn failed(error: &dyn std::fmt::Display) -> ExitCode {
     eprintln!("headroom: {}", headroom_core::redact(&error.to_string()));
     ExitCode::from(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// docs/CLI.md is the clap definitions rendered: regenerate it when they change.
+    #[test]
+    fn cli_reference_matches_the_definitions() {
+        let rendered = crate::reference::render(&mut crate::Cli::command());
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/CLI.md");
+        if std::env::var_os("HEADROOM_WRITE_CLI_DOCS").is_some() {
+            std::fs::write(&path, &rendered).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            committed == rendered,
+            "docs/CLI.md is stale: run `HEADROOM_WRITE_CLI_DOCS=1 cargo test -p headroom --bin headroom cli_reference`"
+        );
+    }
 }

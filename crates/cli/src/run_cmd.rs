@@ -90,8 +90,7 @@ pub async fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
             return code;
         }
     };
-    let sync = (!args.sync.no_sync)
-        .then(|| SyncWorker::start(&poller, resolved.credential.as_ref(), &args.sync));
+    let sync = (!args.sync.no_sync).then(|| SyncWorker::start(&poller, &resolved, &args.sync));
     let mut done = 0u64;
     let shutdown = shutdown_signal();
     tokio::pin!(shutdown);
@@ -196,14 +195,14 @@ struct SyncWorker {
 impl SyncWorker {
     fn start(
         poller: &headroom_github::feed::poll::Poller,
-        credential: Option<&headroom_http::Credential>,
+        settings: &crate::config::Settings,
         args: &SyncWorkerArgs,
     ) -> Self {
         let runner = crate::sync_cmd::org_runner(
             poller.store.clone(),
             poller.client.clone(),
             poller.clock,
-            credential,
+            settings,
             args.sync_claim_secs,
         )
         .with_progress(Arc::new(LoggedProgress));

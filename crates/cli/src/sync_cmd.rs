@@ -19,7 +19,7 @@ use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
 use headroom_core::governor::GovernorConfig;
 use headroom_github::org;
 use headroom_github::org::count_at as count;
-use headroom_http::{ApiRequest, Client, Credential};
+use headroom_http::{ApiRequest, Client};
 use headroom_store::{CheckpointStatus, NewSyncRun, Store, SyncRun, TABLES};
 use headroom_sync::{
     ProgressEvent, ProgressSink, RunOutcome, RunSummary, Runner, RunnerConfig, StageGraph,
@@ -152,6 +152,7 @@ struct Env {
     store: Arc<dyn Store>,
     client: Client,
     clock: TokioClock,
+    settings: Settings,
 }
 
 /// How `sync org` drives its run.
@@ -176,20 +177,16 @@ async fn env(settings: &Settings, margin: SignedDuration) -> Result<Env, ExitCod
         store,
         client,
         clock,
+        settings: settings.clone(),
     })
 }
 
-fn runner(
-    env: &Env,
-    credential: Option<&Credential>,
-    progress: Arc<dyn ProgressSink>,
-    claim_secs: u64,
-) -> Runner {
+fn runner(env: &Env, progress: Arc<dyn ProgressSink>, claim_secs: u64) -> Runner {
     org_runner(
         env.store.clone(),
         env.client.clone(),
         env.clock,
-        credential,
+        &env.settings,
         claim_secs,
     )
     .with_progress(progress)
@@ -208,7 +205,7 @@ pub fn org_runner(
     store: Arc<dyn Store>,
     client: Client,
     clock: TokioClock,
-    credential: Option<&Credential>,
+    settings: &Settings,
     claim_secs: u64,
 ) -> Runner {
     match Runner::new(
@@ -216,9 +213,10 @@ pub fn org_runner(
         Some(org::REPOSITORY_SOURCE),
         store,
         client,
-        credential.cloned(),
+        settings.credential.clone(),
         clock,
         RunnerConfig {
+            deferral: settings.deferral,
             holder: holder(),
             claim: SignedDuration::from_secs(i64::try_from(claim_secs).unwrap_or(120)),
             ..RunnerConfig::default()
@@ -332,7 +330,7 @@ async fn sync_org(
     } else {
         Arc::new(JsonProgress)
     };
-    let runner = runner(&env, credential, progress, claim_secs);
+    let runner = runner(&env, progress, claim_secs);
     let mut holding = false;
     loop {
         match runner.run(id).await {
@@ -610,6 +608,8 @@ struct RunStatus {
     run: SyncRun,
     waiting_for: Option<String>,
     stages: Vec<StageStatus>,
+    /// Fields GitHub refused in answers the stages kept (from the run's summary).
+    refused: Vec<headroom_sync::RefusedField>,
     tables: std::collections::BTreeMap<String, u64>,
 }
 
@@ -693,12 +693,30 @@ async fn describe(
         }),
         _ => None,
     };
+    let refused = RunSummary::from_stored(run.summary.as_ref()).refused;
     Ok(RunStatus {
         run,
         waiting_for,
         stages,
+        refused,
         tables,
     })
+}
+
+/// One refused field in words: which stage asked for what, and GitHub's reason.
+fn refused_line(r: &headroom_sync::RefusedField) -> String {
+    let path = if r.path.is_empty() {
+        "(no path)"
+    } else {
+        r.path.as_str()
+    };
+    // Recorded redacted; redacted again in case a summary was written by an older build.
+    format!(
+        "refused: {} · {path} — {}: {}",
+        r.stage,
+        r.kind,
+        headroom_core::redact(&r.message)
+    )
 }
 
 async fn status(settings: &Settings, run_id: Option<i64>, json: bool) -> ExitCode {
@@ -768,36 +786,12 @@ async fn status(settings: &Settings, run_id: Option<i64>, json: bool) -> ExitCod
                     .unwrap_or_default()
             );
         }
+        for r in &s.refused {
+            outln!("  {}", refused_line(r));
+        }
     }
     ExitCode::SUCCESS
 }
-
-const PLAN_QUERY: &str = "query($login: String!) {
-  organization(login: $login) {
-    membersWithRole(first: 1) { totalCount }
-    teams(first: 1) { totalCount }
-    repositories(first: 100) {
-      totalCount
-      nodes {
-        name
-        issues(first: 1) { totalCount }
-        pullRequests(first: 10) { totalCount nodes { commits(first: 1) { totalCount } } }
-        refs(refPrefix: \"refs/heads/\", first: 1) { totalCount }
-      }
-    }
-    projectsV2(first: 100) { totalCount nodes { repositories(first: 1) { totalCount } } }
-  }
-  rateLimit { limit cost remaining used resetAt }
-}";
-
-/// Assumed where nothing cheap can measure it (an organization whose sampled pull requests or
-/// repositories have nothing to count); stated in the output.
-const COMMITS_PER_PULL: u64 = 3;
-const RUNS_PER_REPOSITORY: u64 = 3;
-/// Repositories whose workflow-run count the plan reads (one REST request each).
-const RUN_SAMPLE: usize = 3;
-/// The org stages' REST page size.
-const REST_PAGE: u64 = 100;
 
 async fn plan(settings: &Settings, name: &str) -> ExitCode {
     let env = match env(settings, GovernorConfig::default().margin).await {
@@ -805,7 +799,7 @@ async fn plan(settings: &Settings, name: &str) -> ExitCode {
         Err(code) => return code,
     };
     let credential = settings.credential.as_ref();
-    let request = match ApiRequest::graphql(PLAN_QUERY, &json!({ "login": name })) {
+    let request = match ApiRequest::graphql(org::plan::PLAN_QUERY, &json!({ "login": name })) {
         Ok(r) => r
             .credential(credential)
             .route("sync_plan", headroom_core::Dimension::GraphqlCost),
@@ -816,58 +810,13 @@ async fn plan(settings: &Settings, name: &str) -> ExitCode {
         Ok(b) => b,
         Err(e) => return crate::failed(&e),
     };
-    let org = body.get("data").and_then(|d| d.get("organization"));
-    let Some(org) = org.filter(|o| !o.is_null()) else {
-        return crate::failed(&format!("organization {name} not found"));
-    };
-    let page = 50u64;
-    let pages = |n: u64| n.div_ceil(page).max(1);
-    let members = count(org, &["membersWithRole", "totalCount"]);
-    let teams = count(org, &["teams", "totalCount"]);
-    let repos = count(org, &["repositories", "totalCount"]);
-    // The organization's projects that no repository links are fetched one by one: count
-    // them among the first 100 listed and extrapolate.
-    let org_projects = count(org, &["projectsV2", "totalCount"]);
-    let listed = org.get("projectsV2").map_or(&[][..], org::nodes);
-    let unlinked_listed = listed
-        .iter()
-        .filter(|p| count(p, &["repositories", "totalCount"]) == 0)
-        .count() as u64;
-    let unlinked = (unlinked_listed * org_projects).div_ceil(listed.len().max(1) as u64);
-    let sample: &[Value] = org
-        .get("repositories")
-        .and_then(|r| r.get("nodes"))
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice);
-    let (mut issue_pages, mut pull_pages, mut branch_pages, mut pulls) = (0, 0, 0, 0);
-    // Commits of the first pull requests of each sampled repository: the measured mean.
-    let (mut sampled_pulls, mut sampled_commits) = (0u64, 0u64);
-    for r in sample {
-        issue_pages += pages(count(r, &["issues", "totalCount"]));
-        pull_pages += pages(count(r, &["pullRequests", "totalCount"]));
-        branch_pages += pages(count(r, &["refs", "totalCount"]));
-        pulls += count(r, &["pullRequests", "totalCount"]);
-        for pr in r
-            .get("pullRequests")
-            .and_then(|p| p.get("nodes"))
-            .and_then(Value::as_array)
-            .map_or(&[][..], Vec::as_slice)
-        {
-            sampled_pulls += 1;
-            sampled_commits += count(pr, &["commits", "totalCount"]);
-        }
-    }
-    let commits_per_pull = if sampled_pulls == 0 {
-        COMMITS_PER_PULL
-    } else {
-        sampled_commits.div_ceil(sampled_pulls)
+    let probe = match org::plan::PlanProbe::read(&body, name) {
+        Ok(p) => p,
+        Err(e) => return crate::failed(&e),
     };
     // Workflow runs of the first few repositories (`total_count` of a one-item page).
     let mut run_counts = Vec::new();
-    for r in sample.iter().take(RUN_SAMPLE) {
-        let Some(repo) = r.get("name").and_then(Value::as_str) else {
-            continue;
-        };
+    for repo in probe.run_sample() {
         let request = ApiRequest::get(format!("/repos/{name}/{repo}/actions/runs?per_page=1"))
             .credential(credential)
             .route("sync_plan", headroom_core::Dimension::RestCore);
@@ -881,31 +830,6 @@ async fn plan(settings: &Settings, name: &str) -> ExitCode {
             Err(e) => return crate::failed(&e),
         }
     }
-    let runs_per_repository = if run_counts.is_empty() {
-        RUNS_PER_REPOSITORY
-    } else {
-        run_counts
-            .iter()
-            .sum::<u64>()
-            .div_ceil(run_counts.len() as u64)
-    };
-    // Extrapolate from the sample (the first 100 repositories) to all of them.
-    let n = sample.len().max(1) as u64;
-    let scale = |x: u64| (x * repos).div_ceil(n);
-    let graphql_requests = 1
-        + pages(members)
-        + pages(teams)
-        + pages(repos)
-        + scale(issue_pages) * 2 // issues, and issue comments in pages of issues
-        + repos // projects, through their repositories
-        + pages(org_projects) + unlinked // the organization's listing, and the unlinked ones
-        + scale(pull_pages)
-        + scale(branch_pages);
-    let commits = scale(pulls) * commits_per_pull;
-    let runs = repos * runs_per_repository;
-    // Runs: their listing pages per repository, then jobs per run and check runs per head
-    // commit (counted as one per run: an upper bound when runs share a commit).
-    let rest_requests = commits + repos * runs_per_repository.div_ceil(REST_PAGE).max(1) + runs * 2;
     let key = match env.client.identity(credential).await {
         Ok(k) => k,
         Err(e) => return crate::failed(&e),
@@ -919,29 +843,25 @@ async fn plan(settings: &Settings, name: &str) -> ExitCode {
             .unwrap_or(default)
     };
     let (core_limit, graphql_limit) = (limit_of("core", 5_000), limit_of("graphql", 5_000));
-    // Every GraphQL page of these stages costs one point (GitHub's rule: nested connections of
-    // 50 × 100 round to 1).
-    let windows = rest_requests
-        .div_ceil(core_limit.max(1))
-        .max(graphql_requests.div_ceil(graphql_limit.max(1)));
+    let plan = probe.estimate(&run_counts, core_limit, graphql_limit);
     let report = json!({
         "organization": name,
         "measured": {
-            "repositories": repos, "members": members, "teams": teams,
-            "pull_requests": scale(pulls), "sampled_repositories": sample.len(),
-            "organization_projects": org_projects, "unlinked_projects": unlinked,
+            "repositories": probe.repositories, "members": probe.members, "teams": probe.teams,
+            "pull_requests": plan.pull_requests, "sampled_repositories": probe.sampled_repositories,
+            "organization_projects": probe.organization_projects, "unlinked_projects": probe.unlinked_projects,
             "probe_points": probe_cost,
         },
         "sampled": {
-            "commits_per_pull_request": commits_per_pull,
-            "pull_requests_sampled": sampled_pulls,
-            "workflow_runs_per_repository": runs_per_repository,
-            "repositories_sampled_for_runs": run_counts.len(),
+            "commits_per_pull_request": plan.commits_per_pull_request,
+            "pull_requests_sampled": probe.sampled_pulls,
+            "workflow_runs_per_repository": plan.workflow_runs_per_repository,
+            "repositories_sampled_for_runs": plan.repositories_sampled_for_runs,
         },
         "estimate": {
-            "graphql": { "requests": graphql_requests, "points": graphql_requests, "limit": graphql_limit },
-            "core": { "requests": rest_requests, "limit": core_limit },
-            "quota_windows": windows,
+            "graphql": { "requests": plan.graphql_requests, "points": plan.graphql_requests, "limit": graphql_limit },
+            "core": { "requests": plan.rest_requests, "limit": core_limit },
+            "quota_windows": plan.quota_windows,
         },
     });
     match serde_json::to_string_pretty(&report) {
@@ -962,12 +882,7 @@ async fn worker(
         Ok(e) => e,
         Err(code) => return code,
     };
-    let runner = runner(
-        &env,
-        settings.credential.as_ref(),
-        Arc::new(JsonProgress),
-        claim_secs,
-    );
+    let runner = runner(&env, Arc::new(JsonProgress), claim_secs);
     let poll = SignedDuration::from_secs(i64::try_from(poll_secs).unwrap_or(15));
     loop {
         let next = match worker_pass(

@@ -3,6 +3,10 @@
 //! A rate-limited job is not slept on and not failed: it is deferred to an absolute
 //! `not_before`. Two budgets bound this so a provider that never recovers still surfaces as a
 //! failure — a count of deferrals and a wall-clock total measured from the first deferral.
+//! Both bound one *episode* of waiting, not a job's whole life: a wait that follows progress
+//! (work stored since the last wake) starts a new episode with both budgets full again, so a
+//! long collection that needs fifty quota windows finishes, while one that makes no progress
+//! between its waits still runs out.
 //! Long waits are cut into chunks (a job queue's countdown should stay short) that carry the
 //! same `not_before` and do not count; a little jitter keeps many jobs from waking together.
 
@@ -42,6 +46,14 @@ pub struct DeferralState {
     pub deferrals: u32,
     /// When the first one happened.
     pub first_deferred_at: Option<Timestamp>,
+}
+
+impl DeferralState {
+    /// The state a new wait starts from: the same episode when nothing was stored since the
+    /// last wake, a fresh one (both budgets full) when something was.
+    pub fn for_next_wait(self, progressed: bool) -> Self {
+        if progressed { Self::default() } else { self }
+    }
 }
 
 /// Why deferring is over.
@@ -167,6 +179,31 @@ impl DeferralBudget {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Whatever came before, a wait after progress has the whole budget: it is the
+        /// episode's first deferral, timed from now; without progress the episode goes on.
+        #[test]
+        fn an_episode_restarts_only_after_progress(
+            deferrals in 0u32..20,
+            first in proptest::option::of(0i64..100_000),
+            now in 100_000i64..200_000,
+            wait in 0i64..7_200,
+            progressed: bool,
+        ) {
+            let budget = DeferralBudget::default();
+            let state = DeferralState { deferrals, first_deferred_at: first.map(t) };
+            let plan = budget.defer(state.for_next_wait(progressed), t(now), t(now + wait), s(0));
+            if progressed {
+                let (_, _, next) = expect_defer(plan);
+                prop_assert_eq!(next.deferrals, 1);
+                prop_assert_eq!(next.first_deferred_at, Some(t(now)));
+            } else {
+                prop_assert_eq!(plan, budget.defer(state, t(now), t(now + wait), s(0)));
+            }
+        }
+    }
 
     fn t(secs: i64) -> Timestamp {
         Timestamp::from_second(1_700_000_000 + secs).expect("valid")
@@ -268,6 +305,44 @@ mod tests {
         let (run_at, _, _) =
             expect_defer(budget.defer(DeferralState::default(), t(0), t(10), s(99)));
         assert_eq!(run_at, t(15));
+    }
+
+    #[test]
+    fn progress_between_waits_starts_a_new_episode() {
+        let budget = DeferralBudget::default();
+        let mut state = DeferralState::default();
+        // Fifty windows of an hour, with a page stored in each: never exhausted.
+        for i in 0..50 {
+            let now = t(i * 3600);
+            state = state.for_next_wait(i > 0);
+            let (_, _, next) = expect_defer(budget.defer(state, now, now + s(3000), s(0)));
+            assert_eq!(next.deferrals, 1);
+            assert_eq!(next.first_deferred_at, Some(now));
+            state = next;
+        }
+        // Without progress the same waits exhaust the budget.
+        let mut state = DeferralState::default();
+        let mut exhausted = None;
+        for i in 0..50 {
+            let now = t(i * 600);
+            match budget.defer(state.for_next_wait(false), now, now + s(300), s(0)) {
+                DeferralPlan::Defer { state: next, .. } => state = next,
+                DeferralPlan::Exhausted(why) => {
+                    exhausted = Some((i, why));
+                    break;
+                }
+            }
+        }
+        assert_eq!(
+            exhausted,
+            Some((
+                10,
+                Exhausted::Count {
+                    deferrals: 10,
+                    max: 10
+                }
+            ))
+        );
     }
 
     #[test]

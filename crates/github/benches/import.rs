@@ -4,7 +4,7 @@
 //! order at about 150,000 events an hour, as GH Archive's hour files are; up to 60,000 actors
 //! and 80,000 repositories, or `HEADROOM_BENCH_ACTORS` and `HEADROOM_BENCH_REPOSITORIES`: a
 //! real hour names far more, and a first import of such a file runs much slower, see the
-//! README), imports it into a
+//! docs/PERFORMANCE.md), imports it into a
 //! fresh SQLite database and, when `HEADROOM_TEST_DATABASE_URL` is set, into a fresh PostgreSQL
 //! database created (and dropped) for the run, then imports it again (all duplicates). Each
 //! backend runs in a child process of this binary, so its peak resident memory (VmHWM) is its

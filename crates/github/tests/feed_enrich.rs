@@ -483,7 +483,7 @@ async fn paced_cycles_alternate_the_classes(f: &Fixture) {
     );
 }
 
-both_backends!(
+headroom_testkit::both_backends!(
     refresh_waits_for_the_ttl,
     inactive_entities_are_not_refreshed,
     refresh_rides_only_spare_slots_and_never_before_backlog,

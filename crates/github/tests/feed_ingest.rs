@@ -181,6 +181,57 @@ async fn corpus_hour_postgres() {
     corpus_hour(f.store.as_ref()).await;
 }
 
+/// GitHub's PushEvents of 2012 have no `payload.before`: both real ones are valid and
+/// stored, with no before, by the page path and by the import alike, and a replay of either
+/// is a duplicate.
+async fn pushes_of_2012_without_before(store: &dyn Store) {
+    let file = corpus_dir().join("old-shapes/push-2012-without-before.jsonl");
+    let text = std::fs::read_to_string(&file).expect("readable");
+    let events: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    assert_eq!(events.len(), 2);
+    let page = ingest_page(store, events[..1].to_vec(), &ctx(EventOrigin::Feed), t0())
+        .await
+        .expect("ingest");
+    assert_eq!(
+        (page.events_created, page.events_quarantined),
+        (1, 0),
+        "{page:?}"
+    );
+    let clock = ManualClock::new(t0());
+    let c = ctx(EventOrigin::Gharchive);
+    let got = import_file(store, &clock, &c, file.to_str().expect("utf-8"), 1).await;
+    assert_eq!(got.counts.events_quarantined, 0, "{got:?}");
+    assert_eq!(got.counts.events_created, 1, "{got:?}");
+    assert_eq!(got.counts.duplicates_skipped, 1, "{got:?}");
+    for id in ["1526010140", "1526009779"] {
+        let stored = store.push_event(id).await.expect("read").expect("stored");
+        assert_eq!(stored.before_sha, None, "{id}");
+        assert_eq!(stored.git_ref, "refs/heads/master");
+        assert_eq!(stored.head_sha.len(), 40);
+    }
+    assert_eq!(
+        store.count_rows("quarantined_events").await.expect("count"),
+        0
+    );
+}
+
+#[tokio::test]
+async fn pushes_of_2012_without_before_sqlite() {
+    let f = common::sqlite().await;
+    pushes_of_2012_without_before(f.store.as_ref()).await;
+}
+
+#[tokio::test]
+async fn pushes_of_2012_without_before_postgres() {
+    let Some(f) = common::postgres("pushes_of_2012_without_before_postgres").await else {
+        return;
+    };
+    pushes_of_2012_without_before(f.store.as_ref()).await;
+}
+
 /// Both PushEvent payload shapes of `sample_hour.jsonl`, the array form of
 /// `sample_events.json`, gzip input, and lines that are not JSON.
 async fn sample_files_gzip_and_garbage(f: &common::Fixture) {
@@ -270,4 +321,4 @@ async fn stored_as_read(f: &common::Fixture, path: &std::path::Path) {
     }
 }
 
-both_backends!(sample_files_gzip_and_garbage);
+headroom_testkit::both_backends!(sample_files_gzip_and_garbage);

@@ -311,7 +311,7 @@ async fn the_etag_is_remembered_only_once_the_page_is_stored(f: &Fixture) {
     assert_eq!(events_requests(&r.sim), 2);
 }
 
-both_backends!(
+headroom_testkit::both_backends!(
     the_etag_is_remembered_only_once_the_page_is_stored,
     default_then_cadence_then_floor_then_replay,
     paginated_walks_three_pages_and_absorbs_the_overlap,

@@ -224,4 +224,4 @@ async fn lost_work_is_found_again(f: &Fixture) {
     assert!(!matches!(polled, PollOutcome::Busy), "{polled:?}");
 }
 
-both_backends!(lost_work_is_found_again);
+headroom_testkit::both_backends!(lost_work_is_found_again);

@@ -13,13 +13,14 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
+use headroom_core::deferral::DeferralBudget;
 use headroom_core::governor::GovernorConfig;
 use headroom_core::{Governor, QuotaKey, Subject};
 use headroom_github::org::{self, names};
 use headroom_http::sinks::{CredentialRegistry, MemoryCredentials};
 use headroom_http::transport::SimTransport;
 use headroom_http::{Client, ClientParts, Credential, UrlPolicy};
-use headroom_sim::{LogEntry, SimConfig, Simulator, TokenSpec};
+use headroom_sim::{ExternalSpend, LogEntry, SimConfig, Simulator, TokenSpec};
 use headroom_store::{NewSyncRun, SqliteStore, Store};
 use headroom_sync::{ProgressEvent, ProgressSink, RunOutcome, RunSummary, Runner, RunnerConfig};
 use tokio::sync::Notify;
@@ -123,7 +124,12 @@ impl Rig {
     /// Runs to the end the way a worker would: a hibernating run is woken at its time.
     async fn drive(&self, runner: &Runner, id: i64) -> RunSummary {
         // Pacing (a minute's points limiter) hibernates too here: the bound is generous.
-        for _ in 0..100 {
+        self.drive_up_to(runner, id, 100).await
+    }
+
+    /// [`Rig::drive`] with a bound on the wakes.
+    async fn drive_up_to(&self, runner: &Runner, id: i64, wakes: usize) -> RunSummary {
+        for _ in 0..wakes {
             match runner.run(id).await.expect("run") {
                 RunOutcome::Done { summary } => return *summary,
                 RunOutcome::Hibernating { until, reason } => {
@@ -136,7 +142,7 @@ impl Rig {
                 RunOutcome::Failed { reason, .. } => panic!("run failed: {reason}"),
             }
         }
-        panic!("run did not finish in 100 wakes");
+        panic!("run did not finish in {wakes} wakes");
     }
 
     /// Sleeps until `until` on a paused clock (no query runs meanwhile), as a worker's wait.
@@ -477,29 +483,20 @@ async fn a_failed_stage_blocks_its_dependents() {
     assert_eq!(run.status, headroom_store::SyncRunStatus::Failed);
 }
 
-/// An exhausted deferral budget fails the run with an explicit reason instead of waiting
-/// forever.
+/// A provider that never recovers still ends the run with an explicit reason: another client
+/// drains alice's REST quota the moment each window opens, so after the GraphQL stages (the
+/// progress that opens the episode) nothing more is ever stored, and the episode's budgets
+/// run out. The only 403s are the requests the governor makes in the dark at each reset, one
+/// a window.
 #[tokio::test]
 async fn an_exhausted_deferral_budget_fails_the_run_explicitly() {
-    let mut config = sim_config(3);
-    config.graphql_limit = 12;
+    let config = sim_config(3).with_external_spend(ExternalSpend {
+        login: "alice".into(),
+        per_minute: 1_000_000.0,
+    });
     let r = rig(config).await;
-    let mut runner_config = RunnerConfig {
-        inline_wait: SignedDuration::ZERO,
-        ..RunnerConfig::default()
-    };
-    runner_config.deferral.max_deferrals = 1;
-    let runner = Runner::new(
-        org::stages(),
-        Some(org::REPOSITORY_SOURCE),
-        r.store.clone(),
-        r.client.clone(),
-        Some(Credential::new(TOKEN)),
-        r.clock,
-        runner_config,
-    )
-    .expect("graph");
-    let id = r.new_run(None).await;
+    let runner = r.runner(Arc::new(Recorder::default()));
+    let id = r.new_run(Some(vec![names::WORKFLOW_RUNS.to_owned()])).await;
     let mut reason = None;
     for _ in 0..100 {
         match runner.run(id).await.expect("run") {
@@ -508,12 +505,67 @@ async fn an_exhausted_deferral_budget_fails_the_run_explicitly() {
                 reason = Some(why);
                 break;
             }
-            RunOutcome::Done { .. } => panic!("cannot finish on 12 GraphQL points an hour"),
+            RunOutcome::Done { .. } => panic!("cannot finish on a quota drained at every reset"),
         }
     }
     let reason = reason.expect("the budget ran out");
-    assert!(reason.contains("deferral budget exhausted"), "{reason}");
-    assert_eq!(r.sim.count_status(403), 0);
+    assert!(reason.contains("budget exhausted"), "{reason}");
+    let run = r.store.sync_run(id).await.expect("read").expect("exists");
+    let summary = RunSummary::from_stored(run.summary.as_ref());
+    assert_eq!(
+        summary.wait_episodes, 1,
+        "no progress after the first wait: {summary:?}"
+    );
+    assert!(
+        r.sim.count_status(403) <= summary.deferrals as usize + 1,
+        "one request in the dark a window: {} 403s, {summary:?}",
+        r.sim.count_status(403)
+    );
+}
+
+/// Deferral budgets bound one episode of waiting, not a run: an organization whose REST work
+/// needs more than twenty of GitHub's hour-long windows finishes under the default budgets
+/// (10 deferrals, 2 h), with no 403, and stores exactly what a run that never waits stores.
+#[tokio::test]
+async fn a_sync_needing_twenty_windows_finishes_under_the_default_budgets() {
+    let repos = 40;
+    let unbounded = rig(sim_config(repos)).await;
+    let runner = unbounded.runner(Arc::new(Recorder::default()));
+    let id = unbounded.new_run(None).await;
+    let quick = unbounded.drive(&runner, id).await;
+    assert_eq!(quick.deferrals, 0, "limits that do not bind: {quick:?}");
+    let expected = unbounded.rows().await;
+
+    let mut config = sim_config(repos);
+    config.core_limit = 80;
+    let r = rig(config).await;
+    let runner = r.runner(Arc::new(Recorder::default()));
+    assert_eq!(runner.config().deferral, DeferralBudget::default());
+    let id = r.new_run(None).await;
+    let began = r.clock.now();
+    let summary = r.drive_up_to(&runner, id, 1_000).await;
+    let log = r.sim.request_log();
+    let core = log
+        .iter()
+        .filter(|e| e.bucket.as_deref() == Some("core") && e.cost > 0)
+        .count() as u64;
+    let windows = r.clock.now().duration_since(began).as_secs() / 3600;
+    assert!(
+        core > 20 * 80,
+        "the REST work needs more than 20 windows: {core}"
+    );
+    assert!(windows >= 20, "{windows} windows");
+    assert!(summary.deferrals > 10, "{summary:?}");
+    assert!(summary.wait_episodes > 1, "{summary:?}");
+    assert_eq!(r.sim.count_status(403), 0, "no 403 from the origin");
+    assert_eq!(summary.responses_403, 0);
+    assert_eq!(summary.stages_done.len(), 8, "{summary:?}");
+    assert_eq!(summary.buckets["core"].requests, core);
+    assert_eq!(
+        r.rows().await,
+        expected,
+        "the same rows as a run that never waits"
+    );
 }
 
 const TOKEN_2: &str = "ghp_orgsynctoken00000000000000000000002";

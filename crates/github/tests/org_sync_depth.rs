@@ -342,7 +342,7 @@ where
     }
 }
 
-both_backends!(
+headroom_testkit::both_backends!(
     every_project_item_comment_and_commit_is_stored,
     a_run_stopped_inside_a_nested_connection_redoes_at_most_one_page,
     a_second_run_asks_only_for_what_changed,

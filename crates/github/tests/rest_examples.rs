@@ -325,7 +325,7 @@ fn the_public_events_example_is_judged_envelope_by_envelope() {
                 assert_eq!(p.repository.url, text(&e["repo"], "url"));
                 assert_eq!(Some(p.git_ref), text(payload, "ref"));
                 assert_eq!(Some(p.head_sha), text(payload, "head"));
-                assert_eq!(Some(p.before_sha), text(payload, "before"));
+                assert_eq!(p.before_sha, text(payload, "before"));
                 // The current payload shape has no commit counts.
                 assert_eq!((p.commit_count, p.distinct_commit_count), (None, None));
                 assert_eq!(Some(p.occurred_at), at(e, "created_at"));

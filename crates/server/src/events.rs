@@ -158,7 +158,7 @@ struct EventView<'a> {
     #[serde(rename = "ref")]
     git_ref: &'a str,
     head_sha: &'a str,
-    before_sha: &'a str,
+    before_sha: Option<&'a str>,
     commit_count: Option<i64>,
     distinct_commit_count: Option<i64>,
     occurred_at: Timestamp,
@@ -196,7 +196,7 @@ fn view<'a>(row: &'a PushEventRow, raw: Option<&'a serde_json::Value>) -> EventV
         github_push_id: row.github_push_id,
         git_ref: &row.git_ref,
         head_sha: &row.head_sha,
-        before_sha: &row.before_sha,
+        before_sha: row.before_sha.as_deref(),
         commit_count: row.commit_count,
         distinct_commit_count: row.distinct_commit_count,
         occurred_at: row.occurred_at,

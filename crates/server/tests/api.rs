@@ -480,7 +480,8 @@ async fn sources_name_what_holds_them(db: &Db) {
     assert_eq!(source["last_error"], "HTTP 404 on /events");
 }
 
-both_backends!(
+headroom_testkit::both_backends!(
+    multi_thread:
     sources_name_what_holds_them,
     gates_decide_claimable_now,
     ready_needs_the_current_schema,

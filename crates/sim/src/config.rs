@@ -203,6 +203,9 @@ pub struct SimConfig {
     /// The `live_feed` scenario's actor and repository pools: sizes and how often an entity
     /// is gone or renamed (the enrichment benchmark sizes them up and tunes the rates).
     pub feed_pool: FeedPool,
+    /// In the `resource_limited` scenario, GraphQL queries that may return more nodes than
+    /// this (by GitHub's node count) exceed GitHub's resource limits (3,000).
+    pub resource_limit_nodes: u64,
 }
 
 /// Sizes and miss rates of the generated feed's entity pools. Every `n`th entity (`n` > 0)
@@ -271,6 +274,7 @@ impl Default for SimConfig {
             log_capacity: 100_000,
             log_file: None,
             feed_pool: FeedPool::default(),
+            resource_limit_nodes: 3_000,
         }
     }
 }

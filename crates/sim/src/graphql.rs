@@ -1,9 +1,11 @@
-//! GraphQL at `POST /graphql`: a real engine (async-graphql) over a schema that follows
-//! GitHub's type and field names for what an organization sync needs, and GitHub's cost rules
-//! computed from the query before it runs.
+//! GraphQL at `POST /graphql`: a real engine (async-graphql) over a schema that is a subset of
+//! GitHub's for what an organization sync needs (types, fields, nullability and arguments
+//! exactly GitHub's; `tests/schema.rs` compares them), GitHub's validation of every document
+//! against its published schema before anything runs, and GitHub's cost rules computed from
+//! the query before it runs.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use async_graphql::parser::types::{
     DocumentOperations, ExecutableDocument, FragmentDefinition, OperationType, Selection,
@@ -11,16 +13,72 @@ use async_graphql::parser::types::{
 };
 use async_graphql::parser::{Positioned, parse_query};
 use async_graphql::{
-    Context, EmptyMutation, EmptySubscription, Enum, ErrorExtensions, InputObject, Name, Object,
-    Schema, SimpleObject, Union,
+    Context, EmptyMutation, EmptySubscription, Enum, ErrorExtensions, ID, InputObject, Interface,
+    Name, Object, Schema, SimpleObject, Union,
 };
 use headroom_core::clock::Timestamp;
 
 use crate::render::ts;
+use crate::scenario::Scenario;
 use crate::world::{
     CommentRec, CommitRec, IssueRec, ProjectItemContent, ProjectItemRec, ProjectRec, PullRec,
     RepoRec, TeamRec, UserRec, World,
 };
+
+/// GitHub's published schema (the vendored `schemas/github/schema.graphql`), parsed once.
+static GITHUB_SCHEMA: LazyLock<apollo_compiler::validation::Valid<apollo_compiler::Schema>> =
+    LazyLock::new(|| {
+        const SDL: &str = include_str!("../../../schemas/github/schema.graphql");
+        match apollo_compiler::Schema::parse_and_validate(SDL, "github.graphql") {
+            Ok(valid) => valid,
+            // GitHub's SDL defines two fields of `EnterpriseOwnerInfo` twice, which strict SDL
+            // validation refuses; GitHub serves it as it is, and documents validate against
+            // it correctly.
+            Err(e) => apollo_compiler::validation::Valid::assume_valid(e.partial),
+        }
+    });
+
+/// GitHub's published GraphQL schema, the one every incoming document is validated against.
+pub fn github_schema() -> &'static apollo_compiler::validation::Valid<apollo_compiler::Schema> {
+    &GITHUB_SCHEMA
+}
+
+/// Validates a document against GitHub's schema, as GitHub does before running anything.
+/// `Err` holds the `errors` entries GitHub would answer with: a `message` and its
+/// `locations`, worded like GitHub's where the simulator knows GitHub's wording.
+pub fn validate(query: &str) -> Result<(), Vec<serde_json::Value>> {
+    let Err(e) =
+        apollo_compiler::ExecutableDocument::parse_and_validate(github_schema(), query, "query")
+    else {
+        return Ok(());
+    };
+    Err(e
+        .errors
+        .iter()
+        .map(|d| {
+            let message = github_wording(&d.error.to_string());
+            let mut entry = serde_json::json!({ "message": message });
+            if let Some(range) = d.line_column_range() {
+                entry["locations"] = serde_json::json!([
+                    { "line": range.start.line, "column": range.start.column }
+                ]);
+            }
+            entry
+        })
+        .collect())
+}
+
+/// GitHub's wording of a validation message, where it is known; apollo-compiler's otherwise.
+fn github_wording(message: &str) -> String {
+    // apollo-compiler: "type `RepositoryOwner` does not have a field `databaseId`".
+    if let Some(rest) = message.strip_prefix("type `")
+        && let Some((ty, rest)) = rest.split_once("` does not have a field `")
+        && let Some(field) = rest.strip_suffix('`')
+    {
+        return format!("Field '{field}' doesn't exist on type '{ty}'");
+    }
+    message.to_owned()
+}
 
 /// The most nodes one call may ask for.
 pub const NODE_LIMIT: u64 = 500_000;
@@ -249,6 +307,8 @@ pub struct GqlCtx {
     pub rate: Option<RateInfo>,
     /// API root for URLs.
     pub base: String,
+    /// The scenario played (some refuse parts of an answer).
+    pub scenario: Scenario,
 }
 
 fn with_world<R>(ctx: &Context<'_>, f: impl FnOnce(&mut World) -> R) -> async_graphql::Result<R> {
@@ -261,6 +321,50 @@ fn with_world<R>(ctx: &Context<'_>, f: impl FnOnce(&mut World) -> R) -> async_gr
 
 fn not_found(message: String) -> async_graphql::Error {
     async_graphql::Error::new(message).extend_with(|_, e| e.set("type", "NOT_FOUND"))
+}
+
+fn forbidden(message: &str) -> async_graphql::Error {
+    async_graphql::Error::new(message).extend_with(|_, e| e.set("type", "FORBIDDEN"))
+}
+
+/// GitHub's message for a token not authorized for an organization that enforces SAML SSO.
+pub const SAML_MESSAGE: &str = "Resource protected by organization SAML enforcement. You must grant your Personal Access token access to this organization.";
+
+/// `no_read_org`: the organization's members and teams need `read:org`, which the token
+/// lacks. GitHub's wording depends on the kind of token.
+fn refuse_without_read_org(ctx: &Context<'_>) -> async_graphql::Result<()> {
+    let g = ctx.data::<GqlCtx>()?;
+    if g.scenario != Scenario::NoReadOrg {
+        return Ok(());
+    }
+    Err(forbidden(if g.viewer.is_some() {
+        "Resource not accessible by personal access token"
+    } else {
+        "Resource not accessible by integration"
+    }))
+}
+
+/// `saml_enforced`: the contents of the organization's private repositories are protected.
+fn refuse_under_saml(ctx: &Context<'_>, repo: &RepoRec) -> async_graphql::Result<()> {
+    let g = ctx.data::<GqlCtx>()?;
+    if g.scenario != Scenario::SamlEnforced || !repo.private {
+        return Ok(());
+    }
+    let of_org = with_world(ctx, |w| repo.owner.eq_ignore_ascii_case(&w.org.login))?;
+    if of_org {
+        Err(forbidden(SAML_MESSAGE))
+    } else {
+        Ok(())
+    }
+}
+
+/// `repositories_gone`: every fourth of the organization's repositories, in listing order.
+fn gone_since_listed(w: &World, scenario: Scenario, repo: &RepoRec) -> bool {
+    scenario == Scenario::RepositoriesGone
+        && w.org_repos()
+            .iter()
+            .position(|r| r.id == repo.id)
+            .is_some_and(|i| i % 4 == 3)
 }
 
 /// The GitHub schema subset.
@@ -398,13 +502,22 @@ fn paginate<T: Clone>(
     })
 }
 
+/// A connection as GitHub declares it: `edges: [Edge]`, `nodes: [Node]` (nullable lists of
+/// nullable items), `pageInfo: PageInfo!`, `totalCount: Int!`; the edge's `node` nullable
+/// unless the connection is one of the few whose edges carry `node: Node!` (`required`).
 macro_rules! connection {
     ($conn:ident, $edge:ident, $node:ty) => {
+        connection!(@types $conn, $edge, $node, Option<$node>, Some);
+    };
+    ($conn:ident, $edge:ident, $node:ty, required) => {
+        connection!(@types $conn, $edge, $node, $node, std::convert::identity);
+    };
+    (@types $conn:ident, $edge:ident, $node:ty, $edge_node:ty, $wrap:expr) => {
         #[doc = concat!("An edge of `", stringify!($conn), "`.")]
         #[derive(SimpleObject, Clone, Debug)]
         pub struct $edge {
             cursor: String,
-            node: $node,
+            node: $edge_node,
         }
 
         #[doc = concat!("`", stringify!($conn), "`.")]
@@ -412,8 +525,8 @@ macro_rules! connection {
         pub struct $conn {
             total_count: i32,
             page_info: PageInfo,
-            edges: Vec<$edge>,
-            nodes: Vec<$node>,
+            edges: Option<Vec<Option<$edge>>>,
+            nodes: Option<Vec<Option<$node>>>,
         }
 
         impl $conn {
@@ -421,12 +534,18 @@ macro_rules! connection {
                 $conn {
                     total_count: p.total,
                     page_info: p.info,
-                    nodes: p.items.iter().map(|(_, n)| n.clone()).collect(),
-                    edges: p
-                        .items
-                        .into_iter()
-                        .map(|(cursor, node)| $edge { cursor, node })
-                        .collect(),
+                    nodes: Some(p.items.iter().map(|(_, n)| Some(n.clone())).collect()),
+                    edges: Some(
+                        p.items
+                            .into_iter()
+                            .map(|(cursor, node)| {
+                                Some($edge {
+                                    cursor,
+                                    node: $wrap(node),
+                                })
+                            })
+                            .collect(),
+                    ),
                 }
             }
         }
@@ -434,9 +553,9 @@ macro_rules! connection {
 }
 
 connection!(RepositoryConnection, RepositoryEdge, Repository);
-connection!(UserConnection, UserEdge, User);
+connection!(FollowerConnection, UserEdge, User);
 connection!(TeamConnection, TeamEdge, Team);
-connection!(TeamMemberConnection, TeamMemberEdge, User);
+connection!(TeamMemberConnection, TeamMemberEdge, User, required);
 connection!(IssueConnection, IssueEdge, Issue);
 connection!(IssueCommentConnection, IssueCommentEdge, IssueComment);
 connection!(PullRequestConnection, PullRequestEdge, PullRequest);
@@ -484,6 +603,34 @@ pub struct IssueOrder {
 pub struct DateTime(pub String);
 async_graphql::scalar!(DateTime, "DateTime", "An ISO-8601 encoded UTC date string.");
 
+impl DateTime {
+    fn at(t: Timestamp) -> Self {
+        DateTime(ts(t))
+    }
+}
+
+/// GitHub's `URI` scalar: an RFC 3986 URI.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub struct Uri(pub String);
+async_graphql::scalar!(
+    Uri,
+    "URI",
+    "An RFC 3986, RFC 3987, and RFC 6570 (level 4) compliant URI string."
+);
+
+/// GitHub's `GitObjectID` scalar: a Git object's SHA-1.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub struct GitObjectId(pub String);
+async_graphql::scalar!(GitObjectId, "GitObjectID", "A Git object ID.");
+
+/// GitHub's `HTML` scalar.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub struct Html(pub String);
+async_graphql::scalar!(Html, "HTML", "A string containing HTML code.");
+
 /// `IssueFilters`: the subset the simulator applies (`since`).
 #[derive(InputObject, Clone, Debug, Default)]
 pub struct IssueFilters {
@@ -525,8 +672,8 @@ fn since_of(filter: Option<&IssueFilters>) -> async_graphql::Result<Option<Times
 #[derive(SimpleObject, Clone, Debug)]
 pub struct OrganizationMemberEdge {
     cursor: String,
-    node: User,
-    role: MemberRole,
+    node: Option<User>,
+    role: Option<MemberRole>,
 }
 
 /// `membersWithRole`.
@@ -534,8 +681,8 @@ pub struct OrganizationMemberEdge {
 pub struct OrganizationMemberConnection {
     total_count: i32,
     page_info: PageInfo,
-    edges: Vec<OrganizationMemberEdge>,
-    nodes: Vec<User>,
+    edges: Option<Vec<Option<OrganizationMemberEdge>>>,
+    nodes: Option<Vec<Option<User>>>,
 }
 
 /// `OrganizationMemberRole`.
@@ -575,7 +722,7 @@ pub struct RateLimit {
     cost: i64,
     remaining: i64,
     used: i64,
-    reset_at: String,
+    reset_at: DateTime,
     node_count: i64,
 }
 
@@ -585,8 +732,8 @@ pub struct RateLimit {
 #[derive(Debug, Clone, Copy)]
 pub struct Query;
 
-fn gid(prefix: &str, id: u64) -> String {
-    b64(format!("{prefix}:{id}").as_bytes())
+fn gid(prefix: &str, id: u64) -> ID {
+    ID(b64(format!("{prefix}:{id}").as_bytes()))
 }
 
 #[Object]
@@ -623,7 +770,7 @@ impl Query {
             cost: n(r.cost),
             remaining: n(r.remaining),
             used: n(r.used),
-            reset_at: ts(r.reset_at),
+            reset_at: DateTime::at(r.reset_at),
             node_count: n(r.node_count),
         }))
     }
@@ -635,10 +782,10 @@ impl Query {
         login: String,
     ) -> async_graphql::Result<Option<Organization>> {
         let found = with_world(ctx, |w| {
-            (w.org.login.eq_ignore_ascii_case(&login)).then(|| w.org.login.clone())
+            w.user(&login).filter(|u| u.is_org && !u.deleted).cloned()
         })?;
         match found {
-            Some(l) => Ok(Some(Organization { login: l })),
+            Some(rec) => Ok(Some(Organization(rec))),
             None => Err(not_found(format!(
                 "Could not resolve to an Organization with the login of '{login}'."
             ))),
@@ -654,6 +801,7 @@ impl Query {
         follow_renames: Option<bool>,
     ) -> async_graphql::Result<Option<Repository>> {
         let follow = follow_renames.unwrap_or(true);
+        let scenario = ctx.data::<GqlCtx>()?.scenario;
         let found = with_world(ctx, |w| {
             w.repo(&owner, &name)
                 .or_else(|| {
@@ -663,7 +811,7 @@ impl Query {
                         None
                     }
                 })
-                .filter(|r| !r.deleted)
+                .filter(|r| !r.deleted && !gone_since_listed(w, scenario, r))
                 .cloned()
         })?;
         match found {
@@ -690,25 +838,70 @@ impl Query {
 #[derive(Clone, Debug)]
 pub struct User(UserRec);
 
+/// `RepositoryOwner`: a repository's owner, an organization or a user. Interfaces carry only
+/// their own fields: `databaseId` is asked through `... on Organization` / `... on User`.
+#[derive(Interface, Clone, Debug)]
+#[graphql(
+    field(name = "id", ty = "ID"),
+    field(name = "login", ty = "String"),
+    field(name = "url", ty = "Uri")
+)]
+pub enum RepositoryOwner {
+    /// An organization.
+    Organization(Organization),
+    /// A user.
+    User(User),
+}
+
+impl RepositoryOwner {
+    fn of(rec: UserRec) -> Self {
+        if rec.is_org {
+            RepositoryOwner::Organization(Organization(rec))
+        } else {
+            RepositoryOwner::User(User(rec))
+        }
+    }
+}
+
+/// `Actor`: who authored something.
+#[derive(Interface, Clone, Debug)]
+#[graphql(field(name = "login", ty = "String"), field(name = "url", ty = "Uri"))]
+pub enum Actor {
+    /// An organization.
+    Organization(Organization),
+    /// A user.
+    User(User),
+}
+
+impl Actor {
+    fn of(rec: UserRec) -> Self {
+        if rec.is_org {
+            Actor::Organization(Organization(rec))
+        } else {
+            Actor::User(User(rec))
+        }
+    }
+}
+
 #[Object]
 impl User {
     async fn login(&self) -> &str {
         &self.0.login
     }
-    async fn id(&self) -> String {
+    async fn id(&self) -> ID {
         gid("User", self.0.id)
     }
-    async fn database_id(&self) -> i64 {
-        self.0.id as i64
+    async fn database_id(&self) -> Option<i64> {
+        Some(self.0.id as i64)
     }
     async fn name(&self) -> Option<&str> {
         self.0.name.as_deref()
     }
-    async fn created_at(&self) -> String {
-        ts(self.0.created_at)
+    async fn created_at(&self) -> DateTime {
+        DateTime::at(self.0.created_at)
     }
-    async fn url(&self) -> String {
-        format!("https://github.com/{}", self.0.login)
+    async fn url(&self) -> Uri {
+        Uri(format!("https://github.com/{}", self.0.login))
     }
     /// Repositories the user owns.
     async fn repositories(
@@ -744,9 +937,9 @@ impl User {
         after: Option<String>,
         last: Option<i32>,
         before: Option<String>,
-    ) -> async_graphql::Result<UserConnection> {
+    ) -> async_graphql::Result<FollowerConnection> {
         let all: Vec<User> = Vec::new();
-        Ok(UserConnection::from_page(paginate(
+        Ok(FollowerConnection::from_page(paginate(
             &all,
             "followers",
             first,
@@ -759,23 +952,32 @@ impl User {
 
 /// `Organization`.
 #[derive(Clone, Debug)]
-pub struct Organization {
-    login: String,
+pub struct Organization(UserRec);
+
+impl Organization {
+    /// Whether this is the generated organization, the one with members, teams and projects
+    /// (other organization accounts only own repositories).
+    fn is_generated(&self, w: &World) -> bool {
+        w.org.login.eq_ignore_ascii_case(&self.0.login)
+    }
 }
 
 #[Object]
 impl Organization {
     async fn login(&self) -> &str {
-        &self.login
+        &self.0.login
     }
-    async fn id(&self, ctx: &Context<'_>) -> async_graphql::Result<String> {
-        Ok(gid("Organization", with_world(ctx, |w| w.org.id)?))
+    async fn id(&self) -> ID {
+        gid("Organization", self.0.id)
     }
-    async fn database_id(&self, ctx: &Context<'_>) -> async_graphql::Result<i64> {
-        Ok(with_world(ctx, |w| w.org.id)? as i64)
+    async fn database_id(&self) -> Option<i64> {
+        Some(self.0.id as i64)
     }
-    async fn name(&self) -> String {
-        format!("{} Inc.", self.login)
+    async fn name(&self) -> Option<&str> {
+        self.0.name.as_deref()
+    }
+    async fn url(&self) -> Uri {
+        Uri(format!("https://github.com/{}", self.0.login))
     }
     /// Every project (v2) of the organization, linked to repositories or not, by number.
     async fn projects_v2(
@@ -786,7 +988,13 @@ impl Organization {
         last: Option<i32>,
         before: Option<String>,
     ) -> async_graphql::Result<ProjectV2Connection> {
-        let all = with_world(ctx, org_projects)?;
+        let all = with_world(ctx, |w| {
+            if self.is_generated(w) {
+                org_projects(w)
+            } else {
+                Vec::new()
+            }
+        })?;
         projects_page(&all, first, after, last, before)
     }
     /// One of the organization's projects (v2) by its number.
@@ -795,7 +1003,13 @@ impl Organization {
         ctx: &Context<'_>,
         number: i64,
     ) -> async_graphql::Result<Option<ProjectV2>> {
-        let all = with_world(ctx, org_projects)?;
+        let all = with_world(ctx, |w| {
+            if self.is_generated(w) {
+                org_projects(w)
+            } else {
+                Vec::new()
+            }
+        })?;
         match all.into_iter().find(|p| p.rec.number as i64 == number) {
             Some(p) => Ok(Some(p)),
             None => Err(not_found(format!(
@@ -812,7 +1026,11 @@ impl Organization {
         last: Option<i32>,
         before: Option<String>,
     ) -> async_graphql::Result<OrganizationMemberConnection> {
+        refuse_without_read_org(ctx)?;
         let all: Vec<(User, MemberRole)> = with_world(ctx, |w| {
+            if !self.is_generated(w) {
+                return Vec::new();
+            }
             w.org
                 .members
                 .iter()
@@ -831,12 +1049,19 @@ impl Organization {
         Ok(OrganizationMemberConnection {
             total_count: p.total,
             page_info: p.info,
-            nodes: p.items.iter().map(|(_, (u, _))| u.clone()).collect(),
-            edges: p
-                .items
-                .into_iter()
-                .map(|(cursor, (node, role))| OrganizationMemberEdge { cursor, node, role })
-                .collect(),
+            nodes: Some(p.items.iter().map(|(_, (u, _))| Some(u.clone())).collect()),
+            edges: Some(
+                p.items
+                    .into_iter()
+                    .map(|(cursor, (node, role))| {
+                        Some(OrganizationMemberEdge {
+                            cursor,
+                            node: Some(node),
+                            role: Some(role),
+                        })
+                    })
+                    .collect(),
+            ),
         })
     }
     /// Teams.
@@ -848,7 +1073,13 @@ impl Organization {
         last: Option<i32>,
         before: Option<String>,
     ) -> async_graphql::Result<TeamConnection> {
-        let all: Vec<Team> = with_world(ctx, |w| w.org.teams.iter().cloned().map(Team).collect())?;
+        refuse_without_read_org(ctx)?;
+        let all: Vec<Team> = with_world(ctx, |w| {
+            if !self.is_generated(w) {
+                return Vec::new();
+            }
+            w.org.teams.iter().cloned().map(Team).collect()
+        })?;
         Ok(TeamConnection::from_page(paginate(
             &all, "teams", first, after, last, before,
         )?))
@@ -862,8 +1093,14 @@ impl Organization {
         last: Option<i32>,
         before: Option<String>,
     ) -> async_graphql::Result<RepositoryConnection> {
+        let login = self.0.login.clone();
         let all: Vec<Repository> = with_world(ctx, |w| {
-            w.org_repos().into_iter().cloned().map(Repository).collect()
+            w.repos
+                .iter()
+                .filter(|r| r.owner.eq_ignore_ascii_case(&login) && !r.deleted)
+                .cloned()
+                .map(Repository)
+                .collect()
         })?;
         Ok(RepositoryConnection::from_page(paginate(
             &all,
@@ -882,11 +1119,11 @@ pub struct Team(TeamRec);
 
 #[Object]
 impl Team {
-    async fn id(&self) -> String {
+    async fn id(&self) -> ID {
         gid("Team", self.0.id)
     }
-    async fn database_id(&self) -> i64 {
-        self.0.id as i64
+    async fn database_id(&self) -> Option<i64> {
+        Some(self.0.id as i64)
     }
     async fn name(&self) -> &str {
         &self.0.name
@@ -894,8 +1131,8 @@ impl Team {
     async fn slug(&self) -> &str {
         &self.0.slug
     }
-    async fn description(&self) -> &str {
-        &self.0.description
+    async fn description(&self) -> Option<&str> {
+        Some(&self.0.description)
     }
     /// Members.
     async fn members(
@@ -926,11 +1163,11 @@ pub struct Repository(RepoRec);
 
 #[Object]
 impl Repository {
-    async fn id(&self) -> String {
+    async fn id(&self) -> ID {
         gid("Repository", self.0.id)
     }
-    async fn database_id(&self) -> i64 {
-        self.0.id as i64
+    async fn database_id(&self) -> Option<i64> {
+        Some(self.0.id as i64)
     }
     async fn name(&self) -> &str {
         &self.0.name
@@ -938,9 +1175,13 @@ impl Repository {
     async fn name_with_owner(&self) -> String {
         self.0.full_name()
     }
-    async fn owner(&self, ctx: &Context<'_>) -> async_graphql::Result<Option<User>> {
+    async fn owner(&self, ctx: &Context<'_>) -> async_graphql::Result<RepositoryOwner> {
         let owner = self.0.owner.clone();
-        Ok(with_world(ctx, |w| w.user(&owner).cloned())?.map(User))
+        with_world(ctx, |w| w.user(&owner).cloned())?
+            .map(RepositoryOwner::of)
+            .ok_or_else(|| {
+                async_graphql::Error::new("Something went wrong while executing your query.")
+            })
     }
     async fn is_private(&self) -> bool {
         self.0.private
@@ -948,14 +1189,14 @@ impl Repository {
     async fn description(&self) -> Option<&str> {
         self.0.description.as_deref()
     }
-    async fn url(&self) -> String {
-        format!("https://github.com/{}", self.0.full_name())
+    async fn url(&self) -> Uri {
+        Uri(format!("https://github.com/{}", self.0.full_name()))
     }
-    async fn created_at(&self) -> String {
-        ts(self.0.created_at)
+    async fn created_at(&self) -> DateTime {
+        DateTime::at(self.0.created_at)
     }
-    async fn updated_at(&self) -> String {
-        ts(self.0.updated_at)
+    async fn updated_at(&self) -> DateTime {
+        DateTime::at(self.0.updated_at)
     }
     async fn stargazer_count(&self) -> i64 {
         self.0.stars as i64
@@ -968,6 +1209,7 @@ impl Repository {
                 name: b.name.clone(),
                 prefix: "refs/heads/".to_owned(),
                 oid: b.sha.clone(),
+                repo_id: id,
             })
         })
     }
@@ -984,6 +1226,7 @@ impl Repository {
         filter_by: Option<IssueFilters>,
         order_by: Option<IssueOrder>,
     ) -> async_graphql::Result<IssueConnection> {
+        refuse_under_saml(ctx, &self.0)?;
         let id = self.0.id;
         let since = since_of(filter_by.as_ref())?;
         let all: Vec<Issue> = with_world(ctx, |w| {
@@ -1011,6 +1254,7 @@ impl Repository {
     }
     /// One issue by number (a pull request's number answers NOT_FOUND).
     async fn issue(&self, ctx: &Context<'_>, number: i64) -> async_graphql::Result<Option<Issue>> {
+        refuse_under_saml(ctx, &self.0)?;
         let id = self.0.id;
         let found = with_world(ctx, |w| {
             w.content(id)
@@ -1032,6 +1276,7 @@ impl Repository {
         ctx: &Context<'_>,
         number: i64,
     ) -> async_graphql::Result<Option<PullRequest>> {
+        refuse_under_saml(ctx, &self.0)?;
         let id = self.0.id;
         let found = with_world(ctx, |w| {
             let c = w.content(id);
@@ -1063,6 +1308,7 @@ impl Repository {
         states: Option<Vec<PullRequestState>>,
         order_by: Option<IssueOrder>,
     ) -> async_graphql::Result<PullRequestConnection> {
+        refuse_under_saml(ctx, &self.0)?;
         let id = self.0.id;
         let all: Vec<PullRequest> = with_world(ctx, |w| {
             let c = w.content(id);
@@ -1098,7 +1344,8 @@ impl Repository {
         after: Option<String>,
         last: Option<i32>,
         before: Option<String>,
-    ) -> async_graphql::Result<RefConnection> {
+    ) -> async_graphql::Result<Option<RefConnection>> {
+        refuse_under_saml(ctx, &self.0)?;
         let id = self.0.id;
         let all: Vec<Ref> = if ref_prefix == "refs/heads/" {
             with_world(ctx, |w| {
@@ -1109,15 +1356,16 @@ impl Repository {
                         name: b.name.clone(),
                         prefix: ref_prefix.clone(),
                         oid: b.sha.clone(),
+                        repo_id: id,
                     })
                     .collect()
             })?
         } else {
             Vec::new()
         };
-        Ok(RefConnection::from_page(paginate(
+        Ok(Some(RefConnection::from_page(paginate(
             &all, "refs", first, after, last, before,
-        )?))
+        )?)))
     }
     /// One linked project (v2) by its number.
     async fn project_v2(
@@ -1125,6 +1373,7 @@ impl Repository {
         ctx: &Context<'_>,
         number: i64,
     ) -> async_graphql::Result<Option<ProjectV2>> {
+        refuse_under_saml(ctx, &self.0)?;
         let id = self.0.id;
         let found = with_world(ctx, |w| {
             w.content(id)
@@ -1149,6 +1398,7 @@ impl Repository {
         last: Option<i32>,
         before: Option<String>,
     ) -> async_graphql::Result<ProjectV2Connection> {
+        refuse_under_saml(ctx, &self.0)?;
         let id = self.0.id;
         let all: Vec<ProjectV2> = with_world(ctx, |w| {
             w.content(id)
@@ -1175,11 +1425,11 @@ pub struct Issue(IssueRec);
 
 #[Object]
 impl Issue {
-    async fn id(&self) -> String {
+    async fn id(&self) -> ID {
         gid("Issue", self.0.id)
     }
-    async fn database_id(&self) -> i64 {
-        self.0.id as i64
+    async fn database_id(&self) -> Option<i64> {
+        Some(self.0.id as i64)
     }
     async fn number(&self) -> i64 {
         self.0.number as i64
@@ -1190,8 +1440,9 @@ impl Issue {
     async fn body(&self) -> &str {
         &self.0.body
     }
-    async fn body_html(&self) -> String {
-        format!("<p>{}</p>", self.0.body)
+    #[graphql(name = "bodyHTML")]
+    async fn body_html(&self) -> Html {
+        Html(format!("<p>{}</p>", self.0.body))
     }
     async fn state(&self) -> IssueState {
         if self.0.open {
@@ -1200,15 +1451,15 @@ impl Issue {
             IssueState::Closed
         }
     }
-    async fn created_at(&self) -> String {
-        ts(self.0.created_at)
+    async fn created_at(&self) -> DateTime {
+        DateTime::at(self.0.created_at)
     }
-    async fn updated_at(&self) -> String {
-        ts(self.0.updated_at)
+    async fn updated_at(&self) -> DateTime {
+        DateTime::at(self.0.updated_at)
     }
-    async fn author(&self, ctx: &Context<'_>) -> async_graphql::Result<Option<User>> {
+    async fn author(&self, ctx: &Context<'_>) -> async_graphql::Result<Option<Actor>> {
         let login = self.0.user.clone();
-        Ok(with_world(ctx, |w| w.user(&login).cloned())?.map(User))
+        Ok(with_world(ctx, |w| w.user(&login).cloned())?.map(Actor::of))
     }
     /// Comments.
     async fn comments(
@@ -1230,7 +1481,7 @@ impl Issue {
         after: Option<String>,
         last: Option<i32>,
         before: Option<String>,
-    ) -> async_graphql::Result<LabelConnection> {
+    ) -> async_graphql::Result<Option<LabelConnection>> {
         let all: Vec<Label> = self
             .0
             .labels
@@ -1240,9 +1491,9 @@ impl Issue {
                 color: "ededed".to_owned(),
             })
             .collect();
-        Ok(LabelConnection::from_page(paginate(
+        Ok(Some(LabelConnection::from_page(paginate(
             &all, "labels", first, after, last, before,
-        )?))
+        )?)))
     }
 }
 
@@ -1252,24 +1503,25 @@ pub struct IssueComment(CommentRec);
 
 #[Object]
 impl IssueComment {
-    async fn id(&self) -> String {
+    async fn id(&self) -> ID {
         gid("IssueComment", self.0.id)
     }
-    async fn database_id(&self) -> i64 {
-        self.0.id as i64
+    async fn database_id(&self) -> Option<i64> {
+        Some(self.0.id as i64)
     }
     async fn body(&self) -> &str {
         &self.0.body
     }
-    async fn body_html(&self) -> String {
-        format!("<p>{}</p>", self.0.body)
+    #[graphql(name = "bodyHTML")]
+    async fn body_html(&self) -> Html {
+        Html(format!("<p>{}</p>", self.0.body))
     }
-    async fn created_at(&self) -> String {
-        ts(self.0.created_at)
+    async fn created_at(&self) -> DateTime {
+        DateTime::at(self.0.created_at)
     }
-    async fn author(&self, ctx: &Context<'_>) -> async_graphql::Result<Option<User>> {
+    async fn author(&self, ctx: &Context<'_>) -> async_graphql::Result<Option<Actor>> {
         let login = self.0.user.clone();
-        Ok(with_world(ctx, |w| w.user(&login).cloned())?.map(User))
+        Ok(with_world(ctx, |w| w.user(&login).cloned())?.map(Actor::of))
     }
 }
 
@@ -1295,11 +1547,11 @@ impl PullRequest {
 
 #[Object]
 impl PullRequest {
-    async fn id(&self) -> String {
+    async fn id(&self) -> ID {
         gid("PullRequest", self.pull.id)
     }
-    async fn database_id(&self) -> i64 {
-        self.pull.id as i64
+    async fn database_id(&self) -> Option<i64> {
+        Some(self.pull.id as i64)
     }
     async fn number(&self) -> i64 {
         self.pull.number as i64
@@ -1317,8 +1569,8 @@ impl PullRequest {
     async fn merged(&self) -> bool {
         self.pull.merged
     }
-    async fn merged_at(&self) -> Option<String> {
-        self.pull.merged_at.map(ts)
+    async fn merged_at(&self) -> Option<DateTime> {
+        self.pull.merged_at.map(DateTime::at)
     }
     async fn head_ref_name(&self) -> &str {
         &self.pull.head
@@ -1326,18 +1578,18 @@ impl PullRequest {
     async fn base_ref_name(&self) -> &str {
         &self.pull.base
     }
-    async fn head_ref_oid(&self) -> &str {
-        &self.pull.head_sha
+    async fn head_ref_oid(&self) -> GitObjectId {
+        GitObjectId(self.pull.head_sha.clone())
     }
-    async fn created_at(&self) -> String {
-        ts(self.issue.created_at)
+    async fn created_at(&self) -> DateTime {
+        DateTime::at(self.issue.created_at)
     }
-    async fn updated_at(&self) -> String {
-        ts(self.issue.updated_at)
+    async fn updated_at(&self) -> DateTime {
+        DateTime::at(self.issue.updated_at)
     }
-    async fn author(&self, ctx: &Context<'_>) -> async_graphql::Result<Option<User>> {
+    async fn author(&self, ctx: &Context<'_>) -> async_graphql::Result<Option<Actor>> {
         let login = self.issue.user.clone();
-        Ok(with_world(ctx, |w| w.user(&login).cloned())?.map(User))
+        Ok(with_world(ctx, |w| w.user(&login).cloned())?.map(Actor::of))
     }
     /// Commits.
     async fn commits(
@@ -1395,14 +1647,14 @@ pub struct Commit(CommitRec);
 
 #[Object]
 impl Commit {
-    async fn oid(&self) -> &str {
-        &self.0.sha
+    async fn oid(&self) -> GitObjectId {
+        GitObjectId(self.0.sha.clone())
     }
     async fn message(&self) -> &str {
         &self.0.message
     }
-    async fn committed_date(&self) -> String {
-        ts(self.0.date)
+    async fn committed_date(&self) -> DateTime {
+        DateTime::at(self.0.date)
     }
     async fn additions(&self) -> i64 {
         self.0.files.iter().map(|f| f.additions as i64).sum()
@@ -1410,8 +1662,8 @@ impl Commit {
     async fn deletions(&self) -> i64 {
         self.0.files.iter().map(|f| f.deletions as i64).sum()
     }
-    async fn changed_files_if_available(&self) -> i64 {
-        self.0.files.len() as i64
+    async fn changed_files_if_available(&self) -> Option<i64> {
+        Some(self.0.files.len() as i64)
     }
 }
 
@@ -1421,13 +1673,16 @@ pub struct Ref {
     name: String,
     prefix: String,
     oid: String,
+    /// The repository, to find the commit the ref points at.
+    repo_id: u64,
 }
 
-/// A ref's target (always a commit here).
-#[derive(SimpleObject, Clone, Debug)]
-#[graphql(name = "GitObjectRef")]
-pub struct RefTarget {
-    oid: String,
+/// `GitObject`: what a ref points at (always a commit here).
+#[derive(Interface, Clone, Debug)]
+#[graphql(field(name = "oid", ty = "GitObjectId"))]
+pub enum GitObject {
+    /// A commit.
+    Commit(Commit),
 }
 
 #[Object]
@@ -1438,10 +1693,20 @@ impl Ref {
     async fn prefix(&self) -> &str {
         &self.prefix
     }
-    async fn target(&self) -> RefTarget {
-        RefTarget {
-            oid: self.oid.clone(),
-        }
+    async fn target(&self, ctx: &Context<'_>) -> async_graphql::Result<Option<GitObject>> {
+        let (repo_id, oid) = (self.repo_id, self.oid.clone());
+        let known = with_world(ctx, |w| w.content(repo_id).commits.get(&oid).cloned())?;
+        // A head the world has no commit record for still names its object.
+        let commit = known.unwrap_or_else(|| CommitRec {
+            sha: oid,
+            message: String::new(),
+            author: String::new(),
+            date: Timestamp::UNIX_EPOCH,
+            parents: Vec::new(),
+            files: Vec::new(),
+            tree: Default::default(),
+        });
+        Ok(Some(GitObject::Commit(Commit(commit))))
     }
 }
 
@@ -1493,19 +1758,13 @@ fn projects_page(
     )?))
 }
 
-/// The repositories a project is linked to (only their count is modelled).
-#[derive(SimpleObject, Clone, Debug)]
-pub struct ProjectV2RepositoryConnection {
-    total_count: i32,
-}
-
 #[Object]
 impl ProjectV2 {
-    async fn id(&self) -> String {
+    async fn id(&self) -> ID {
         gid("ProjectV2", self.rec.id)
     }
-    async fn database_id(&self) -> i64 {
-        self.rec.id as i64
+    async fn database_id(&self) -> Option<i64> {
+        Some(self.rec.id as i64)
     }
     async fn number(&self) -> i64 {
         self.rec.number as i64
@@ -1516,8 +1775,8 @@ impl ProjectV2 {
     async fn closed(&self) -> bool {
         self.rec.closed
     }
-    async fn created_at(&self) -> String {
-        ts(self.rec.created_at)
+    async fn created_at(&self) -> DateTime {
+        DateTime::at(self.rec.created_at)
     }
     /// Items on the board.
     async fn items(
@@ -1563,16 +1822,32 @@ impl ProjectV2 {
             &all, "items", first, after, last, before,
         )?))
     }
-    /// The repositories it is linked to.
+    /// The repositories it is linked to: the one it belongs to, or none.
     async fn repositories(
         &self,
+        ctx: &Context<'_>,
         first: Option<i32>,
         after: Option<String>,
-    ) -> ProjectV2RepositoryConnection {
-        let _ = (first, after);
-        ProjectV2RepositoryConnection {
-            total_count: i32::from(self.repo_id != 0),
-        }
+        last: Option<i32>,
+        before: Option<String>,
+    ) -> async_graphql::Result<RepositoryConnection> {
+        let repo_id = self.repo_id;
+        let all: Vec<Repository> = with_world(ctx, |w| {
+            w.repo_by_id(repo_id)
+                .filter(|r| !r.deleted)
+                .cloned()
+                .map(Repository)
+                .into_iter()
+                .collect()
+        })?;
+        Ok(RepositoryConnection::from_page(paginate(
+            &all,
+            "repositories",
+            first,
+            after,
+            last,
+            before,
+        )?))
     }
     /// The project's views: a board and a table.
     async fn views(
@@ -1613,7 +1888,7 @@ pub enum ProjectV2ViewLayout {
 /// `ProjectV2View`.
 #[derive(SimpleObject, Clone, Debug)]
 pub struct ProjectV2View {
-    id: String,
+    id: ID,
     name: String,
     number: i64,
     layout: ProjectV2ViewLayout,
@@ -1622,7 +1897,7 @@ pub struct ProjectV2View {
 /// `DraftIssue`.
 #[derive(SimpleObject, Clone, Debug)]
 pub struct DraftIssue {
-    id: String,
+    id: ID,
     title: String,
 }
 
@@ -1657,11 +1932,11 @@ pub struct ProjectV2Item {
 
 #[Object]
 impl ProjectV2Item {
-    async fn id(&self) -> String {
+    async fn id(&self) -> ID {
         gid("ProjectV2Item", self.rec.id)
     }
-    async fn database_id(&self) -> i64 {
-        self.rec.id as i64
+    async fn database_id(&self) -> Option<i64> {
+        Some(self.rec.id as i64)
     }
     #[graphql(name = "type")]
     async fn item_type(&self) -> ProjectV2ItemType {
@@ -1676,8 +1951,35 @@ impl ProjectV2Item {
     }
 }
 
-/// Moves `extensions.type` to the top-level `type` GitHub uses, in a serialized response.
+/// GitHub's answer to a query that exceeded its resource limits, from the answer it would
+/// have given: every top-level field but `rateLimit` null, one error each with its path and
+/// no `type`, as GitHub sends them.
+pub fn resource_limited(answer: serde_json::Value) -> serde_json::Value {
+    let mut data = answer
+        .get("data")
+        .cloned()
+        .unwrap_or(serde_json::Value::Null);
+    let mut errors = Vec::new();
+    if let Some(fields) = data.as_object_mut() {
+        for (key, value) in fields.iter_mut() {
+            if key == "rateLimit" {
+                continue;
+            }
+            *value = serde_json::Value::Null;
+            errors.push(serde_json::json!({
+                "message": "Resource limits for this query exceeded.",
+                "path": [key],
+            }));
+        }
+    }
+    serde_json::json!({ "data": data, "errors": errors })
+}
+
+/// GitHub's shape of an answer with errors, from the engine's: `extensions.type` moved to
+/// the top-level `type` GitHub uses, and a field whose resolver failed present in `data` as
+/// `null` at its error's `path` (the engine leaves the key out; GitHub answers the null).
 pub fn github_error_shape(mut body: serde_json::Value) -> serde_json::Value {
+    let mut paths = Vec::new();
     if let Some(errors) = body.get_mut("errors").and_then(|e| e.as_array_mut()) {
         for e in errors {
             if let Some(obj) = e.as_object_mut() {
@@ -1686,10 +1988,67 @@ pub fn github_error_shape(mut body: serde_json::Value) -> serde_json::Value {
                     obj.insert("type".to_owned(), ty);
                     obj.remove("extensions");
                 }
+                if let Some(path) = obj.get("path").and_then(|p| p.as_array()) {
+                    paths.push(path.clone());
+                }
             }
         }
     }
+    if let Some(data) = body.get_mut("data") {
+        for path in &paths {
+            null_at(data, path);
+        }
+    }
     body
+}
+
+/// Puts a `null` at `path` in `data` where nothing is. The engine leaves a failed field's key
+/// out and answers an object none of whose fields resolved as `null`; but an error at
+/// `[a, b]` means `a` itself resolved, so a `null` on the way is such an empty object and is
+/// answered as one, holding the failed field's `null`.
+fn null_at(data: &mut serde_json::Value, path: &[serde_json::Value]) {
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
+    let mut at = data;
+    for (k, segment) in parents.iter().enumerate() {
+        if at.is_null() && matches!(segment, serde_json::Value::String(_)) {
+            *at = serde_json::Value::Object(serde_json::Map::new());
+        }
+        let next = match segment {
+            serde_json::Value::String(key) => {
+                let obj = match at.as_object_mut() {
+                    Some(obj) => obj,
+                    None => return,
+                };
+                // A parent the engine dropped entirely: present, as an object, if a key follows.
+                let follows_key = matches!(
+                    parents.get(k + 1).unwrap_or(last),
+                    serde_json::Value::String(_)
+                );
+                if follows_key {
+                    Some(obj.entry(key.clone()).or_insert(serde_json::Value::Null))
+                } else {
+                    obj.get_mut(key.as_str())
+                }
+            }
+            serde_json::Value::Number(n) => n
+                .as_u64()
+                .and_then(|i| usize::try_from(i).ok())
+                .and_then(|i| at.get_mut(i)),
+            _ => None,
+        };
+        match next {
+            Some(v) => at = v,
+            None => return,
+        }
+    }
+    if at.is_null() {
+        *at = serde_json::Value::Object(serde_json::Map::new());
+    }
+    if let (Some(obj), serde_json::Value::String(key)) = (at.as_object_mut(), last) {
+        obj.entry(key.clone()).or_insert(serde_json::Value::Null);
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! Named scenarios. The first fourteen reproduce, by the same names, the rows of the feed
-//! service's fixture scenario matrix; the rest are the simulator's own additions.
+//! service's fixture scenario matrix; the rest are the simulator's own additions, the last
+//! four GitHub's partial GraphQL answers and resource limits.
 
 use std::fmt;
 use std::str::FromStr;
@@ -8,7 +9,8 @@ use crate::error::SimError;
 
 /// A named behaviour of the simulated GitHub. Scenarios change the public events feed, the
 /// search answers for the feed's actors and repositories, their detail endpoints, and a few
-/// rate-limit states; the generated organization is served the same way in every scenario.
+/// rate-limit states; the generated organization is served the same way in every scenario
+/// but the last four, which refuse parts of its GraphQL answers as GitHub does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum Scenario {
@@ -50,11 +52,24 @@ pub enum Scenario {
     /// A generated public feed: one event every 2 s, each surfacing 30 s to 6 h after it was
     /// created, with the 300-event cap.
     LiveFeed,
+    /// Tokens lack `read:org`: the organization's `membersWithRole` and `teams` are refused
+    /// (FORBIDDEN, with path) while the rest of each answer is served.
+    NoReadOrg,
+    /// The organization enforces SAML single sign-on and the token is not authorized for it:
+    /// the connections of its private repositories are refused (FORBIDDEN, with path).
+    SamlEnforced,
+    /// Every fourth repository of the organization is listed but gone when asked for
+    /// (`repository(owner:, name:)` null, NOT_FOUND with path).
+    RepositoriesGone,
+    /// A query that may return more nodes than `SimConfig::resource_limit_nodes` is answered
+    /// with its fields null and "Resource limits for this query exceeded."; smaller pages
+    /// succeed.
+    ResourceLimited,
 }
 
 impl Scenario {
     /// Every scenario, in documentation order.
-    pub const ALL: [Scenario; 18] = [
+    pub const ALL: [Scenario; 22] = [
         Scenario::Default,
         Scenario::Paginated,
         Scenario::PaginatedFinalPage,
@@ -73,6 +88,10 @@ impl Scenario {
         Scenario::RateLimited429,
         Scenario::AbuseDetection,
         Scenario::LiveFeed,
+        Scenario::NoReadOrg,
+        Scenario::SamlEnforced,
+        Scenario::RepositoriesGone,
+        Scenario::ResourceLimited,
     ];
 
     /// The scenario's name, as used on the command line.
@@ -96,6 +115,10 @@ impl Scenario {
             Scenario::RateLimited429 => "rate_limited_429",
             Scenario::AbuseDetection => "abuse_detection",
             Scenario::LiveFeed => "live_feed",
+            Scenario::NoReadOrg => "no_read_org",
+            Scenario::SamlEnforced => "saml_enforced",
+            Scenario::RepositoriesGone => "repositories_gone",
+            Scenario::ResourceLimited => "resource_limited",
         }
     }
 
@@ -155,6 +178,18 @@ impl Scenario {
             }
             Scenario::LiveFeed => {
                 "a generated public feed: one event every 2 s, surfacing 30 s to 6 h late; current shapes, non-monotonic ids, deleted and renamed entities, 300-event cap"
+            }
+            Scenario::NoReadOrg => {
+                "tokens lack read:org: GraphQL membersWithRole and teams answer null (propagated to organization) with FORBIDDEN errors and their path; the rest is served"
+            }
+            Scenario::SamlEnforced => {
+                "the organization enforces SAML SSO for this token: GraphQL connections of its private repositories answer null with FORBIDDEN \"Resource protected by organization SAML enforcement…\" and their path"
+            }
+            Scenario::RepositoriesGone => {
+                "every fourth organization repository is listed but GraphQL repository(owner:, name:) answers null with NOT_FOUND and its path"
+            }
+            Scenario::ResourceLimited => {
+                "GraphQL queries that may return more than resource_limit_nodes nodes (3,000) answer 200 with their fields null and \"Resource limits for this query exceeded.\"; smaller pages succeed"
             }
         }
     }

@@ -738,6 +738,16 @@ impl Simulator {
         };
         let variables = body.get("variables").cloned().unwrap_or(Value::Null);
         let operation = body.get("operationName").and_then(Value::as_str);
+        // GitHub validates the document against its schema before anything else, and answers
+        // an invalid one whole: HTTP 200, `errors`, no `data`, nothing charged (nothing ran).
+        if let Err(errors) = graphql::validate(query) {
+            let reading = peek(&mut lock(&inner.quotas));
+            return (
+                Reply::json(StatusCode::OK, &json!({ "errors": errors })),
+                Some(reading),
+                0,
+            );
+        }
         let cost = match graphql::query_cost(query, operation, &variables) {
             Ok(c) => c,
             Err(e) => {
@@ -836,7 +846,12 @@ impl Simulator {
                 node_count: cost.node_count,
             }),
             base: ctx.base.clone(),
+            scenario: inner.config.scenario,
         };
+        // Heavy nested queries exceed GitHub's resource limits partway: it answers 200 with
+        // what it gave up on null. The query ran, so it is charged.
+        let limited = inner.config.scenario == Scenario::ResourceLimited
+            && cost.node_count > inner.config.resource_limit_nodes;
         let mut request = async_graphql::Request::new(query)
             .variables(async_graphql::Variables::from_json(variables))
             .data(gctx);
@@ -846,7 +861,10 @@ impl Simulator {
         let response = inner.schema.execute(request).await;
         let failed =
             || json!({"errors": [{"message": "Something went wrong while executing your query."}]});
-        let reply = if response.errors.is_empty() {
+        let reply = if limited {
+            let value = serde_json::to_value(&response).unwrap_or_else(|_| failed());
+            Reply::json(StatusCode::OK, &graphql::resource_limited(value))
+        } else if response.errors.is_empty() {
             // Serialized straight from the engine, so fields keep the query's order.
             match serde_json::to_vec(&response) {
                 Ok(body) => Reply::raw_json(StatusCode::OK, body),

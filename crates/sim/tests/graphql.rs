@@ -367,3 +367,51 @@ async fn hostile_cursors_and_pages_are_answered_not_panicked_on() {
         );
     }
 }
+
+/// GitHub validates every document against its published schema before running it: an
+/// invalid one is answered whole (HTTP 200, `errors` with GitHub's wording and where, no
+/// `data` key) and costs nothing.
+#[tokio::test(start_paused = true)]
+async fn documents_githubs_schema_refuses_are_refused_whole_and_free() {
+    let sim = sim(config());
+    let bad = "query {\n  organization(login: \"acme\") {\n    repositories(first: 5) {\n      nodes { owner { login databaseId } }\n    }\n  }\n}";
+    let r = graphql(&sim, "t1", bad).await;
+    assert_eq!(r.status(), 200);
+    let b = json(&r);
+    assert!(b.get("data").is_none(), "{b}");
+    assert_eq!(
+        b["errors"][0]["message"],
+        "Field 'databaseId' doesn't exist on type 'RepositoryOwner'"
+    );
+    assert_eq!(
+        b["errors"][0]["locations"],
+        json!([{ "line": 4, "column": 29 }])
+    );
+    assert_eq!(
+        num(&r, "x-ratelimit-used"),
+        0,
+        "nothing ran, nothing charged"
+    );
+    assert_eq!(sim.request_log()[0].cost, 0);
+    // A missing required argument and an unknown enum value are refused the same way.
+    for doc in [
+        "{ repository(owner: \"acme\") { name } }",
+        "{ organization(login: \"acme\") { repositories(first: 1, orderBy: { field: NEWEST, direction: ASC }) { totalCount } } }",
+    ] {
+        let b = json(&graphql(&sim, "t1", doc).await);
+        assert!(
+            b.get("data").is_none() && b["errors"][0]["message"].is_string(),
+            "{doc}: {b}"
+        );
+    }
+    // The interface's fields through the types that implement it run.
+    let good = "{ organization(login: \"acme\") { repositories(first: 5) { nodes { owner { __typename login ... on Organization { databaseId } ... on User { databaseId } } } } } }";
+    let r = graphql(&sim, "t1", good).await;
+    let b = json(&r);
+    assert_eq!(b["errors"], Value::Null, "{b}");
+    let owner = &b["data"]["organization"]["repositories"]["nodes"][0]["owner"];
+    assert_eq!(owner["__typename"], "Organization");
+    assert_eq!(owner["login"], "acme");
+    assert!(owner["databaseId"].as_i64().is_some(), "{owner}");
+    assert_eq!(num(&r, "x-ratelimit-used"), 1);
+}

@@ -560,7 +560,12 @@ async fn pg_group(
     .bind(text(|e| &e.repository.full_name))
     .bind(text(|e| &e.git_ref))
     .bind(text(|e| &e.head_sha))
-    .bind(text(|e| &e.before_sha))
+    .bind(
+        chosen
+            .iter()
+            .map(|e| e.before_sha.as_deref())
+            .collect::<Vec<Option<&str>>>(),
+    )
     .bind(column(|e| e.commit_count))
     .bind(column(|e| e.distinct_commit_count))
     .bind(column(|e| Some(ms(e.occurred_at))))
@@ -606,7 +611,7 @@ mod tests {
             },
             git_ref: "refs/heads/main".into(),
             head_sha: String::new(),
-            before_sha: String::new(),
+            before_sha: None,
             commit_count: None,
             distinct_commit_count: None,
             occurred_at: at(occurred),

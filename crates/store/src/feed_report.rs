@@ -152,8 +152,8 @@ pub struct PushEventRow {
     pub git_ref: String,
     /// `payload.head`.
     pub head_sha: String,
-    /// `payload.before`.
-    pub before_sha: String,
+    /// `payload.before`, when the event had one.
+    pub before_sha: Option<String>,
     /// `payload.size`.
     pub commit_count: Option<i64>,
     /// `payload.distinct_size`.

@@ -612,8 +612,8 @@ pub struct PushEventWrite {
     pub git_ref: String,
     /// `payload.head`.
     pub head_sha: String,
-    /// `payload.before`.
-    pub before_sha: String,
+    /// `payload.before`; `None` for the oldest events (2012), which GitHub recorded without it.
+    pub before_sha: Option<String>,
     /// `payload.size`, when present.
     pub commit_count: Option<i64>,
     /// `payload.distinct_size`, when present.
@@ -704,8 +704,8 @@ pub struct StoredPushEvent {
     pub git_ref: String,
     /// Head.
     pub head_sha: String,
-    /// Before.
-    pub before_sha: String,
+    /// Before (absent from the oldest events).
+    pub before_sha: Option<String>,
     /// When it happened on GitHub.
     pub occurred_at: Timestamp,
     /// When stored.

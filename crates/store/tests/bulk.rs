@@ -54,7 +54,7 @@ fn push(
         },
         git_ref: "refs/heads/main".into(),
         head_sha: "a".repeat(40),
-        before_sha: "b".repeat(40),
+        before_sha: Some("b".repeat(40)),
         commit_count: id.is_multiple_of(3).then_some(2),
         distinct_commit_count: id.is_multiple_of(3).then_some(1),
         occurred_at: t(occurred),
@@ -306,7 +306,10 @@ async fn bulk_matches_the_page_path_postgres() {
             common::PgDatabase::create(&admin).await,
             common::PgDatabase::create(&admin).await,
         );
-        let (page, bulk): (PgStore, PgStore) = (db_a.store(2).await, db_b.store(2).await);
+        let (page, bulk): (PgStore, PgStore) = (
+            common::pg_store(&db_a, 2).await,
+            common::pg_store(&db_b, 2).await,
+        );
         let expected = write_all(&mut TxWriter::new(&page), seed).await;
         let got = write_all(
             bulk.bulk_writer(BulkOptions::default())

@@ -204,7 +204,7 @@ async fn enrichment_queries(store: &dyn headroom_store::Store, state: &dyn FeedS
             },
             git_ref: "refs/heads/main".into(),
             head_sha: "a".repeat(40),
-            before_sha: "b".repeat(40),
+            before_sha: Some("b".repeat(40)),
             commit_count: None,
             distinct_commit_count: None,
             occurred_at: t(n),

@@ -61,7 +61,7 @@ async fn cluster(test: &str, n: usize, config: GovernorConfig) -> Option<Cluster
     let db = PgDatabase::create(&admin).await;
     let mut processes = Vec::new();
     for i in 0..n {
-        let store = db.store(6).await;
+        let store = common::pg_store(&db, 6).await;
         let options = PgGovernorOptions {
             holder: format!("process-{i}"),
             ..PgGovernorOptions::default()
@@ -499,7 +499,7 @@ async fn invalid_settings_are_refused_by_name() {
         return;
     };
     let db = PgDatabase::create(&admin).await;
-    let store = db.store(1).await;
+    let store = common::pg_store(&db, 1).await;
     let bad_ttl = PgQuotaState::new(
         store.pool().clone(),
         GovernorConfig::default(),
@@ -558,7 +558,7 @@ async fn decisions_match_the_in_memory_backend_under_random_interleavings() {
         let db = PgDatabase::create(&admin).await;
         let mut processes = Vec::new();
         for _ in 0..2 {
-            let store = db.store(3).await;
+            let store = common::pg_store(&db, 3).await;
             let options = PgGovernorOptions {
                 // Longer than any sequence: leases must not expire under the memory backend.
                 lease_ttl: SignedDuration::from_hours(24 * 365),

@@ -23,7 +23,22 @@ const SEED_V1: &[&str] = &[
     "INSERT INTO organizations (login, collected_at_ms) VALUES ('acme', 0)",
     "INSERT INTO projects (organization_id, node_id, number, title, collected_at_ms) \
      SELECT id, 'PVT_1', 1, 'Roadmap', 0 FROM organizations",
+    "INSERT INTO actors (github_id, login, created_at_ms, updated_at_ms) VALUES (7, 'octo', 0, 0)",
+    "INSERT INTO repositories (github_id, full_name, created_at_ms, updated_at_ms) \
+     VALUES (9, 'octo/hello', 0, 0)",
+    "INSERT INTO push_events (github_event_id, github_actor_id, github_repository_id, \
+     actor_login, repository_name, ref, head_sha, before_sha, occurred_at_ms, created_at_ms, \
+     raw_json) VALUES ('e1', 7, 9, 'octo', 'octo/hello', 'refs/heads/main', 'h', 'b', 1, 2, '{}')",
 ];
+
+/// Rows kept by every migration since version 1, the push event included (SQLite rebuilds
+/// push_events to make `before_sha` optional).
+async fn assert_kept(store: &dyn headroom_store::Store) {
+    assert_eq!(store.count_rows("projects").await.expect("count"), 1);
+    let event = store.push_event("e1").await.expect("read").expect("kept");
+    assert_eq!(event.before_sha.as_deref(), Some("b"));
+    assert_eq!(event.head_sha, "h");
+}
 
 #[tokio::test]
 async fn sqlite_version_1_is_upgraded_with_its_rows() {
@@ -42,7 +57,7 @@ async fn sqlite_version_1_is_upgraded_with_its_rows() {
         pool.close().await;
     }
     let store = SqliteStore::open(&url).await.expect("upgrade");
-    assert_eq!(store.count_rows("projects").await.expect("count"), 1);
+    assert_kept(&store).await;
     let title: String = sqlx::query_scalar("SELECT title FROM projects WHERE node_id = 'PVT_1'")
         .fetch_one(store.pool())
         .await
@@ -70,6 +85,6 @@ async fn postgres_version_1_is_upgraded_with_its_rows() {
         sqlx::query(*sql).execute(&pool).await.expect("seed");
     }
     let store = PgStore::from_pool(pool).await.expect("upgrade");
-    assert_eq!(store.count_rows("projects").await.expect("count"), 1);
+    assert_kept(&store).await;
     store.close().await;
 }

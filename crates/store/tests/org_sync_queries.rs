@@ -15,7 +15,7 @@ fn t(secs: i64) -> Timestamp {
     Timestamp::from_second(1_800_000_000 + secs).expect("valid")
 }
 
-both_backends!(commit_shas_without_files_is_the_work_left);
+headroom_testkit::both_backends!(commit_shas_without_files_is_the_work_left);
 
 fn repo(github_id: i64) -> Record {
     Record::Repository(Repository {

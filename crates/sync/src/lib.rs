@@ -28,4 +28,4 @@ pub use runner::{
     NoProgress, ProgressEvent, ProgressSink, RepoScope, RunOutcome, Runner, RunnerConfig, Stage,
     StageCtx, StageError, SyncError,
 };
-pub use summary::{BucketTally, RunSummary, StageTally};
+pub use summary::{BucketTally, RefusedField, RunSummary, StageTally};

@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use crate::graph::{StageDecl, StageGraph};
 use crate::plan::{Action, BucketView, Snapshot, StageState, plan};
-use crate::summary::RunSummary;
+use crate::summary::{RefusedField, RunSummary};
 
 /// Detail prefix of a stage-level checkpoint recorded as failed (the store's checkpoint
 /// statuses have no "failed": a failed stage is `blocked` with this detail).
@@ -404,6 +404,18 @@ impl StageCtx<'_> {
         result
     }
 
+    /// Records a field GitHub refused in an answer this stage keeps (a partial result), once
+    /// per stage, path and kind; the message is redacted. It is persisted with the run's
+    /// summary and shown by `sync status`.
+    pub fn record_refused(&self, path: &str, kind: &str, message: &str) {
+        lock(self.summary).record_refused(RefusedField {
+            stage: self.decl.name.to_owned(),
+            path: path.to_owned(),
+            kind: kind.to_owned(),
+            message: headroom_core::redact(message),
+        });
+    }
+
     /// Remembers the ETag of a conditional `request`'s response (sent with the run's
     /// credential), once what it carried is stored: see [`Client::remember_etag`].
     pub async fn remember_etag(&self, request: ApiRequest, response: &ApiResponse) {
@@ -711,6 +723,11 @@ impl Runner {
         self
     }
 
+    /// The settings it runs with.
+    pub fn config(&self) -> &RunnerConfig {
+        &self.config
+    }
+
     /// The graph.
     pub fn graph(&self) -> &StageGraph {
         &self.graph
@@ -867,6 +884,8 @@ impl Runner {
             }
         }
         summary.wake_target = None;
+        // Pages stored before this wake: a wait after more than these starts a new episode.
+        let pages_at_wake = summary.pages();
         if let Some(since) = summary.hibernating_since.take() {
             let slept = now.duration_since(since);
             summary.hibernating_ms += i64::try_from(slept.as_millis()).unwrap_or(i64::MAX);
@@ -1115,10 +1134,14 @@ impl Runner {
                             .hibernate(run, summary, &selection, now, not_before, waiting_on, why)
                             .await;
                     }
+                    // Budgets bound one episode of waiting: a wait after a page was stored
+                    // since the last wake starts a new one.
+                    let progressed = summary.pages() > pages_at_wake;
                     let state = DeferralState {
                         deferrals: run.deferral_count,
                         first_deferred_at: run.first_deferred_at,
-                    };
+                    }
+                    .for_next_wait(progressed);
                     let jitter = self.config.deferral.draw_jitter(&mut rng);
                     match self.config.deferral.defer(state, now, not_before, jitter) {
                         DeferralPlan::Exhausted(why) => {
@@ -1131,6 +1154,10 @@ impl Runner {
                             not_before,
                         } => {
                             summary.wake_target = Some(not_before);
+                            summary.deferrals += 1;
+                            if state.deferrals == 1 {
+                                summary.wait_episodes += 1;
+                            }
                             run.deferral_count = state.deferrals;
                             run.first_deferred_at = state.first_deferred_at;
                             let why = format!(

@@ -33,6 +33,22 @@ pub struct StageTally {
     pub detail: Option<String>,
 }
 
+/// A field GitHub refused while answering the rest of a query (a partial result: `data`
+/// with a null there, and an `errors` entry with its `path`), recorded once per stage,
+/// path and kind.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RefusedField {
+    /// The stage that asked.
+    pub stage: String,
+    /// Where in the response, list indices and aliases' numbers left out
+    /// (`organization.membersWithRole`).
+    pub path: String,
+    /// GitHub's `errors[].type`: `FORBIDDEN`, `NOT_FOUND`, …
+    pub kind: String,
+    /// GitHub's message, redacted.
+    pub message: String,
+}
+
 /// A run's summary.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunSummary {
@@ -56,6 +72,12 @@ pub struct RunSummary {
     /// the deferral budget); the others waited for a quota window or a transient failure.
     #[serde(default)]
     pub pacing_hibernations: u32,
+    /// Rate-limit deferrals over the whole run (each episode's budget counts its own).
+    #[serde(default)]
+    pub deferrals: u32,
+    /// Episodes of waiting: a wait after a page was stored since the last wake starts one.
+    #[serde(default)]
+    pub wait_episodes: u32,
     /// When the current hibernation began, while hibernating.
     pub hibernating_since: Option<Timestamp>,
     /// The instant the current hibernation waits for; a long wait is cut into chunks, and a
@@ -69,6 +91,10 @@ pub struct RunSummary {
     pub stages_deferred: Vec<String>,
     /// Stages that failed.
     pub stages_failed: Vec<String>,
+    /// Fields GitHub refused in answers the stages kept (missing scopes, SAML enforcement,
+    /// entities gone), each (stage, path, kind) once.
+    #[serde(default)]
+    pub refused: Vec<RefusedField>,
 }
 
 impl RunSummary {
@@ -77,6 +103,24 @@ impl RunSummary {
         value
             .and_then(|v| serde_json::from_value(v.clone()).ok())
             .unwrap_or_default()
+    }
+
+    /// Pages committed, every stage together.
+    pub fn pages(&self) -> u64 {
+        self.stages.values().map(|s| s.pages).sum()
+    }
+
+    /// Records a refused field, unless the same stage, path and kind is already recorded.
+    /// Returns whether it was new.
+    pub fn record_refused(&mut self, field: RefusedField) -> bool {
+        let known = self
+            .refused
+            .iter()
+            .any(|r| r.stage == field.stage && r.path == field.path && r.kind == field.kind);
+        if !known {
+            self.refused.push(field);
+        }
+        !known
     }
 
     /// Total requests answered.

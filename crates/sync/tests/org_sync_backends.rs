@@ -157,4 +157,4 @@ async fn resumed_then_repeated(fx: &Fixture) {
     assert_eq!(sim.count_status(403), 0);
 }
 
-both_backends!(resumed_then_repeated);
+headroom_testkit::both_backends!(resumed_then_repeated);

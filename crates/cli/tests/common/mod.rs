@@ -48,61 +48,10 @@ impl Drop for Sim {
     }
 }
 
-/// The admin URL of the test PostgreSQL server (`HEADROOM_TEST_DATABASE_URL`, which
-/// `scripts/test` sets), or `None` after saying `test` was skipped; under `CI` a missing URL
-/// fails the test instead.
-pub fn postgres_admin(test: &str) -> Option<sqlx::postgres::PgConnectOptions> {
-    const URL_VAR: &str = "HEADROOM_TEST_DATABASE_URL";
-    match std::env::var(URL_VAR) {
-        Ok(url) if !url.trim().is_empty() => Some(url.parse().expect("a valid admin URL")),
-        _ => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "{URL_VAR} is not set but CI is: the PostgreSQL tests must run in CI"
-            );
-            println!(
-                "skipped: {URL_VAR} not set ({test} needs PostgreSQL; scripts/test starts one)"
-            );
-            None
-        }
-    }
-}
-
-/// Creates the empty database `name` (dropping any left by an earlier run) and returns its URL.
-pub async fn create_database(admin: &sqlx::postgres::PgConnectOptions, name: &str) -> String {
-    admin_statements(
-        admin,
-        &[
-            format!("DROP DATABASE IF EXISTS {name}"),
-            format!("CREATE DATABASE {name}"),
-        ],
-    )
-    .await;
-    format!(
-        "postgres://{}@{}:{}/{name}",
-        admin.get_username(),
-        admin.get_host(),
-        admin.get_port()
-    )
-}
-
-/// Drops the database `name`, closing whatever connections a killed process left.
-pub async fn drop_database(admin: &sqlx::postgres::PgConnectOptions, name: &str) {
-    admin_statements(
-        admin,
-        &[format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")],
-    )
-    .await;
-}
-
-async fn admin_statements(admin: &sqlx::postgres::PgConnectOptions, statements: &[String]) {
-    use sqlx::{ConnectOptions, Connection};
-    let mut conn = admin.connect().await.expect("connect as admin");
-    for sql in statements {
-        sqlx::query(sqlx::AssertSqlSafe(sql.clone()))
-            .execute(&mut conn)
-            .await
-            .expect("admin statement");
-    }
-    conn.close().await.expect("close");
-}
+/// The admin URL of the test PostgreSQL server, or `None` after saying `test` was skipped
+/// (a failure under `CI`).
+#[allow(unused_imports)] // each test binary uses its own part of it
+pub use headroom_testkit::admin_url as postgres_admin;
+/// Named databases that the binary's processes share: created empty, dropped with force.
+#[allow(unused_imports)]
+pub use headroom_testkit::{create_database, drop_database};

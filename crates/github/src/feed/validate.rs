@@ -65,8 +65,8 @@ pub struct ValidPush {
     pub git_ref: String,
     /// `payload.head`.
     pub head_sha: String,
-    /// `payload.before`.
-    pub before_sha: String,
+    /// `payload.before`: absent from PushEvents of 2012 and earlier.
+    pub before_sha: Option<String>,
     /// `payload.size` (older shape only).
     pub commit_count: Option<i64>,
     /// `payload.distinct_size` (older shape only).
@@ -186,7 +186,11 @@ fn validate_inner(envelope: &Value) -> Check<Verdict> {
     let payload = object(root, "", "payload")?;
     let git_ref = non_empty(payload, "payload.", "ref")?;
     let head = object_name(payload, "head")?;
-    let before = object_name(payload, "before")?;
+    // GitHub's oldest PushEvents (2012) have no `before`; when present it must be a name.
+    let before = match payload.get("before") {
+        None | Some(Value::Null) => None,
+        Some(_) => Some(object_name(payload, "before")?),
+    };
     let github_push_id = optional_integer(payload, "payload.", "push_id")?;
     let commit_count = optional_count(payload, "size")?;
     let distinct_commit_count = optional_count(payload, "distinct_size")?;
@@ -215,7 +219,7 @@ fn validate_inner(envelope: &Value) -> Check<Verdict> {
         repository,
         git_ref: git_ref.to_owned(),
         head_sha: head.to_owned(),
-        before_sha: before.to_owned(),
+        before_sha: before.map(str::to_owned),
         commit_count,
         distinct_commit_count,
         occurred_at,
@@ -431,6 +435,21 @@ mod tests {
         let mut sha256 = current_shape();
         sha256["payload"]["head"] = json!("a".repeat(64));
         assert_eq!(push(&sha256).head_sha.len(), 64);
+        assert_eq!(push(&current_shape()).before_sha.as_deref(), Some(BEFORE));
+    }
+
+    #[test]
+    fn a_push_of_2012_without_before_is_valid_but_a_bad_before_is_not() {
+        let mut old = older_shape();
+        let payload = old["payload"].as_object_mut().expect("object");
+        payload.remove("before");
+        assert_eq!(push(&old).before_sha, None);
+        old["payload"]["before"] = Value::Null;
+        assert_eq!(push(&old).before_sha, None);
+        old["payload"]["before"] = json!("not-a-sha");
+        let why = rejected(&old);
+        assert_eq!(why.code, ErrorCode::InvalidFieldFormat);
+        assert!(why.message.contains("payload.before"), "{}", why.message);
     }
 
     #[test]

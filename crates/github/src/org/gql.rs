@@ -1,4 +1,6 @@
-//! GraphQL through the exit door, with a page size that shrinks when GitHub times out.
+//! GraphQL through the exit door: a page size that shrinks when GitHub times out or its
+//! resource limits are exceeded, and partial answers kept with what GitHub refused in them
+//! recorded on the run.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -60,9 +62,112 @@ impl PageSize {
     }
 }
 
-/// Sends a query built for the current page size; on 502/504 or a timeout, shrinks the page
-/// and asks again (each attempt goes through the governor). Returns `data`, or a permanent
-/// error carrying GraphQL's errors.
+/// A field GitHub refused in an answer that is otherwise kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// Where: the response path without list indices (`organization.membersWithRole`); the
+    /// probes' aliases `r0`…`r24` read as the `repository` they alias. Empty when GitHub
+    /// gave no path.
+    pub path: String,
+    /// `FORBIDDEN` or `NOT_FOUND`.
+    pub kind: String,
+    /// GitHub's message.
+    pub message: String,
+}
+
+/// How a GraphQL answer (HTTP 200) is to be taken.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    /// `data` to use, nulls read as empty, with the fields GitHub refused in it: access
+    /// refused (`FORBIDDEN`: a token without `read:org`, SAML enforcement) or an entity gone
+    /// (`NOT_FOUND`), each error with its path.
+    Data {
+        /// The `data` object.
+        data: Value,
+        /// What was refused in it.
+        refused: Vec<Refusal>,
+    },
+    /// "Resource limits for this query exceeded": a smaller page succeeds.
+    ResourceLimited,
+    /// Refused as a whole (no `data`, or an error the rest cannot stand on): the messages.
+    Refused(String),
+}
+
+/// GitHub's message when a query's nested connections need more than it will spend.
+const RESOURCE_LIMITS: &str = "Resource limits for this query exceeded";
+
+fn message_of(error: &Value) -> &str {
+    error
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("GraphQL error")
+}
+
+/// A response path as recorded: field names only (list indices dropped), so the same refusal
+/// on every node of a list is one record.
+fn field_path(path: &[Value]) -> String {
+    let mut names: Vec<&str> = path.iter().filter_map(Value::as_str).collect();
+    // `probe_query` aliases `repository` as r0…r24.
+    if let Some(first) = names.first_mut()
+        && first.len() > 1
+        && first.starts_with('r')
+        && first[1..].bytes().all(|b| b.is_ascii_digit())
+    {
+        *first = "repository";
+    }
+    names.join(".")
+}
+
+/// Reads a GraphQL response body: whether to use its data, shrink the page, or fail.
+pub fn read_answer(body: &Value) -> Answer {
+    let errors = body
+        .get("errors")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    let data = body.get("data").cloned().unwrap_or(Value::Null);
+    if errors.is_empty() {
+        return Answer::Data {
+            data,
+            refused: Vec::new(),
+        };
+    }
+    // With data or without (GitHub nulls what it gave up on): smaller pages get all of it.
+    if errors
+        .iter()
+        .any(|e| message_of(e).contains(RESOURCE_LIMITS))
+    {
+        return Answer::ResourceLimited;
+    }
+    let whole = || {
+        let text: Vec<&str> = errors.iter().map(message_of).collect();
+        Answer::Refused(text.join("; "))
+    };
+    if data.is_null() {
+        return whole();
+    }
+    let mut refused = Vec::new();
+    for e in errors {
+        match e.get("type").and_then(Value::as_str) {
+            Some(kind @ ("FORBIDDEN" | "NOT_FOUND")) => refused.push(Refusal {
+                path: e
+                    .get("path")
+                    .and_then(Value::as_array)
+                    .map(|p| field_path(p))
+                    .unwrap_or_default(),
+                kind: kind.to_owned(),
+                message: message_of(e).to_owned(),
+            }),
+            _ => return whole(),
+        }
+    }
+    Answer::Data { data, refused }
+}
+
+/// Sends a query built for the current page size; on 502/504, a timeout or GitHub's
+/// resource limits, shrinks the page and asks again (each attempt goes through the
+/// governor). Returns `data` — a partial answer's too, its refused fields recorded on the
+/// run (see [`read_answer`]) — or an error carrying GraphQL's errors when GitHub refused
+/// the query as a whole.
 pub async fn query(
     ctx: &StageCtx<'_>,
     size: &PageSize,
@@ -78,36 +183,41 @@ pub async fn query(
         request.target = format!("/graphql?stage={}", ctx.decl().name);
         match ctx.send(request).await {
             Ok(response) => {
-                size.success();
                 let body: Value = response
                     .json()
                     .map_err(|e| StageError::Transient(e.to_string()))?;
-                let errors = body.get("errors").and_then(Value::as_array);
-                let data = body.get("data").cloned().unwrap_or(Value::Null);
-                match errors {
-                    Some(errors) if !errors.is_empty() => {
-                        // NOT_FOUND with data present means "that entity is gone": the
-                        // caller sees a null where it expected an object.
-                        let all_not_found = errors
-                            .iter()
-                            .all(|e| e.get("type").and_then(Value::as_str) == Some("NOT_FOUND"));
-                        if all_not_found && !data.is_null() {
-                            return Ok(data);
+                match read_answer(&body) {
+                    Answer::Data { data, refused } => {
+                        size.success();
+                        for r in refused {
+                            tracing::info!(
+                                stage = ctx.decl().name,
+                                path = %r.path,
+                                kind = %r.kind,
+                                "GitHub refused a field; keeping the rest of the answer"
+                            );
+                            ctx.record_refused(&r.path, &r.kind, &r.message);
                         }
-                        let text: Vec<String> = errors
-                            .iter()
-                            .map(|e| {
-                                e.get("message")
-                                    .and_then(Value::as_str)
-                                    .unwrap_or("GraphQL error")
-                                    .to_owned()
-                            })
-                            .collect();
-                        return Err(StageError::Permanent(headroom_core::redact(
-                            &text.join("; "),
+                        return Ok(data);
+                    }
+                    Answer::ResourceLimited if size.shrink() => {
+                        tracing::info!(
+                            stage = ctx.decl().name,
+                            page_size = size.get(),
+                            "GitHub's resource limits exceeded; asking for smaller pages"
+                        );
+                        continue;
+                    }
+                    // Load-dependent: worth another try later, not a fact about the data.
+                    Answer::ResourceLimited => {
+                        return Err(StageError::Transient(format!(
+                            "{RESOURCE_LIMITS} at the smallest page size ({})",
+                            size.get()
                         )));
                     }
-                    _ => return Ok(data),
+                    Answer::Refused(text) => {
+                        return Err(StageError::Permanent(headroom_core::redact(&text)));
+                    }
                 }
             }
             Err(ApiError::Server {
@@ -159,6 +269,66 @@ pub fn nodes(connection: &Value) -> &[Value] {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn partial_answers_are_kept_with_what_was_refused() {
+        let body = json!({
+            "data": { "organization": { "login": "acme", "membersWithRole": null }, "r3": null },
+            "errors": [
+                { "type": "FORBIDDEN", "path": ["organization", "membersWithRole"],
+                  "message": "Resource not accessible by personal access token" },
+                { "type": "NOT_FOUND", "path": ["r3"], "message": "Could not resolve" },
+                { "type": "FORBIDDEN", "path": ["organization", "teams", "nodes", 4, "members"],
+                  "message": "SAML" }
+            ]
+        });
+        let Answer::Data { data, refused } = read_answer(&body) else {
+            panic!("kept");
+        };
+        assert_eq!(data["organization"]["login"], "acme");
+        let paths: Vec<(&str, &str)> = refused
+            .iter()
+            .map(|r| (r.path.as_str(), r.kind.as_str()))
+            .collect();
+        assert_eq!(
+            paths,
+            vec![
+                ("organization.membersWithRole", "FORBIDDEN"),
+                ("repository", "NOT_FOUND"),
+                ("organization.teams.nodes.members", "FORBIDDEN"),
+            ]
+        );
+    }
+
+    #[test]
+    fn whole_refusals_and_resource_limits_are_told_apart() {
+        // No data: refused whole, whatever the type.
+        let invalid = json!({ "errors": [{ "message": "Field 'x' doesn't exist on type 'Y'" }] });
+        assert_eq!(
+            read_answer(&invalid),
+            Answer::Refused("Field 'x' doesn't exist on type 'Y'".into())
+        );
+        let null = json!({ "data": null, "errors": [{ "type": "FORBIDDEN", "path": ["organization"], "message": "no" }] });
+        assert_eq!(read_answer(&null), Answer::Refused("no".into()));
+        // Data, but an error of another kind: the rest cannot be trusted to be complete.
+        let other = json!({ "data": { "a": null }, "errors": [{ "type": "INTERNAL", "path": ["a"], "message": "boom" }] });
+        assert_eq!(read_answer(&other), Answer::Refused("boom".into()));
+        // Resource limits, with nulls or without data.
+        for body in [
+            json!({ "data": { "repository": null }, "errors": [{ "message": "Resource limits for this query exceeded.", "path": ["repository"] }] }),
+            json!({ "errors": [{ "message": "Resource limits for this query exceeded." }] }),
+        ] {
+            assert_eq!(read_answer(&body), Answer::ResourceLimited, "{body}");
+        }
+        assert_eq!(
+            read_answer(&json!({ "data": { "a": 1 } })),
+            Answer::Data {
+                data: json!({ "a": 1 }),
+                refused: vec![]
+            }
+        );
+    }
 
     #[test]
     fn the_page_size_shrinks_to_the_minimum_and_grows_back() {

@@ -26,22 +26,23 @@
 //! successes.
 
 mod gql;
+pub mod plan;
 mod rows;
 mod stages;
 
 use std::sync::Arc;
 
-pub use gql::{PageSize, count_at, nodes};
+pub use gql::{Answer, PageSize, Refusal, count_at, nodes, read_answer};
+pub use stages::{
+    BranchesStage, CommitFilesStage, IssueCommentsStage, OrgStage, ProjectsStage,
+    PullRequestsStage, RepositoriesStage, WorkflowRunsStage,
+};
 
 /// The REST object parsers of stages 6 and 7, for tests that feed them GitHub's own examples.
 #[doc(hidden)]
 pub mod rest_rows {
     pub use super::rows::{check_run, commit_file, workflow_job, workflow_run};
 }
-pub use stages::{
-    BranchesStage, CommitFilesStage, IssueCommentsStage, OrgStage, ProjectsStage,
-    PullRequestsStage, RepositoriesStage, WorkflowRunsStage,
-};
 
 use headroom_sync::{Stage, StageDecl};
 
@@ -163,6 +164,17 @@ pub fn declarations() -> Vec<StageDecl> {
         decl::WORKFLOW_RUNS,
         decl::BRANCHES,
     ]
+}
+
+/// Every GraphQL document headroom-github can send, each named `stage.what` (the plan's is
+/// `plan`): every query of the stages, the aliased probes for 1 to 25 repositories of each
+/// connection that has them, and [`plan::PLAN_QUERY`]. Page sizes are variables, so one
+/// document stands for every size. The feed sends no GraphQL (its enrichment is REST search
+/// and detail), so it has none here. Tests validate each against GitHub's published schema.
+pub fn graphql_documents() -> Vec<(String, String)> {
+    let mut out = stages::documents();
+    out.push(("plan".to_owned(), plan::PLAN_QUERY.to_owned()));
+    out
 }
 
 /// The stage whose per-repository checkpoints list a run's repositories.

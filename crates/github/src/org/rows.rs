@@ -320,3 +320,33 @@ fn strip(v: &Value, field: &str) -> Value {
     }
     v
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// `owner { login ... on Organization { databaseId } ... on User { databaseId } }`
+    /// answers one flat object: whichever fragment matched adds its `databaseId` beside
+    /// `login`, and an owner of another type (none today) has no id.
+    #[test]
+    fn the_owner_id_comes_from_the_owner_types_fragment() {
+        let now = Timestamp::from_second(1_800_000_000).expect("valid");
+        let node = |owner: Value| {
+            json!({ "id": "R_1", "databaseId": 7, "name": "widgets",
+                    "nameWithOwner": "acme/widgets", "owner": owner })
+        };
+        let owner_of = |v: Value| match repository(&v, 1, now) {
+            Some(Record::Repository(r)) => (r.owner_login, r.owner_github_id),
+            other => panic!("not a repository: {other:?}"),
+        };
+        assert_eq!(
+            owner_of(node(json!({ "login": "acme", "databaseId": 9100 }))),
+            (Some("acme".to_owned()), Some(9100))
+        );
+        assert_eq!(
+            owner_of(node(json!({ "login": "someone" }))),
+            (Some("someone".to_owned()), None)
+        );
+    }
+}

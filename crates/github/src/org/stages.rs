@@ -122,6 +122,9 @@ struct ScopeCursor {
     /// The `since` in force for this collection (kept so a resume asks the same).
     #[serde(default)]
     since: Option<String>,
+    /// A nested connection was refused (a partial answer): no watermark when finished.
+    #[serde(default)]
+    incomplete: bool,
 }
 
 impl ScopeCursor {
@@ -184,6 +187,42 @@ const RUN_SETTLING: SignedDuration = SignedDuration::from_hours(6);
 /// Repositories asked about in one probe query.
 const PROBE_BATCH: usize = 25;
 
+/// The aliased probe of up to [`PROBE_BATCH`] repositories, `(owner, name, since)` each:
+/// one `r{k}: repository(…)` per entry asking `connection` for its first node changed since
+/// `since` — through `filterBy: { since }`, or newest-updated first (`orderBy`) for a
+/// connection that has no `since`, where the caller compares `updatedAt` itself. Returns the
+/// document and its variables. A pure function, so the schema test checks what is sent.
+pub(crate) fn probe_query(
+    connection: &str,
+    newest_first: bool,
+    batch: &[(&str, &str, &str)],
+) -> (String, Value) {
+    let mut declared = Vec::new();
+    let mut fields = Vec::new();
+    let mut vars = serde_json::Map::new();
+    for (k, (owner, name, since)) in batch.iter().enumerate() {
+        let args = if newest_first {
+            declared.push(format!("$o{k}: String!, $n{k}: String!"));
+            "orderBy: { field: UPDATED_AT, direction: DESC }".to_owned()
+        } else {
+            declared.push(format!("$o{k}: String!, $n{k}: String!, $s{k}: DateTime"));
+            vars.insert(format!("s{k}"), json!(since));
+            format!("filterBy: {{ since: $s{k} }}")
+        };
+        fields.push(format!(
+            "r{k}: repository(owner: $o{k}, name: $n{k}) {{ {connection}(first: 1, {args}) {{ totalCount nodes {{ updatedAt }} }} }}"
+        ));
+        vars.insert(format!("o{k}"), json!(owner));
+        vars.insert(format!("n{k}"), json!(name));
+    }
+    let query = format!(
+        "query({}) {{\n  {}\n  rateLimit {{ limit cost remaining used resetAt }}\n}}",
+        declared.join(", "),
+        fields.join("\n  ")
+    );
+    (query, Value::Object(vars))
+}
+
 /// Before an incremental stage walks its repositories: asks, for up to [`PROBE_BATCH`]
 /// repositories per query (one alias each), whether anything changed since each one's
 /// watermark, and finishes the unchanged ones without a query of their own. A repository
@@ -216,39 +255,24 @@ async fn finish_unchanged(
         }
     }
     for batch in candidates.chunks(PROBE_BATCH) {
-        let mut declared = Vec::new();
-        let mut fields = Vec::new();
-        let mut vars = serde_json::Map::new();
-        for (k, (repo, since)) in batch.iter().enumerate() {
-            let (owner, name) = repo.owner_and_name().unwrap_or_default();
-            let args = if newest_first {
-                declared.push(format!("$o{k}: String!, $n{k}: String!"));
-                "orderBy: { field: UPDATED_AT, direction: DESC }".to_owned()
-            } else {
-                declared.push(format!("$o{k}: String!, $n{k}: String!, $s{k}: DateTime"));
-                vars.insert(format!("s{k}"), json!(since));
-                format!("filterBy: {{ since: $s{k} }}")
-            };
-            fields.push(format!(
-                "r{k}: repository(owner: $o{k}, name: $n{k}) {{ {}(first: 1, {args}) {{ totalCount nodes {{ updatedAt }} }} }}",
-                spec.connection
-            ));
-            vars.insert(format!("o{k}"), json!(owner));
-            vars.insert(format!("n{k}"), json!(name));
-        }
-        let query = format!(
-            "query({}) {{\n  {}\n  rateLimit {{ limit cost remaining used resetAt }}\n}}",
-            declared.join(", "),
-            fields.join("\n  ")
-        );
+        let asked: Vec<(&str, &str, &str)> = batch
+            .iter()
+            .map(|(repo, since)| {
+                let (owner, name) = repo.owner_and_name().unwrap_or_default();
+                (owner, name, since.as_str())
+            })
+            .collect();
+        let (query, vars) = probe_query(spec.connection, newest_first, &asked);
         let started = ctx.now();
-        let vars = Value::Object(vars);
         let data = gql::query(ctx, size, spec.route, &query, |_| vars.clone()).await?;
         for (k, (repo, since)) in batch.iter().enumerate() {
             let Some(connection) = data
                 .get(format!("r{k}"))
                 .filter(|r| !r.is_null())
                 .and_then(|r| r.get(spec.connection))
+                // Refused (GitHub's connections are never null otherwise): not evidence of
+                // "unchanged"; the walk meets the refusal and records it.
+                .filter(|c| !c.is_null())
             else {
                 continue;
             };
@@ -321,6 +345,8 @@ async fn collect_per_repository(
                     }
                     Some(parent) => {
                         let connection = parent.get(nested.field).unwrap_or(&Value::Null);
+                        // Refused: what was stored stays, but this collection is not whole.
+                        cur.incomplete |= connection.is_null();
                         records = nodes(connection)
                             .iter()
                             .filter_map(|c| (nested.map)(c, parent, &repo, now))
@@ -351,7 +377,15 @@ async fn collect_per_repository(
                         .await?;
                     break;
                 };
-                let connection = repository.get(spec.connection).unwrap_or(&Value::Null);
+                let Some(connection) = repository.get(spec.connection).filter(|c| !c.is_null())
+                else {
+                    // Refused (recorded on the run; GitHub's connections are never null
+                    // otherwise): done for this run, with no watermark, so a run with access
+                    // collects everything since the last whole collection.
+                    ctx.finish_scope(&scope, Some(format!("{} refused", spec.connection)))
+                        .await?;
+                    break;
+                };
                 now = ctx.now();
                 let all = nodes(connection);
                 // Newest first: nodes older than `since` were stored by an earlier sync.
@@ -370,6 +404,7 @@ async fn collect_per_repository(
                 if let Some(nested) = &spec.nested {
                     for node in &page {
                         let inner = node.get(nested.field).unwrap_or(&Value::Null);
+                        cur.incomplete |= inner.is_null();
                         if let (Some(number), Some(after)) =
                             (rows::int(node, "number"), next_cursor(inner))
                         {
@@ -386,9 +421,11 @@ async fn collect_per_repository(
                 cur.after = next;
             }
             let finished = cur.outer_done && cur.more.is_empty();
+            // A collection that met a refused nested connection is finished without its
+            // watermark: the next run asks again from the last whole one.
             let watermark = spec
                 .watermark
-                .filter(|_| finished)
+                .filter(|_| finished && !cur.incomplete)
                 .map(|w| (repo.github_id, w, started));
             let cursor = if finished { None } else { Some(cur.text()?) };
             ctx.write_page_marked(&scope, &records, cursor, finished, watermark)
@@ -570,12 +607,15 @@ impl Stage for OrgStage {
 
 // ------------------------------------------------------------------------ 2. repositories
 
+/// `owner` is the `RepositoryOwner` interface, which has no `databaseId` of its own: it is
+/// asked of each type that can own a repository (GitHub refuses the whole query otherwise).
 const REPOS_QUERY: &str = "query($login: String!, $first: Int!, $after: String) {
   organization(login: $login) {
     repositories(first: $first, after: $after) {
       nodes {
-        id databaseId name nameWithOwner owner { login databaseId } isPrivate description
-        url createdAt updatedAt defaultBranchRef { name }
+        id databaseId name nameWithOwner isPrivate description url createdAt updatedAt
+        owner { login ... on Organization { databaseId } ... on User { databaseId } }
+        defaultBranchRef { name }
       }
       pageInfo { hasNextPage endCursor }
     }
@@ -594,6 +634,17 @@ const ISSUES_QUERY: &str = "query($owner: String!, $name: String!, $first: Int!,
   }
   rateLimit { limit cost remaining used resetAt }
 }";
+
+/// Stage 2's second half: each repository's issues.
+const ISSUES_CONNECTION: RepoConnection = RepoConnection {
+    route: "sync_issues",
+    query: ISSUES_QUERY,
+    connection: "issues",
+    watermark: Some(Watermark::Issues),
+    incremental: Incremental::Since(Watermark::Issues),
+    map: |n, repo, _, now| rows::issue(n, repo.github_id, now).into_iter().collect(),
+    nested: None,
+};
 
 /// Stage 2: The organization's repositories, then each repository's issues. Its per-repository
 /// checkpoints are the list of repositories every later stage works on.
@@ -658,21 +709,7 @@ impl Stage for RepositoriesStage {
                 .await?;
             cursor = Some(next);
         }
-        collect_per_repository(
-            ctx,
-            &self.size,
-            &self.size,
-            &RepoConnection {
-                route: "sync_issues",
-                query: ISSUES_QUERY,
-                connection: "issues",
-                watermark: Some(Watermark::Issues),
-                incremental: Incremental::Since(Watermark::Issues),
-                map: |n, repo, _, now| rows::issue(n, repo.github_id, now).into_iter().collect(),
-                nested: None,
-            },
-        )
-        .await
+        collect_per_repository(ctx, &self.size, &self.size, &ISSUES_CONNECTION).await
     }
 }
 
@@ -994,29 +1031,31 @@ fn comment_of(
     rows::issue_comment(comment, repo.github_id, rows::int(issue, "number")?, now)
 }
 
+const ISSUE_COMMENTS_CONNECTION: RepoConnection = RepoConnection {
+    route: "sync_issue_comments",
+    query: COMMENTS_QUERY,
+    connection: "issues",
+    watermark: Some(Watermark::IssueComments),
+    incremental: Incremental::Since(Watermark::IssueComments),
+    map: |n, repo, _, now| {
+        nodes(n.get("comments").unwrap_or(&Value::Null))
+            .iter()
+            .filter_map(|c| comment_of(c, n, repo, now))
+            .collect()
+    },
+    nested: Some(Nested {
+        field: "comments",
+        parent: "issue",
+        query: COMMENTS_MORE_QUERY,
+        map: comment_of,
+    }),
+};
+
 connection_stage!(
     /// Stage 4: Comments of every issue: the first 100 with each page of issues, the rest
     /// by follow-up queries per issue.
     IssueCommentsStage,
-    RepoConnection {
-        route: "sync_issue_comments",
-        query: COMMENTS_QUERY,
-        connection: "issues",
-        watermark: Some(Watermark::IssueComments),
-        incremental: Incremental::Since(Watermark::IssueComments),
-        map: |n, repo, _, now| {
-            nodes(n.get("comments").unwrap_or(&Value::Null))
-                .iter()
-                .filter_map(|c| comment_of(c, n, repo, now))
-                .collect()
-        },
-        nested: Some(Nested {
-            field: "comments",
-            parent: "issue",
-            query: COMMENTS_MORE_QUERY,
-            map: comment_of,
-        }),
-    }
+    ISSUE_COMMENTS_CONNECTION
 );
 
 // ----------------------------------------------------------------------- 5. pull requests
@@ -1079,23 +1118,25 @@ fn commit_of(
     rows::pull_request_commit(commit, repo.github_id, rows::int(pr, "number")?, now)
 }
 
+const PULL_REQUESTS_CONNECTION: RepoConnection = RepoConnection {
+    route: "sync_pull_requests",
+    query: PULLS_QUERY,
+    connection: "pullRequests",
+    watermark: Some(Watermark::PullRequests),
+    incremental: Incremental::NewestFirst(Watermark::PullRequests),
+    map: |n, repo, _, now| pull_with_commits(n, repo, now),
+    nested: Some(Nested {
+        field: "commits",
+        parent: "pullRequest",
+        query: COMMITS_MORE_QUERY,
+        map: commit_of,
+    }),
+};
+
 connection_stage!(
     /// Stage 5: Pull requests with every commit.
     PullRequestsStage,
-    RepoConnection {
-        route: "sync_pull_requests",
-        query: PULLS_QUERY,
-        connection: "pullRequests",
-        watermark: Some(Watermark::PullRequests),
-        incremental: Incremental::NewestFirst(Watermark::PullRequests),
-        map: |n, repo, _, now| pull_with_commits(n, repo, now),
-        nested: Some(Nested {
-            field: "commits",
-            parent: "pullRequest",
-            query: COMMITS_MORE_QUERY,
-            map: commit_of,
-        }),
-    }
+    PULL_REQUESTS_CONNECTION
 );
 
 // ----------------------------------------------------------------------- 6. commit files
@@ -1391,19 +1432,85 @@ const BRANCHES_QUERY: &str =
   rateLimit { limit cost remaining used resetAt }
 }";
 
+const BRANCHES_CONNECTION: RepoConnection = RepoConnection {
+    route: "sync_branches",
+    query: BRANCHES_QUERY,
+    connection: "refs",
+    watermark: Some(Watermark::Branches),
+    incremental: Incremental::Full,
+    map: |n, repo, _, now| rows::branch(n, repo.github_id, now).into_iter().collect(),
+    nested: None,
+};
+
 connection_stage!(
     /// Stage 8: Branches of every repository.
     BranchesStage,
-    RepoConnection {
-        route: "sync_branches",
-        query: BRANCHES_QUERY,
-        connection: "refs",
-        watermark: Some(Watermark::Branches),
-        incremental: Incremental::Full,
-        map: |n, repo, _, now| rows::branch(n, repo.github_id, now).into_iter().collect(),
-        nested: None,
-    }
+    BRANCHES_CONNECTION
 );
+
+// ------------------------------------------------------------------------ every document
+
+/// The per-repository connections of the stages, by stage: what the walk and the probes
+/// build their documents from.
+const CONNECTIONS: [(&str, &RepoConnection); 5] = [
+    (super::names::REPOSITORIES, &ISSUES_CONNECTION),
+    (super::names::PROJECTS, &REPOSITORY_PROJECTS),
+    (super::names::ISSUE_COMMENTS, &ISSUE_COMMENTS_CONNECTION),
+    (super::names::PULL_REQUESTS, &PULL_REQUESTS_CONNECTION),
+    (super::names::BRANCHES, &BRANCHES_CONNECTION),
+];
+
+/// Every GraphQL document the stages can send, each with a name that says which stage sends
+/// it and why: the fixed queries, and the probes of every batch size from 1 to
+/// [`PROBE_BATCH`] of every connection that has them, built by [`probe_query`] as the stage
+/// builds them. Page sizes are variables, so one document covers every page size.
+pub(crate) fn documents() -> Vec<(String, String)> {
+    use super::names;
+    let mut out: Vec<(String, String)> = [
+        (format!("{}.organization", names::ORG), ORG_QUERY),
+        (format!("{}.membersWithRole", names::ORG), MEMBERS_QUERY),
+        (format!("{}.teams", names::ORG), TEAMS_QUERY),
+        (format!("{}.repositories", names::REPOSITORIES), REPOS_QUERY),
+        (
+            format!("{}.organization.projectsV2", names::PROJECTS),
+            ORG_PROJECTS_QUERY,
+        ),
+        (
+            format!("{}.organization.projectV2", names::PROJECTS),
+            ORG_PROJECT_QUERY,
+        ),
+    ]
+    .into_iter()
+    .map(|(name, doc)| (name, doc.to_owned()))
+    .collect();
+    for (stage, spec) in CONNECTIONS {
+        out.push((
+            format!("{stage}.repository.{}", spec.connection),
+            spec.query.to_owned(),
+        ));
+        if let Some(nested) = &spec.nested {
+            out.push((
+                format!("{stage}.repository.{}.{}", nested.parent, nested.field),
+                nested.query.to_owned(),
+            ));
+        }
+        let newest_first = match spec.incremental {
+            Incremental::Full => continue,
+            Incremental::Since(_) => false,
+            Incremental::NewestFirst(_) => true,
+        };
+        for size in 1..=PROBE_BATCH {
+            let names: Vec<String> = (0..size).map(|k| format!("repo{k}")).collect();
+            let batch: Vec<(&str, &str, &str)> = names
+                .iter()
+                .map(|n| ("acme", n.as_str(), "2027-01-15T08:00:00Z"))
+                .collect();
+            let (query, _) = probe_query(spec.connection, newest_first, &batch);
+            out.push((format!("{stage}.probe.{}.{size}", spec.connection), query));
+        }
+    }
+    out
+}
 
 #[cfg(test)]
 mod tests {
@@ -1424,14 +1531,16 @@ mod tests {
             more in proptest::collection::vec((1i64..100_000, cursor_text()), 0..5),
             started_ms in proptest::option::of(0i64..4_000_000_000_000),
             since in proptest::option::of(Just("2027-01-15T08:00:00Z".to_owned())),
+            incomplete: bool,
         ) {
-            let cur = ScopeCursor { after, outer_done, more, started_ms, since };
+            let cur = ScopeCursor { after, outer_done, more, started_ms, since, incomplete };
             let back = ScopeCursor::parse(Some(cur.text().expect("serializable"))).expect("readable");
             prop_assert_eq!(back.after, cur.after);
             prop_assert_eq!(back.outer_done, cur.outer_done);
             prop_assert_eq!(back.more, cur.more);
             prop_assert_eq!(back.started_ms, cur.started_ms);
             prop_assert_eq!(back.since, cur.since);
+            prop_assert_eq!(back.incomplete, cur.incomplete);
         }
 
         /// A cursor stored before nested connections were followed (GitHub's opaque cursor,

@@ -24,13 +24,10 @@ use serde_json::Value;
 use sqlx::postgres::PgPoolOptions;
 use tower::ServiceExt as _;
 
-// The per-test PostgreSQL database is the store tests' own.
-#[path = "../../../store/tests/common/pg.rs"]
-mod pg;
 #[path = "../../../store/tests/common/push.rs"]
 mod push;
 #[allow(unused_imports)] // each test binary uses its own part of it
-pub use pg::{PgDatabase, URL_VAR, admin_url};
+pub use headroom_testkit::{PgDatabase, URL_VAR, admin_url};
 pub const HOST: &str = "api.github.com";
 
 /// The instant the seeded feed starts.
@@ -66,18 +63,18 @@ pub struct Db {
 }
 
 enum Guard {
-    Sqlite(tempfile::TempDir),
+    Sqlite(headroom_testkit::TempSqlite),
     Postgres(Box<PgDatabase>),
 }
 
+/// The pools close with the runtime; the guard then removes the database.
+impl headroom_testkit::Finish for Db {
+    async fn finish(self) {}
+}
+
 pub async fn sqlite() -> Db {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let target = dir
-        .path()
-        .join("headroom.db")
-        .to_str()
-        .expect("utf-8")
-        .to_owned();
+    let dir = headroom_testkit::TempSqlite::new();
+    let target = dir.path();
     let writer = Arc::new(SqliteStore::open(&target).await.expect("open"));
     // A second pool on the same file, as a server process would have.
     let server = Arc::new(SqliteStore::open(&target).await.expect("open"));
@@ -136,32 +133,6 @@ pub async fn postgres(test: &str) -> Option<Db> {
         read_only: Some(armed),
         _guard: Guard::Postgres(Box::new(db)),
     })
-}
-
-/// Runs one check against SQLite and PostgreSQL, as two tests.
-#[macro_export]
-macro_rules! both_backends {
-    ($($name:ident),* $(,)?) => {
-        $(
-            mod $name {
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn sqlite() {
-                    let db = $crate::common::sqlite().await;
-                    super::$name(&db).await;
-                }
-
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn postgres() {
-                    let Some(db) =
-                        $crate::common::postgres(concat!(stringify!($name), "::postgres")).await
-                    else {
-                        return;
-                    };
-                    super::$name(&db).await;
-                }
-            }
-        )*
-    };
 }
 
 pub fn settings() -> StatusSettings {

@@ -933,7 +933,7 @@ mod tests {
             },
             git_ref: git_ref.into(),
             head_sha: "a".repeat(40),
-            before_sha: "b".repeat(40),
+            before_sha: Some("b".repeat(40)),
             commit_count: None,
             distinct_commit_count: None,
             occurred_at: at,

@@ -12,11 +12,17 @@ use std::sync::Arc;
 
 use headroom_store::{SqliteStore, Store};
 
-// The PostgreSQL half lives in its own file so other crates' tests (the server's) can take it
-// without this file's `both_backends!`.
-mod pg;
+use headroom_store::PgStore;
 #[allow(unused_imports)] // each test binary uses its own part of it
-pub use pg::{PgDatabase, URL_VAR, admin_url};
+pub use headroom_testkit::{PgDatabase, URL_VAR, admin_url};
+
+/// A new pool (a new "process") on a test database, with the schema, opened the way the
+/// product opens one (so with its session settings).
+pub async fn pg_store(db: &PgDatabase, max_connections: u32) -> PgStore {
+    PgStore::connect_with_pool_size(&db.url(), max_connections)
+        .await
+        .expect("connect to the test database")
+}
 
 /// A store and the way to open it again.
 pub struct Fixture {
@@ -27,14 +33,19 @@ pub struct Fixture {
 }
 
 enum Guard {
-    Sqlite(tempfile::TempDir),
+    Sqlite(headroom_testkit::TempSqlite),
     Postgres(Box<PgDatabase>),
 }
 
+impl headroom_testkit::Finish for Fixture {
+    async fn finish(self) {
+        self.store.close().await;
+    }
+}
+
 pub async fn sqlite() -> Fixture {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let path = dir.path().join("headroom.db");
-    let target = path.to_str().expect("a UTF-8 temp path").to_owned();
+    let dir = headroom_testkit::TempSqlite::new();
+    let target = dir.path();
     let store = SqliteStore::open(&target).await.expect("open SQLite");
     Fixture {
         store: Arc::new(store),
@@ -46,39 +57,11 @@ pub async fn sqlite() -> Fixture {
 pub async fn postgres(test: &str) -> Option<Fixture> {
     let admin = admin_url(test)?;
     let db = PgDatabase::create(&admin).await;
-    let store = db.store(5).await;
+    let store = pg_store(&db, 5).await;
     let target = db.url();
     Some(Fixture {
         store: Arc::new(store),
         target,
         _guard: Guard::Postgres(Box::new(db)),
     })
-}
-
-/// Runs one shared check against SQLite and PostgreSQL, as two tests.
-#[macro_export]
-macro_rules! both_backends {
-    ($($name:ident),* $(,)?) => {
-        $(
-            mod $name {
-                #[tokio::test]
-                async fn sqlite() {
-                    let fixture = $crate::common::sqlite().await;
-                    super::$name(&fixture).await;
-                    fixture.store.close().await;
-                }
-
-                #[tokio::test]
-                async fn postgres() {
-                    let Some(fixture) =
-                        $crate::common::postgres(concat!(stringify!($name), "::postgres")).await
-                    else {
-                        return;
-                    };
-                    super::$name(&fixture).await;
-                    fixture.store.close().await;
-                }
-            }
-        )*
-    };
 }

@@ -32,7 +32,7 @@ pub fn push_event(
         },
         git_ref: "refs/heads/main".into(),
         head_sha: format!("{id:040x}"),
-        before_sha: format!("{:040x}", id + 1),
+        before_sha: Some(format!("{:040x}", id + 1)),
         commit_count: Some(1),
         distinct_commit_count: Some(1),
         occurred_at: occurred,

@@ -1,0 +1,88 @@
+//! docs/CLI.md, the command-line reference, generated from the clap definitions so that it
+//! cannot drift from them: a test renders it and compares it with the committed file.
+
+use clap::Command;
+
+/// What the help texts cannot say: where settings come from, the environment, the file.
+const PREAMBLE: &str = "\
+# headroom command-line reference
+
+Generated from the command-line definitions (`crates/cli/src/reference.rs`); a test fails when
+this file and the definitions disagree. Regenerate with
+`HEADROOM_WRITE_CLI_DOCS=1 cargo test -p headroom --bin headroom cli_reference`.
+
+## Where settings come from
+
+Every global option is read, in order, from its flag, its environment variable, `headroom.toml`
+(the file named by `--config`/`HEADROOM_CONFIG`, else `./headroom.toml` when it exists), then
+its default. A value that cannot be used refuses to start (exit 2) with a message naming the
+setting. The token is never a flag: it would show in `ps` and shell history.
+
+| environment variable | meaning |
+| --- | --- |
+| `HEADROOM_DB` | `--db`: a SQLite file path or a `postgres://` URL |
+| `GITHUB_API_URL` | `--api-url` |
+| `GITHUB_TOKEN`, then `GH_TOKEN` | the token (unless `--token-file`); none means unauthenticated |
+| `HEADROOM_CONFIG` | `--config` |
+| `RUST_LOG` | log filter for the JSON lines on stderr (default `warn`) |
+
+`headroom.toml` keys (all optional; unknown keys refuse to start):
+
+| key | flag | type |
+| --- | --- | --- |
+| `db` | `--db` | text |
+| `api_url` | `--api-url` | text |
+| `token_file` | `--token-file` | path |
+| `ca_bundle` | `--ca-bundle` | path |
+| `connect_timeout_secs` | `--connect-timeout` | 1–300 |
+| `read_timeout_secs` | `--read-timeout` | 1–600 |
+| `in_flight_ceiling` | `--in-flight-ceiling` | 1–100 |
+| `max_deferrals` | `--max-deferrals` | 1–10000 |
+| `max_deferred_wait` | `--max-deferred-wait` | seconds, or text such as `\"90m\"`, `\"2h\"` (1 s to a week) |
+
+Exit codes: 0 ran (or deferred, or hibernating), 1 the attempt failed, 2 refused to run.
+
+";
+
+/// The whole reference for `root`: the preamble, then every command's full help, depth first.
+pub fn render(root: &mut Command) -> String {
+    let mut out = String::from(PREAMBLE);
+    root.build();
+    let globals: Vec<String> = root
+        .get_arguments()
+        .filter(|a| a.is_global_set())
+        .map(|a| a.get_id().to_string())
+        .collect();
+    section(root, &[], &globals, &mut out);
+    out
+}
+
+/// One command's help; below the root, the global options (listed once, under `headroom`)
+/// are left out.
+fn section(cmd: &Command, parents: &[&str], globals: &[String], out: &mut String) {
+    let mut path: Vec<&str> = parents.to_vec();
+    path.push(cmd.get_name());
+    let heading = if parents.is_empty() { 2 } else { 3 };
+    out.push_str(&format!(
+        "{} `{}`\n\n```text\n",
+        "#".repeat(heading),
+        path.join(" ")
+    ));
+    let mut shown = cmd.clone();
+    if !parents.is_empty() {
+        for id in globals {
+            if shown.get_arguments().any(|a| a.get_id() == id.as_str()) {
+                shown = shown.mut_arg(id, |a| a.hide(true));
+            }
+        }
+    }
+    let help = shown.render_long_help().to_string();
+    for line in help.lines() {
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out.push_str("```\n\n");
+    for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+        section(sub, &path, globals, out);
+    }
+}
