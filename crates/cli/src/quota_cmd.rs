@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use headroom_core::Subject;
 use headroom_core::clock::{Clock, TokioClock};
-use headroom_core::governor::IdentitySnapshot;
+use headroom_core::governor::{IdentitySnapshot, LimitReporting};
 use headroom_http::{ApiError, ApiRequest};
 use serde::Serialize;
 
@@ -159,6 +159,16 @@ pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> ExitCode {
             .filter(|u| *u > now)
             .map(|u| format!(" · blocked until {}", u.strftime("%H:%M:%S UTC")))
             .unwrap_or_default();
+        if bucket.limits == LimitReporting::NotReported {
+            // Enterprise Server ships with rate limiting off: the governor keeps the bucket
+            // unknown (the in-flight ceiling bounds it) and its secondary protections.
+            outln!(
+                "  {}: no rate-limit headers — limits are off on this server (GitHub Enterprise Server default); secondary protections still apply · {} in flight{blocked}",
+                b.bucket.as_str(),
+                b.in_flight
+            );
+            continue;
+        }
         outln!(
             "  {:<12} {remaining} / {limit} · resets {reset} · {} in flight{blocked}",
             b.bucket.as_str(),

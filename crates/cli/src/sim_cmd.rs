@@ -108,6 +108,11 @@ pub struct SimArgs {
     /// seen to do.
     #[arg(long)]
     lying_rate_limit: bool,
+    /// Primary rate limits: `on` as on github.com, `off` as GitHub Enterprise Server ships (no
+    /// x-ratelimit-* headers, GET /rate_limit answers 404, GraphQL rateLimit is null; the
+    /// secondary limits still apply).
+    #[arg(long, value_enum, default_value_t = RateLimits::On)]
+    rate_limits: RateLimits,
     /// Serve these events as the public feed instead of the scenario's: a JSON array or one
     /// envelope per line (a corpus file, a GH Archive hour), newest first, capped at 300.
     #[arg(long, value_name = "FILE")]
@@ -131,6 +136,15 @@ pub struct SimArgs {
     tls_dir: Option<PathBuf>,
 }
 
+/// `--rate-limits`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum RateLimits {
+    /// github.com.
+    On,
+    /// GitHub Enterprise Server's default.
+    Off,
+}
+
 impl SimArgs {
     fn config(&self) -> SimConfig {
         let mut c = SimConfig::default()
@@ -147,6 +161,7 @@ impl SimArgs {
         c.concurrency_limit = self.concurrency_limit;
         c.external_spend = self.external_spend.clone();
         c.lying_rate_limit = self.lying_rate_limit;
+        c.rate_limiting = self.rate_limits == RateLimits::On;
         c.log_file = self.log.clone();
         let ms = |v: u64| SignedDuration::from_millis(i64::try_from(v).unwrap_or(i64::MAX));
         c.faults.latency = ms(self.latency_ms);
@@ -309,6 +324,24 @@ mod tests {
         assert_eq!((c.graphql_limit, c.concurrency_limit), (5_000, 100));
         assert_eq!(c.window, SignedDuration::from_secs(3_600));
         assert_eq!(c.scenario, Scenario::Default);
+        assert!(c.rate_limiting);
+    }
+
+    #[test]
+    fn rate_limits_can_be_turned_off_as_on_enterprise_server() {
+        assert!(
+            !parse(&["--rate-limits", "off"])
+                .expect("valid")
+                .config()
+                .rate_limiting
+        );
+        assert!(
+            parse(&["--rate-limits", "on"])
+                .expect("valid")
+                .config()
+                .rate_limiting
+        );
+        assert!(parse(&["--rate-limits", "maybe"]).is_err());
     }
 
     #[test]

@@ -71,6 +71,49 @@ fn quota_show_names_the_owner_and_the_credentials_that_share_it() {
     assert_eq!(json["snapshot"]["buckets"][0]["bucket"], "core");
 }
 
+/// GitHub Enterprise Server with rate limiting off: no headers to read and `/rate_limit` a
+/// 404. `quota show` still answers, and says the limits are off rather than unknown.
+#[test]
+fn quota_show_says_limits_are_off_on_an_enterprise_server_without_them() {
+    let sim = Sim::start(&["--token", "t1=alice", "--rate-limits", "off"]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (code, out, err) = headroom(
+        dir.path(),
+        Some("t1"),
+        &["quota", "show", "--api-url", &sim.url],
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("user alice"), "{out}");
+    assert!(
+        out.contains(
+            "core: no rate-limit headers — limits are off on this server (GitHub Enterprise Server default); secondary protections still apply"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("? / ?"), "{out}");
+    let (code, out, _) = headroom(
+        dir.path(),
+        Some("t1"),
+        &["quota", "show", "--json", "--api-url", &sim.url],
+    );
+    assert_eq!(code, 0);
+    let json: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let core = &json["snapshot"]["buckets"][0];
+    assert_eq!(core["bucket"], "core");
+    assert_eq!(core["limits"], "not_reported");
+    assert_eq!(core["remaining"], serde_json::Value::Null);
+    // On github.com the same command reads the headers.
+    let dotcom = Sim::start(&["--token", "t1=alice"]);
+    let (code, out, _) = headroom(
+        dir.path(),
+        Some("t1"),
+        &["quota", "show", "--json", "--api-url", &dotcom.url],
+    );
+    assert_eq!(code, 0);
+    let json: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(json["snapshot"]["buckets"][0]["limits"], "reported");
+}
+
 #[test]
 fn invalid_settings_refuse_with_exit_code_two() {
     let dir = tempfile::tempdir().expect("tempdir");

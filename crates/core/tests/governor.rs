@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use headroom_core::clock::{ManualClock, SignedDuration, Timestamp};
 use headroom_core::governor::{
-    Acquire, GovernorConfig, Headroom, MemoryQuotaState, Permit, PointsLimit, Wait, WaitReason,
+    Acquire, GovernorConfig, Headroom, LimitReporting, MemoryQuotaState, Permit, PointsLimit, Wait,
+    WaitReason,
 };
 use headroom_core::signal::{LimitReason, RateLimitSignal};
 use headroom_core::{Bucket, Governor, QuotaKey, RequestKind};
@@ -477,6 +478,73 @@ async fn the_async_front_reads_the_injected_clock() {
 // ---------------------------------------------------------------------------------------
 // Properties: any interleaving of acquire, observe, drop and time passing.
 
+/// GitHub Enterprise Server with rate limiting off: answers without any reading. The bucket
+/// stays unknown (granted up to the ceiling, never closed), says its limits are not reported,
+/// and the secondary protections still block.
+#[test]
+fn answers_without_rate_limit_headers_leave_the_bucket_open_and_say_so() {
+    let s = state();
+    let core = Bucket::core();
+    let reporting = |s: &MemoryQuotaState, now| {
+        s.snapshot_now(&alice(), now)
+            .buckets
+            .iter()
+            .find(|b| b.state.bucket == core)
+            .map(|b| b.limits)
+    };
+    assert_eq!(reporting(&s, t(0)), None, "never seen");
+    let p = grant(read(&s, &core, 1, t(0)));
+    assert_eq!(reporting(&s, t(0)), Some(LimitReporting::Unanswered));
+    s.observe_now(&p, &RateLimitSignal::default(), t(0));
+    drop(p);
+    assert_eq!(reporting(&s, t(0)), Some(LimitReporting::NotReported));
+    for i in 0..1_000 {
+        // A thousand answers later, still granted up to the ceiling and no further.
+        let permits: Vec<Permit> = (0..10).map(|_| grant(read(&s, &core, 1, t(i)))).collect();
+        let w = wait(read(&s, &core, 1, t(i)));
+        assert!(
+            matches!(w.reason, WaitReason::InFlightCeiling { .. }),
+            "{w}"
+        );
+        for p in &permits {
+            s.observe_now(p, &RateLimitSignal::default(), t(i));
+        }
+    }
+    let snap = s.snapshot_now(&alice(), t(1_000));
+    assert!(!snap.buckets[0].known);
+    assert_eq!(snap.buckets[0].limits, LimitReporting::NotReported);
+    // A secondary limit without headers still blocks the bucket.
+    let p = grant(read(&s, &core, 1, t(1_000)));
+    let secondary = RateLimitSignal {
+        reason: Some(LimitReason::Secondary),
+        ..RateLimitSignal::default()
+    };
+    s.observe_now(&p, &secondary, t(1_000));
+    drop(p);
+    let w = wait(read(&s, &core, 1, t(1_001)));
+    assert!(matches!(w.reason, WaitReason::SecondaryBlock { .. }), "{w}");
+    // A reading (the server turned its limits on) is believed at once.
+    let p = grant(read(&s, &core, 1, t(5_000)));
+    s.observe_now(&p, &reading("core", 4_000, 1_000, t(8_600)), t(5_000));
+    assert_eq!(reporting(&s, t(5_000)), Some(LimitReporting::Reported));
+}
+
+/// On github.com a secondary 403 can arrive without headers: it is not taken for limits
+/// being off.
+#[test]
+fn a_refusal_without_headers_does_not_say_limits_are_off() {
+    let s = state();
+    let core = Bucket::core();
+    let p = grant(read(&s, &core, 1, t(0)));
+    let secondary = RateLimitSignal {
+        reason: Some(LimitReason::Secondary),
+        ..RateLimitSignal::default()
+    };
+    s.observe_now(&p, &secondary, t(0));
+    let snap = s.snapshot_now(&alice(), t(0));
+    assert_eq!(snap.buckets[0].limits, LimitReporting::Unanswered);
+}
+
 #[derive(Debug, Clone)]
 enum Op {
     Acquire {
@@ -593,6 +661,46 @@ proptest! {
             }
         }
         prop_assert_eq!(held.len(), attempts.min(ceiling as usize));
+    }
+
+    #[test]
+    fn answers_without_readings_never_close_a_bucket(
+        ops in proptest::collection::vec((0u8..4, 0i64..600_000), 1..300),
+        ceiling in 1u32..12,
+    ) {
+        // Acquires, header-less answers, drops and time passing in any order: every acquire
+        // below the ceiling is granted, and once anything was answered the bucket says its
+        // limits are not reported.
+        let s = MemoryQuotaState::new(GovernorConfig { ceiling, ..GovernorConfig::default() }).expect("valid");
+        let core = Bucket::core();
+        let mut now = t(0);
+        let mut held: Vec<Permit> = Vec::new();
+        let mut answered = false;
+        for (op, millis) in ops {
+            match op {
+                0 => {
+                    let in_flight = s.snapshot_now(&alice(), now).in_flight;
+                    match read(&s, &core, 1, now) {
+                        Acquire::Grant(p) => held.push(p),
+                        Acquire::Wait(w) => {
+                            prop_assert!(in_flight >= ceiling, "refused below the ceiling: {}", w);
+                            prop_assert!(matches!(w.reason, WaitReason::InFlightCeiling { .. }), "{}", w);
+                        }
+                    }
+                }
+                1 => if let Some(p) = held.first() {
+                    s.observe_now(p, &RateLimitSignal::default(), now);
+                    answered = true;
+                },
+                2 => { held.pop(); }
+                _ => now += SignedDuration::from_millis(millis),
+            }
+            if answered {
+                let snap = s.snapshot_now(&alice(), now);
+                prop_assert_eq!(snap.buckets[0].limits, LimitReporting::NotReported);
+                prop_assert!(!snap.buckets[0].known);
+            }
+        }
     }
 
     #[test]

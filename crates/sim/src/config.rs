@@ -182,6 +182,12 @@ pub struct SimConfig {
     pub external_spend: Vec<ExternalSpend>,
     /// `GET /rate_limit` reports a full quota with reset now + 1 h.
     pub lying_rate_limit: bool,
+    /// Primary rate limits, as on github.com (the default). `false` plays GitHub Enterprise
+    /// Server's default, rate limiting off: no response carries `x-ratelimit-*` headers, no
+    /// bucket is ever exhausted, GraphQL's `rateLimit` answers null and `GET /rate_limit`
+    /// answers 404 "Rate limiting is not enabled.". The secondary limits (concurrency, points
+    /// per minute, content creation) still apply.
+    pub rate_limiting: bool,
     /// Random faults and latency.
     pub faults: Faults,
     /// Base URL written into bodies and headers when the request URI is origin-form and has
@@ -261,6 +267,7 @@ impl Default for SimConfig {
             feed_cap: 300,
             external_spend: Vec::new(),
             lying_rate_limit: false,
+            rate_limiting: true,
             faults: Faults::default(),
             public_base_url: "https://api.github.com".to_owned(),
             feed_events: None,
@@ -304,6 +311,13 @@ impl SimConfig {
         if self.search_window > window {
             self.search_window = window;
         }
+        self
+    }
+
+    /// Turns primary rate limiting off, as GitHub Enterprise Server ships
+    /// ([`SimConfig::rate_limiting`]).
+    pub fn without_rate_limiting(mut self) -> Self {
+        self.rate_limiting = false;
         self
     }
 

@@ -303,8 +303,8 @@ pub struct GqlCtx {
     pub world: Arc<Mutex<World>>,
     /// The viewer's login (None for installations).
     pub viewer: Option<String>,
-    /// The rate limit after this query.
-    pub rate: RateInfo,
+    /// The rate limit after this query; `None` where rate limiting is off (Enterprise Server).
+    pub rate: Option<RateInfo>,
     /// API root for URLs.
     pub base: String,
     /// The scenario played (some refuse parts of an answer).
@@ -761,7 +761,9 @@ impl Query {
         dry_run: Option<bool>,
     ) -> async_graphql::Result<Option<RateLimit>> {
         let _ = dry_run;
-        let r = ctx.data::<GqlCtx>()?.rate;
+        let Some(r) = ctx.data::<GqlCtx>()?.rate else {
+            return Ok(None);
+        };
         let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
         Ok(Some(RateLimit {
             limit: n(r.limit),

@@ -12,6 +12,8 @@ use crate::scenario::Scenario;
 use crate::sim::{Ctx, Reply, Simulator, lock, stamp};
 use crate::world::{BranchRec, CommitRec, FileRec, IssueRec, PullRec, RepoContent, RepoRec, World};
 
+mod git;
+
 const DOC: &str = "https://docs.github.com/rest";
 /// Query components keep RFC 3986's unreserved characters.
 const QUERY: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
@@ -27,14 +29,14 @@ enum RepoSel<'a> {
     Id(&'a str),
 }
 
-fn validation_failed(errors: Value) -> Reply {
+pub(super) fn validation_failed(errors: Value) -> Reply {
     Reply::json(
         StatusCode::UNPROCESSABLE_ENTITY,
         &json!({"message": "Validation Failed", "errors": errors, "documentation_url": DOC, "status": "422"}),
     )
 }
 
-fn invalid_request(field: &str) -> Reply {
+pub(super) fn invalid_request(field: &str) -> Reply {
     Reply::message(
         StatusCode::UNPROCESSABLE_ENTITY,
         &format!("Invalid request.\n\n\"{field}\" wasn't supplied."),
@@ -42,7 +44,7 @@ fn invalid_request(field: &str) -> Reply {
     )
 }
 
-fn requires_auth() -> Reply {
+pub(super) fn requires_auth() -> Reply {
     Reply::message(StatusCode::UNAUTHORIZED, "Requires authentication", DOC)
 }
 
@@ -54,7 +56,7 @@ fn hex(bytes: &[u8], n: usize) -> String {
         .collect()
 }
 
-fn sha_of(parts: &[&str]) -> String {
+pub(super) fn sha_of(parts: &[&str]) -> String {
     let mut h = Sha256::new();
     for p in parts {
         h.update(p.as_bytes());
@@ -123,18 +125,30 @@ fn link_header(ctx: &Ctx, path: &str, page: u64, last: u64, has_next: bool) -> O
     Some(rels.join(", "))
 }
 
-fn slice_page(items: Vec<Value>, page: u64, per_page: usize) -> (Vec<Value>, u64, bool) {
+/// The page's items, rendered: only the page is rendered, since a full REST object costs
+/// far more than the record it comes from.
+fn slice_page<T>(
+    items: &[T],
+    page: u64,
+    per_page: usize,
+    render: impl Fn(&T) -> Value,
+) -> (Vec<Value>, u64, bool) {
     let total = items.len();
     let last = total.div_ceil(per_page).max(1) as u64;
     let start = ((page - 1) as usize).saturating_mul(per_page);
-    let page_items: Vec<Value> = items.into_iter().skip(start).take(per_page).collect();
+    let page_items: Vec<Value> = items
+        .iter()
+        .skip(start)
+        .take(per_page)
+        .map(render)
+        .collect();
     (page_items, last, page < last)
 }
 
 /// A JSON array page with its Link header; `path` is the path the links use.
-fn paged(ctx: &Ctx, items: Vec<Value>, path: &str) -> Reply {
+fn paged<T>(ctx: &Ctx, items: &[T], path: &str, render: impl Fn(&T) -> Value) -> Reply {
     let (page, per_page) = page_params(ctx);
-    let (items, last, has_next) = slice_page(items, page, per_page);
+    let (items, last, has_next) = slice_page(items, page, per_page, render);
     let reply = Reply::ok(&Value::Array(items));
     match link_header(ctx, path, page, last, has_next) {
         Some(l) => reply.header("link", &l),
@@ -143,10 +157,16 @@ fn paged(ctx: &Ctx, items: Vec<Value>, path: &str) -> Reply {
 }
 
 /// A `{total_count, <key>: [...]}` page with its Link header.
-fn paged_wrapped(ctx: &Ctx, key: &str, items: Vec<Value>, path: &str) -> Reply {
+fn paged_wrapped<T>(
+    ctx: &Ctx,
+    key: &str,
+    items: &[T],
+    path: &str,
+    render: impl Fn(&T) -> Value,
+) -> Reply {
     let (page, per_page) = page_params(ctx);
     let total = items.len();
-    let (items, last, has_next) = slice_page(items, page, per_page);
+    let (items, last, has_next) = slice_page(items, page, per_page, render);
     let mut body = serde_json::Map::new();
     body.insert("total_count".to_owned(), json!(total));
     body.insert(key.to_owned(), Value::Array(items));
@@ -157,7 +177,7 @@ fn paged_wrapped(ctx: &Ctx, key: &str, items: Vec<Value>, path: &str) -> Reply {
     }
 }
 
-fn ancestors(c: &RepoContent, sha: &str) -> HashSet<String> {
+pub(super) fn ancestors(c: &RepoContent, sha: &str) -> HashSet<String> {
     let mut seen = HashSet::new();
     let mut stack = vec![sha.to_owned()];
     while let Some(s) = stack.pop() {
@@ -225,7 +245,13 @@ impl Simulator {
                 if !w.org.login.eq_ignore_ascii_case(org) {
                     return Reply::not_found();
                 }
-                Reply::ok(&render::org(&ctx.base, &w.org, w.org_repos().len()))
+                let created = w.user(&w.org.login).map_or(ctx.now, |u| u.created_at);
+                Reply::ok(&render::org(
+                    &ctx.base,
+                    &w.org,
+                    w.org_repos().len(),
+                    created,
+                ))
             }
             ["orgs", org, "repos"] if *m == Method::POST => self.create_repo(ctx, Some(org)),
             ["orgs", org, what] if get => {
@@ -233,28 +259,21 @@ impl Simulator {
                 if !w.org.login.eq_ignore_ascii_case(org) {
                     return Reply::not_found();
                 }
-                let items: Vec<Value> = match *what {
-                    "repos" => w
-                        .org_repos()
-                        .iter()
-                        .map(|r| render::repo(&ctx.base, &w, r))
-                        .collect(),
-                    "members" => w
-                        .org
-                        .members
-                        .iter()
-                        .filter_map(|l| w.user(l))
-                        .map(|u| render::user_simple(&ctx.base, u))
-                        .collect(),
-                    "teams" => w
-                        .org
-                        .teams
-                        .iter()
-                        .map(|t| render::team(&ctx.base, &w.org.login, t))
-                        .collect(),
-                    _ => return Reply::not_found(),
-                };
-                paged(ctx, items, &format!("/orgs/{}/{what}", w.org.login))
+                let path = format!("/orgs/{}/{what}", w.org.login);
+                match *what {
+                    "repos" => paged(ctx, &w.org_repos(), &path, |r| {
+                        render::repo(&ctx.base, &w, r)
+                    }),
+                    "members" => {
+                        let members: Vec<_> =
+                            w.org.members.iter().filter_map(|l| w.user(l)).collect();
+                        paged(ctx, &members, &path, |u| render::user_simple(&ctx.base, u))
+                    }
+                    "teams" => paged(ctx, &w.org.teams, &path, |t| {
+                        render::team(&ctx.base, &w.org.login, t)
+                    }),
+                    _ => Reply::not_found(),
+                }
             }
             ["repos", owner, name, rest @ ..] => {
                 self.repo_route(ctx, RepoSel::Name(owner, name), rest)
@@ -271,17 +290,14 @@ impl Simulator {
                 let w = lock(&self.inner.world);
                 match w.user(login) {
                     Some(u) => {
-                        let n = w
-                            .repos
-                            .iter()
-                            .filter(|r| r.owner.eq_ignore_ascii_case(login))
-                            .count();
-                        let mut v = render::user_full(&ctx.base, u, n);
-                        if let Some(o) = v.as_object_mut() {
-                            o.insert("private_gists".into(), json!(0));
-                            o.insert("two_factor_authentication".into(), json!(true));
-                        }
-                        Reply::ok(&v)
+                        let owned = || {
+                            w.repos
+                                .iter()
+                                .filter(|r| r.owner.eq_ignore_ascii_case(login) && !r.deleted)
+                        };
+                        let public = owned().filter(|r| !r.private).count();
+                        let private = owned().filter(|r| r.private).count();
+                        Reply::ok(&render::user_private(&ctx.base, u, public, private))
                     }
                     None => Reply::not_found(),
                 }
@@ -379,7 +395,7 @@ impl Simulator {
                         "https://docs.github.com/v3/#pagination",
                     );
                 }
-                paged(ctx, items, "/events")
+                paged(ctx, &items, "/events", Value::clone)
             }
             None => match inner.config.scenario {
                 Scenario::Paginated => scripted(feed::paginated_page(&ctx.base, page)),
@@ -503,12 +519,21 @@ impl Simulator {
         let (page, per_page) = page_params(ctx);
         let total = items.len();
         // Search serves at most the first 1,000 results.
-        let items: Vec<Value> = items.into_iter().take(1000).collect();
-        let (items, last, has_next) = slice_page(items, page, per_page);
-        let mut reply = Reply::json(
-            StatusCode::OK,
-            &json!({"total_count": total, "incomplete_results": incomplete, "items": items}),
+        let (items, last, has_next) = slice_page(
+            &items[..items.len().min(1000)],
+            page,
+            per_page,
+            Value::clone,
         );
+        let mut body =
+            json!({"total_count": total, "incomplete_results": incomplete, "items": items});
+        // Issue search says which engine answered; the simulator's is plain lexical matching.
+        if kind == "issues"
+            && let Some(o) = body.as_object_mut()
+        {
+            o.insert("search_type".into(), json!("lexical"));
+        }
+        let mut reply = Reply::json(StatusCode::OK, &body);
         reply.etag = false;
         match link_header(ctx, &format!("/search/{kind}"), page, last, has_next) {
             Some(l) => reply.header("link", &l),
@@ -572,17 +597,15 @@ impl Simulator {
         let base = ctx.base.as_str();
         let mut w = lock(&self.inner.world);
         match rest {
-            [] if get => Reply::ok(&render::repo(base, &w, &repo)),
+            [] if get => Reply::ok(&render::repo_full(base, &w, &repo)),
             ["issues"] if get => {
                 let state = ctx.param("state").unwrap_or("open").to_owned();
                 let mut issues: Vec<IssueRec> = w.content(repo.id).issues.clone();
                 issues.retain(|i| state == "all" || (state == "open") == i.open);
                 issues.sort_by_key(|i| std::cmp::Reverse(i.number));
-                let items = issues
-                    .iter()
-                    .map(|i| render::issue(base, &w, &repo, i))
-                    .collect();
-                paged(ctx, items, &lpath("issues"))
+                paged(ctx, &issues, &lpath("issues"), |i| {
+                    render::issue(base, &w, &repo, i)
+                })
             }
             ["issues", "comments"] if get => {
                 let issues = w.content(repo.id).issues.clone();
@@ -591,11 +614,9 @@ impl Simulator {
                     .flat_map(|i| i.comments.iter().map(move |c| (i.number, c)))
                     .collect();
                 comments.sort_by_key(|(_, c)| (c.created_at, c.id));
-                let items = comments
-                    .iter()
-                    .map(|(n, c)| render::comment(base, &w, &repo, *n, c))
-                    .collect();
-                paged(ctx, items, &lpath("issues/comments"))
+                paged(ctx, &comments, &lpath("issues/comments"), |(n, c)| {
+                    render::comment(base, &w, &repo, *n, c)
+                })
             }
             ["issues", n] if get => {
                 let c = w.content(repo.id).clone();
@@ -618,11 +639,9 @@ impl Simulator {
                     .filter(|(i, _)| state == "all" || (state == "open") == i.open)
                     .collect();
                 items.sort_by_key(|(i, _)| std::cmp::Reverse(i.number));
-                let items = items
-                    .iter()
-                    .map(|(i, p)| render::pull(base, &w, &repo, i, p))
-                    .collect();
-                paged(ctx, items, &lpath("pulls"))
+                paged(ctx, &items, &lpath("pulls"), |(i, p)| {
+                    render::pull(base, &w, &repo, i, p)
+                })
             }
             ["pulls"] if *m == Method::POST => {
                 drop(w);
@@ -639,23 +658,18 @@ impl Simulator {
                     return Reply::not_found();
                 };
                 match what {
-                    [] if get => {
-                        let mut v = render::pull(base, &w, &repo, issue, pull);
-                        if let Some(o) = v.as_object_mut() {
-                            o.insert("mergeable".into(), json!(issue.open && !pull.merged));
-                        }
-                        Reply::ok(&v)
-                    }
+                    [] if get => Reply::ok(&render::pull_full(base, &w, &repo, issue, pull, &c)),
                     ["commits"] if get => {
                         // GitHub lists at most 250 commits of a pull request.
-                        let items = pull
+                        let commits: Vec<&CommitRec> = pull
                             .commits
                             .iter()
                             .take(250)
                             .filter_map(|s| c.commits.get(s))
-                            .map(|cm| render::commit(base, &w, &full, cm, false))
                             .collect();
-                        paged(ctx, items, &lpath(&format!("pulls/{n}/commits")))
+                        paged(ctx, &commits, &lpath(&format!("pulls/{n}/commits")), |cm| {
+                            render::commit(base, &w, &full, cm, false)
+                        })
                     }
                     ["files"] if get => {
                         let mut files: BTreeMap<String, FileRec> = BTreeMap::new();
@@ -666,12 +680,10 @@ impl Simulator {
                                 }
                             }
                         }
-                        let items = files
-                            .values()
-                            .take(3000)
-                            .map(|f| render::file(base, &full, f))
-                            .collect();
-                        paged(ctx, items, &lpath(&format!("pulls/{n}/files")))
+                        let files: Vec<&FileRec> = files.values().take(3000).collect();
+                        paged(ctx, &files, &lpath(&format!("pulls/{n}/files")), |f| {
+                            render::file(base, &full, f)
+                        })
                     }
                     ["merge"] if get => {
                         if pull.merged {
@@ -714,22 +726,18 @@ impl Simulator {
                 match what {
                     [] => Reply::ok(&render::commit(base, &w, &full, commit, true)),
                     ["check-runs"] => {
-                        let items = c
+                        let checks: Vec<_> = c
                             .runs
                             .iter()
                             .filter(|r| r.head_sha == commit.sha)
-                            .flat_map(|r| {
-                                let full = full.as_str();
-                                r.jobs
-                                    .iter()
-                                    .map(move |j| render::check_run(base, full, r, j))
-                            })
+                            .flat_map(|r| r.jobs.iter().map(move |j| (r, j)))
                             .collect();
                         paged_wrapped(
                             ctx,
                             "check_runs",
-                            items,
+                            &checks,
                             &lpath(&format!("commits/{sha}/check-runs")),
+                            |(r, j)| render::check_run(base, &full, r, j),
                         )
                     }
                     _ => Reply::not_found(),
@@ -737,29 +745,25 @@ impl Simulator {
             }
             ["branches"] if get => {
                 let protected_only = ctx.param("protected") == Some("true");
-                let items = w
+                let branches: Vec<&BranchRec> = w
                     .content(repo.id)
                     .branches
                     .iter()
                     .filter(|b| !protected_only || b.protection.is_some())
-                    .map(|b| render::branch(base, &full, b))
                     .collect();
-                paged(ctx, items, &lpath("branches"))
+                paged(ctx, &branches, &lpath("branches"), |b| {
+                    render::branch(base, &full, b)
+                })
             }
             ["branches", branch] if get => {
                 let c = w.content(repo.id).clone();
                 match c.branch(branch) {
-                    Some(b) => {
-                        let mut v = render::branch(base, &full, b);
-                        if let (Some(o), Some(cm)) = (v.as_object_mut(), c.commits.get(&b.sha)) {
-                            o.insert("commit".into(), render::commit(base, &w, &full, cm, false));
-                            o.insert(
-                                "protection_url".into(),
-                                json!(format!("{base}/repos/{full}/branches/{branch}/protection")),
-                            );
-                        }
-                        Reply::ok(&v)
-                    }
+                    Some(b) => match c.commits.get(&b.sha) {
+                        Some(cm) => Reply::ok(&render::branch_detail(base, &w, &full, b, cm)),
+                        // A branch whose head the world does not hold: listed, but
+                        // there is no commit to show.
+                        None => Reply::ok(&render::branch(base, &full, b)),
+                    },
                     None => Reply::message(StatusCode::NOT_FOUND, "Branch not found", DOC),
                 }
             }
@@ -781,6 +785,46 @@ impl Simulator {
                 };
                 create_ref(ctx, &mut w, &repo, &body)
             }
+            ["git", "blobs"] if *m == Method::POST => {
+                let body = match self.body_json(ctx) {
+                    Ok(b) => b,
+                    Err(r) => return r,
+                };
+                git::create_blob(ctx, &mut w, &repo, &body)
+            }
+            ["git", "trees"] if *m == Method::POST => {
+                let body = match self.body_json(ctx) {
+                    Ok(b) => b,
+                    Err(r) => return r,
+                };
+                git::create_tree(ctx, &mut w, &repo, &body)
+            }
+            ["git", "commits"] if *m == Method::POST => {
+                let body = match self.body_json(ctx) {
+                    Ok(b) => b,
+                    Err(r) => return r,
+                };
+                let counter = {
+                    let mut s = lock(&self.inner.scenario_state);
+                    s.commit_counter += 1;
+                    s.commit_counter
+                };
+                git::create_commit(ctx, &mut w, &repo, &body, counter)
+            }
+            ["git", "commits", sha] if get => {
+                let c = w.content(repo.id).clone();
+                match c.commits.get(*sha) {
+                    Some(cm) => Reply::ok(&render::git_commit(base, &w, &full, cm)),
+                    None => Reply::not_found(),
+                }
+            }
+            ["git", "refs", refname @ ..] if *m == Method::PATCH && !refname.is_empty() => {
+                let body = match self.body_json(ctx) {
+                    Ok(b) => b,
+                    Err(r) => return r,
+                };
+                git::update_ref(ctx, &mut w, &repo, &refname.join("/"), &body)
+            }
             ["git", "ref", refname @ ..] if get => {
                 let refname = refname.join("/");
                 let Some(branch) = refname.strip_prefix("heads/") else {
@@ -789,6 +833,7 @@ impl Simulator {
                 match w.content(repo.id).branch(branch) {
                     Some(b) => Reply::ok(&json!({
                         "ref": format!("refs/heads/{}", b.name),
+                        "node_id": ref_node_id(repo.id, &b.name),
                         "url": format!("{base}/repos/{full}/git/refs/heads/{}", b.name),
                         "object": {"type": "commit", "sha": b.sha, "url": format!("{base}/repos/{full}/git/commits/{}", b.sha)},
                     })),
@@ -815,12 +860,10 @@ impl Simulator {
                 }
             }
             ["actions", "runs"] if get => {
-                let runs = w.content(repo.id).runs.clone();
-                let items = runs
-                    .iter()
-                    .map(|r| render::run(base, &w, &repo, r))
-                    .collect();
-                paged_wrapped(ctx, "workflow_runs", items, &lpath("actions/runs"))
+                let c = w.content(repo.id).clone();
+                paged_wrapped(ctx, "workflow_runs", &c.runs, &lpath("actions/runs"), |r| {
+                    render::run(base, &w, &repo, r, c.commits.get(&r.head_sha))
+                })
             }
             ["actions", "runs", id, "jobs"] if get => {
                 let runs = w.content(repo.id).runs.clone();
@@ -829,19 +872,13 @@ impl Simulator {
                     .ok()
                     .and_then(|id| runs.iter().find(|r| r.id == id))
                 {
-                    Some(run) => {
-                        let items = run
-                            .jobs
-                            .iter()
-                            .map(|j| render::job(base, &full, run, j))
-                            .collect();
-                        paged_wrapped(
-                            ctx,
-                            "jobs",
-                            items,
-                            &lpath(&format!("actions/runs/{id}/jobs")),
-                        )
-                    }
+                    Some(run) => paged_wrapped(
+                        ctx,
+                        "jobs",
+                        &run.jobs,
+                        &lpath(&format!("actions/runs/{id}/jobs")),
+                        |j| render::job(base, &full, run, j),
+                    ),
                     None => Reply::not_found(),
                 }
             }
@@ -933,7 +970,7 @@ impl Simulator {
                 .unwrap_or(false),
         };
         w.add_repo(rec.clone());
-        let v = render::repo(&ctx.base, &w, &rec);
+        let v = render::repo_full(&ctx.base, &w, &rec);
         let location = format!("{}/repos/{}", ctx.base, rec.full_name());
         Reply::json(StatusCode::CREATED, &v).header("location", &location)
     }
@@ -1042,7 +1079,8 @@ impl Simulator {
         };
         c.pulls.push(pull.clone());
         c.issues.push(issue.clone());
-        let v = render::pull(&ctx.base, &w, repo, &issue, &pull);
+        let content = c.clone();
+        let v = render::pull_full(&ctx.base, &w, repo, &issue, &pull, &content);
         let location = format!("{}/repos/{}/pulls/{number}", ctx.base, repo.full_name());
         Reply::json(StatusCode::CREATED, &v).header("location", &location)
     }
@@ -1212,26 +1250,14 @@ impl Simulator {
 
 fn protect_branch(ctx: &Ctx, w: &mut World, repo: &RepoRec, branch: &str, body: Value) -> Reply {
     let full = repo.full_name();
-    let base = &ctx.base;
-    let url = format!("{base}/repos/{full}/branches/{branch}/protection");
-    let render_protection = |p: &Value| {
-        json!({
-            "url": url,
-            "required_status_checks": p.get("required_status_checks").cloned().unwrap_or(Value::Null),
-            "enforce_admins": {"url": format!("{url}/enforce_admins"), "enabled": p.get("enforce_admins").and_then(Value::as_bool).unwrap_or(false)},
-            "required_pull_request_reviews": p.get("required_pull_request_reviews").cloned().unwrap_or(Value::Null),
-            "restrictions": p.get("restrictions").cloned().unwrap_or(Value::Null),
-            "required_linear_history": {"enabled": p.get("required_linear_history").and_then(Value::as_bool).unwrap_or(false)},
-            "allow_force_pushes": {"enabled": p.get("allow_force_pushes").and_then(Value::as_bool).unwrap_or(false)},
-        })
-    };
+    let base = ctx.base.clone();
     let c = w.content(repo.id);
     let Some(b) = c.branches.iter_mut().find(|b| b.name == branch) else {
         return Reply::message(StatusCode::NOT_FOUND, "Branch not found", DOC);
     };
     match ctx.method {
         Method::GET | Method::HEAD => match &b.protection {
-            Some(p) => Reply::ok(&render_protection(p)),
+            Some(p) => Reply::ok(&render::protection(&base, &full, branch, p, false)),
             None => Reply::message(StatusCode::NOT_FOUND, "Branch not protected", DOC),
         },
         Method::PUT => {
@@ -1248,8 +1274,9 @@ fn protect_branch(ctx: &Ctx, w: &mut World, repo: &RepoRec, branch: &str, body: 
                     return invalid_request(key);
                 }
             }
-            b.protection = Some(body.clone());
-            Reply::json(StatusCode::OK, &render_protection(&body))
+            let answer = render::protection(&base, &full, branch, &body, true);
+            b.protection = Some(body);
+            Reply::json(StatusCode::OK, &answer)
         }
         Method::DELETE => {
             if b.protection.take().is_some() {
@@ -1313,7 +1340,7 @@ fn create_ref(ctx: &Ctx, w: &mut World, repo: &RepoRec, body: &Value) -> Reply {
         StatusCode::CREATED,
         &json!({
             "ref": refname,
-            "node_id": format!("REF_{}", &sha[..12.min(sha.len())]),
+            "node_id": ref_node_id(repo.id, branch),
             "url": url,
             "object": {"type": "commit", "sha": sha, "url": format!("{}/repos/{full}/git/commits/{sha}", ctx.base)},
         }),
@@ -1321,8 +1348,29 @@ fn create_ref(ctx: &Ctx, w: &mut World, repo: &RepoRec, body: &Value) -> Reply {
     .header("location", &url)
 }
 
-fn content_json(ctx: &Ctx, full: &str, path: &str, blob: &str, content: &str) -> Value {
+/// A ref's node id, stable per repository and branch (GitHub's are opaque).
+pub(super) fn ref_node_id(repo_id: u64, branch: &str) -> String {
+    format!(
+        "REF_{}",
+        sha_of(&[&repo_id.to_string(), branch])
+            .get(..20)
+            .unwrap_or("")
+    )
+}
+
+/// A file of the Contents API (`content-file`), as read from `git_ref`.
+fn content_json(
+    ctx: &Ctx,
+    full: &str,
+    path: &str,
+    git_ref: &str,
+    blob: &str,
+    content: &str,
+) -> Value {
     let name = path.rsplit('/').next().unwrap_or(path);
+    let url = format!("{}/repos/{full}/contents/{path}?ref={git_ref}", ctx.base);
+    let git_url = format!("{}/repos/{full}/git/blobs/{blob}", ctx.base);
+    let html_url = format!("https://github.com/{full}/blob/{git_ref}/{path}");
     json!({
         "type": "file",
         "encoding": "base64",
@@ -1331,8 +1379,11 @@ fn content_json(ctx: &Ctx, full: &str, path: &str, blob: &str, content: &str) ->
         "path": path,
         "content": content,
         "sha": blob,
-        "url": format!("{}/repos/{full}/contents/{path}", ctx.base),
-        "html_url": format!("https://github.com/{full}/blob/main/{path}"),
+        "url": url,
+        "git_url": git_url,
+        "html_url": html_url,
+        "download_url": format!("https://raw.githubusercontent.com/{full}/{git_ref}/{path}"),
+        "_links": {"self": url, "git": git_url, "html": html_url},
     })
 }
 
@@ -1342,11 +1393,16 @@ fn get_contents(ctx: &Ctx, w: &mut World, repo: &RepoRec, path: &str) -> Reply {
     let sha = c
         .branch(&reference)
         .map(|b| b.sha.clone())
-        .unwrap_or(reference);
+        .unwrap_or_else(|| reference.clone());
     match c.commits.get(&sha).and_then(|cm| cm.tree.get(path)) {
-        Some((blob, content)) => {
-            Reply::ok(&content_json(ctx, &repo.full_name(), path, blob, content))
-        }
+        Some((blob, content)) => Reply::ok(&content_json(
+            ctx,
+            &repo.full_name(),
+            path,
+            &reference,
+            blob,
+            content,
+        )),
         None => Reply::not_found(),
     }
 }
@@ -1468,7 +1524,7 @@ fn put_contents(
     Reply::json(
         code,
         &json!({
-            "content": content_json(ctx, &full, path, &blob, content),
+            "content": content_json(ctx, &full, path, &branch, &blob, content),
             "commit": {
                 "sha": sha,
                 "url": format!("{}/repos/{full}/git/commits/{sha}", ctx.base),

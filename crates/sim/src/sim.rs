@@ -595,9 +595,10 @@ impl Simulator {
                 0,
             );
         }
-        let (reading, spent) = if class.free {
+        // `/rate_limit` is free; with rate limiting off (Enterprise Server) nothing counts.
+        let (reading, spent) = if class.free || !inner.config.rate_limiting {
             (
-                lock(&inner.quotas).peek(&inner.config, now, &subject, Resource::Core),
+                lock(&inner.quotas).peek(&inner.config, now, &subject, class.resource),
                 0,
             )
         } else {
@@ -633,7 +634,16 @@ impl Simulator {
             return finish(reply, Some(reading), spent);
         }
 
-        let reply = if class.free {
+        let reply = if class.free && !inner.config.rate_limiting {
+            // What GitHub Enterprise Server answers when rate limiting is off.
+            Reply::json(
+                StatusCode::NOT_FOUND,
+                &json!({
+                    "message": "Rate limiting is not enabled.",
+                    "documentation_url": "https://docs.github.com/enterprise-server/rest",
+                }),
+            )
+        } else if class.free {
             self.rate_limit_body(&ctx)
         } else {
             self.route(&ctx)
@@ -803,13 +813,11 @@ impl Simulator {
                 0,
             );
         }
-        let spend = lock(&inner.quotas).try_spend(
-            &inner.config,
-            now,
-            subject,
-            Resource::Graphql,
-            cost.cost,
-        );
+        let spend = if inner.config.rate_limiting {
+            lock(&inner.quotas).try_spend(&inner.config, now, subject, Resource::Graphql, cost.cost)
+        } else {
+            Ok(peek(&mut lock(&inner.quotas)))
+        };
         let reading = match spend {
             Ok(r) => r,
             Err(r) => {
@@ -829,14 +837,14 @@ impl Simulator {
                 Subject::User { login, .. } => Some(login.clone()),
                 _ => None,
             },
-            rate: RateInfo {
+            rate: inner.config.rate_limiting.then_some(RateInfo {
                 limit: reading.limit,
                 cost: cost.cost,
                 remaining: reading.remaining,
                 used: reading.used,
                 reset_at: reading.reset,
                 node_count: cost.node_count,
-            },
+            }),
             base: ctx.base.clone(),
             scenario: inner.config.scenario,
         };
@@ -866,7 +874,12 @@ impl Simulator {
             let value = serde_json::to_value(&response).unwrap_or_else(|_| failed());
             Reply::json(StatusCode::OK, &graphql::github_error_shape(value))
         };
-        (reply, Some(reading), cost.cost)
+        let spent = if inner.config.rate_limiting {
+            cost.cost
+        } else {
+            0
+        };
+        (reply, Some(reading), spent)
     }
 
     fn rate_limit_body(&self, ctx: &Ctx) -> Reply {
@@ -928,7 +941,9 @@ impl Simulator {
         let inner = &self.inner;
         let mut reply = a.reply;
         let h = &mut reply.headers;
-        if let Some(r) = a.reading {
+        // With rate limiting off there is no bucket: no headers, nothing in the log.
+        let reading = a.reading.filter(|_| inner.config.rate_limiting);
+        if let Some(r) = reading {
             for (name, value) in [
                 ("x-ratelimit-limit", r.limit.to_string()),
                 ("x-ratelimit-remaining", r.remaining.to_string()),
@@ -967,9 +982,9 @@ impl Simulator {
             method: a.method.as_str().to_owned(),
             path: a.path.to_owned(),
             status: reply.status.as_u16(),
-            bucket: a.reading.map(|r| r.resource.name().to_owned()),
+            bucket: reading.map(|r| r.resource.name().to_owned()),
             cost: a.spent,
-            remaining: a.reading.map(|r| r.remaining),
+            remaining: reading.map(|r| r.remaining),
             in_flight: a.in_flight,
             request_id: a.request_id,
         };

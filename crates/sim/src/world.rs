@@ -285,9 +285,47 @@ pub struct RepoContent {
     pub runs: Vec<RunRec>,
     /// Projects (v2).
     pub projects: Vec<ProjectRec>,
+    /// Blobs created through the Git data API (`POST …/git/blobs`): sha → content as base64.
+    pub blobs: HashMap<String, String>,
+    /// Trees created through the Git data API (`POST …/git/trees`): sha → the whole tree
+    /// (path → blob sha, content as base64), as commits hold theirs.
+    pub trees: HashMap<String, BTreeMap<String, (String, String)>>,
+}
+
+/// A tree's sha: the same for the same paths and blobs, so a tree written through the Git
+/// data API and a commit's tree are one object when their contents are.
+pub fn tree_sha(tree: &BTreeMap<String, (String, String)>) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for (path, (blob, _)) in tree {
+        for b in path.bytes().chain([0]).chain(blob.bytes()) {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    format!("{h:016x}{:024x}", tree.len())
 }
 
 impl RepoContent {
+    /// A tree by sha: one written through the Git data API, or a commit's.
+    pub fn tree(&self, sha: &str) -> Option<&BTreeMap<String, (String, String)>> {
+        self.trees.get(sha).or_else(|| {
+            self.commits
+                .values()
+                .map(|c| &c.tree)
+                .find(|t| tree_sha(t) == sha)
+        })
+    }
+
+    /// A blob's content (base64) by sha: written through the Git data API, or in a commit.
+    pub fn blob(&self, sha: &str) -> Option<&str> {
+        self.blobs.get(sha).map(String::as_str).or_else(|| {
+            self.commits
+                .values()
+                .flat_map(|c| c.tree.values())
+                .find(|(b, _)| b == sha)
+                .map(|(_, content)| content.as_str())
+        })
+    }
+
     /// The branch called `name`.
     pub fn branch(&self, name: &str) -> Option<&BranchRec> {
         self.branches.iter().find(|b| b.name == name)

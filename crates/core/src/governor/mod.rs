@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 pub use self::limiter::PointsLimit;
 pub use self::memory::MemoryQuotaState;
-pub use self::rule::{BucketState, Decision, IdentityState};
+pub use self::rule::{BucketState, Decision, IdentityState, LimitReporting};
 use crate::clock::{Clock, SharedClock, SignedDuration, Timestamp};
 use crate::quota::{Bucket, QuotaKey, RequestKind, Surface};
 use crate::signal::RateLimitSignal;
@@ -397,6 +397,10 @@ pub struct BucketSnapshot {
     pub state: BucketState,
     /// Whether the reading describes the current window.
     pub known: bool,
+    /// Whether the bucket's answers report its limit at all (not on an Enterprise Server
+    /// with rate limiting off).
+    #[serde(default)]
+    pub limits: LimitReporting,
 }
 
 /// One identity, as a status page shows it.

@@ -36,6 +36,27 @@ pub struct BucketState {
     pub blocked_until: Option<Timestamp>,
     /// Consecutive secondary limits without a success in between.
     pub secondary_strikes: u32,
+    /// Answers observed since the last one carrying a quota reading that carried none (no
+    /// `x-ratelimit-*` headers, no GraphQL `rateLimit`), refusals for limits not counted: a
+    /// secondary 403 may come without headers on github.com too. Absent from state stored
+    /// before it existed, hence the default.
+    #[serde(default)]
+    pub answers_without_reading: u32,
+}
+
+/// Whether a bucket's answers report its rate limit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LimitReporting {
+    /// Nothing answered for this bucket yet.
+    #[default]
+    Unanswered,
+    /// Answers carried readings (`x-ratelimit-*` headers or GraphQL `rateLimit`).
+    Reported,
+    /// Answers came and none ever carried a reading: the server does not rate-limit this
+    /// bucket (GitHub Enterprise Server's default). The bucket stays unknown, granted up to
+    /// the identity's in-flight ceiling, and the secondary protections still apply.
+    NotReported,
 }
 
 impl BucketState {
@@ -53,6 +74,18 @@ impl BucketState {
             last_cost: 1,
             blocked_until: None,
             secondary_strikes: 0,
+            answers_without_reading: 0,
+        }
+    }
+
+    /// Whether this bucket's answers report its rate limit.
+    pub fn limit_reporting(&self) -> LimitReporting {
+        if self.seen_at.is_some() {
+            LimitReporting::Reported
+        } else if self.answers_without_reading > 0 {
+            LimitReporting::NotReported
+        } else {
+            LimitReporting::Unanswered
         }
     }
 
@@ -309,6 +342,11 @@ pub fn apply_reading(
     if let Some(cost) = signal.cost {
         state.last_cost = u32::try_from(cost).unwrap_or(u32::MAX).max(1);
     }
+    if signal.has_reading() {
+        state.answers_without_reading = 0;
+    } else if signal.reason.is_none() {
+        state.answers_without_reading = state.answers_without_reading.saturating_add(1);
+    }
     match signal.reason {
         Some(LimitReason::Secondary | LimitReason::Unknown) => {
             state.secondary_strikes = state.secondary_strikes.saturating_add(1);
@@ -360,6 +398,7 @@ pub fn snapshot(
             .iter()
             .map(|b| BucketSnapshot {
                 known: b.is_known(now),
+                limits: b.limit_reporting(),
                 state: b.clone(),
             })
             .collect(),

@@ -493,9 +493,7 @@ impl Enricher {
             state.save_search_ledger(&ledger, now).await?;
         }
         let body: Value = serde_json::from_slice(&response.body).unwrap_or(Value::Null);
-        let items = body.get("items").and_then(Value::as_array);
-        let total_ok = body.get("total_count").is_some_and(Value::is_u64);
-        let Some(items) = items.filter(|_| total_ok) else {
+        let Some((items, incomplete)) = search_envelope(&body) else {
             self.fail_batch(
                 kind,
                 &token,
@@ -508,7 +506,6 @@ impl Enricher {
             .await?;
             return Ok(Step::Sent);
         };
-        let incomplete = body.get("incomplete_results").and_then(Value::as_bool);
         let batch_id = state
             .record_batch(
                 &correlation,
@@ -935,9 +932,20 @@ fn detail_lanes(ledger: &CoreLedger, actor_share: f64) -> CoreLanes {
     }
 }
 
+/// A Search answer's items and its `incomplete_results`; `None` for a malformed envelope (no
+/// `items` array, or a `total_count` that is not a count).
+#[doc(hidden)]
+pub fn search_envelope(body: &Value) -> Option<(&[Value], Option<bool>)> {
+    let items = body.get("items").and_then(Value::as_array)?;
+    body.get("total_count").filter(|t| t.is_u64())?;
+    let incomplete = body.get("incomplete_results").and_then(Value::as_bool);
+    Some((items.as_slice(), incomplete))
+}
+
 /// The useful-data contract, on an item whose id matched. `search` items must also carry
 /// the name that was asked for (a different name is a rename: detail decides).
-fn validate_item(
+#[doc(hidden)]
+pub fn validate_item(
     kind: EntityKind,
     member: &Claimed,
     item: &Value,

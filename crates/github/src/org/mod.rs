@@ -38,6 +38,12 @@ pub use stages::{
     PullRequestsStage, RepositoriesStage, WorkflowRunsStage,
 };
 
+/// The REST object parsers of stages 6 and 7, for tests that feed them GitHub's own examples.
+#[doc(hidden)]
+pub mod rest_rows {
+    pub use super::rows::{check_run, commit_file, workflow_job, workflow_run};
+}
+
 use headroom_sync::{Stage, StageDecl};
 
 /// Stage names, as checkpoints and `--stages` spell them.

@@ -227,7 +227,8 @@ pub(crate) fn pull_request_commit(
     }))
 }
 
-pub(crate) fn commit_file(v: &Value, repo: i64, sha: &str, now: Timestamp) -> Option<Record> {
+/// A `diff-entry` of `GET /repos/{owner}/{repo}/commits/{ref}` (`files[]`).
+pub fn commit_file(v: &Value, repo: i64, sha: &str, now: Timestamp) -> Option<Record> {
     Some(Record::CommitFile(CommitFile {
         repository_github_id: repo,
         commit_sha: sha.to_owned(),
@@ -242,7 +243,8 @@ pub(crate) fn commit_file(v: &Value, repo: i64, sha: &str, now: Timestamp) -> Op
     }))
 }
 
-pub(crate) fn workflow_run(v: &Value, repo: i64, now: Timestamp) -> Option<Record> {
+/// A `workflow-run` of `GET /repos/{owner}/{repo}/actions/runs` (`workflow_runs[]`).
+pub fn workflow_run(v: &Value, repo: i64, now: Timestamp) -> Option<Record> {
     Some(Record::WorkflowRun(WorkflowRun {
         github_id: int(v, "id")?,
         repository_github_id: repo,
@@ -263,7 +265,9 @@ pub(crate) fn workflow_run(v: &Value, repo: i64, now: Timestamp) -> Option<Recor
     }))
 }
 
-pub(crate) fn workflow_job(v: &Value, repo: i64, run: i64, now: Timestamp) -> Option<Record> {
+/// A `job` of `GET …/actions/runs/{run_id}/jobs` (`jobs[]`); `run` stands in for a missing
+/// `run_id`.
+pub fn workflow_job(v: &Value, repo: i64, run: i64, now: Timestamp) -> Option<Record> {
     Some(Record::WorkflowJob(WorkflowJob {
         github_id: int(v, "id")?,
         workflow_run_github_id: int(v, "run_id").unwrap_or(run),
@@ -279,7 +283,8 @@ pub(crate) fn workflow_job(v: &Value, repo: i64, run: i64, now: Timestamp) -> Op
     }))
 }
 
-pub(crate) fn check_run(v: &Value, repo: i64, now: Timestamp) -> Option<Record> {
+/// A `check-run` of `GET …/commits/{ref}/check-runs` (`check_runs[]`).
+pub fn check_run(v: &Value, repo: i64, now: Timestamp) -> Option<Record> {
     Some(Record::CheckRun(CheckRun {
         github_id: int(v, "id")?,
         repository_github_id: repo,
