@@ -33,20 +33,18 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::print_stdout)]
 
-use std::sync::Arc;
-
 use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
 use headroom_core::governor::GovernorConfig;
-use headroom_core::{Governor, Subject};
 use headroom_github::org;
-use headroom_http::sinks::{CredentialRegistry, MemoryCredentials};
-use headroom_http::transport::SimTransport;
-use headroom_http::{Client, ClientParts, Credential, UrlPolicy};
+use headroom_http::Credential;
 use headroom_sim::{SimConfig, Simulator, TokenSpec};
-use headroom_store::{NewSyncRun, SqliteStore, Store};
+use headroom_store::NewSyncRun;
 use headroom_sync::{RunOutcome, Runner, RunnerConfig};
 
-const API: &str = "http://127.0.0.1:7000";
+#[path = "../tests/org_rig/mod.rs"]
+mod org_rig;
+use org_rig::API;
+
 const TOKEN: &str = "ghp_benchtoken000000000000000000000001";
 const WINDOW_SECS: u64 = 60;
 const REST_PER_MINUTE: u64 = 900;
@@ -77,38 +75,18 @@ async fn once(repos: usize, core_limit: u64) -> (f64, f64, u64, u64, usize) {
     config.core_limit = core_limit;
     config.public_base_url = API.to_owned();
     let sim = Simulator::new(config, clock).expect("simulator");
-    let governor = Governor::in_memory(
+    let (client, _) = org_rig::client(
+        &sim,
+        clock,
+        TOKEN,
+        "alice",
         GovernorConfig {
             margin: RESET_MARGIN,
             ..GovernorConfig::default()
         },
-        Arc::new(clock),
     )
-    .expect("governor");
-    let credentials = Arc::new(MemoryCredentials::default());
-    credentials
-        .record(
-            "127.0.0.1",
-            Credential::new(TOKEN).fingerprint(),
-            &Subject::User("alice".into()),
-        )
-        .await;
-    let mut parts = ClientParts::new(
-        UrlPolicy::for_api_url(API).expect("loopback"),
-        governor,
-        Arc::new(SimTransport::new(sim.clone())),
-        clock,
-    );
-    parts.credentials = credentials;
-    parts.config.jitter_seed = Some(1);
-    let client = Client::new(parts);
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("bench.db");
-    let store: Arc<dyn Store> = Arc::new(
-        SqliteStore::open(path.to_str().expect("utf-8"))
-            .await
-            .expect("store"),
-    );
+    .await;
+    let (store, _dir) = org_rig::sqlite_store().await;
     // What a user runs: nothing here is tuned for the benchmark.
     let runner_config = RunnerConfig::default();
     let runner = Runner::new(

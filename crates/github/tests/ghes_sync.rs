@@ -11,16 +11,15 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
 use headroom_core::governor::{GovernorConfig, LimitReporting};
-use headroom_core::{Dimension, Governor, QuotaKey, Subject};
+use headroom_core::{Dimension, QuotaKey};
 use headroom_github::org;
-use headroom_http::sinks::{CredentialRegistry, MemoryCredentials};
-use headroom_http::transport::SimTransport;
-use headroom_http::{ApiError, ApiRequest, Client, ClientParts, Credential, UrlPolicy};
+use headroom_http::{ApiError, ApiRequest, Credential};
 use headroom_sim::{Density, SimConfig, Simulator, TokenSpec};
-use headroom_store::{NewSyncRun, SqliteStore, Store};
+use headroom_store::NewSyncRun;
 use headroom_sync::{RunOutcome, Runner, RunnerConfig};
 
-const API: &str = "http://127.0.0.1:7000";
+mod org_rig;
+use org_rig::API;
 const TOKEN: &str = "ghp_ghessynctoken0000000000000000000001";
 const CEILING: u32 = 4;
 
@@ -40,38 +39,18 @@ async fn a_sync_finishes_on_an_enterprise_server_without_rate_limits() {
     config.concurrency_limit = CEILING;
     let sim = Simulator::new(config, clock).expect("valid simulator");
 
-    let governor = Governor::in_memory(
+    let (client, governor) = org_rig::client(
+        &sim,
+        clock,
+        TOKEN,
+        "alice",
         GovernorConfig {
             ceiling: CEILING,
             ..GovernorConfig::default()
         },
-        Arc::new(clock),
     )
-    .expect("governor");
-    let credentials = Arc::new(MemoryCredentials::default());
-    credentials
-        .record(
-            "127.0.0.1",
-            Credential::new(TOKEN).fingerprint(),
-            &Subject::User("alice".into()),
-        )
-        .await;
-    let mut parts = ClientParts::new(
-        UrlPolicy::for_api_url(API).expect("loopback API"),
-        governor.clone(),
-        Arc::new(SimTransport::new(sim.clone())),
-        clock,
-    );
-    parts.credentials = credentials;
-    parts.config.jitter_seed = Some(5);
-    let client = Client::new(parts);
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("headroom.db");
-    let store: Arc<dyn Store> = Arc::new(
-        SqliteStore::open(path.to_str().expect("utf-8"))
-            .await
-            .expect("store"),
-    );
+    .await;
+    let (store, _dir) = org_rig::sqlite_store().await;
     let key = QuotaKey::user("127.0.0.1", "alice");
     let id = store
         .create_sync_run(&NewSyncRun {

@@ -15,17 +15,16 @@ use std::sync::{Arc, Mutex};
 use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
 use headroom_core::deferral::DeferralBudget;
 use headroom_core::governor::GovernorConfig;
-use headroom_core::{Governor, QuotaKey, Subject};
+use headroom_core::{QuotaKey, Subject};
 use headroom_github::org::{self, names};
-use headroom_http::sinks::{CredentialRegistry, MemoryCredentials};
-use headroom_http::transport::SimTransport;
-use headroom_http::{Client, ClientParts, Credential, UrlPolicy};
+use headroom_http::{Client, Credential};
 use headroom_sim::{ExternalSpend, LogEntry, SimConfig, Simulator, TokenSpec};
-use headroom_store::{NewSyncRun, SqliteStore, Store};
+use headroom_store::{NewSyncRun, Store};
 use headroom_sync::{ProgressEvent, ProgressSink, RunOutcome, RunSummary, Runner, RunnerConfig};
 use tokio::sync::Notify;
 
-const API: &str = "http://127.0.0.1:7000";
+mod org_rig;
+use org_rig::API;
 const TOKEN: &str = "ghp_orgsynctoken00000000000000000000001";
 
 fn start() -> Timestamp {
@@ -52,36 +51,12 @@ struct Rig {
 async fn rig(config: SimConfig) -> Rig {
     let clock = TokioClock::anchored_at(start());
     let sim = Simulator::new(config, clock).expect("valid simulator");
-    let governor =
-        Governor::in_memory(GovernorConfig::default(), Arc::new(clock)).expect("governor");
-    let credentials = Arc::new(MemoryCredentials::default());
-    // The owner is known from an earlier run: no discovery request in the counts.
-    credentials
-        .record(
-            "127.0.0.1",
-            Credential::new(TOKEN).fingerprint(),
-            &Subject::User("alice".into()),
-        )
-        .await;
-    let mut parts = ClientParts::new(
-        UrlPolicy::for_api_url(API).expect("loopback API"),
-        governor,
-        Arc::new(SimTransport::new(sim.clone())),
-        clock,
-    );
-    parts.credentials = credentials;
-    parts.config.jitter_seed = Some(5);
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("headroom.db");
-    let store: Arc<dyn Store> = Arc::new(
-        SqliteStore::open(path.to_str().expect("utf-8"))
-            .await
-            .expect("store"),
-    );
+    let (client, _) = org_rig::client(&sim, clock, TOKEN, "alice", GovernorConfig::default()).await;
+    let (store, dir) = org_rig::sqlite_store().await;
     Rig {
         sim,
         store,
-        client: Client::new(parts),
+        client,
         clock,
         _dir: dir,
     }
