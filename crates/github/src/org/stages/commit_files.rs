@@ -1,0 +1,73 @@
+//! Stage 6, `commit_files` (REST): the files of every pull-request commit.
+
+use super::connection::*;
+
+// ----------------------------------------------------------------------- 6. commit files
+
+/// Stage 6: Files of every pull-request commit that has none stored yet (REST, one request per
+/// commit). Commits are immutable: a commit with files is never fetched again, which makes
+/// the stage both resumable and incremental.
+#[derive(Debug)]
+pub struct CommitFilesStage {
+    decl: StageDecl,
+}
+
+impl CommitFilesStage {
+    /// The stage.
+    pub fn new(decl: StageDecl) -> Self {
+        Self { decl }
+    }
+}
+
+#[async_trait]
+impl Stage for CommitFilesStage {
+    fn decl(&self) -> &StageDecl {
+        &self.decl
+    }
+
+    async fn run(&self, ctx: &StageCtx<'_>) -> Result<(), StageError> {
+        for repo in ctx.repositories().await? {
+            let scope = repo.scope();
+            if repo_cursor(ctx, &scope).await?.is_none() {
+                continue;
+            }
+            let mut gone = None;
+            for sha in ctx
+                .store()
+                .commit_shas_without_files(repo.github_id)
+                .await?
+            {
+                let path = format!("/repos/{}/commits/{sha}", repo.full_name);
+                match rest_get(ctx, "sync_commit_files", &path).await {
+                    Ok(response) => {
+                        let body: Value = response
+                            .json()
+                            .map_err(|e| StageError::Transient(e.to_string()))?;
+                        let now = ctx.now();
+                        let records: Vec<Record> = body
+                            .get("files")
+                            .and_then(Value::as_array)
+                            .map_or(&[][..], Vec::as_slice)
+                            .iter()
+                            .filter_map(|f| rows::commit_file(f, repo.github_id, &sha, now))
+                            .collect();
+                        ctx.write_page(&scope, &records, Some(sha.clone()), false, None)
+                            .await?;
+                    }
+                    // The repository is gone: a fact, recorded on its scope.
+                    Err(ApiError::Gone { status }) => {
+                        gone = Some(format!("repository answered {status}"));
+                        break;
+                    }
+                    // This commit cannot be read (422: unknown to GitHub); the others can.
+                    Err(ApiError::Status { status, message }) => {
+                        tracing::warn!(repository = %repo.full_name, %sha, status, %message, "commit skipped");
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            ctx.finish_scope(&scope, gone).await?;
+        }
+        Ok(())
+    }
+}
