@@ -5,29 +5,14 @@
 #![allow(clippy::expect_used)]
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
 
 mod common;
-use common::{BIN, Sim};
+use common::Sim;
 
 fn run(dir: &Path, sim: &Sim, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(BIN)
-        .current_dir(dir)
-        .args(["--db", "sync.db", "--api-url", &sim.url])
-        .args(args)
-        .env_remove("GH_TOKEN")
-        .env_remove("HEADROOM_DB")
-        .env_remove("GITHUB_API_URL")
-        .env("GITHUB_TOKEN", "t1")
-        .output()
-        .expect("runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    common::run_against(dir, sim, args)
 }
 
 #[test]

@@ -55,3 +55,23 @@ pub use headroom_testkit::admin_url as postgres_admin;
 /// Named databases that the binary's processes share: created empty, dropped with force.
 #[allow(unused_imports)]
 pub use headroom_testkit::{create_database, drop_database};
+
+/// Runs the binary in `dir` on `sync.db` against `sim` with token `t1` (no other headroom or
+/// GitHub variable from the environment): its exit code, stdout and stderr.
+pub fn run_against(dir: &std::path::Path, sim: &Sim, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(BIN)
+        .current_dir(dir)
+        .args(["--db", "sync.db", "--api-url", &sim.url])
+        .args(args)
+        .env_remove("GH_TOKEN")
+        .env_remove("HEADROOM_DB")
+        .env_remove("GITHUB_API_URL")
+        .env("GITHUB_TOKEN", "t1")
+        .output()
+        .expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
