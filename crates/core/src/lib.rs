@@ -2,7 +2,8 @@
 //!
 //! Owns the clock abstraction, quota keys and buckets, the quota governor and its grant rule,
 //! normalized rate-limit signals and the header parsers of every provider, GitHub's 403/429
-//! triage, the retry policy, deferral planning, the feed service's budget lanes and redaction.
+//! triage, the retry policy, deferral planning, the feed service's budget lanes, redaction and
+//! the catalog of log events (`telemetry`).
 //!
 //! It must not do I/O, spawn tasks or depend on an async runtime (the optional `tokio` feature
 //! only adds an async clock). Nothing here reads the system time except [`clock::SystemClock`].
@@ -22,5 +23,6 @@ pub mod deferral;
 pub mod lanes;
 pub mod redact;
 pub mod retry;
+pub mod telemetry;
 
 pub use redact::redact;

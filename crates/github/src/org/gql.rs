@@ -5,6 +5,7 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use headroom_core::Dimension;
+use headroom_core::telemetry;
 use headroom_http::{ApiError, ApiRequest};
 use headroom_sync::{StageCtx, StageError};
 use serde_json::Value;
@@ -191,6 +192,7 @@ pub async fn query(
                         size.success();
                         for r in refused {
                             tracing::info!(
+                                event = telemetry::ORG_FIELD_REFUSED,
                                 stage = ctx.decl().name,
                                 path = %r.path,
                                 kind = %r.kind,
@@ -202,6 +204,7 @@ pub async fn query(
                     }
                     Answer::ResourceLimited if size.shrink() => {
                         tracing::info!(
+                            event = telemetry::ORG_RESOURCE_LIMITED,
                             stage = ctx.decl().name,
                             page_size = size.get(),
                             "GitHub's resource limits exceeded; asking for smaller pages"
@@ -227,6 +230,7 @@ pub async fn query(
                 if size.shrink() =>
             {
                 tracing::info!(
+                    event = telemetry::ORG_QUERY_TIMED_OUT,
                     stage = ctx.decl().name,
                     page_size = size.get(),
                     "GraphQL timed out; asking for smaller pages"

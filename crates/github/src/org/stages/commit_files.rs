@@ -1,5 +1,7 @@
 //! Stage 6, `commit_files` (REST): the files of every pull-request commit.
 
+use headroom_core::telemetry;
+
 use super::connection::*;
 
 // ----------------------------------------------------------------------- 6. commit files
@@ -61,7 +63,14 @@ impl Stage for CommitFilesStage {
                     }
                     // This commit cannot be read (422: unknown to GitHub); the others can.
                     Err(ApiError::Status { status, message }) => {
-                        tracing::warn!(repository = %repo.full_name, %sha, status, %message, "commit skipped");
+                        tracing::warn!(
+                            event = telemetry::ORG_COMMIT_SKIPPED,
+                            repository = %repo.full_name,
+                            %sha,
+                            status,
+                            %message,
+                            "commit skipped"
+                        );
                     }
                     Err(e) => return Err(e.into()),
                 }
