@@ -11,7 +11,6 @@
 //!   also does), and takes up pending runs and those whose holder died.
 
 use std::io::{IsTerminal, Write};
-use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
 use clap::{Args, Subcommand};
@@ -30,6 +29,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::config::{GlobalArgs, ProcessEnv, Settings};
+use crate::outcome::{CliError, CommandResult, Outcome};
 use crate::{registry, wiring};
 
 /// Organization sync.
@@ -111,11 +111,10 @@ enum PlanTarget {
 }
 
 /// Runs `headroom sync …`.
-pub async fn run(global: &GlobalArgs, args: SyncArgs) -> ExitCode {
-    let settings = match global.resolve(&ProcessEnv) {
-        Ok(s) => s,
-        Err(e) => return crate::refuse(&e),
-    };
+pub async fn run(global: &GlobalArgs, args: SyncArgs) -> CommandResult {
+    let settings = global
+        .resolve(&ProcessEnv)
+        .map_err(|e| CliError::refused(&e))?;
     match args.command {
         SyncCommand::Org {
             name,
@@ -163,16 +162,16 @@ struct OrgOptions {
     margin: SignedDuration,
 }
 
-async fn env(settings: &Settings, margin: SignedDuration) -> Result<Env, ExitCode> {
+async fn env(settings: &Settings, margin: SignedDuration) -> Result<Env, CliError> {
     let opened = registry::open(&settings.db)
         .await
-        .map_err(|e| crate::refuse(&e))?;
+        .map_err(|e| CliError::refused(&e))?;
     let store = headroom_store::open(&settings.db)
         .await
-        .map_err(|e| crate::refuse(&e))?;
+        .map_err(|e| CliError::refused(&e))?;
     let clock = TokioClock::system();
     let client = wiring::client_with_margin(settings, clock, &opened, margin)
-        .map_err(|e| crate::refuse(&e))?;
+        .map_err(|e| CliError::refused(&e))?;
     Ok(Env {
         store,
         client,
@@ -273,42 +272,38 @@ async fn sync_org(
     resume: Option<i64>,
     stages: Vec<String>,
     options: OrgOptions,
-) -> ExitCode {
+) -> CommandResult {
     let OrgOptions {
         wait,
         hold,
         claim_secs,
         margin,
     } = options;
-    let graph = match StageGraph::new(org::declarations(), Some(org::REPOSITORY_SOURCE)) {
-        Ok(g) => g,
-        Err(e) => return crate::failed(&e),
-    };
+    let graph = StageGraph::new(org::declarations(), Some(org::REPOSITORY_SOURCE))
+        .map_err(|e| CliError::failed(&e))?;
     if let Err(e) = graph.closure_of(&stages) {
-        return crate::refuse(&format!("--stages: {e}"));
+        return Err(CliError::refused(&format!("--stages: {e}")));
     }
-    let env = match env(settings, margin).await {
-        Ok(e) => e,
-        Err(code) => return code,
-    };
+    let env = env(settings, margin).await?;
     let credential = settings.credential.as_ref();
     let id = match resume {
         Some(id) => match env.store.sync_run(id).await {
             Ok(Some(run)) if run.kind == "org" && run.target == name => id,
             Ok(Some(run)) => {
-                return crate::refuse(&format!(
+                return Err(CliError::refused(&format!(
                     "--resume: run {id} syncs {} {}, not org {name}",
                     run.kind, run.target
-                ));
+                )));
             }
-            Ok(None) => return crate::refuse(&format!("--resume: no sync run {id}")),
-            Err(e) => return crate::failed(&e),
+            Ok(None) => return Err(CliError::refused(&format!("--resume: no sync run {id}"))),
+            Err(e) => return Err(CliError::failed(&e)),
         },
         None => {
-            let key = match env.client.identity(credential).await {
-                Ok(k) => k,
-                Err(e) => return crate::failed(&e),
-            };
+            let key = env
+                .client
+                .identity(credential)
+                .await
+                .map_err(|e| CliError::failed(&e))?;
             match env
                 .store
                 .create_sync_run(&NewSyncRun {
@@ -321,7 +316,7 @@ async fn sync_org(
                 .await
             {
                 Ok(run) => run.id,
-                Err(e) => return crate::failed(&e),
+                Err(e) => return Err(CliError::failed(&e)),
             }
         }
     };
@@ -336,11 +331,11 @@ async fn sync_org(
         match runner.run(id).await {
             Ok(RunOutcome::Done { summary }) => {
                 print_outcome(id, "done", None, None, &summary);
-                return ExitCode::SUCCESS;
+                return Ok(Outcome::Success);
             }
             Ok(RunOutcome::Failed { reason, summary }) => {
                 print_outcome(id, "failed", Some(&reason), None, &summary);
-                return ExitCode::from(1);
+                return Ok(Outcome::Unsuccessful);
             }
             Ok(RunOutcome::Hibernating { until, reason }) => {
                 // The run is persisted and unclaimed either way; holding only means this
@@ -362,14 +357,14 @@ async fn sync_org(
                     env.clock.sleep_until(until).await;
                     continue;
                 }
-                return ExitCode::SUCCESS;
+                return Ok(Outcome::Success);
             }
             // A worker took the run while this process held it: it is in good hands.
             Err(headroom_sync::SyncError::Claimed(_)) if holding => {
                 outln!("{}", json!({ "event": "sync.taken_over", "run_id": id }));
-                return ExitCode::SUCCESS;
+                return Ok(Outcome::Success);
             }
-            Err(e) => return crate::failed(&e),
+            Err(e) => return Err(CliError::failed(&e)),
         }
     }
 }
@@ -719,35 +714,34 @@ fn refused_line(r: &headroom_sync::RefusedField) -> String {
     )
 }
 
-async fn status(settings: &Settings, run_id: Option<i64>, json: bool) -> ExitCode {
-    let store = match headroom_store::open(&settings.db).await {
-        Ok(s) => s,
-        Err(e) => return crate::refuse(&e),
-    };
+async fn status(settings: &Settings, run_id: Option<i64>, json: bool) -> CommandResult {
+    let store = headroom_store::open(&settings.db)
+        .await
+        .map_err(|e| CliError::refused(&e))?;
     let runs = match run_id {
         Some(id) => match store.sync_run(id).await {
             Ok(Some(run)) => vec![run],
-            Ok(None) => return crate::refuse(&format!("no sync run {id}")),
-            Err(e) => return crate::failed(&e),
+            Ok(None) => return Err(CliError::refused(&format!("no sync run {id}"))),
+            Err(e) => return Err(CliError::failed(&e)),
         },
-        None => match store.due_sync_runs(Timestamp::MAX, 50).await {
-            Ok(runs) => runs,
-            Err(e) => return crate::failed(&e),
-        },
+        None => store
+            .due_sync_runs(Timestamp::MAX, 50)
+            .await
+            .map_err(|e| CliError::failed(&e))?,
     };
     let mut out = Vec::new();
     for run in runs {
         match describe(store.as_ref(), run).await {
             Ok(s) => out.push(s),
-            Err(e) => return crate::failed(&e),
+            Err(e) => return Err(CliError::failed(&e)),
         }
     }
     if json {
         match serde_json::to_string_pretty(&out) {
             Ok(text) => outln!("{text}"),
-            Err(e) => return crate::failed(&e),
+            Err(e) => return Err(CliError::failed(&e)),
         }
-        return ExitCode::SUCCESS;
+        return Ok(Outcome::Success);
     }
     if out.is_empty() {
         outln!("no unfinished sync runs");
@@ -790,30 +784,26 @@ async fn status(settings: &Settings, run_id: Option<i64>, json: bool) -> ExitCod
             outln!("  {}", refused_line(r));
         }
     }
-    ExitCode::SUCCESS
+    Ok(Outcome::Success)
 }
 
-async fn plan(settings: &Settings, name: &str) -> ExitCode {
-    let env = match env(settings, GovernorConfig::default().margin).await {
-        Ok(e) => e,
-        Err(code) => return code,
-    };
+async fn plan(settings: &Settings, name: &str) -> CommandResult {
+    let env = env(settings, GovernorConfig::default().margin).await?;
     let credential = settings.credential.as_ref();
     let request = match ApiRequest::graphql(org::plan::PLAN_QUERY, &json!({ "login": name })) {
         Ok(r) => r
             .credential(credential)
             .route("sync_plan", headroom_core::Dimension::GraphqlCost),
-        Err(e) => return crate::failed(&e),
+        Err(e) => return Err(CliError::failed(&e)),
     };
     let probe_cost = request.estimated_cost;
-    let body: Value = match env.client.send(request).await.and_then(|r| r.json()) {
-        Ok(b) => b,
-        Err(e) => return crate::failed(&e),
-    };
-    let probe = match org::plan::PlanProbe::read(&body, name) {
-        Ok(p) => p,
-        Err(e) => return crate::failed(&e),
-    };
+    let body: Value = env
+        .client
+        .send(request)
+        .await
+        .and_then(|r| r.json())
+        .map_err(|e| CliError::failed(&e))?;
+    let probe = org::plan::PlanProbe::read(&body, name).map_err(|e| CliError::failed(&e))?;
     // Workflow runs of the first few repositories (`total_count` of a one-item page).
     let mut run_counts = Vec::new();
     for repo in probe.run_sample() {
@@ -827,13 +817,14 @@ async fn plan(settings: &Settings, name: &str) -> ExitCode {
             .and_then(|r| r.json::<Value>())
         {
             Ok(body) => run_counts.push(count(&body, &["total_count"])),
-            Err(e) => return crate::failed(&e),
+            Err(e) => return Err(CliError::failed(&e)),
         }
     }
-    let key = match env.client.identity(credential).await {
-        Ok(k) => k,
-        Err(e) => return crate::failed(&e),
-    };
+    let key = env
+        .client
+        .identity(credential)
+        .await
+        .map_err(|e| CliError::failed(&e))?;
     let snapshot = env.client.governor().snapshot(&key).await.ok();
     let limit_of = |bucket: &str, default: u64| {
         snapshot
@@ -866,9 +857,9 @@ async fn plan(settings: &Settings, name: &str) -> ExitCode {
     });
     match serde_json::to_string_pretty(&report) {
         Ok(text) => outln!("{text}"),
-        Err(e) => return crate::failed(&e),
+        Err(e) => return Err(CliError::failed(&e)),
     }
-    ExitCode::SUCCESS
+    Ok(Outcome::Success)
 }
 
 async fn worker(
@@ -877,11 +868,8 @@ async fn worker(
     poll_secs: u64,
     claim_secs: u64,
     margin: SignedDuration,
-) -> ExitCode {
-    let env = match env(settings, margin).await {
-        Ok(e) => e,
-        Err(code) => return code,
-    };
+) -> CommandResult {
+    let env = env(settings, margin).await?;
     let runner = runner(&env, Arc::new(JsonProgress), claim_secs);
     let poll = SignedDuration::from_secs(i64::try_from(poll_secs).unwrap_or(15));
     loop {
@@ -895,10 +883,10 @@ async fn worker(
         .await
         {
             Ok(next) => next,
-            Err(e) => return crate::failed(&e),
+            Err(e) => return Err(CliError::failed(&e)),
         };
         if once {
-            return ExitCode::SUCCESS;
+            return Ok(Outcome::Success);
         }
         // Wake for the earliest hibernation this pass left, or look again after `poll`.
         let wait = next.map_or(poll, |at| {
