@@ -4,7 +4,6 @@
 //! simulated time — a forced replay that absorbs the same page as duplicates.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Args;
@@ -21,6 +20,7 @@ use headroom_store::feed_state::open_feed;
 use headroom_store::{FeedEntity, Store};
 
 use crate::ingest_cmd::{print_outcome, print_summary};
+use crate::outcome::{CliError, CommandResult, Outcome};
 
 /// The simulated API's address (in-process: nothing listens on it).
 const SIM_API: &str = "http://127.0.0.1:7000";
@@ -54,56 +54,51 @@ async fn activity(store: &dyn Store) -> Vec<Option<FeedEntity>> {
 }
 
 /// Runs `headroom demo`.
-pub async fn run(global: &crate::config::GlobalArgs, _args: DemoArgs) -> ExitCode {
+pub async fn run(global: &crate::config::GlobalArgs, _args: DemoArgs) -> CommandResult {
     let (db, temp_dir) = match global.db.clone().map(PathBuf::from) {
         Some(path) => {
             if path.exists() {
-                return crate::refuse(&format!(
+                return Err(CliError::refused(&format!(
                     "--db {}: the file exists; the demo's figures are those of a fresh database",
                     path.display()
-                ));
+                )));
             }
             (path, None)
         }
         None => {
             let dir = std::env::temp_dir().join(format!("headroom-demo-{}", new_run_id()));
             if let Err(e) = std::fs::create_dir_all(&dir) {
-                return crate::failed(&format!("cannot create {}: {e}", dir.display()));
+                return Err(CliError::failed(&format!(
+                    "cannot create {}: {e}",
+                    dir.display()
+                )));
             }
             (dir.join("headroom.db"), Some(dir))
         }
     };
-    let code = demo(&db).await;
+    let result = demo(&db).await;
     if let Some(dir) = temp_dir {
         let _ = std::fs::remove_dir_all(dir);
     } else {
         outln!();
         outln!("Database kept at {}", db.display());
     }
-    code
+    result
 }
 
-async fn demo(db: &std::path::Path) -> ExitCode {
+async fn demo(db: &std::path::Path) -> CommandResult {
     let clock = TokioClock::system();
     let mut config = SimConfig::default().with_scenario(Scenario::Default);
     config.public_base_url = SIM_API.to_owned();
-    let sim = match Simulator::new(config, clock) {
-        Ok(s) => s,
-        Err(e) => return crate::failed(&e),
-    };
+    let sim = Simulator::new(config, clock).map_err(|e| CliError::failed(&e))?;
     // The feed service sends one request at a time (the reference's request gate).
     let governor_config = GovernorConfig {
         ceiling: 1,
         ..GovernorConfig::default()
     };
-    let governor = match Governor::in_memory(governor_config, Arc::new(clock)) {
-        Ok(g) => g,
-        Err(e) => return crate::failed(&e),
-    };
-    let policy = match UrlPolicy::for_api_url(SIM_API) {
-        Ok(p) => p,
-        Err(e) => return crate::failed(&e),
-    };
+    let governor =
+        Governor::in_memory(governor_config, Arc::new(clock)).map_err(|e| CliError::failed(&e))?;
+    let policy = UrlPolicy::for_api_url(SIM_API).map_err(|e| CliError::failed(&e))?;
     let parts = ClientParts::new(
         policy,
         governor,
@@ -112,12 +107,9 @@ async fn demo(db: &std::path::Path) -> ExitCode {
     );
     let client = Client::new(parts);
     let Some(db_str) = db.to_str() else {
-        return crate::refuse(&"--db: the path is not UTF-8");
+        return Err(CliError::refused(&"--db: the path is not UTF-8"));
     };
-    let (store, state) = match open_feed(db_str).await {
-        Ok(s) => s,
-        Err(e) => return crate::failed(&e),
-    };
+    let (store, state) = open_feed(db_str).await.map_err(|e| CliError::failed(&e))?;
     let poller = Poller {
         store: store.clone(),
         state: state.clone(),
@@ -133,9 +125,9 @@ async fn demo(db: &std::path::Path) -> ExitCode {
     outln!();
     outln!("== 1. headroom ingest");
     let first = poller.poll_once(false).await;
-    let code = print_outcome(&first);
-    if code != ExitCode::SUCCESS {
-        return code;
+    match print_outcome(&first) {
+        Ok(Outcome::Success) => {}
+        stopped => return stopped,
     }
     outln!();
     print_summary(&poller).await;
@@ -153,7 +145,7 @@ async fn demo(db: &std::path::Path) -> ExitCode {
         .await
     {
         Ok(r) => r,
-        Err(e) => return crate::failed(&e),
+        Err(e) => return Err(CliError::failed(&e)),
     };
     crate::enrich_cmd::print_report(&report);
     outln!();
@@ -168,7 +160,7 @@ async fn demo(db: &std::path::Path) -> ExitCode {
         ..poller.clone()
     };
     let replay = replayer.poll_once(true).await;
-    let code = print_outcome(&replay);
+    let replayed = print_outcome(&replay);
     let after = activity(store.as_ref()).await;
     let unchanged = before == after;
     outln!(
@@ -194,8 +186,10 @@ async fn demo(db: &std::path::Path) -> ExitCode {
     );
     store.close().await;
     let replay_ok = matches!(replay, Ok(PollOutcome::Completed { ref counts, .. }) if counts.duplicates_skipped == 4 && counts.events_created == 0);
-    if code != ExitCode::SUCCESS || !unchanged || !replay_ok {
-        return ExitCode::from(1);
+    match replayed {
+        // The replay is the demo's check: any trouble with it is a failed demo (exit 1).
+        Err(e) => Err(e.into_failure()),
+        Ok(Outcome::Success) if unchanged && replay_ok => Ok(Outcome::Success),
+        Ok(_) => Ok(Outcome::Unsuccessful),
     }
-    ExitCode::SUCCESS
 }

@@ -3,7 +3,6 @@
 //! `--limit` counts requests, not entities. Exit 0 ran, deferred or had nothing to do; 1 the
 //! attempt failed; 2 refused.
 
-use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
@@ -13,6 +12,7 @@ use headroom_store::feed_state::{EntityKind, FeedState, Lane};
 
 use crate::config::GlobalArgs;
 use crate::ingest_cmd::{FeedArgs, fmt_ts, poller};
+use crate::outcome::{CommandResult, Outcome};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum StageArg {
@@ -131,11 +131,8 @@ pub async fn print_enrichment_state(state: &Arc<dyn FeedState>) {
 }
 
 /// Runs `headroom enrich`.
-pub async fn run(global: &GlobalArgs, args: EnrichArgs) -> ExitCode {
-    let (poller, _) = match poller(global, &args.feed).await {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
+pub async fn run(global: &GlobalArgs, args: EnrichArgs) -> CommandResult {
+    let (poller, _) = poller(global, &args.feed).await?;
     let settings = args
         .tuning
         .settings(args.feed.enrichment_lease(), args.search_pacing);
@@ -156,14 +153,14 @@ pub async fn run(global: &GlobalArgs, args: EnrichArgs) -> ExitCode {
     let code = match enricher.run(options).await {
         Ok(report) => {
             print_report(&report);
-            ExitCode::SUCCESS
+            Ok(Outcome::Success)
         }
         Err(e) => {
             outln!(
                 "Enrichment failed: {}",
                 headroom_core::redact(&e.to_string())
             );
-            ExitCode::from(1)
+            Ok(Outcome::Unsuccessful)
         }
     };
     outln!();

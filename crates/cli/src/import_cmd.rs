@@ -3,7 +3,6 @@
 //! progress bar when stderr is a terminal and plain lines otherwise.
 
 use std::io::{IsTerminal, Write};
-use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use headroom_core::clock::{Clock, TokioClock};
@@ -15,6 +14,7 @@ use headroom_store::EventOrigin;
 use headroom_store::bulk::DEFAULT_COMMIT_EVERY;
 
 use crate::config::{GlobalArgs, ProcessEnv};
+use crate::outcome::{CliError, CommandResult, Outcome};
 
 /// Import commands.
 #[derive(Debug, Args)]
@@ -51,20 +51,18 @@ enum ImportCommand {
 }
 
 /// Runs `headroom import …`.
-pub async fn run(global: &GlobalArgs, args: ImportArgs) -> ExitCode {
+pub async fn run(global: &GlobalArgs, args: ImportArgs) -> CommandResult {
     let ImportCommand::Gharchive {
         files,
         batch,
         commit_every,
     } = args.command;
-    let settings = match global.resolve(&ProcessEnv) {
-        Ok(s) => s,
-        Err(e) => return crate::refuse(&e),
-    };
-    let store = match headroom_store::open(&settings.db).await {
-        Ok(s) => s,
-        Err(e) => return crate::refuse(&e),
-    };
+    let settings = global
+        .resolve(&ProcessEnv)
+        .map_err(|e| CliError::refused(&e))?;
+    let store = headroom_store::open(&settings.db)
+        .await
+        .map_err(|e| CliError::refused(&e))?;
     let clock = TokioClock::system();
     let ctx = IngestContext {
         origin: EventOrigin::Gharchive,
@@ -85,7 +83,7 @@ pub async fn run(global: &GlobalArgs, args: ImportArgs) -> ExitCode {
             Ok(opened) => opened,
             Err(e) => {
                 store.close().await;
-                return crate::failed(&format!("cannot open {file}: {e}"));
+                return Err(CliError::failed(&format!("cannot open {file}: {e}")));
             }
         };
         let mut last_line = 0u64;
@@ -120,7 +118,7 @@ pub async fn run(global: &GlobalArgs, args: ImportArgs) -> ExitCode {
             }
             Err(e) => {
                 store.close().await;
-                return crate::failed(&format!("importing {file}: {e}"));
+                return Err(CliError::failed(&format!("importing {file}: {e}")));
             }
         }
     }
@@ -153,9 +151,9 @@ pub async fn run(global: &GlobalArgs, args: ImportArgs) -> ExitCode {
     }
     store.close().await;
     if total.events_failed > 0 {
-        return ExitCode::from(1);
+        return Ok(Outcome::Unsuccessful);
     }
-    ExitCode::SUCCESS
+    Ok(Outcome::Success)
 }
 
 fn draw_bar(file: &str, p: &ImportProgress, size: Option<u64>) {

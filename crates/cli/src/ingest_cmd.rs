@@ -3,7 +3,6 @@
 //! Exit codes: 0 ran or deferred, 1 the attempt failed, 2 refused (bad option, infeasible
 //! budget formula).
 
-use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Args;
@@ -13,6 +12,7 @@ use headroom_github::feed::poll::{PollError, PollOutcome, PollSettings, Poller, 
 use headroom_store::feed_state::{FeedState, open_feed};
 
 use crate::config::{GlobalArgs, ProcessEnv, Settings};
+use crate::outcome::{CliError, CommandResult, Outcome};
 use crate::{registry, wiring};
 
 /// The feed's budget and schedule settings (flag, else environment, else the reference's
@@ -95,23 +95,25 @@ pub struct IngestArgs {
 }
 
 /// Builds a poller from the global settings.
-pub async fn poller(global: &GlobalArgs, feed: &FeedArgs) -> Result<(Poller, Settings), ExitCode> {
-    let mut settings = global.resolve(&ProcessEnv).map_err(|e| crate::refuse(&e))?;
+pub async fn poller(global: &GlobalArgs, feed: &FeedArgs) -> Result<(Poller, Settings), CliError> {
+    let mut settings = global
+        .resolve(&ProcessEnv)
+        .map_err(|e| CliError::refused(&e))?;
     // The feed service sends one request at a time (the reference's request gate); with the
     // grant rule's margin this also keeps a 10-a-minute search bucket usable.
     settings.in_flight_ceiling = 1;
     let opened = registry::open(&settings.db)
         .await
-        .map_err(|e| crate::refuse(&e))?;
+        .map_err(|e| CliError::refused(&e))?;
     let clock = TokioClock::system();
     let client = wiring::client_with_margin(&settings, clock, &opened, feed.margin.get())
-        .map_err(|e| crate::refuse(&e))?;
+        .map_err(|e| CliError::refused(&e))?;
     let (store, state) = open_feed(&settings.db)
         .await
-        .map_err(|e| crate::refuse(&e))?;
+        .map_err(|e| CliError::refused(&e))?;
     let poll_settings = feed.poll_settings(settings.credential.is_some());
     if let Err(e) = poll_settings.lanes.resolve() {
-        return Err(crate::refuse(&e));
+        return Err(CliError::refused(&e));
     }
     Ok((
         Poller {
@@ -127,21 +129,19 @@ pub async fn poller(global: &GlobalArgs, feed: &FeedArgs) -> Result<(Poller, Set
 }
 
 /// Runs `headroom ingest`.
-pub async fn run(global: &GlobalArgs, args: IngestArgs) -> ExitCode {
-    let (poller, _) = match poller(global, &args.feed).await {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
+pub async fn run(global: &GlobalArgs, args: IngestArgs) -> CommandResult {
+    let (poller, _) = poller(global, &args.feed).await?;
     let outcome = poller.poll_once(args.force).await;
-    let code = print_outcome(&outcome);
+    let result = print_outcome(&outcome);
     outln!();
     print_summary(&poller).await;
     poller.store.close().await;
-    code
+    result
 }
 
-/// Prints what a polling cycle did; returns the exit code it means.
-pub fn print_outcome(outcome: &Result<PollOutcome, PollError>) -> ExitCode {
+/// Prints what a polling cycle did on stdout; returns the outcome it means (a refusal is
+/// left for `main` to print).
+pub fn print_outcome(outcome: &Result<PollOutcome, PollError>) -> CommandResult {
     match outcome {
         Ok(PollOutcome::Completed {
             run_id,
@@ -176,33 +176,32 @@ pub fn print_outcome(outcome: &Result<PollOutcome, PollError>) -> ExitCode {
                 counts.events_ignored
             );
             outln!("Events failed:                    {}", counts.events_failed);
-            ExitCode::SUCCESS
+            Ok(Outcome::Success)
         }
         Ok(PollOutcome::Deferred { until, reason, .. }) => {
             match until {
                 Some(until) => outln!("Ingestion deferred until {} — {reason}", fmt_ts(*until)),
                 None => outln!("Ingestion deferred — {reason}"),
             }
-            ExitCode::SUCCESS
+            Ok(Outcome::Success)
         }
         Ok(PollOutcome::Busy) => {
             outln!("source busy — poller cycle in progress");
-            ExitCode::SUCCESS
+            Ok(Outcome::Success)
         }
         Ok(PollOutcome::Failed { run_id, error, .. }) => {
             outln!("Ingestion run {run_id} failed: {error}");
-            ExitCode::from(1)
+            Ok(Outcome::Unsuccessful)
         }
-        Err(PollError::Infeasible(e)) => {
-            eprintln!("headroom: {e}");
-            ExitCode::from(2)
-        }
+        // The plan cannot fit the limits as configured: a refusal, its text as the planner
+        // wrote it.
+        Err(PollError::Infeasible(e)) => Err(CliError::Refused(e.to_string())),
         Err(e) => {
             outln!(
                 "Ingestion failed: {}",
                 headroom_core::redact(&e.to_string())
             );
-            ExitCode::from(1)
+            Ok(Outcome::Unsuccessful)
         }
     }
 }

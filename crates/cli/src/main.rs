@@ -1,6 +1,6 @@
 //! The `headroom` binary: command-line definition and glue. The work lives in the library
 //! crates; this file parses arguments, wires the pieces together and maps outcomes to exit
-//! codes (0 ran or deferred, 1 the attempt failed, 2 refused to run).
+//! codes in one place ([`outcome`]: 0 ran or deferred, 1 the attempt failed, 2 refused to run).
 
 use std::process::ExitCode;
 
@@ -21,6 +21,7 @@ mod enrich_cmd;
 mod import_cmd;
 mod ingest_cmd;
 mod logging;
+mod outcome;
 mod quota_cmd;
 #[cfg(test)]
 mod reference;
@@ -74,41 +75,42 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
-        None => {
-            use clap::CommandFactory;
-            // No subcommand yet: show what exists rather than doing nothing silently.
-            let mut cmd = Cli::command();
-            if cmd.print_help().is_err() {
-                return ExitCode::from(1);
-            }
+    let Some(command) = cli.command else {
+        use clap::CommandFactory;
+        // No subcommand yet: show what exists rather than doing nothing silently.
+        let mut cmd = Cli::command();
+        return if cmd.print_help().is_err() {
+            ExitCode::from(1)
+        } else {
             ExitCode::SUCCESS
-        }
-        Some(Command::Sim(args)) => sim_cmd::run(*args),
-        Some(Command::Quota(args)) => with_runtime(quota_cmd::run(&cli.global, args)),
-        Some(Command::Sync(args)) => with_runtime(sync_cmd::run(&cli.global, args)),
-        Some(Command::Import(args)) => with_runtime(import_cmd::run(&cli.global, args)),
-        Some(Command::Ingest(args)) => with_runtime(ingest_cmd::run(&cli.global, args)),
-        Some(Command::Enrich(args)) => with_runtime(enrich_cmd::run(&cli.global, args)),
-        Some(Command::Run(args)) => with_runtime(run_cmd::run(&cli.global, args)),
-        Some(Command::Status(args)) => with_runtime(status_cmd::run(&cli.global, args)),
-        Some(Command::Demo(args)) => with_runtime(demo_cmd::run(&cli.global, args)),
-    }
+        };
+    };
+    let global = &cli.global;
+    let (program, result) = match command {
+        // The simulator builds a runtime of its own and speaks under its own name.
+        Command::Sim(args) => ("headroom sim", sim_cmd::run(*args)),
+        Command::Quota(args) => ("headroom", with_runtime(quota_cmd::run(global, args))),
+        Command::Sync(args) => ("headroom", with_runtime(sync_cmd::run(global, args))),
+        Command::Import(args) => ("headroom", with_runtime(import_cmd::run(global, args))),
+        Command::Ingest(args) => ("headroom", with_runtime(ingest_cmd::run(global, args))),
+        Command::Enrich(args) => ("headroom", with_runtime(enrich_cmd::run(global, args))),
+        Command::Run(args) => ("headroom", with_runtime(run_cmd::run(global, args))),
+        Command::Status(args) => ("headroom", with_runtime(status_cmd::run(global, args))),
+        Command::Demo(args) => ("headroom", with_runtime(demo_cmd::run(global, args))),
+    };
+    outcome::exit_code(program, result)
 }
 
 /// Runs an async subcommand on a multi-threaded runtime, with JSON logs on stderr.
-fn with_runtime(work: impl std::future::Future<Output = ExitCode>) -> ExitCode {
+fn with_runtime(
+    work: impl std::future::Future<Output = outcome::CommandResult>,
+) -> outcome::CommandResult {
     init_logging();
-    match tokio::runtime::Builder::new_multi_thread()
+    tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-    {
-        Ok(runtime) => runtime.block_on(work),
-        Err(e) => {
-            eprintln!("headroom: cannot start the async runtime: {e}");
-            ExitCode::from(1)
-        }
-    }
+        .map_err(|e| outcome::CliError::Failed(format!("cannot start the async runtime: {e}")))?
+        .block_on(work)
 }
 
 /// One JSON object per line on stderr ([`logging`]); `RUST_LOG` filters (default: warnings
@@ -122,18 +124,6 @@ fn init_logging() {
         .with(filter)
         .with(logging::JsonLines::new(std::io::stderr))
         .try_init();
-}
-
-/// Refuses to run: a bad option or configuration (exit 2). The message names the setting.
-pub(crate) fn refuse(error: &dyn std::fmt::Display) -> ExitCode {
-    eprintln!("headroom: {}", headroom_core::redact(&error.to_string()));
-    ExitCode::from(2)
-}
-
-/// The attempt failed (exit 1).
-pub(crate) fn failed(error: &dyn std::fmt::Display) -> ExitCode {
-    eprintln!("headroom: {}", headroom_core::redact(&error.to_string()));
-    ExitCode::from(1)
 }
 
 #[cfg(test)]

@@ -2,8 +2,6 @@
 //! response headers, never from `/rate_limit` (which has been seen to report a full quota
 //! while the headers said otherwise).
 
-use std::process::ExitCode;
-
 use clap::{Args, Subcommand};
 use headroom_core::Subject;
 use headroom_core::clock::{Clock, TokioClock};
@@ -12,6 +10,7 @@ use headroom_http::{ApiError, ApiRequest};
 use serde::Serialize;
 
 use crate::config::{GlobalArgs, ProcessEnv};
+use crate::outcome::{CliError, CommandResult, Outcome};
 use crate::{registry, wiring};
 
 /// Quota commands.
@@ -69,7 +68,7 @@ struct Report {
 }
 
 /// Runs `headroom quota …`.
-pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> ExitCode {
+pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> CommandResult {
     let json = match args.command {
         QuotaCommand::Show { json } => json,
         QuotaCommand::Probe {
@@ -79,24 +78,19 @@ pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> ExitCode {
             json,
         } => return probe(global, requests, concurrency, path, json).await,
     };
-    let settings = match global.resolve(&ProcessEnv) {
-        Ok(s) => s,
-        Err(e) => return crate::refuse(&e),
-    };
-    let opened = match registry::open(&settings.db).await {
-        Ok(s) => s,
-        Err(e) => return crate::refuse(&e),
-    };
+    let settings = global
+        .resolve(&ProcessEnv)
+        .map_err(|e| CliError::refused(&e))?;
+    let opened = registry::open(&settings.db)
+        .await
+        .map_err(|e| CliError::refused(&e))?;
     let clock = TokioClock::system();
-    let client = match wiring::client(&settings, clock, &opened) {
-        Ok(c) => c,
-        Err(e) => return crate::refuse(&e),
-    };
+    let client = wiring::client(&settings, clock, &opened).map_err(|e| CliError::refused(&e))?;
     let credential = settings.credential.as_ref();
-    let key = match client.identity(credential).await {
-        Ok(k) => k,
-        Err(e) => return crate::failed(&e),
-    };
+    let key = client
+        .identity(credential)
+        .await
+        .map_err(|e| CliError::failed(&e))?;
     // One cheap request whose headers tell the truth about the core bucket.
     let probe = if credential.is_some() {
         "/user"
@@ -112,12 +106,13 @@ pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> ExitCode {
         .await
     {
         Ok(_) | Err(ApiError::RateLimited { .. }) => {}
-        Err(e) => return crate::failed(&e),
+        Err(e) => return Err(CliError::failed(&e)),
     }
-    let snapshot = match client.governor().snapshot(&key).await {
-        Ok(s) => s,
-        Err(e) => return crate::failed(&e),
-    };
+    let snapshot = client
+        .governor()
+        .snapshot(&key)
+        .await
+        .map_err(|e| CliError::failed(&e))?;
     let sharing = client.credentials().sharing(&key.host, &key.subject).await;
     let owner = match &key.subject {
         Subject::User(login) => format!("{login}'s"),
@@ -135,9 +130,9 @@ pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> ExitCode {
     if json {
         match serde_json::to_string_pretty(&report) {
             Ok(text) => outln!("{text}"),
-            Err(e) => return crate::failed(&e),
+            Err(e) => return Err(CliError::failed(&e)),
         }
-        return ExitCode::SUCCESS;
+        return Ok(Outcome::Success);
     }
     outln!("{} on {}", report.identity, report.host);
     let now = clock.now();
@@ -184,7 +179,7 @@ pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> ExitCode {
     } else if credential.is_some() {
         outln!("1 credential known for {owner} quota on {}", report.host);
     }
-    ExitCode::SUCCESS
+    Ok(Outcome::Success)
 }
 
 /// Longest governor wait a probe spends in place (the in-flight ceiling's short waits);
@@ -197,23 +192,18 @@ async fn probe(
     concurrency: u32,
     path: Option<String>,
     json: bool,
-) -> ExitCode {
-    let settings = match global.resolve(&ProcessEnv) {
-        Ok(s) => s,
-        Err(e) => return crate::refuse(&e),
-    };
-    let opened = match registry::open(&settings.db).await {
-        Ok(s) => s,
-        Err(e) => return crate::refuse(&e),
-    };
+) -> CommandResult {
+    let settings = global
+        .resolve(&ProcessEnv)
+        .map_err(|e| CliError::refused(&e))?;
+    let opened = registry::open(&settings.db)
+        .await
+        .map_err(|e| CliError::refused(&e))?;
     let clock = TokioClock::system();
-    let client = match wiring::client(&settings, clock, &opened) {
-        Ok(c) => c,
-        Err(e) => return crate::refuse(&e),
-    };
+    let client = wiring::client(&settings, clock, &opened).map_err(|e| CliError::refused(&e))?;
     let credential = settings.credential.clone();
     if let Err(e) = client.identity(credential.as_ref()).await {
-        return crate::failed(&e);
+        return Err(CliError::failed(&e));
     }
     let path = path.unwrap_or_else(|| {
         if credential.is_some() {
@@ -282,14 +272,14 @@ async fn probe(
     }
     for task in tasks {
         if let Err(e) = task.await {
-            return crate::failed(&e);
+            return Err(CliError::failed(&e));
         }
     }
     let report = std::mem::take(&mut *report.lock().unwrap_or_else(|p| p.into_inner()));
     if json {
         match serde_json::to_string(&report) {
             Ok(text) => outln!("{text}"),
-            Err(e) => return crate::failed(&e),
+            Err(e) => return Err(CliError::failed(&e)),
         }
     } else {
         outln!(
@@ -302,8 +292,8 @@ async fn probe(
         );
     }
     if report.failed.is_empty() {
-        ExitCode::SUCCESS
+        Ok(Outcome::Success)
     } else {
-        ExitCode::from(1)
+        Ok(Outcome::Unsuccessful)
     }
 }

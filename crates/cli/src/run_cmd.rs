@@ -8,7 +8,6 @@
 //! time comes (and takes up pending runs and runs a dead holder abandoned), through the same
 //! client — so the same governor per identity — as the poller.
 
-use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
 use clap::Args;
@@ -23,6 +22,7 @@ use tokio::task::JoinHandle;
 use crate::config::GlobalArgs;
 use crate::enrich_cmd::EnrichTuning;
 use crate::ingest_cmd::{FeedArgs, poller};
+use crate::outcome::{CliError, CommandResult, Outcome};
 
 /// `headroom run`.
 #[derive(Debug, Args)]
@@ -66,11 +66,8 @@ struct SyncWorkerArgs {
 }
 
 /// Runs `headroom run`.
-pub async fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
-    let (poller, resolved) = match poller(global, &args.feed).await {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
+pub async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
+    let (poller, resolved) = poller(global, &args.feed).await?;
     let settings = args
         .tuning
         .settings(args.feed.enrichment_lease(), args.search_pacing);
@@ -85,9 +82,9 @@ pub async fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
         .max(SignedDuration::from_secs(600));
     let server = match start_server(&args, &resolved, &enricher).await {
         Ok(server) => server,
-        Err(code) => {
+        Err(e) => {
             poller.store.close().await;
-            return code;
+            return Err(e);
         }
     };
     let sync = (!args.sync.no_sync).then(|| SyncWorker::start(&poller, &resolved, &args.sync));
@@ -153,12 +150,12 @@ pub async fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
         };
         let ticked = tokio::select! {
             ticked = step => ticked,
-            () = &mut shutdown => break ExitCode::SUCCESS,
+            () = &mut shutdown => break Ok(Outcome::Success),
         };
         if ticked {
             done += 1;
             if args.ticks.is_some_and(|n| done >= n) {
-                break ExitCode::SUCCESS;
+                break Ok(Outcome::Success);
             }
         }
         let wake = next_enrich
@@ -169,7 +166,7 @@ pub async fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
             .max(SignedDuration::ZERO);
         tokio::select! {
             () = poller.clock.sleep(wait) => {}
-            () = &mut shutdown => break ExitCode::SUCCESS,
+            () = &mut shutdown => break Ok(Outcome::Success),
         }
     };
     if let Some(server) = server {
@@ -326,7 +323,7 @@ async fn start_server(
     args: &RunArgs,
     resolved: &crate::config::Settings,
     enricher: &Enricher,
-) -> Result<Option<crate::serve::Running>, ExitCode> {
+) -> Result<Option<crate::serve::Running>, CliError> {
     if args.http.no_listen {
         return Ok(None);
     }
@@ -344,7 +341,7 @@ async fn start_server(
         Some(args.tick_secs),
         subject,
     )
-    .map_err(|e| crate::refuse(&e))?;
+    .map_err(|e| CliError::refused(&e))?;
     crate::serve::start(&args.http, status, &resolved.db, enricher.poller.clock).await
 }
 

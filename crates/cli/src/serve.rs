@@ -9,6 +9,7 @@ use headroom_store::Store;
 
 use crate::config::{ConfigError, Settings};
 use crate::ingest_cmd::FeedArgs;
+use crate::outcome::CliError;
 
 /// What `/status` reports over (reporting only: never what the service does).
 #[derive(Debug, Clone, Copy, Args)]
@@ -122,22 +123,22 @@ pub async fn start(
     status: StatusSettings,
     db: &str,
     clock: headroom_core::clock::TokioClock,
-) -> Result<Option<Running>, std::process::ExitCode> {
+) -> Result<Option<Running>, CliError> {
     if listen.no_listen {
         return Ok(None);
     }
     let (_, feed, report) = headroom_store::feed_report::open_report(db)
         .await
-        .map_err(|e| crate::refuse(&e))?;
+        .map_err(|e| CliError::refused(&e))?;
     let listener = tokio::net::TcpListener::bind(&listen.listen)
         .await
         .map_err(|e| {
-            crate::refuse(&ConfigError {
+            CliError::refused(&ConfigError {
                 setting: "--listen".into(),
                 problem: format!("cannot listen on {}: {e}", listen.listen),
             })
         })?;
-    let addr = listener.local_addr().map_err(|e| crate::failed(&e))?;
+    let addr = listener.local_addr().map_err(|e| CliError::failed(&e))?;
     tracing::info!(event = "server.listening", addr = %addr);
     outln!("headroom run: serving HTTP on http://{addr}");
     let state = headroom_server::AppState {

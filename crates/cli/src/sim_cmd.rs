@@ -4,11 +4,12 @@
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use anyhow::Context as _;
 use headroom_core::clock::{SignedDuration, TokioClock};
 use headroom_sim::{ExternalSpend, Scenario, SimConfig, Simulator, TlsConfig, TokenSpec, serve};
+
+use crate::outcome::{CliError, CommandResult, Outcome};
 
 fn scenario_help() -> String {
     format!(
@@ -175,40 +176,30 @@ impl SimArgs {
     }
 }
 
-/// Runs `headroom sim`.
-pub fn run(args: SimArgs) -> ExitCode {
+/// Runs `headroom sim`. Its messages go out under the program name `headroom sim`; a
+/// refusal says so in its text, as the simulator's validation reads.
+pub fn run(args: SimArgs) -> CommandResult {
     if let Err(e) = args.config().validate() {
-        eprintln!("headroom sim: refused: {e}");
-        return ExitCode::from(2);
+        return Err(CliError::Refused(format!("refused: {e}")));
     }
     if !args.addr.ip().is_loopback() {
-        eprintln!(
-            "headroom sim: refused: --addr {} is not a loopback address",
+        return Err(CliError::Refused(format!(
+            "refused: --addr {} is not a loopback address",
             args.addr
-        );
-        return ExitCode::from(2);
+        )));
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("headroom sim: cannot start the runtime: {e}");
-            return ExitCode::from(1);
-        }
-    };
+        .map_err(|e| CliError::Failed(format!("cannot start the runtime: {e}")))?;
     let announce = |line: String| {
         let mut out = std::io::stdout().lock();
         // The first stdout line is a contract: later tooling reads the address from it.
         let _ = writeln!(out, "{line}").and_then(|()| out.flush());
     };
     match runtime.block_on(serve_until(args, announce, stopped())) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("headroom sim: {e:#}");
-            ExitCode::from(1)
-        }
+        Ok(()) => Ok(Outcome::Success),
+        Err(e) => Err(CliError::Failed(format!("{e:#}"))),
     }
 }
 

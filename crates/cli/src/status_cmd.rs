@@ -3,8 +3,6 @@
 //! the summary figures; with `--json`, the status document `GET /status` serves, built by
 //! headroom-server. Reads only: no provider request, no budget, no write.
 
-use std::process::ExitCode;
-
 use clap::Args;
 use headroom_core::clock::{Clock as _, TokioClock};
 use headroom_store::feed_report::open_report;
@@ -12,6 +10,7 @@ use headroom_store::feed_report::open_report;
 use crate::config::{GlobalArgs, ProcessEnv};
 use crate::enrich_cmd::EnrichTuning;
 use crate::ingest_cmd::{FeedArgs, poller, print_summary};
+use crate::outcome::{CliError, CommandResult, Outcome};
 use crate::serve::{ReportingArgs, status_settings, stored_subject};
 
 /// `headroom status`.
@@ -32,34 +31,29 @@ pub struct StatusArgs {
 }
 
 /// Runs `headroom status`.
-pub async fn run(global: &GlobalArgs, args: StatusArgs) -> ExitCode {
+pub async fn run(global: &GlobalArgs, args: StatusArgs) -> CommandResult {
     if args.json {
         return json(global, &args).await;
     }
-    let (poller, _) = match poller(global, &args.feed).await {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
+    let (poller, _) = poller(global, &args.feed).await?;
     print_summary(&poller).await;
     outln!();
     crate::enrich_cmd::print_enrichment_state(&poller.state).await;
     poller.store.close().await;
-    ExitCode::SUCCESS
+    Ok(Outcome::Success)
 }
 
 /// The status document, exactly as `GET /status` serves it.
-async fn json(global: &GlobalArgs, args: &StatusArgs) -> ExitCode {
-    let settings = match global.resolve(&ProcessEnv) {
-        Ok(s) => s,
-        Err(e) => return crate::refuse(&e),
-    };
+async fn json(global: &GlobalArgs, args: &StatusArgs) -> CommandResult {
+    let settings = global
+        .resolve(&ProcessEnv)
+        .map_err(|e| CliError::refused(&e))?;
     let enrich = args
         .tuning
         .settings(args.feed.enrichment_lease(), args.search_pacing);
-    let (store, feed, report) = match open_report(&settings.db).await {
-        Ok(opened) => opened,
-        Err(e) => return crate::refuse(&e),
-    };
+    let (store, feed, report) = open_report(&settings.db)
+        .await
+        .map_err(|e| CliError::refused(&e))?;
     let subject = stored_subject(&settings, store.as_ref()).await;
     let status = match status_settings(
         &settings,
@@ -72,19 +66,16 @@ async fn json(global: &GlobalArgs, args: &StatusArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => {
             store.close().await;
-            return crate::refuse(&e);
+            return Err(CliError::refused(&e));
         }
     };
     let now = TokioClock::system().now();
     let body = headroom_server::status::build(report.as_ref(), feed.as_ref(), &status, now).await;
     store.close().await;
-    let body = match body {
-        Ok(b) => b,
-        Err(e) => return crate::failed(&e),
-    };
+    let body = body.map_err(|e| CliError::failed(&e))?;
     match serde_json::to_string_pretty(&body) {
         Ok(text) => outln!("{text}"),
-        Err(e) => return crate::failed(&e),
+        Err(e) => return Err(CliError::failed(&e)),
     }
-    ExitCode::SUCCESS
+    Ok(Outcome::Success)
 }

@@ -1,0 +1,70 @@
+//! How a command ends, and the one mapping from that to an exit code: 0 ran or deferred,
+//! 1 the attempt failed, 2 refused to run. Commands return [`CommandResult`]; only `main`
+//! prints a [`CliError`] and turns either side into an [`ExitCode`].
+
+use std::fmt::Display;
+use std::process::ExitCode;
+
+/// What a command that ran to its end reports through its exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// It ran, or deferred its work to a later run (exit 0).
+    Success,
+    /// It ran to its end and its printed report says part of the work failed (exit 1): the
+    /// report on stdout already says why, so there is nothing more to print.
+    Unsuccessful,
+}
+
+/// Why a command stopped before its end. The message is final text (already redacted where
+/// it may carry a credential); `main` prints it once, after the program's name.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// Refused to run: a bad option or configuration; the message names the setting (exit 2).
+    #[error("{0}")]
+    Refused(String),
+    /// The attempt failed (exit 1).
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl CliError {
+    /// Refuses over `error`, its text redacted.
+    pub fn refused(error: &dyn Display) -> Self {
+        Self::Refused(headroom_core::redact(&error.to_string()))
+    }
+
+    /// Fails over `error`, its text redacted.
+    pub fn failed(error: &dyn Display) -> Self {
+        Self::Failed(headroom_core::redact(&error.to_string()))
+    }
+
+    /// The same message, as a failure rather than a refusal (exit 1).
+    pub fn into_failure(self) -> Self {
+        match self {
+            Self::Refused(message) | Self::Failed(message) => Self::Failed(message),
+        }
+    }
+
+    fn exit_code(&self) -> u8 {
+        match self {
+            Self::Refused(_) => 2,
+            Self::Failed(_) => 1,
+        }
+    }
+}
+
+/// What every command returns.
+pub type CommandResult = Result<Outcome, CliError>;
+
+/// The one mapping to the process's exit code; a [`CliError`] is printed on stderr here as
+/// `PROGRAM: MESSAGE` and nowhere else.
+pub fn exit_code(program: &str, result: CommandResult) -> ExitCode {
+    match result {
+        Ok(Outcome::Success) => ExitCode::SUCCESS,
+        Ok(Outcome::Unsuccessful) => ExitCode::from(1),
+        Err(error) => {
+            eprintln!("{program}: {error}");
+            ExitCode::from(error.exit_code())
+        }
+    }
+}

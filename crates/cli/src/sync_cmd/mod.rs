@@ -1,0 +1,243 @@
+//! `headroom sync …`: organization sync as a graph of stages chosen by quota headroom.
+//!
+//! - `sync org NAME [--resume RUN_ID] [--stages LIST] [--wait]` starts (or resumes) a run.
+//!   A run that must wait for a quota window hibernates: it is persisted with its wake time
+//!   and the command exits 0 saying until when — unless `--wait`, which sleeps in this process
+//!   and finishes.
+//! - `sync status [RUN_ID] [--json]`: stages, cursors, counts, what a run waits for.
+//! - `sync plan org NAME`: an estimate of requests, points and quota windows, from a probe
+//!   of a few GraphQL points.
+//! - `sync worker [--once]`: wakes hibernating runs when their time comes (as `headroom run`
+//!   also does), and takes up pending runs and those whose holder died.
+//!
+//! Each subcommand has a module of its own; this one holds the arguments, the dispatch and
+//! what they share (the store and client, the organization runner, the outcome line).
+
+use std::sync::Arc;
+
+use clap::{Args, Subcommand};
+use headroom_core::clock::{SignedDuration, Timestamp, TokioClock};
+use headroom_github::org;
+use headroom_http::Client;
+use headroom_store::Store;
+use headroom_sync::{ProgressSink, RunSummary, Runner, RunnerConfig};
+use serde_json::json;
+
+use crate::config::{GlobalArgs, ProcessEnv, Settings};
+use crate::outcome::{CliError, CommandResult};
+use crate::{registry, wiring};
+
+mod org_run;
+mod plan;
+mod progress;
+mod status;
+mod worker;
+
+pub use worker::worker_pass;
+
+/// Organization sync.
+#[derive(Debug, Args)]
+pub struct SyncArgs {
+    #[command(subcommand)]
+    command: SyncCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum SyncCommand {
+    /// Collect an organization: org, members, teams, repositories, issues, projects, issue
+    /// comments, pull requests with commits, commit files, workflow runs/jobs/check runs,
+    /// branches. Exits 0 when done or hibernating (with the wake time), 1 when it failed.
+    Org {
+        /// The organization's login.
+        name: String,
+        /// Resume this run instead of starting one (done stages are skipped; a running stage
+        /// continues from its cursor).
+        #[arg(long, value_name = "RUN_ID")]
+        resume: Option<i64>,
+        /// Only these stages (comma-separated), plus what they depend on.
+        #[arg(long, value_delimiter = ',', value_name = "LIST")]
+        stages: Vec<String>,
+        /// Wait for quota windows in this process and finish, instead of hibernating.
+        #[arg(long)]
+        wait: bool,
+        /// A run that hibernates until no later than this many seconds from now is held: the
+        /// command keeps it persisted as hibernating (claim released, visible in `sync
+        /// status`) and wakes it itself at its time, as a worker would. A later wake time
+        /// exits 0 with the run id and the wake time for `sync worker`. 0 never holds.
+        #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(0..=86_400))]
+        hold_secs: u64,
+        /// Seconds a killed worker keeps its claim on the run before another may resume it.
+        #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+        claim_secs: u64,
+        #[command(flatten)]
+        margin: wiring::ResetMargin,
+    },
+    /// Where a run stands: stages, cursors, counts, what it waits for. Without RUN_ID, the
+    /// unfinished runs.
+    Status {
+        /// The run.
+        run_id: Option<i64>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Before spending anything: estimated requests and points per bucket, and how many quota
+    /// windows the work needs (a probe of a few GraphQL points measures the organization).
+    Plan {
+        #[command(subcommand)]
+        target: PlanTarget,
+    },
+    /// Wake hibernating runs when their time comes, and run pending ones and those a dead
+    /// worker left (its claim lapsed). `headroom run` does the same beside the feed.
+    Worker {
+        /// Process the runs due now, then exit.
+        #[arg(long)]
+        once: bool,
+        /// Seconds between looks at the database.
+        #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..=3600))]
+        poll_secs: u64,
+        /// Seconds a killed worker keeps its claim on a run before another may resume it.
+        #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+        claim_secs: u64,
+        #[command(flatten)]
+        margin: wiring::ResetMargin,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum PlanTarget {
+    /// An organization.
+    Org {
+        /// The organization's login.
+        name: String,
+    },
+}
+
+/// Runs `headroom sync …`.
+pub async fn run(global: &GlobalArgs, args: SyncArgs) -> CommandResult {
+    let settings = global
+        .resolve(&ProcessEnv)
+        .map_err(|e| CliError::refused(&e))?;
+    match args.command {
+        SyncCommand::Org {
+            name,
+            resume,
+            stages,
+            wait,
+            hold_secs,
+            claim_secs,
+            margin,
+        } => {
+            let hold = SignedDuration::from_secs(i64::try_from(hold_secs).unwrap_or(i64::MAX));
+            let options = org_run::OrgOptions {
+                wait,
+                hold,
+                claim_secs,
+                margin: margin.get(),
+            };
+            org_run::sync_org(&settings, name, resume, stages, options).await
+        }
+        SyncCommand::Status { run_id, json } => status::status(&settings, run_id, json).await,
+        SyncCommand::Plan {
+            target: PlanTarget::Org { name },
+        } => plan::plan(&settings, &name).await,
+        SyncCommand::Worker {
+            once,
+            poll_secs,
+            claim_secs,
+            margin,
+        } => worker::worker(&settings, once, poll_secs, claim_secs, margin.get()).await,
+    }
+}
+
+struct Env {
+    store: Arc<dyn Store>,
+    client: Client,
+    clock: TokioClock,
+    settings: Settings,
+}
+
+async fn env(settings: &Settings, margin: SignedDuration) -> Result<Env, CliError> {
+    let opened = registry::open(&settings.db)
+        .await
+        .map_err(|e| CliError::refused(&e))?;
+    let store = headroom_store::open(&settings.db)
+        .await
+        .map_err(|e| CliError::refused(&e))?;
+    let clock = TokioClock::system();
+    let client = wiring::client_with_margin(settings, clock, &opened, margin)
+        .map_err(|e| CliError::refused(&e))?;
+    Ok(Env {
+        store,
+        client,
+        clock,
+        settings: settings.clone(),
+    })
+}
+
+fn runner(env: &Env, progress: Arc<dyn ProgressSink>, claim_secs: u64) -> Runner {
+    org_runner(
+        env.store.clone(),
+        env.client.clone(),
+        env.clock,
+        &env.settings,
+        claim_secs,
+    )
+    .with_progress(progress)
+}
+
+/// The holder name this process claims sync runs under.
+pub fn holder() -> String {
+    format!("headroom:{}", std::process::id())
+}
+
+/// The organization graph's runner over an exit door built elsewhere: `headroom run` hands it
+/// the feed's client so that both spend through one governor per identity (on SQLite the
+/// governor lives in this process's memory, so a second client would not see the first's
+/// requests).
+pub fn org_runner(
+    store: Arc<dyn Store>,
+    client: Client,
+    clock: TokioClock,
+    settings: &Settings,
+    claim_secs: u64,
+) -> Runner {
+    match Runner::new(
+        org::stages(),
+        Some(org::REPOSITORY_SOURCE),
+        store,
+        client,
+        settings.credential.clone(),
+        clock,
+        RunnerConfig {
+            deferral: settings.deferral,
+            holder: holder(),
+            claim: SignedDuration::from_secs(i64::try_from(claim_secs).unwrap_or(120)),
+            ..RunnerConfig::default()
+        },
+    ) {
+        Ok(r) => r,
+        // The graph is fixed in code and tested; reaching this is a programming error.
+        Err(e) => panic!("the organization graph is invalid: {e}"),
+    }
+}
+
+fn print_outcome(
+    id: i64,
+    status: &str,
+    reason: Option<&str>,
+    until: Option<Timestamp>,
+    summary: &RunSummary,
+) {
+    outln!(
+        "{}",
+        json!({
+            "event": "sync.run_completed",
+            "run_id": id,
+            "status": status,
+            "reason": reason,
+            "until": until.map(|u| u.to_string()),
+            "summary": summary,
+        })
+    );
+}

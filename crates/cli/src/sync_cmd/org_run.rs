@@ -1,0 +1,127 @@
+//! `sync org NAME`: starts or resumes one organization run and drives it until it finishes,
+//! fails or hibernates (holding on through a short or `--wait`ed hibernation).
+
+use std::io::IsTerminal;
+use std::sync::Arc;
+
+use headroom_core::clock::{Clock, SignedDuration};
+use headroom_github::org;
+use headroom_store::NewSyncRun;
+use headroom_sync::{ProgressSink, RunOutcome, StageGraph};
+use serde_json::json;
+
+use super::progress::{JsonProgress, TerminalProgress};
+use super::{env, print_outcome, runner};
+use crate::config::Settings;
+use crate::outcome::{CliError, CommandResult, Outcome};
+
+/// How `sync org` drives its run.
+pub(super) struct OrgOptions {
+    pub(super) wait: bool,
+    pub(super) hold: SignedDuration,
+    pub(super) claim_secs: u64,
+    pub(super) margin: SignedDuration,
+}
+
+pub(super) async fn sync_org(
+    settings: &Settings,
+    name: String,
+    resume: Option<i64>,
+    stages: Vec<String>,
+    options: OrgOptions,
+) -> CommandResult {
+    let OrgOptions {
+        wait,
+        hold,
+        claim_secs,
+        margin,
+    } = options;
+    let graph = StageGraph::new(org::declarations(), Some(org::REPOSITORY_SOURCE))
+        .map_err(|e| CliError::failed(&e))?;
+    if let Err(e) = graph.closure_of(&stages) {
+        return Err(CliError::refused(&format!("--stages: {e}")));
+    }
+    let env = env(settings, margin).await?;
+    let credential = settings.credential.as_ref();
+    let id = match resume {
+        Some(id) => match env.store.sync_run(id).await {
+            Ok(Some(run)) if run.kind == "org" && run.target == name => id,
+            Ok(Some(run)) => {
+                return Err(CliError::refused(&format!(
+                    "--resume: run {id} syncs {} {}, not org {name}",
+                    run.kind, run.target
+                )));
+            }
+            Ok(None) => return Err(CliError::refused(&format!("--resume: no sync run {id}"))),
+            Err(e) => return Err(CliError::failed(&e)),
+        },
+        None => {
+            let key = env
+                .client
+                .identity(credential)
+                .await
+                .map_err(|e| CliError::failed(&e))?;
+            match env
+                .store
+                .create_sync_run(&NewSyncRun {
+                    kind: "org".into(),
+                    target: name.clone(),
+                    key,
+                    requested_stages: (!stages.is_empty()).then_some(stages),
+                    created_at: env.clock.now(),
+                })
+                .await
+            {
+                Ok(run) => run.id,
+                Err(e) => return Err(CliError::failed(&e)),
+            }
+        }
+    };
+    let progress: Arc<dyn ProgressSink> = if std::io::stderr().is_terminal() {
+        Arc::new(TerminalProgress::new(graph.clone()))
+    } else {
+        Arc::new(JsonProgress)
+    };
+    let runner = runner(&env, progress, claim_secs);
+    let mut holding = false;
+    loop {
+        match runner.run(id).await {
+            Ok(RunOutcome::Done { summary }) => {
+                print_outcome(id, "done", None, None, &summary);
+                return Ok(Outcome::Success);
+            }
+            Ok(RunOutcome::Failed { reason, summary }) => {
+                print_outcome(id, "failed", Some(&reason), None, &summary);
+                return Ok(Outcome::Unsuccessful);
+            }
+            Ok(RunOutcome::Hibernating { until, reason }) => {
+                // The run is persisted and unclaimed either way; holding only means this
+                // process is the worker that wakes it. Killed meanwhile, it loses nothing.
+                let held = wait || until.duration_since(env.clock.now()) <= hold;
+                outln!(
+                    "{}",
+                    json!({
+                        "event": "sync.run_hibernating",
+                        "run_id": id,
+                        "until": until.to_string(),
+                        "reason": reason,
+                        "held": held,
+                        "resume": format!("headroom run or headroom sync worker (or: headroom sync org {name} --resume {id})"),
+                    })
+                );
+                if held {
+                    holding = true;
+                    env.clock.sleep_until(until).await;
+                    continue;
+                }
+                return Ok(Outcome::Success);
+            }
+            // A worker took the run while this process held it: it is in good hands.
+            Err(headroom_sync::SyncError::Claimed(_)) if holding => {
+                outln!("{}", json!({ "event": "sync.taken_over", "run_id": id }));
+                return Ok(Outcome::Success);
+            }
+            Err(e) => return Err(CliError::failed(&e)),
+        }
+    }
+}

@@ -1,0 +1,87 @@
+//! `sync plan org NAME`: an estimate of requests, points and quota windows, from a probe of a
+//! few GraphQL points.
+
+use headroom_core::governor::GovernorConfig;
+use headroom_github::org;
+use headroom_github::org::count_at as count;
+use headroom_http::ApiRequest;
+use serde_json::{Value, json};
+
+use super::env;
+use crate::config::Settings;
+use crate::outcome::{CliError, CommandResult, Outcome};
+
+pub(super) async fn plan(settings: &Settings, name: &str) -> CommandResult {
+    let env = env(settings, GovernorConfig::default().margin).await?;
+    let credential = settings.credential.as_ref();
+    let request = match ApiRequest::graphql(org::plan::PLAN_QUERY, &json!({ "login": name })) {
+        Ok(r) => r
+            .credential(credential)
+            .route("sync_plan", headroom_core::Dimension::GraphqlCost),
+        Err(e) => return Err(CliError::failed(&e)),
+    };
+    let probe_cost = request.estimated_cost;
+    let body: Value = env
+        .client
+        .send(request)
+        .await
+        .and_then(|r| r.json())
+        .map_err(|e| CliError::failed(&e))?;
+    let probe = org::plan::PlanProbe::read(&body, name).map_err(|e| CliError::failed(&e))?;
+    // Workflow runs of the first few repositories (`total_count` of a one-item page).
+    let mut run_counts = Vec::new();
+    for repo in probe.run_sample() {
+        let request = ApiRequest::get(format!("/repos/{name}/{repo}/actions/runs?per_page=1"))
+            .credential(credential)
+            .route("sync_plan", headroom_core::Dimension::RestCore);
+        match env
+            .client
+            .send(request)
+            .await
+            .and_then(|r| r.json::<Value>())
+        {
+            Ok(body) => run_counts.push(count(&body, &["total_count"])),
+            Err(e) => return Err(CliError::failed(&e)),
+        }
+    }
+    let key = env
+        .client
+        .identity(credential)
+        .await
+        .map_err(|e| CliError::failed(&e))?;
+    let snapshot = env.client.governor().snapshot(&key).await.ok();
+    let limit_of = |bucket: &str, default: u64| {
+        snapshot
+            .as_ref()
+            .and_then(|s| s.buckets.iter().find(|b| b.state.bucket.as_str() == bucket))
+            .and_then(|b| b.state.limit)
+            .unwrap_or(default)
+    };
+    let (core_limit, graphql_limit) = (limit_of("core", 5_000), limit_of("graphql", 5_000));
+    let plan = probe.estimate(&run_counts, core_limit, graphql_limit);
+    let report = json!({
+        "organization": name,
+        "measured": {
+            "repositories": probe.repositories, "members": probe.members, "teams": probe.teams,
+            "pull_requests": plan.pull_requests, "sampled_repositories": probe.sampled_repositories,
+            "organization_projects": probe.organization_projects, "unlinked_projects": probe.unlinked_projects,
+            "probe_points": probe_cost,
+        },
+        "sampled": {
+            "commits_per_pull_request": plan.commits_per_pull_request,
+            "pull_requests_sampled": probe.sampled_pulls,
+            "workflow_runs_per_repository": plan.workflow_runs_per_repository,
+            "repositories_sampled_for_runs": plan.repositories_sampled_for_runs,
+        },
+        "estimate": {
+            "graphql": { "requests": plan.graphql_requests, "points": plan.graphql_requests, "limit": graphql_limit },
+            "core": { "requests": plan.rest_requests, "limit": core_limit },
+            "quota_windows": plan.quota_windows,
+        },
+    });
+    match serde_json::to_string_pretty(&report) {
+        Ok(text) => outln!("{text}"),
+        Err(e) => return Err(CliError::failed(&e)),
+    }
+    Ok(Outcome::Success)
+}

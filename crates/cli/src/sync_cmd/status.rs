@@ -1,0 +1,214 @@
+//! `sync status [RUN_ID] [--json]`: a run's stages, cursors, counts and what it waits for.
+
+use headroom_core::clock::Timestamp;
+use headroom_github::org;
+use headroom_store::{CheckpointStatus, Store, SyncRun, TABLES};
+use headroom_sync::RunSummary;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::config::Settings;
+use crate::outcome::{CliError, CommandResult, Outcome};
+
+#[derive(Debug, Serialize)]
+struct StageStatus {
+    stage: String,
+    title: String,
+    position: usize,
+    status: String,
+    detail: Option<String>,
+    cursor: Option<String>,
+    repositories_done: usize,
+    repositories: usize,
+    pages: u64,
+    rows: u64,
+}
+
+#[derive(Debug, Serialize)]
+struct RunStatus {
+    run: SyncRun,
+    waiting_for: Option<String>,
+    stages: Vec<StageStatus>,
+    /// Fields GitHub refused in answers the stages kept (from the run's summary).
+    refused: Vec<headroom_sync::RefusedField>,
+    tables: std::collections::BTreeMap<String, u64>,
+}
+
+async fn describe(
+    store: &dyn Store,
+    run: SyncRun,
+) -> Result<RunStatus, headroom_store::StoreError> {
+    let checkpoints = store.checkpoints(run.id).await?;
+    let repositories = checkpoints
+        .iter()
+        .filter(|c| c.stage == org::REPOSITORY_SOURCE && !c.scope.is_empty())
+        .count();
+    let mut stages = Vec::new();
+    for (i, decl) in org::declarations().iter().enumerate() {
+        let mine: Vec<_> = checkpoints
+            .iter()
+            .filter(|c| c.stage == decl.name)
+            .collect();
+        let top = mine.iter().find(|c| c.scope.is_empty());
+        let state = headroom_sync::runner::state_of(top.copied());
+        let status = serde_json::to_value(&state)
+            .ok()
+            .and_then(|v| v.get("status").and_then(Value::as_str).map(str::to_owned))
+            .unwrap_or_default();
+        stages.push(StageStatus {
+            stage: decl.name.to_owned(),
+            title: decl.title.to_owned(),
+            position: i + 1,
+            status,
+            detail: top.and_then(|c| c.detail.clone()),
+            cursor: top.and_then(|c| c.page_cursor.clone()),
+            repositories_done: mine
+                .iter()
+                .filter(|c| {
+                    headroom_sync::RepoScope::parse(&c.scope).is_some()
+                        && c.status == CheckpointStatus::Done
+                })
+                .count(),
+            repositories,
+            pages: mine.iter().map(|c| c.pages_done).sum(),
+            rows: mine.iter().map(|c| c.rows_written).sum(),
+        });
+    }
+    let mut tables = std::collections::BTreeMap::new();
+    for t in TABLES {
+        if matches!(
+            *t,
+            "organizations"
+                | "organization_members"
+                | "teams"
+                | "repositories"
+                | "issues"
+                | "issue_comments"
+                | "projects"
+                | "pull_requests"
+                | "pull_request_commits"
+                | "commit_files"
+                | "workflow_runs"
+                | "workflow_jobs"
+                | "check_runs"
+                | "branches"
+        ) {
+            tables.insert((*t).to_owned(), store.count_rows(t).await?);
+        }
+    }
+    let waiting_for = match run.status {
+        headroom_store::SyncRunStatus::Hibernating => run.not_before.map(|t| {
+            let deferred: Vec<&str> = stages
+                .iter()
+                .filter(|s| s.status == "deferred")
+                .map(|s| s.stage.as_str())
+                .collect();
+            format!(
+                "wakes at {t}; deferred: {}",
+                if deferred.is_empty() {
+                    "none".to_owned()
+                } else {
+                    deferred.join(", ")
+                }
+            )
+        }),
+        _ => None,
+    };
+    let refused = RunSummary::from_stored(run.summary.as_ref()).refused;
+    Ok(RunStatus {
+        run,
+        waiting_for,
+        stages,
+        refused,
+        tables,
+    })
+}
+
+/// One refused field in words: which stage asked for what, and GitHub's reason.
+fn refused_line(r: &headroom_sync::RefusedField) -> String {
+    let path = if r.path.is_empty() {
+        "(no path)"
+    } else {
+        r.path.as_str()
+    };
+    // Recorded redacted; redacted again in case a summary was written by an older build.
+    format!(
+        "refused: {} · {path} — {}: {}",
+        r.stage,
+        r.kind,
+        headroom_core::redact(&r.message)
+    )
+}
+
+pub(super) async fn status(settings: &Settings, run_id: Option<i64>, json: bool) -> CommandResult {
+    let store = headroom_store::open(&settings.db)
+        .await
+        .map_err(|e| CliError::refused(&e))?;
+    let runs = match run_id {
+        Some(id) => match store.sync_run(id).await {
+            Ok(Some(run)) => vec![run],
+            Ok(None) => return Err(CliError::refused(&format!("no sync run {id}"))),
+            Err(e) => return Err(CliError::failed(&e)),
+        },
+        None => store
+            .due_sync_runs(Timestamp::MAX, 50)
+            .await
+            .map_err(|e| CliError::failed(&e))?,
+    };
+    let mut out = Vec::new();
+    for run in runs {
+        match describe(store.as_ref(), run).await {
+            Ok(s) => out.push(s),
+            Err(e) => return Err(CliError::failed(&e)),
+        }
+    }
+    if json {
+        match serde_json::to_string_pretty(&out) {
+            Ok(text) => outln!("{text}"),
+            Err(e) => return Err(CliError::failed(&e)),
+        }
+        return Ok(Outcome::Success);
+    }
+    if out.is_empty() {
+        outln!("no unfinished sync runs");
+    }
+    for s in &out {
+        outln!(
+            "run {} · {} {} · {}{}",
+            s.run.id,
+            s.run.kind,
+            s.run.target,
+            s.run.status.as_str(),
+            s.waiting_for
+                .as_ref()
+                .map(|w| format!(" · {w}"))
+                .unwrap_or_default()
+        );
+        if let Some(reason) = &s.run.failure_reason {
+            outln!("  failed: {reason}");
+        }
+        for st in &s.stages {
+            let repos = if st.repositories > 0 && st.stage != "org" {
+                format!(" · repos {}/{}", st.repositories_done, st.repositories)
+            } else {
+                String::new()
+            };
+            outln!(
+                "  {}. {:<32} {:<9}{repos} · {} pages · {} rows{}",
+                st.position,
+                st.title,
+                st.status,
+                st.pages,
+                st.rows,
+                st.detail
+                    .as_ref()
+                    .map(|d| format!(" · {d}"))
+                    .unwrap_or_default()
+            );
+        }
+        for r in &s.refused {
+            outln!("  {}", refused_line(r));
+        }
+    }
+    Ok(Outcome::Success)
+}
