@@ -21,7 +21,7 @@ use rand::rngs::StdRng;
 use url::Url;
 
 use crate::credential::Credential;
-use crate::error::{ApiError, provider_message};
+use crate::error::{ApiError, RateLimitReason, provider_message};
 use crate::policy::UrlPolicy;
 use crate::request::{ApiRequest, ApiResponse};
 use crate::sinks::{
@@ -305,7 +305,9 @@ impl Client {
                     return Err(ApiError::RateLimited {
                         until: wait.until,
                         bucket: request.bucket.clone(),
-                        reason: wait.reason.to_string(),
+                        dimension: request.dimension,
+                        request_id: None,
+                        reason: RateLimitReason::Governor(wait.reason),
                     });
                 }
             };
@@ -538,20 +540,19 @@ impl Client {
             .headroom(key, &bucket, request.estimated_cost, request.kind)
             .await;
         let (until, reason) = match verdict {
-            Ok(Headroom::Closed(wait)) => (wait.until, wait.reason.to_string()),
+            Ok(Headroom::Closed(wait)) => (wait.until, RateLimitReason::Governor(wait.reason)),
             _ => (
                 signal
                     .not_before(now)
                     .unwrap_or_else(|| now + parts.config.bounds.default_wait),
-                format!(
-                    "{} rate limit",
-                    signal.reason.map_or("unknown", |r| r.as_str())
-                ),
+                RateLimitReason::Origin(signal.reason.unwrap_or(LimitReason::Unknown)),
             ),
         };
         ApiError::RateLimited {
             until,
             bucket,
+            dimension: request.dimension,
+            request_id: signal.request_id.clone(),
             reason,
         }
     }

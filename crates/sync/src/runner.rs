@@ -9,7 +9,7 @@ use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
 use headroom_core::deferral::{DeferralBudget, DeferralPlan, DeferralState};
 use headroom_core::governor::{Headroom, WaitReason};
 use headroom_core::{QuotaKey, RateLimitSignal};
-use headroom_http::{ApiError, ApiRequest, ApiResponse, Client, Credential};
+use headroom_http::{ApiError, ApiRequest, ApiResponse, Client, Credential, RateLimitReason};
 use headroom_store::{
     Checkpoint, CheckpointStatus, CheckpointUpdate, Record, Store, StoreError, SyncRun,
     SyncRunStatus, Watermark,
@@ -70,7 +70,7 @@ pub enum StageError {
         /// The closed bucket.
         bucket: String,
         /// Why.
-        reason: String,
+        reason: RateLimitReason,
     },
     /// DNS, timeouts, 5xx after retries: defer the stage, write nothing.
     #[error("transient failure: {0}")]
@@ -90,6 +90,7 @@ impl From<ApiError> for StageError {
                 until,
                 bucket,
                 reason,
+                ..
             } => StageError::Wait {
                 until,
                 bucket: bucket.as_str().to_owned(),
@@ -391,7 +392,7 @@ impl StageCtx<'_> {
             Err(ApiError::RateLimited { bucket, reason, .. }) => {
                 // A secondary block only follows a 403/429 the origin sent; other waits were
                 // decided before sending.
-                if reason.contains("secondary rate limit") {
+                if reason.is_secondary() {
                     s.responses_403 += 1;
                 }
                 s.buckets
@@ -1042,7 +1043,7 @@ impl Runner {
                                 run.id,
                                 &stage,
                                 CheckpointStatus::Deferred,
-                                Some(reason.clone()),
+                                Some(reason.to_string()),
                             )
                             .await?;
                             self.progress.event(&ProgressEvent::StageDeferred {
@@ -1050,7 +1051,7 @@ impl Runner {
                                 stage,
                                 bucket: Some(bucket),
                                 until,
-                                reason,
+                                reason: reason.to_string(),
                             });
                         }
                         Err(StageError::Transient(reason)) => {
