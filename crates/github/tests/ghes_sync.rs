@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
-use headroom_core::governor::{GovernorConfig, LimitReporting};
+use headroom_core::governor::{GovernorConfig, LimitReporting, WaitReason};
 use headroom_core::{Dimension, QuotaKey};
 use headroom_github::org;
 use headroom_http::{ApiError, ApiRequest, Credential};
@@ -92,7 +92,13 @@ async fn a_sync_finishes_on_an_enterprise_server_without_rate_limits() {
                         }
                         // The in-flight ceiling: a short wait in place, as any caller does.
                         Err(ApiError::RateLimited { until, reason, .. }) => {
-                            assert!(reason.contains("ceiling"), "{reason}");
+                            assert!(
+                                matches!(
+                                    reason.wait_reason(),
+                                    Some(WaitReason::InFlightCeiling { .. })
+                                ),
+                                "{reason}"
+                            );
                             clock.sleep_until(until).await;
                         }
                         Err(e) => panic!("a competing read failed: {e}"),

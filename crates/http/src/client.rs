@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use headroom_core::clock::{Clock, SignedDuration, TokioClock};
-use headroom_core::governor::{Acquire, Governor, Headroom};
+use headroom_core::governor::{Acquire, Governor, Headroom, Permit};
 use headroom_core::retry::{Failure, RetryPolicy, is_retryable};
 use headroom_core::signal::{self, LimitReason, Provider, RateLimitSignal, WaitBounds};
 use headroom_core::{QuotaKey, RequestKind, Subject, Surface};
@@ -21,7 +21,7 @@ use rand::rngs::StdRng;
 use url::Url;
 
 use crate::credential::Credential;
-use crate::error::{ApiError, provider_message};
+use crate::error::{ApiError, RateLimitReason, provider_message};
 use crate::policy::UrlPolicy;
 use crate::request::{ApiRequest, ApiResponse};
 use crate::sinks::{
@@ -134,6 +134,32 @@ impl fmt::Debug for Client {
 enum Trip {
     Answered(http::Response<Bytes>, Box<RateLimitSignal>),
     Failed(TransportError),
+}
+
+/// Where the exit door's loop stands for one request: the URL (a redirect changes it), whether
+/// credentials still go with it, redirect hops followed, and attempts at the current URL.
+struct Attempt {
+    url: Url,
+    with_credential: bool,
+    hops: u32,
+    attempts: u32,
+}
+
+impl Attempt {
+    /// The caller's response to an answer at the current URL.
+    fn finish(&self, response: http::Response<Bytes>, signal: RateLimitSignal) -> ApiResponse {
+        finish(response, self.url.clone(), signal, self.attempts, self.hops)
+    }
+}
+
+/// What to do after an answer or a failed round trip.
+enum Next {
+    /// Hand this response to the caller.
+    Done(Box<ApiResponse>),
+    /// Back off, then acquire and send again.
+    Retry,
+    /// A redirect was accepted: acquire and send to the new URL at once.
+    Follow,
 }
 
 impl Client {
@@ -281,225 +307,282 @@ impl Client {
     }
 
     async fn send_as(&self, key: &QuotaKey, request: ApiRequest) -> Result<ApiResponse, ApiError> {
-        let parts = self.parts();
-        let mut url = parts.policy.resolve(&request.target)?;
-        let mut with_credential = request.credential.is_some();
-        let mut hops = 0u32;
-        let mut attempts = 0u32;
+        let mut attempt = Attempt {
+            url: self.parts().policy.resolve(&request.target)?,
+            with_credential: request.credential.is_some(),
+            hops: 0,
+            attempts: 0,
+        };
         loop {
-            let permit = match parts
-                .governor
-                .acquire(key, &request.bucket, request.estimated_cost, request.kind)
-                .await?
-            {
-                Acquire::Grant(permit) => permit,
-                Acquire::Wait(wait) => {
-                    tracing::info!(
-                        event = "quota.denied",
-                        identity = %key,
-                        bucket = %request.bucket,
-                        until = %wait.until,
-                        reason = %wait.reason,
-                        "The governor deferred a request."
-                    );
-                    return Err(ApiError::RateLimited {
-                        until: wait.until,
-                        bucket: request.bucket.clone(),
-                        reason: wait.reason.to_string(),
-                    });
-                }
-            };
-            attempts += 1;
-            let etag = if request.conditional && request.method == http::Method::GET {
-                parts.etags.get(etag_owner(&request), url.as_str()).await
-            } else {
-                None
-            };
-            let wire = self.wire_request(&request, &url, with_credential, etag.as_deref())?;
-            let trip = match parts
-                .clock
-                .timeout(parts.config.request_timeout, parts.transport.send(wire))
-                .await
-            {
-                None => Trip::Failed(TransportError::Timeout),
-                Some(Err(e)) => Trip::Failed(e),
-                Some(Ok(response)) => {
-                    let now = parts.clock.now();
-                    let status = response.status().as_u16();
-                    let signal = match (parts.config.provider, request.kind.surface) {
-                        (Provider::GitHub, Surface::GraphQl) => signal::github_graphql(
-                            status,
-                            response.headers(),
-                            response.body(),
-                            now,
-                            &parts.config.bounds,
-                        ),
-                        (Provider::GitHub, Surface::Rest) => signal::github_rest(
-                            status,
-                            response.headers(),
-                            response.body(),
-                            now,
-                            &parts.config.bounds,
-                        ),
-                        (Provider::GitLab, _) => {
-                            signal::gitlab(status, response.headers(), now, &parts.config.bounds)
-                        }
-                        (Provider::Jira, _) => {
-                            signal::jira(status, response.headers(), now, &parts.config.bounds)
-                        }
-                        (Provider::Linear, _) => signal::linear(
-                            status,
-                            response.headers(),
-                            response.body(),
-                            now,
-                            &parts.config.bounds,
-                        ),
-                        (Provider::LaunchDarkly, _) => signal::launchdarkly(
-                            status,
-                            response.headers(),
-                            now,
-                            &parts.config.bounds,
-                        ),
-                    };
-                    parts.governor.observe(&permit, &signal).await?;
-                    Trip::Answered(response, Box::new(signal))
-                }
-            };
-            let (status, actual_cost, bucket) = match &trip {
-                Trip::Answered(r, s) => (
-                    Some(r.status().as_u16()),
-                    s.cost,
-                    s.resource.clone().unwrap_or_else(|| request.bucket.clone()),
-                ),
-                Trip::Failed(_) => (None, None, request.bucket.clone()),
-            };
-            parts
-                .usage
-                .record(UsageRecord {
-                    key: key.clone(),
-                    route_family: request.route_family.to_string(),
-                    dimension: request.dimension,
-                    bucket,
-                    status,
-                    estimated_cost: request.estimated_cost,
-                    actual_cost,
-                    at: parts.clock.now(),
-                })
-                .await;
+            let permit = self.acquire(key, &request).await?;
+            attempt.attempts += 1;
+            let trip = self.round_trip(&request, &attempt, &permit).await?;
+            self.record_usage(key, &request, &trip).await;
             drop(permit);
-
-            let (response, signal) = match trip {
-                Trip::Failed(e) => {
-                    let failure = match e {
-                        TransportError::Timeout => Failure::Timeout,
-                        _ => Failure::Connection,
-                    };
-                    if self.should_retry(request.kind, failure, attempts) {
-                        self.back_off(attempts).await;
-                        continue;
-                    }
-                    return Err(match e {
-                        TransportError::Timeout => ApiError::Timeout { attempts },
-                        other => ApiError::Transport {
-                            attempts,
-                            message: headroom_core::redact(&other.to_string()),
-                        },
-                    });
+            let next = match trip {
+                Trip::Failed(e) => self.classify_failure(&request, e, attempt.attempts)?,
+                Trip::Answered(response, signal) => {
+                    self.classify(key, &request, &mut attempt, response, *signal)
+                        .await?
                 }
-                Trip::Answered(response, signal) => (response, *signal),
             };
-            let status = response.status();
-            match status.as_u16() {
-                200..=299 => {
-                    if signal.reason == Some(LimitReason::Primary) {
-                        // GraphQL's "rate limited" arrives as a 200.
-                        return Err(self.rate_limited(key, &request, &signal).await);
-                    }
-                    return Ok(finish(response, url, signal, attempts, hops));
-                }
-                304 => return Ok(finish(response, url, signal, attempts, hops)),
-                301 | 302 | 303 | 307 | 308 => {
-                    let location = response
-                        .headers()
-                        .get(LOCATION)
-                        .and_then(|v| v.to_str().ok())
-                        .unwrap_or_default()
-                        .to_owned();
-                    if !request.follow_redirects {
-                        return Err(ApiError::Redirect {
-                            status: status.as_u16(),
-                            location: headroom_core::redact(&location),
-                        });
-                    }
-                    hops += 1;
-                    if hops > parts.config.max_redirects {
-                        return Err(ApiError::TooManyRedirects { hops: hops - 1 });
-                    }
-                    let next = url.join(&location).map_err(|e| {
-                        ApiError::Refused(crate::policy::PolicyError::Invalid(e.to_string()))
-                    })?;
-                    match parts.policy.check_api(&next) {
-                        Ok(()) => {}
-                        Err(api_refusal) => {
-                            // A pre-signed download host is followed, but never with credentials.
-                            if parts.policy.check_download(&next).is_ok() {
-                                with_credential = false;
-                            } else {
-                                tracing::warn!(
-                                    event = "http.redirect_refused",
-                                    location = %headroom_core::redact(next.as_str()),
-                                    reason = %api_refusal,
-                                    "Refused to follow a redirect."
-                                );
-                                return Err(ApiError::Refused(api_refusal));
-                            }
-                        }
-                    }
-                    url = next;
-                    attempts = 0;
-                    continue;
-                }
-                401 => {
-                    return Err(ApiError::Forbidden {
-                        status: 401,
-                        message: provider_message(response.body()),
-                    });
-                }
-                403 | 429 => match signal.reason {
-                    Some(LimitReason::Permission | LimitReason::Complexity) | None => {
-                        return Err(ApiError::Forbidden {
-                            status: status.as_u16(),
-                            message: provider_message(response.body()),
-                        });
-                    }
-                    // The reading is in the governor already; it decides when to come back.
-                    Some(_) => return Err(self.rate_limited(key, &request, &signal).await),
-                },
-                404 | 410 => {
-                    return Err(ApiError::Gone {
-                        status: status.as_u16(),
-                    });
-                }
-                500..=599 => {
-                    let failure = Failure::Status {
-                        status: status.as_u16(),
-                        rate_limit_remaining_zero: signal.remaining == Some(0),
-                    };
-                    if self.should_retry(request.kind, failure, attempts) {
-                        self.back_off(attempts).await;
-                        continue;
-                    }
-                    return Err(ApiError::Server {
-                        status: status.as_u16(),
-                        attempts,
-                    });
-                }
-                400 if signal.reason == Some(LimitReason::Primary) => {
-                    return Err(self.rate_limited(key, &request, &signal).await);
-                }
-                other => return Err(ApiError::status(other, response.body())),
+            match next {
+                Next::Done(response) => return Ok(*response),
+                Next::Retry => self.back_off(attempt.attempts).await,
+                Next::Follow => {}
             }
         }
+    }
+
+    /// The governor's verdict: a permit, or [`ApiError::RateLimited`] with nothing sent.
+    async fn acquire(&self, key: &QuotaKey, request: &ApiRequest) -> Result<Permit, ApiError> {
+        let acquired = self
+            .parts()
+            .governor
+            .acquire(key, &request.bucket, request.estimated_cost, request.kind)
+            .await?;
+        match acquired {
+            Acquire::Grant(permit) => Ok(permit),
+            Acquire::Wait(wait) => {
+                tracing::info!(
+                    event = "quota.denied",
+                    identity = %key,
+                    bucket = %request.bucket,
+                    until = %wait.until,
+                    reason = %wait.reason,
+                    "The governor deferred a request."
+                );
+                Err(ApiError::RateLimited {
+                    until: wait.until,
+                    bucket: request.bucket.clone(),
+                    dimension: request.dimension,
+                    request_id: None,
+                    reason: RateLimitReason::Governor(wait.reason),
+                })
+            }
+        }
+    }
+
+    /// Sends the request once (with the remembered ETag when conditional) and, when an
+    /// answer came, feeds its reading to the governor.
+    async fn round_trip(
+        &self,
+        request: &ApiRequest,
+        attempt: &Attempt,
+        permit: &Permit,
+    ) -> Result<Trip, ApiError> {
+        let parts = self.parts();
+        let etag = if request.conditional && request.method == http::Method::GET {
+            parts
+                .etags
+                .get(etag_owner(request), attempt.url.as_str())
+                .await
+        } else {
+            None
+        };
+        let wire = self.wire_request(
+            request,
+            &attempt.url,
+            attempt.with_credential,
+            etag.as_deref(),
+        )?;
+        let sent = parts
+            .clock
+            .timeout(parts.config.request_timeout, parts.transport.send(wire))
+            .await;
+        Ok(match sent {
+            None => Trip::Failed(TransportError::Timeout),
+            Some(Err(e)) => Trip::Failed(e),
+            Some(Ok(response)) => {
+                let signal = self.read_signal(request, &response);
+                parts.governor.observe(permit, &signal).await?;
+                Trip::Answered(response, Box::new(signal))
+            }
+        })
+    }
+
+    /// The rate-limit reading of a response, in the provider's dialect.
+    fn read_signal(
+        &self,
+        request: &ApiRequest,
+        response: &http::Response<Bytes>,
+    ) -> RateLimitSignal {
+        let parts = self.parts();
+        let now = parts.clock.now();
+        let status = response.status().as_u16();
+        let (headers, body, bounds) = (response.headers(), response.body(), &parts.config.bounds);
+        match (parts.config.provider, request.kind.surface) {
+            (Provider::GitHub, Surface::GraphQl) => {
+                signal::github_graphql(status, headers, body, now, bounds)
+            }
+            (Provider::GitHub, Surface::Rest) => {
+                signal::github_rest(status, headers, body, now, bounds)
+            }
+            (Provider::GitLab, _) => signal::gitlab(status, headers, now, bounds),
+            (Provider::Jira, _) => signal::jira(status, headers, now, bounds),
+            (Provider::Linear, _) => signal::linear(status, headers, body, now, bounds),
+            (Provider::LaunchDarkly, _) => signal::launchdarkly(status, headers, now, bounds),
+        }
+    }
+
+    /// One usage record per round trip, answered or not.
+    async fn record_usage(&self, key: &QuotaKey, request: &ApiRequest, trip: &Trip) {
+        let parts = self.parts();
+        let (status, actual_cost, bucket) = match trip {
+            Trip::Answered(r, s) => (
+                Some(r.status().as_u16()),
+                s.cost,
+                s.resource.clone().unwrap_or_else(|| request.bucket.clone()),
+            ),
+            Trip::Failed(_) => (None, None, request.bucket.clone()),
+        };
+        parts
+            .usage
+            .record(UsageRecord {
+                key: key.clone(),
+                route_family: request.route_family.to_string(),
+                dimension: request.dimension,
+                bucket,
+                status,
+                estimated_cost: request.estimated_cost,
+                actual_cost,
+                at: parts.clock.now(),
+            })
+            .await;
+    }
+
+    /// A round trip that got no answer: retried if the policy allows it, else the error.
+    fn classify_failure(
+        &self,
+        request: &ApiRequest,
+        error: TransportError,
+        attempts: u32,
+    ) -> Result<Next, ApiError> {
+        let failure = match error {
+            TransportError::Timeout => Failure::Timeout,
+            _ => Failure::Connection,
+        };
+        if self.should_retry(request.kind, failure, attempts) {
+            return Ok(Next::Retry);
+        }
+        Err(match error {
+            TransportError::Timeout => ApiError::Timeout { attempts },
+            other => ApiError::Transport {
+                attempts,
+                message: headroom_core::redact(&other.to_string()),
+            },
+        })
+    }
+
+    /// What an answer means: the response, a retry, a redirect to follow, or an error.
+    async fn classify(
+        &self,
+        key: &QuotaKey,
+        request: &ApiRequest,
+        attempt: &mut Attempt,
+        response: http::Response<Bytes>,
+        signal: RateLimitSignal,
+    ) -> Result<Next, ApiError> {
+        let status = response.status();
+        match status.as_u16() {
+            200..=299 => {
+                if signal.reason == Some(LimitReason::Primary) {
+                    // GraphQL's "rate limited" arrives as a 200.
+                    return Err(self.rate_limited(key, request, &signal).await);
+                }
+                Ok(Next::Done(Box::new(attempt.finish(response, signal))))
+            }
+            304 => Ok(Next::Done(Box::new(attempt.finish(response, signal)))),
+            301 | 302 | 303 | 307 | 308 => self.follow_redirect(request, attempt, &response),
+            401 => Err(ApiError::Forbidden {
+                status: 401,
+                message: provider_message(response.body()),
+            }),
+            403 | 429 => match signal.reason {
+                Some(LimitReason::Permission | LimitReason::Complexity) | None => {
+                    Err(ApiError::Forbidden {
+                        status: status.as_u16(),
+                        message: provider_message(response.body()),
+                    })
+                }
+                // The reading is in the governor already; it decides when to come back.
+                Some(_) => Err(self.rate_limited(key, request, &signal).await),
+            },
+            404 | 410 => Err(ApiError::Gone {
+                status: status.as_u16(),
+            }),
+            500..=599 => {
+                let failure = Failure::Status {
+                    status: status.as_u16(),
+                    rate_limit_remaining_zero: signal.remaining == Some(0),
+                };
+                if self.should_retry(request.kind, failure, attempt.attempts) {
+                    return Ok(Next::Retry);
+                }
+                Err(ApiError::Server {
+                    status: status.as_u16(),
+                    attempts: attempt.attempts,
+                })
+            }
+            400 if signal.reason == Some(LimitReason::Primary) => {
+                Err(self.rate_limited(key, request, &signal).await)
+            }
+            other => Err(ApiError::status(other, response.body())),
+        }
+    }
+
+    /// A redirect: refused unless the call opted in; followed only to a URL the policy
+    /// allows (a pre-signed download host, without credentials), within the hop limit.
+    fn follow_redirect(
+        &self,
+        request: &ApiRequest,
+        attempt: &mut Attempt,
+        response: &http::Response<Bytes>,
+    ) -> Result<Next, ApiError> {
+        let parts = self.parts();
+        let status = response.status();
+        let location = response
+            .headers()
+            .get(LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        if !request.follow_redirects {
+            return Err(ApiError::Redirect {
+                status: status.as_u16(),
+                location: headroom_core::redact(&location),
+            });
+        }
+        attempt.hops += 1;
+        if attempt.hops > parts.config.max_redirects {
+            return Err(ApiError::TooManyRedirects {
+                hops: attempt.hops - 1,
+            });
+        }
+        let next = attempt
+            .url
+            .join(&location)
+            .map_err(|e| ApiError::Refused(crate::policy::PolicyError::Invalid(e.to_string())))?;
+        match parts.policy.check_api(&next) {
+            Ok(()) => {}
+            Err(api_refusal) => {
+                // A pre-signed download host is followed, but never with credentials.
+                if parts.policy.check_download(&next).is_ok() {
+                    attempt.with_credential = false;
+                } else {
+                    tracing::warn!(
+                        event = "http.redirect_refused",
+                        location = %headroom_core::redact(next.as_str()),
+                        reason = %api_refusal,
+                        "Refused to follow a redirect."
+                    );
+                    return Err(ApiError::Refused(api_refusal));
+                }
+            }
+        }
+        attempt.url = next;
+        attempt.attempts = 0;
+        Ok(Next::Follow)
     }
 
     fn should_retry(&self, kind: RequestKind, failure: Failure, attempts: u32) -> bool {
@@ -538,20 +621,19 @@ impl Client {
             .headroom(key, &bucket, request.estimated_cost, request.kind)
             .await;
         let (until, reason) = match verdict {
-            Ok(Headroom::Closed(wait)) => (wait.until, wait.reason.to_string()),
+            Ok(Headroom::Closed(wait)) => (wait.until, RateLimitReason::Governor(wait.reason)),
             _ => (
                 signal
                     .not_before(now)
                     .unwrap_or_else(|| now + parts.config.bounds.default_wait),
-                format!(
-                    "{} rate limit",
-                    signal.reason.map_or("unknown", |r| r.as_str())
-                ),
+                RateLimitReason::Origin(signal.reason.unwrap_or(LimitReason::Unknown)),
             ),
         };
         ApiError::RateLimited {
             until,
             bucket,
+            dimension: request.dimension,
+            request_id: signal.request_id.clone(),
             reason,
         }
     }

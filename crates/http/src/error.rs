@@ -1,10 +1,12 @@
 //! The errors that leave the exit door. Every message is redacted when the error is built, so
 //! whatever displays, logs or stores one cannot leak a credential.
 
-use headroom_core::Bucket;
+use std::fmt;
+
 use headroom_core::clock::Timestamp;
-use headroom_core::governor::GovernorError;
+use headroom_core::governor::{GovernorError, WaitReason};
 use headroom_core::redact::redact;
+use headroom_core::{Bucket, Dimension, LimitReason};
 
 use crate::graphql::CostError;
 use crate::policy::PolicyError;
@@ -16,15 +18,20 @@ pub enum ApiError {
     /// The URL policy refused the URL (or a redirect target); nothing was sent to it.
     #[error("refused: {0}")]
     Refused(PolicyError),
-    /// The quota says wait; nothing was sent. Defer the work until `until`.
+    /// The quota says wait; nothing was sent (or the origin refused for a limit). Defer the
+    /// work until `until`.
     #[error("rate limited on {bucket} until {until}: {reason}")]
     RateLimited {
         /// The earliest instant worth trying again.
         until: Timestamp,
         /// The bucket that is closed.
         bucket: Bucket,
-        /// Why, in words.
-        reason: String,
+        /// The budget dimension the refused request would have spent.
+        dimension: Dimension,
+        /// The provider's request id, when the origin answered the refusal itself.
+        request_id: Option<String>,
+        /// Why.
+        reason: RateLimitReason,
     },
     /// 401/403 without rate-limit markers: permission, SSO, bad credentials. Never retried.
     #[error("forbidden ({status}): {message}")]
@@ -98,6 +105,53 @@ pub enum ApiError {
     Identity(String),
 }
 
+/// Why the exit door says wait: the governor's verdict, or (when the governor states no wait)
+/// the kind of limit the origin reported.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RateLimitReason {
+    /// The governor's verdict: quota exhausted, a secondary block, the in-flight ceiling, or
+    /// a local points or content-creation limiter.
+    Governor(WaitReason),
+    /// The origin refused with a rate limit the governor holds no wait for.
+    Origin(LimitReason),
+}
+
+impl RateLimitReason {
+    /// Whether the wait follows a secondary limit the origin answered with (a 403/429 it
+    /// sent); every other wait was decided before sending or is a primary limit.
+    pub fn is_secondary(&self) -> bool {
+        matches!(
+            self,
+            RateLimitReason::Governor(WaitReason::SecondaryBlock { .. })
+                | RateLimitReason::Origin(LimitReason::Secondary)
+        )
+    }
+
+    /// The governor's verdict, if the wait is one.
+    pub fn wait_reason(&self) -> Option<&WaitReason> {
+        match self {
+            RateLimitReason::Governor(reason) => Some(reason),
+            RateLimitReason::Origin(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for RateLimitReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RateLimitReason::Governor(reason) => reason.fmt(f),
+            RateLimitReason::Origin(limit) => write!(f, "{} rate limit", limit.as_str()),
+        }
+    }
+}
+
+impl From<WaitReason> for RateLimitReason {
+    fn from(reason: WaitReason) -> Self {
+        RateLimitReason::Governor(reason)
+    }
+}
+
 impl ApiError {
     /// A 4xx other than the ones with their own variant.
     pub fn status(status: u16, body: &[u8]) -> Self {
@@ -137,5 +191,39 @@ impl From<PolicyError> for ApiError {
 impl From<GovernorError> for ApiError {
     fn from(e: GovernorError) -> Self {
         ApiError::Governor(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_read_as_before_and_know_a_secondary_limit() {
+        let secondary = RateLimitReason::Governor(WaitReason::SecondaryBlock {
+            bucket: Bucket::core(),
+            strikes: 2,
+        });
+        assert_eq!(
+            secondary.to_string(),
+            "core blocked by a secondary rate limit (2 in a row)"
+        );
+        assert!(secondary.is_secondary());
+        let origin = RateLimitReason::Origin(LimitReason::Secondary);
+        assert_eq!(origin.to_string(), "secondary rate limit");
+        assert!(origin.is_secondary());
+        let ceiling = RateLimitReason::Governor(WaitReason::InFlightCeiling {
+            in_flight: 10,
+            ceiling: 10,
+        });
+        assert!(!ceiling.is_secondary());
+        assert!(matches!(
+            ceiling.wait_reason(),
+            Some(WaitReason::InFlightCeiling { .. })
+        ));
+        let primary = RateLimitReason::Origin(LimitReason::Primary);
+        assert_eq!(primary.to_string(), "primary rate limit");
+        assert!(!primary.is_secondary());
+        assert_eq!(primary.wait_reason(), None);
     }
 }

@@ -20,7 +20,7 @@ pub mod transport;
 
 pub use client::{Client, ClientConfig, ClientParts};
 pub use credential::Credential;
-pub use error::ApiError;
+pub use error::{ApiError, RateLimitReason};
 pub use policy::{PolicyError, UrlPolicy};
 pub use request::{ApiRequest, ApiResponse};
 pub use transport::{LiveConfig, LiveTransport, Transport, TransportError};

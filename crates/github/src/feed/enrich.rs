@@ -436,6 +436,7 @@ impl Enricher {
         let response = match result {
             Ok(r) => r,
             Err(ApiError::RateLimited { until, reason, .. }) => {
+                let reason = reason.to_string();
                 // Nothing was sent, or search said stop: search's own block, core untouched.
                 if ledger.blocked_until.is_none_or(|b| until > b) {
                     ledger.blocked_until = Some(until);
@@ -806,6 +807,7 @@ impl Enricher {
                 }
             }
             Err(ApiError::RateLimited { until, reason, .. }) => {
+                let reason = reason.to_string();
                 // Not sent (or refused for quota): give the debit back only if nothing went
                 // out is unknowable here, so it stays spent, as the reference's ledger does.
                 if ledger.global_blocked_until.is_none_or(|b| until > b) {

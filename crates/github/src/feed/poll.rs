@@ -446,7 +446,9 @@ impl Poller {
                     until,
                     reason,
                     bucket,
+                    ..
                 }) => {
+                    let reason = reason.to_string();
                     let now = self.clock.now();
                     block_globally(&mut ledger, until, &reason);
                     self.state.save_core_ledger(&ledger, now).await?;

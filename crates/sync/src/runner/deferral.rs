@@ -1,0 +1,243 @@
+//! Waiting: a short pacing wait taken in-process, a longer one persisted as hibernation, the
+//! deferral budgets that bound an episode of waiting, and the claim that keeps a run with its
+//! worker meanwhile.
+
+use std::collections::HashMap;
+
+use headroom_core::clock::{Clock, Timestamp};
+use headroom_core::deferral::{DeferralPlan, DeferralState};
+use headroom_store::{SyncRun, SyncRunStatus};
+use rand::SeedableRng as _;
+use rand::rngs::StdRng;
+
+use super::drive::{DriveState, PassHeadroom};
+use super::{ProgressEvent, RunOutcome, Runner, SyncError, lock};
+use crate::summary::RunSummary;
+
+impl Runner {
+    /// The jitter source of one drive, fixed by the run and how often it was deferred.
+    pub(super) fn deferral_rng(&self, run: &SyncRun) -> StdRng {
+        StdRng::seed_from_u64(
+            self.config.jitter_seed
+                ^ u64::try_from(run.id).unwrap_or(0)
+                ^ u64::from(run.deferral_count),
+        )
+    }
+
+    /// Renews the claim: a long run keeps its worker.
+    pub(super) async fn renew_claim(&self, run_id: i64, now: Timestamp) -> Result<(), SyncError> {
+        self.store
+            .claim_sync_run(run_id, &self.config.holder, now, now + self.config.claim)
+            .await?;
+        Ok(())
+    }
+
+    /// Woken at a chunk boundary of a long wait: schedules the next chunk (this does not
+    /// count as a deferral and runs nothing), or fails the run if the budget is spent.
+    /// `None` when the wait is over and the run should be driven.
+    pub(super) async fn continue_chunk(
+        &self,
+        run: &mut SyncRun,
+        summary: &mut RunSummary,
+        rng: &mut StdRng,
+        now: Timestamp,
+    ) -> Result<Option<RunOutcome>, SyncError> {
+        let Some(target) = summary.wake_target.filter(|target| now < *target) else {
+            return Ok(None);
+        };
+        let state = DeferralState {
+            deferrals: run.deferral_count,
+            first_deferred_at: run.first_deferred_at,
+        };
+        let jitter = self.config.deferral.draw_jitter(rng);
+        match self
+            .config
+            .deferral
+            .continue_chunk(state, now, target, jitter)
+        {
+            DeferralPlan::Defer { run_at, state, .. } => {
+                run.status = SyncRunStatus::Hibernating;
+                run.not_before = Some(run_at);
+                run.first_deferred_at = state.first_deferred_at;
+                run.updated_at = now;
+                self.store.save_sync_run(run).await?;
+                Ok(Some(RunOutcome::Hibernating {
+                    until: run_at,
+                    reason: format!("continuing a wait until {target}"),
+                }))
+            }
+            DeferralPlan::Exhausted(why) => {
+                summary.wake_target = None;
+                self.finish(run, summary, Some(why.to_string()))
+                    .await
+                    .map(Some)
+            }
+        }
+    }
+
+    /// Nothing can run before `not_before`: pace in-process if the wait is short and not a
+    /// quota window (`None`: drive on), else hibernate the run, spending deferral budget
+    /// unless the wait is only this process's own pacing.
+    pub(super) async fn wait_for(
+        &self,
+        run: &mut SyncRun,
+        summary: &mut RunSummary,
+        drive: &mut DriveState,
+        headroom: &PassHeadroom,
+        not_before: Timestamp,
+        waiting_on: Vec<String>,
+    ) -> Result<Option<RunOutcome>, SyncError> {
+        let now = self.clock.now();
+        let window = wakes_for(&waiting_on, &headroom.exhausted, not_before);
+        if !window && not_before.duration_since(now) <= self.config.inline_wait {
+            self.pace(run.id, drive, now, not_before, waiting_on)
+                .await?;
+            return Ok(None);
+        }
+        *summary = lock(&drive.shared).clone();
+        if !window && wakes_for(&waiting_on, &headroom.pacing, not_before) {
+            // Our own pacing: hibernate (the run is persisted, the claim released), but
+            // spend no deferral budget on a minute's limiter.
+            summary.wake_target = None;
+            summary.pacing_hibernations += 1;
+            let why = format!("pacing {} (points per minute)", waiting_on.join(", "));
+            return self
+                .hibernate(
+                    run,
+                    summary,
+                    &drive.selection,
+                    now,
+                    not_before,
+                    waiting_on,
+                    why,
+                )
+                .await
+                .map(Some);
+        }
+        self.defer(run, summary, drive, now, not_before, waiting_on)
+            .await
+            .map(Some)
+    }
+
+    /// Sleeps in-process until `not_before`, holding the claim for that long.
+    async fn pace(
+        &self,
+        run_id: i64,
+        drive: &mut DriveState,
+        now: Timestamp,
+        not_before: Timestamp,
+        waiting_on: Vec<String>,
+    ) -> Result<(), SyncError> {
+        self.progress.event(&ProgressEvent::Pacing {
+            run_id,
+            until: not_before,
+            buckets: waiting_on,
+        });
+        self.store
+            .claim_sync_run(
+                run_id,
+                &self.config.holder,
+                now,
+                not_before + self.config.claim,
+            )
+            .await?;
+        self.clock.sleep_until(not_before).await;
+        let waited = self.clock.now().duration_since(now);
+        lock(&drive.shared).paced_ms += i64::try_from(waited.as_millis()).unwrap_or(i64::MAX);
+        drive.closed.retain(|_, until| *until > self.clock.now());
+        Ok(())
+    }
+
+    /// Hibernates the run for a quota wait, counted against the deferral budgets; fails it
+    /// when they are spent.
+    async fn defer(
+        &self,
+        run: &mut SyncRun,
+        summary: &mut RunSummary,
+        drive: &mut DriveState,
+        now: Timestamp,
+        not_before: Timestamp,
+        waiting_on: Vec<String>,
+    ) -> Result<RunOutcome, SyncError> {
+        // Budgets bound one episode of waiting: a wait after a page was stored since the
+        // last wake starts a new one.
+        let progressed = summary.pages() > drive.pages_at_wake;
+        let state = DeferralState {
+            deferrals: run.deferral_count,
+            first_deferred_at: run.first_deferred_at,
+        }
+        .for_next_wait(progressed);
+        let jitter = self.config.deferral.draw_jitter(&mut drive.rng);
+        match self.config.deferral.defer(state, now, not_before, jitter) {
+            DeferralPlan::Exhausted(why) => {
+                let reason = why.to_string();
+                self.finish(run, summary, Some(reason)).await
+            }
+            DeferralPlan::Defer {
+                run_at,
+                state,
+                not_before,
+            } => {
+                summary.wake_target = Some(not_before);
+                summary.deferrals += 1;
+                if state.deferrals == 1 {
+                    summary.wait_episodes += 1;
+                }
+                run.deferral_count = state.deferrals;
+                run.first_deferred_at = state.first_deferred_at;
+                let why = format!(
+                    "waiting for {} to reopen",
+                    if waiting_on.is_empty() {
+                        "deferred stages".to_owned()
+                    } else {
+                        waiting_on.join(", ")
+                    }
+                );
+                self.hibernate(run, summary, &drive.selection, now, run_at, waiting_on, why)
+                    .await
+            }
+        }
+    }
+
+    /// Persists the run as hibernating until `until` (a worker, or the command's hold,
+    /// wakes it then).
+    #[allow(clippy::too_many_arguments)]
+    async fn hibernate(
+        &self,
+        run: &mut SyncRun,
+        summary: &mut RunSummary,
+        selection: &[&'static str],
+        now: Timestamp,
+        until: Timestamp,
+        waiting_on: Vec<String>,
+        reason: String,
+    ) -> Result<RunOutcome, SyncError> {
+        run.status = SyncRunStatus::Hibernating;
+        run.not_before = Some(until);
+        summary.hibernations += 1;
+        summary.hibernating_since = Some(now);
+        self.fill_status_lists(run.id, selection, summary).await?;
+        run.summary = Some(serde_json::to_value(&*summary).unwrap_or_default());
+        run.updated_at = now;
+        self.store.save_sync_run(run).await?;
+        self.progress.event(&ProgressEvent::Hibernating {
+            run_id: run.id,
+            until,
+            buckets: waiting_on.clone(),
+        });
+        Ok(RunOutcome::Hibernating { until, reason })
+    }
+}
+
+/// Whether waking at `not_before` is for one of `buckets` (a bucket awaited that reopens by
+/// then). With the exhausted buckets, this says the wait is for a primary window to reset;
+/// pacing that ends sooner does not make it one — some stage can run after it.
+fn wakes_for(
+    waiting_on: &[String],
+    buckets: &HashMap<String, Timestamp>,
+    not_before: Timestamp,
+) -> bool {
+    waiting_on
+        .iter()
+        .any(|b| buckets.get(b).is_some_and(|reopens| *reopens <= not_before))
+}

@@ -1,0 +1,358 @@
+//! The drive loop: each pass reads the stages' checkpoints and the buckets' headroom, asks the
+//! planner what to do, and runs the chosen stage, records its result, waits or finishes.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use headroom_core::QuotaKey;
+use headroom_core::clock::{Clock, Timestamp};
+use headroom_core::governor::{Headroom, WaitReason};
+use headroom_http::ApiError;
+use headroom_store::{CheckpointStatus, SyncRun, SyncRunStatus};
+use rand::rngs::StdRng;
+
+use super::stage::StageCtx;
+use super::{BLOCKED_BY, FAILED, ProgressEvent, RunOutcome, Runner, StageError, SyncError, lock};
+use crate::plan::{Action, BucketView, Snapshot, StageState, plan};
+use crate::summary::RunSummary;
+
+/// What the drive loop carries from one pass to the next.
+pub(super) struct DriveState {
+    /// The identity whose governor state decides the buckets' headroom.
+    pub(super) key: QuotaKey,
+    /// The stages this run covers.
+    pub(super) selection: Vec<&'static str>,
+    /// Draws the deferral jitter.
+    pub(super) rng: StdRng,
+    /// Pages stored before this wake: a wait after more than these starts a new episode.
+    pub(super) pages_at_wake: u64,
+    /// The summary the running stage tallies into.
+    pub(super) shared: Mutex<RunSummary>,
+    /// Buckets a stage met a quota wait on, until when: closed for the rest of the pass.
+    pub(super) closed: HashMap<String, Timestamp>,
+    /// Stages put aside after a transient failure, until when.
+    pub(super) deferred_until: HashMap<String, Timestamp>,
+}
+
+/// The buckets' headroom as one pass sees it.
+pub(super) struct PassHeadroom {
+    /// Each selected stage's bucket, open or closed until an instant.
+    pub(super) buckets: HashMap<String, BucketView>,
+    /// Buckets whose primary quota is spent, and when they reopen: a wait for one of these
+    /// is a quota window, which no process sleeps through.
+    pub(super) exhausted: HashMap<String, Timestamp>,
+    /// Buckets held back only by this process's own pacing (points per minute, the in-flight
+    /// ceiling): such a wait ends within a minute by construction, so it is not a deferral
+    /// the budget counts.
+    pub(super) pacing: HashMap<String, Timestamp>,
+}
+
+impl Runner {
+    pub(super) async fn drive(
+        &self,
+        run: &mut SyncRun,
+        summary: &mut RunSummary,
+    ) -> Result<RunOutcome, SyncError> {
+        let key = self.identity().await?;
+        let selection = self.selection(run)?;
+        let now = self.clock.now();
+        let mut rng = self.deferral_rng(run);
+        if let Some(outcome) = self.continue_chunk(run, summary, &mut rng, now).await? {
+            return Ok(outcome);
+        }
+        let pages_at_wake = self.start_running(run, summary, now).await?;
+        let mut drive = DriveState {
+            key,
+            selection,
+            rng,
+            pages_at_wake,
+            shared: Mutex::new(summary.clone()),
+            closed: HashMap::new(),
+            deferred_until: HashMap::new(),
+        };
+        loop {
+            let now = self.clock.now();
+            self.renew_claim(run.id, now).await?;
+            let stages = self.pass_states(run.id, &drive).await?;
+            let headroom = self.pass_headroom(&drive, now).await?;
+            let snapshot = Snapshot {
+                now: Some(now),
+                stages,
+                buckets: headroom.buckets.clone(),
+            };
+            let decision = plan(&self.graph, &snapshot);
+            self.record_blocked(run.id, &decision.block).await?;
+            match decision.action {
+                Action::Run { stage } => self.run_stage(run, summary, &mut drive, stage).await?,
+                Action::Hibernate {
+                    not_before,
+                    waiting_on,
+                    ..
+                } => {
+                    let waited = self
+                        .wait_for(run, summary, &mut drive, &headroom, not_before, waiting_on)
+                        .await?;
+                    if let Some(outcome) = waited {
+                        return Ok(outcome);
+                    }
+                }
+                Action::Finish => {
+                    *summary = lock(&drive.shared).clone();
+                    return self.finish(run, summary, None).await;
+                }
+            }
+        }
+    }
+
+    /// Marks the run running and accounts the hibernation it wakes from; returns the pages
+    /// stored so far.
+    async fn start_running(
+        &self,
+        run: &mut SyncRun,
+        summary: &mut RunSummary,
+        now: Timestamp,
+    ) -> Result<u64, SyncError> {
+        summary.wake_target = None;
+        let pages_at_wake = summary.pages();
+        if let Some(since) = summary.hibernating_since.take() {
+            let slept = now.duration_since(since);
+            summary.hibernating_ms += i64::try_from(slept.as_millis()).unwrap_or(i64::MAX);
+            run.total_wait += slept;
+        }
+        run.status = SyncRunStatus::Running;
+        run.not_before = None;
+        run.started_at.get_or_insert(now);
+        run.updated_at = now;
+        run.summary = Some(serde_json::to_value(&*summary).unwrap_or_default());
+        self.store.save_sync_run(run).await?;
+        Ok(pages_at_wake)
+    }
+
+    /// The selected stages' states from their checkpoints, with this drive's transient
+    /// deferrals laid over them.
+    async fn pass_states(
+        &self,
+        run_id: i64,
+        drive: &DriveState,
+    ) -> Result<HashMap<String, StageState>, SyncError> {
+        let checkpoints = self.store.checkpoints(run_id).await?;
+        let mut states = self.stage_states(&drive.selection, &checkpoints);
+        for (stage, until) in &drive.deferred_until {
+            if let Some(s @ StageState::Deferred { .. }) = states.get_mut(stage) {
+                *s = StageState::Deferred {
+                    until: Some(*until),
+                };
+            }
+        }
+        Ok(states)
+    }
+
+    /// Each selected stage's bucket as the governor's grant rule sees it, closed further by
+    /// the waits stages met in this drive.
+    async fn pass_headroom(
+        &self,
+        drive: &DriveState,
+        now: Timestamp,
+    ) -> Result<PassHeadroom, SyncError> {
+        let mut pass = PassHeadroom {
+            buckets: HashMap::new(),
+            exhausted: HashMap::new(),
+            pacing: HashMap::new(),
+        };
+        for name in &drive.selection {
+            let Some(decl) = self.graph.get(name) else {
+                continue;
+            };
+            if pass.buckets.contains_key(decl.bucket) {
+                continue;
+            }
+            let headroom = self
+                .client
+                .governor()
+                .headroom(
+                    &drive.key,
+                    &decl.bucket(),
+                    decl.estimated_cost,
+                    decl.request_kind(),
+                )
+                .await
+                .map_err(ApiError::from)?;
+            let mut view = match headroom {
+                Headroom::Open => BucketView::Open,
+                Headroom::Closed(wait) => {
+                    match wait.reason {
+                        WaitReason::Exhausted { .. } => {
+                            pass.exhausted.insert(decl.bucket.to_owned(), wait.until);
+                        }
+                        WaitReason::LocalPoints { .. } | WaitReason::InFlightCeiling { .. } => {
+                            pass.pacing.insert(decl.bucket.to_owned(), wait.until);
+                        }
+                        _ => {}
+                    }
+                    BucketView::Closed { until: wait.until }
+                }
+            };
+            if let Some(until) = drive.closed.get(decl.bucket)
+                && *until > now
+            {
+                view = BucketView::Closed {
+                    until: match view {
+                        BucketView::Closed { until: g } => g.max(*until),
+                        BucketView::Open => *until,
+                    },
+                };
+            }
+            pass.buckets.insert(decl.bucket.to_owned(), view);
+        }
+        Ok(pass)
+    }
+
+    /// Records the stages the planner found blocked by a failed dependency.
+    async fn record_blocked(
+        &self,
+        run_id: i64,
+        blocked: &[(String, String)],
+    ) -> Result<(), SyncError> {
+        for (stage, by) in blocked {
+            self.set_stage(
+                run_id,
+                stage,
+                CheckpointStatus::Blocked,
+                Some(format!("{BLOCKED_BY}{by}")),
+            )
+            .await?;
+            self.progress.event(&ProgressEvent::StageBlocked {
+                run_id,
+                stage: stage.clone(),
+                by: by.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Runs one stage (or continues it), records how it stopped, and saves the run's summary.
+    async fn run_stage(
+        &self,
+        run: &mut SyncRun,
+        summary: &mut RunSummary,
+        drive: &mut DriveState,
+        stage: String,
+    ) -> Result<(), SyncError> {
+        let Some(worker) = self.stages.get(stage.as_str()).cloned() else {
+            return Err(SyncError::Graph(crate::graph::GraphError::UnknownStage(
+                stage,
+            )));
+        };
+        let decl = worker.decl().clone();
+        drive.deferred_until.remove(&stage);
+        self.set_stage(run.id, &stage, CheckpointStatus::Running, None)
+            .await?;
+        self.progress.event(&ProgressEvent::StageStarted {
+            run_id: run.id,
+            stage: stage.clone(),
+            title: decl.title.to_owned(),
+            position: self.graph.position(&stage).unwrap_or(0),
+            of: self.graph.stages().len(),
+        });
+        let ctx = StageCtx {
+            run,
+            store: self.store.as_ref(),
+            client: &self.client,
+            credential: self.credential.as_ref(),
+            clock: &self.clock,
+            decl: &decl,
+            repository_source: self.graph.repository_source(),
+            summary: &drive.shared,
+            progress: self.progress.as_ref(),
+            repositories: Mutex::new(None),
+            holder: &self.config.holder,
+            claim: self.config.claim,
+        };
+        let result = worker.run(&ctx).await;
+        drop(ctx);
+        if let Err(e) = self.record_stopped(run.id, drive, stage, result).await {
+            *summary = lock(&drive.shared).clone();
+            return Err(e);
+        }
+        *summary = lock(&drive.shared).clone();
+        run.summary = Some(serde_json::to_value(&*summary).unwrap_or_default());
+        run.updated_at = self.clock.now();
+        self.store.save_sync_run(run).await?;
+        Ok(())
+    }
+
+    /// Records how a stage stopped: done, deferred on a wait or a transient failure, failed.
+    /// A store failure stops the run where it is.
+    async fn record_stopped(
+        &self,
+        run_id: i64,
+        drive: &mut DriveState,
+        stage: String,
+        result: Result<(), StageError>,
+    ) -> Result<(), SyncError> {
+        match result {
+            Ok(()) => {
+                self.set_stage(run_id, &stage, CheckpointStatus::Done, None)
+                    .await?;
+                self.progress
+                    .event(&ProgressEvent::StageDone { run_id, stage });
+            }
+            Err(StageError::Wait {
+                until,
+                bucket,
+                reason,
+            }) => {
+                drive.closed.insert(bucket.clone(), until);
+                let reason = reason.to_string();
+                self.set_stage(
+                    run_id,
+                    &stage,
+                    CheckpointStatus::Deferred,
+                    Some(reason.clone()),
+                )
+                .await?;
+                self.progress.event(&ProgressEvent::StageDeferred {
+                    run_id,
+                    stage,
+                    bucket: Some(bucket),
+                    until,
+                    reason,
+                });
+            }
+            Err(StageError::Transient(reason)) => {
+                let until = self.clock.now() + self.config.transient_retry;
+                drive.deferred_until.insert(stage.clone(), until);
+                self.set_stage(
+                    run_id,
+                    &stage,
+                    CheckpointStatus::Deferred,
+                    Some(reason.clone()),
+                )
+                .await?;
+                self.progress.event(&ProgressEvent::StageDeferred {
+                    run_id,
+                    stage,
+                    bucket: None,
+                    until,
+                    reason,
+                });
+            }
+            Err(StageError::Permanent(reason)) => {
+                self.set_stage(
+                    run_id,
+                    &stage,
+                    CheckpointStatus::Blocked,
+                    Some(format!("{FAILED}{reason}")),
+                )
+                .await?;
+                self.progress.event(&ProgressEvent::StageFailed {
+                    run_id,
+                    stage,
+                    reason,
+                });
+            }
+            Err(StageError::Store(e)) => return Err(SyncError::Store(e)),
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,283 @@
+//! The runner: the planner's decision applied with the store, the governor and the clock.
+//!
+//! This module owns a run's lifecycle (claim, drive, release) and the runner's settings and
+//! outcomes. The stage contract and its context are in `stage`, the pass-by-pass loop in
+//! `drive`, waiting (pacing, hibernation, deferral budgets, claims) in `deferral`, stage and
+//! run status in `status`, progress events in `progress`.
+
+mod deferral;
+mod drive;
+mod progress;
+mod stage;
+mod status;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+use headroom_core::QuotaKey;
+use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
+use headroom_core::deferral::DeferralBudget;
+use headroom_http::{ApiError, Client, Credential};
+use headroom_store::{
+    Checkpoint, CheckpointStatus, CheckpointUpdate, Store, StoreError, SyncRun, SyncRunStatus,
+};
+use serde::Serialize;
+
+pub use self::progress::{NoProgress, ProgressEvent, ProgressSink};
+pub use self::stage::{RepoScope, Stage, StageCtx, StageError};
+pub use self::status::state_of;
+use self::status::{BLOCKED_BY, FAILED};
+use crate::graph::StageGraph;
+use crate::plan::StageState;
+use crate::summary::RunSummary;
+
+/// Settings of a runner.
+#[derive(Debug, Clone)]
+pub struct RunnerConfig {
+    /// Deferral budgets (10 deferrals, 2 h from the first, 600 s chunks, 0–5 s jitter).
+    pub deferral: DeferralBudget,
+    /// Pacing waits up to this long are taken in-process (the in-flight ceiling, the tail of
+    /// a points-per-minute limiter); longer ones hibernate the run. A wait for a primary
+    /// window to reset (a bucket exhausted) always hibernates, however short.
+    pub inline_wait: SignedDuration,
+    /// How long a stage that met a transient failure is put aside.
+    pub transient_retry: SignedDuration,
+    /// This worker's name for claims.
+    pub holder: String,
+    /// How long a claim lasts before another worker may take the run over.
+    pub claim: SignedDuration,
+    /// Seed for the deferral jitter.
+    pub jitter_seed: u64,
+}
+
+impl Default for RunnerConfig {
+    fn default() -> Self {
+        Self {
+            deferral: DeferralBudget::default(),
+            inline_wait: SignedDuration::from_secs(5),
+            transient_retry: SignedDuration::from_secs(120),
+            holder: "headroom".to_owned(),
+            claim: SignedDuration::from_secs(600),
+            jitter_seed: 1,
+        }
+    }
+}
+/// Why a run could not be driven.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The identity could not be established or the governor failed.
+    #[error(transparent)]
+    Api(#[from] ApiError),
+    /// No such run.
+    #[error("no sync run {0}")]
+    NoRun(i64),
+    /// Another worker holds the run.
+    #[error("sync run {0} is held by another worker")]
+    Claimed(i64),
+    /// The run asks for stages this graph does not have.
+    #[error(transparent)]
+    Graph(#[from] crate::graph::GraphError),
+}
+
+/// How a call to [`Runner::run`] ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum RunOutcome {
+    /// Every stage done.
+    Done {
+        /// The summary.
+        summary: Box<RunSummary>,
+    },
+    /// Persisted until `until`; a worker (or `--wait`) resumes it then.
+    Hibernating {
+        /// When to wake.
+        until: Timestamp,
+        /// Why, in words.
+        reason: String,
+    },
+    /// Failed: a stage failed (its dependents are blocked) or a deferral budget ran out.
+    Failed {
+        /// Why.
+        reason: String,
+        /// The summary.
+        summary: Box<RunSummary>,
+    },
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Drives sync runs of one stage graph.
+pub struct Runner {
+    graph: StageGraph,
+    stages: HashMap<&'static str, Arc<dyn Stage>>,
+    store: Arc<dyn Store>,
+    client: Client,
+    credential: Option<Credential>,
+    clock: TokioClock,
+    config: RunnerConfig,
+    progress: Arc<dyn ProgressSink>,
+}
+
+impl fmt::Debug for Runner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Runner")
+            .field("stages", &self.graph.stages().len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Runner {
+    /// A runner over `stages` (their declarations must form a valid graph).
+    pub fn new(
+        stages: Vec<Arc<dyn Stage>>,
+        repository_source: Option<&'static str>,
+        store: Arc<dyn Store>,
+        client: Client,
+        credential: Option<Credential>,
+        clock: TokioClock,
+        config: RunnerConfig,
+    ) -> Result<Self, crate::graph::GraphError> {
+        let graph = StageGraph::new(
+            stages.iter().map(|s| s.decl().clone()).collect(),
+            repository_source,
+        )?;
+        let stages = stages.into_iter().map(|s| (s.decl().name, s)).collect();
+        Ok(Self {
+            graph,
+            stages,
+            store,
+            client,
+            credential,
+            clock,
+            config,
+            progress: Arc::new(NoProgress),
+        })
+    }
+
+    /// Sends progress events to `sink`.
+    pub fn with_progress(mut self, sink: Arc<dyn ProgressSink>) -> Self {
+        self.progress = sink;
+        self
+    }
+
+    /// The settings it runs with.
+    pub fn config(&self) -> &RunnerConfig {
+        &self.config
+    }
+
+    /// The graph.
+    pub fn graph(&self) -> &StageGraph {
+        &self.graph
+    }
+
+    /// The quota identity the runner's credential spends.
+    pub async fn identity(&self) -> Result<QuotaKey, ApiError> {
+        self.client.identity(self.credential.as_ref()).await
+    }
+
+    /// The stages a run covers: the requested ones and their dependencies, or all.
+    pub fn selection(&self, run: &SyncRun) -> Result<Vec<&'static str>, SyncError> {
+        Ok(match &run.requested_stages {
+            Some(r) if !r.is_empty() => self.graph.closure_of(r)?,
+            _ => self.graph.stages().iter().map(|s| s.name).collect(),
+        })
+    }
+
+    /// Where each selected stage stands, from the run's stage-level checkpoints.
+    pub fn stage_states(
+        &self,
+        selection: &[&'static str],
+        checkpoints: &[Checkpoint],
+    ) -> HashMap<String, StageState> {
+        selection
+            .iter()
+            .map(|name| {
+                let cp = checkpoints
+                    .iter()
+                    .find(|c| c.stage == *name && c.scope.is_empty());
+                ((*name).to_owned(), state_of(cp))
+            })
+            .collect()
+    }
+
+    async fn set_stage(
+        &self,
+        run_id: i64,
+        stage: &str,
+        status: CheckpointStatus,
+        detail: Option<String>,
+    ) -> Result<(), StoreError> {
+        // Keep the cursor: a once-per-run stage pages on this very checkpoint.
+        let cursor = self
+            .store
+            .checkpoint(run_id, stage, "")
+            .await?
+            .and_then(|c| c.page_cursor);
+        self.store
+            .set_checkpoint(&CheckpointUpdate {
+                sync_run_id: run_id,
+                stage: stage.to_owned(),
+                scope: String::new(),
+                status,
+                page_cursor: if status == CheckpointStatus::Done {
+                    None
+                } else {
+                    cursor
+                },
+                pages_added: 0,
+                rows_added: 0,
+                detail,
+                at: self.clock.now(),
+            })
+            .await
+    }
+
+    /// Drives run `run_id` until it finishes, fails or hibernates. Safe to call on a run that
+    /// stopped anywhere (a crash included): done stages are skipped, a running stage
+    /// continues from its checkpoints.
+    pub async fn run(&self, run_id: i64) -> Result<RunOutcome, SyncError> {
+        let mut run = self
+            .store
+            .sync_run(run_id)
+            .await?
+            .ok_or(SyncError::NoRun(run_id))?;
+        let mut summary = RunSummary::from_stored(run.summary.as_ref());
+        match run.status {
+            SyncRunStatus::Done => {
+                return Ok(RunOutcome::Done {
+                    summary: Box::new(summary),
+                });
+            }
+            SyncRunStatus::Failed => {
+                return Ok(RunOutcome::Failed {
+                    reason: run.failure_reason.clone().unwrap_or_default(),
+                    summary: Box::new(summary),
+                });
+            }
+            _ => {}
+        }
+        let now = self.clock.now();
+        if !self
+            .store
+            .claim_sync_run(run_id, &self.config.holder, now, now + self.config.claim)
+            .await?
+        {
+            return Err(SyncError::Claimed(run_id));
+        }
+        let result = self.drive(&mut run, &mut summary).await;
+        // Give the claim back whatever happened; a crash lets it lapse instead.
+        let released = self
+            .store
+            .release_sync_run(run_id, &self.config.holder)
+            .await;
+        let outcome = result?;
+        released?;
+        Ok(outcome)
+    }
+}

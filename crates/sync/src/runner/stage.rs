@@ -1,0 +1,467 @@
+//! The stage contract: the [`Stage`] trait, how a stage stops ([`StageError`]), and the
+//! [`StageCtx`] it works in (sending through the exit door with the run's credential,
+//! tallying what was spent, and committing pages with their cursors).
+
+use std::fmt;
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use headroom_core::RateLimitSignal;
+use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
+use headroom_http::{ApiError, ApiRequest, ApiResponse, Client, Credential, RateLimitReason};
+use headroom_store::{
+    Checkpoint, CheckpointStatus, CheckpointUpdate, Record, Store, StoreError, SyncRun, Watermark,
+};
+
+use super::{ProgressEvent, ProgressSink, lock};
+use crate::graph::StageDecl;
+use crate::summary::{RefusedField, RunSummary};
+
+/// Why a stage stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum StageError {
+    /// The quota says wait: nothing was sent. Closes the bucket for this pass.
+    #[error("{bucket} closed until {until}: {reason}")]
+    Wait {
+        /// When to try again.
+        until: Timestamp,
+        /// The closed bucket.
+        bucket: String,
+        /// Why.
+        reason: RateLimitReason,
+    },
+    /// DNS, timeouts, 5xx after retries: defer the stage, write nothing.
+    #[error("transient failure: {0}")]
+    Transient(String),
+    /// A failure waiting cannot fix: the stage fails and its dependents are blocked.
+    #[error("{0}")]
+    Permanent(String),
+    /// The store failed: the run stops where it is (its checkpoints are intact).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<ApiError> for StageError {
+    fn from(e: ApiError) -> Self {
+        match e {
+            ApiError::RateLimited {
+                until,
+                bucket,
+                reason,
+                ..
+            } => StageError::Wait {
+                until,
+                bucket: bucket.as_str().to_owned(),
+                reason,
+            },
+            other if other.is_transient() => StageError::Transient(other.to_string()),
+            other => StageError::Permanent(other.to_string()),
+        }
+    }
+}
+
+/// One stage of a graph: its declaration and the work.
+#[async_trait]
+pub trait Stage: Send + Sync + fmt::Debug {
+    /// What it declares.
+    fn decl(&self) -> &StageDecl;
+
+    /// Runs the stage, or continues it from its checkpoints. Every page is written with
+    /// [`StageCtx::write_page`] (rows and cursor together); returning `Ok` means every scope
+    /// is finished.
+    async fn run(&self, ctx: &StageCtx<'_>) -> Result<(), StageError>;
+}
+
+/// A repository a per-repository stage works on (as the repository source recorded it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepoScope {
+    /// GitHub's repository id.
+    pub github_id: i64,
+    /// `owner/name`.
+    pub full_name: String,
+}
+
+impl RepoScope {
+    /// The checkpoint scope string: `owner/name#id`.
+    pub fn scope(&self) -> String {
+        format!("{}#{}", self.full_name, self.github_id)
+    }
+
+    /// Parses a scope string written by [`RepoScope::scope`].
+    pub fn parse(scope: &str) -> Option<Self> {
+        let (name, id) = scope.rsplit_once('#')?;
+        Some(Self {
+            github_id: id.parse().ok()?,
+            full_name: name.to_owned(),
+        })
+    }
+
+    /// Owner and name.
+    pub fn owner_and_name(&self) -> Option<(&str, &str)> {
+        self.full_name.split_once('/')
+    }
+}
+
+/// What a stage may touch while it runs.
+pub struct StageCtx<'a> {
+    pub(super) run: &'a SyncRun,
+    pub(super) store: &'a dyn Store,
+    pub(super) client: &'a Client,
+    pub(super) credential: Option<&'a Credential>,
+    pub(super) clock: &'a TokioClock,
+    pub(super) decl: &'a StageDecl,
+    pub(super) repository_source: Option<&'static str>,
+    pub(super) summary: &'a Mutex<RunSummary>,
+    pub(super) progress: &'a dyn ProgressSink,
+    pub(super) repositories: Mutex<Option<Vec<RepoScope>>>,
+    pub(super) holder: &'a str,
+    pub(super) claim: SignedDuration,
+}
+
+impl fmt::Debug for StageCtx<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StageCtx")
+            .field("run", &self.run.id)
+            .field("stage", &self.decl.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StageCtx<'_> {
+    /// The run id.
+    pub fn run_id(&self) -> i64 {
+        self.run.id
+    }
+
+    /// What the run collects (an organization's login).
+    pub fn target(&self) -> &str {
+        &self.run.target
+    }
+
+    /// The store.
+    pub fn store(&self) -> &dyn Store {
+        self.store
+    }
+
+    /// The stage being run.
+    pub fn decl(&self) -> &StageDecl {
+        self.decl
+    }
+
+    /// Now, by the run's clock.
+    pub fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
+    /// The clock.
+    pub fn clock(&self) -> &TokioClock {
+        self.clock
+    }
+
+    /// Sends through the exit door with the run's credential, and counts what came back.
+    pub async fn send(&self, request: ApiRequest) -> Result<ApiResponse, ApiError> {
+        let bucket = request.bucket.as_str().to_owned();
+        let estimated = u64::from(request.estimated_cost);
+        let result = self.client.send(request.credential(self.credential)).await;
+        let mut s = lock(self.summary);
+        match &result {
+            Ok(response) => {
+                let bucket = response
+                    .signal
+                    .resource
+                    .as_ref()
+                    .map_or(bucket, |b| b.as_str().to_owned());
+                // GitHub does not charge an authorized 304 (an unauthenticated one it does).
+                let free = response.not_modified() && self.credential.is_some();
+                tally_response(
+                    &mut s,
+                    &bucket,
+                    &response.signal,
+                    if free { 0 } else { estimated },
+                    response.attempts,
+                    free,
+                );
+                let stage = s.stages.entry(self.decl.name.to_owned()).or_default();
+                stage.requests += u64::from(response.attempts.max(1));
+            }
+            Err(ApiError::Forbidden { status: 403, .. }) => s.responses_403 += 1,
+            Err(ApiError::RateLimited { bucket, reason, .. }) => {
+                // A secondary block only follows a 403/429 the origin sent; other waits were
+                // decided before sending.
+                if reason.is_secondary() {
+                    s.responses_403 += 1;
+                }
+                s.buckets
+                    .entry(bucket.as_str().to_owned())
+                    .or_default()
+                    .waits += 1;
+            }
+            Err(_) => {}
+        }
+        result
+    }
+
+    /// Records a field GitHub refused in an answer this stage keeps (a partial result), once
+    /// per stage, path and kind; the message is redacted. It is persisted with the run's
+    /// summary and shown by `sync status`.
+    pub fn record_refused(&self, path: &str, kind: &str, message: &str) {
+        lock(self.summary).record_refused(RefusedField {
+            stage: self.decl.name.to_owned(),
+            path: path.to_owned(),
+            kind: kind.to_owned(),
+            message: headroom_core::redact(message),
+        });
+    }
+
+    /// Remembers the ETag of a conditional `request`'s response (sent with the run's
+    /// credential), once what it carried is stored: see [`Client::remember_etag`].
+    pub async fn remember_etag(&self, request: ApiRequest, response: &ApiResponse) {
+        self.client
+            .remember_etag(&request.credential(self.credential), response)
+            .await;
+    }
+
+    /// The repositories of this run, as the repository source recorded them (its
+    /// per-repository checkpoints), in scope order.
+    pub async fn repositories(&self) -> Result<Vec<RepoScope>, StoreError> {
+        if let Some(cached) = lock(&self.repositories).clone() {
+            return Ok(cached);
+        }
+        let Some(source) = self.repository_source else {
+            return Ok(Vec::new());
+        };
+        let mut repos: Vec<RepoScope> = self
+            .store
+            .checkpoints(self.run.id)
+            .await?
+            .into_iter()
+            .filter(|c| c.stage == source && !c.scope.is_empty())
+            .filter_map(|c| RepoScope::parse(&c.scope))
+            .collect();
+        repos.sort_by(|a, b| a.full_name.cmp(&b.full_name));
+        // The source itself keeps listing until it is done; only a finished list is cached.
+        if self.decl.name != source {
+            *lock(&self.repositories) = Some(repos.clone());
+        }
+        Ok(repos)
+    }
+
+    /// The checkpoint of one scope of this stage (`""` for a once-per-run stage).
+    pub async fn checkpoint(&self, scope: &str) -> Result<Option<Checkpoint>, StoreError> {
+        self.store
+            .checkpoint(self.run.id, self.decl.name, scope)
+            .await
+    }
+
+    /// Commits a page of rows with the cursor after it (and, when `finished`, the scope's
+    /// `done` and an optional watermark) in one transaction.
+    pub async fn write_page(
+        &self,
+        scope: &str,
+        records: &[Record],
+        next_cursor: Option<String>,
+        finished: bool,
+        watermark: Option<(i64, Watermark)>,
+    ) -> Result<u64, StoreError> {
+        let now = self.now();
+        self.write_page_marked(
+            scope,
+            records,
+            next_cursor,
+            finished,
+            watermark.map(|(repo, mark)| (repo, mark, now)),
+        )
+        .await
+    }
+
+    /// As [`StageCtx::write_page`], with the watermark's instant given: an incremental stage
+    /// marks the moment it *started* the scope, so that what changed while it was collecting
+    /// is asked for again next time.
+    pub async fn write_page_marked(
+        &self,
+        scope: &str,
+        records: &[Record],
+        next_cursor: Option<String>,
+        finished: bool,
+        watermark: Option<(i64, Watermark, Timestamp)>,
+    ) -> Result<u64, StoreError> {
+        let now = self.now();
+        let update = CheckpointUpdate {
+            sync_run_id: self.run.id,
+            stage: self.decl.name.to_owned(),
+            scope: scope.to_owned(),
+            status: if finished {
+                CheckpointStatus::Done
+            } else {
+                CheckpointStatus::Running
+            },
+            page_cursor: if finished { None } else { next_cursor },
+            pages_added: 1,
+            rows_added: records.len() as u64,
+            detail: None,
+            at: now,
+        };
+        let mut tx = self.store.begin().await?;
+        for record in records {
+            tx.upsert(record).await?;
+        }
+        if finished && let Some((repo, mark, at)) = watermark {
+            tx.set_watermark(repo, mark, at).await?;
+        }
+        tx.set_checkpoint(&update).await?;
+        tx.commit().await?;
+        self.renew_claim().await?;
+        let page = {
+            let mut s = lock(self.summary);
+            let t = s.stages.entry(self.decl.name.to_owned()).or_default();
+            t.pages += 1;
+            t.rows += records.len() as u64;
+            t.pages
+        };
+        let (scope_index, scope_total) = if scope.is_empty() {
+            (None, None)
+        } else {
+            let repos = lock(&self.repositories).clone().unwrap_or_default();
+            let index = repos.iter().position(|r| r.scope() == scope).map(|i| i + 1);
+            (index, (!repos.is_empty()).then_some(repos.len()))
+        };
+        self.progress.event(&ProgressEvent::Page {
+            run_id: self.run.id,
+            stage: self.decl.name.to_owned(),
+            scope: scope.to_owned(),
+            scope_index,
+            scope_total,
+            page,
+            rows: records.len() as u64,
+        });
+        Ok(records.len() as u64)
+    }
+
+    /// Extends this worker's claim on the run: a live worker keeps it, a killed one lets it
+    /// lapse within one claim period.
+    async fn renew_claim(&self) -> Result<(), StoreError> {
+        let now = self.now();
+        self.store
+            .claim_sync_run(self.run.id, self.holder, now, now + self.claim)
+            .await
+            .map(|_| ())
+    }
+
+    /// For the repository source: commits a page of the listing (`scope ""`) with the cursor
+    /// after it and a pending checkpoint per repository found, in one transaction — the
+    /// repositories of the run are exactly the ones whose rows were stored.
+    pub async fn write_listing_page(
+        &self,
+        records: &[Record],
+        next_cursor: String,
+        repositories: &[RepoScope],
+    ) -> Result<u64, StoreError> {
+        let now = self.now();
+        let mut fresh = Vec::new();
+        for repo in repositories {
+            let scope = repo.scope();
+            if self
+                .store
+                .checkpoint(self.run.id, self.decl.name, &scope)
+                .await?
+                .is_none()
+            {
+                fresh.push(scope);
+            }
+        }
+        let mut tx = self.store.begin().await?;
+        for record in records {
+            tx.upsert(record).await?;
+        }
+        for scope in fresh {
+            {
+                tx.set_checkpoint(&CheckpointUpdate {
+                    sync_run_id: self.run.id,
+                    stage: self.decl.name.to_owned(),
+                    scope,
+                    status: CheckpointStatus::Pending,
+                    page_cursor: None,
+                    pages_added: 0,
+                    rows_added: 0,
+                    detail: None,
+                    at: now,
+                })
+                .await?;
+            }
+        }
+        tx.set_checkpoint(&CheckpointUpdate {
+            sync_run_id: self.run.id,
+            stage: self.decl.name.to_owned(),
+            scope: String::new(),
+            status: CheckpointStatus::Running,
+            page_cursor: Some(next_cursor),
+            pages_added: 1,
+            rows_added: records.len() as u64,
+            detail: None,
+            at: now,
+        })
+        .await?;
+        tx.commit().await?;
+        let page = {
+            let mut s = lock(self.summary);
+            let t = s.stages.entry(self.decl.name.to_owned()).or_default();
+            t.pages += 1;
+            t.rows += records.len() as u64;
+            t.pages
+        };
+        self.progress.event(&ProgressEvent::Page {
+            run_id: self.run.id,
+            stage: self.decl.name.to_owned(),
+            scope: String::new(),
+            scope_index: None,
+            scope_total: None,
+            page,
+            rows: records.len() as u64,
+        });
+        Ok(records.len() as u64)
+    }
+
+    /// Marks a scope finished without rows (nothing to collect, or a permanent fact such as
+    /// "the repository is gone", kept in `detail`).
+    pub async fn finish_scope(
+        &self,
+        scope: &str,
+        detail: Option<String>,
+    ) -> Result<(), StoreError> {
+        self.store
+            .set_checkpoint(&CheckpointUpdate {
+                sync_run_id: self.run.id,
+                stage: self.decl.name.to_owned(),
+                scope: scope.to_owned(),
+                status: CheckpointStatus::Done,
+                page_cursor: None,
+                pages_added: 0,
+                rows_added: 0,
+                detail,
+                at: self.now(),
+            })
+            .await
+    }
+}
+
+fn tally_response(
+    s: &mut RunSummary,
+    bucket: &str,
+    signal: &RateLimitSignal,
+    estimated: u64,
+    attempts: u32,
+    free: bool,
+) {
+    let b = s.buckets.entry(bucket.to_owned()).or_default();
+    b.requests += u64::from(attempts.max(1));
+    b.points += if free {
+        0
+    } else {
+        signal
+            .cost
+            .unwrap_or(if bucket == "graphql" { estimated } else { 1 })
+    };
+    if let Some(r) = signal.remaining {
+        b.min_remaining = Some(b.min_remaining.map_or(r, |m| m.min(r)));
+    }
+}
