@@ -1,7 +1,8 @@
-//! `headroom run`: the continuous feed service — a poll tick (default 60 s) that polls the
-//! source when it is due, followed by an enrichment cycle, and a reconciler (default every
-//! 60 s, and once at start) that rebuilds pending work from committed rows after a crash and
-//! dispatches a cycle when work is claimable. Stops on SIGINT or SIGTERM between steps.
+//! `headroom run`: the continuous feed service of `headroom_github::feed::service` — a poll
+//! tick (default 60 s) that polls the source when it is due, followed by an enrichment cycle,
+//! and a reconciler (default every 60 s, and once at start) that rebuilds pending work from
+//! committed rows after a crash and dispatches a cycle when work is claimable. Stops on SIGINT
+//! or SIGTERM between steps.
 //! Beside the loop it serves the read-only HTTP API of headroom-server on `--listen` (default
 //! 127.0.0.1:3000; `--no-listen` for none), stopped gracefully with the loop, and it is a
 //! worker of organization sync: a task wakes hibernated `headroom sync org` runs when their
@@ -11,10 +12,9 @@
 use std::sync::{Arc, Mutex};
 
 use clap::Args;
-use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
-use headroom_github::feed::enrich::{EnrichOptions, Enricher};
-use headroom_github::feed::poll::PollOutcome;
-use headroom_github::feed::reconcile::reconcile;
+use headroom_core::clock::{Clock, SignedDuration, TokioClock};
+use headroom_github::feed::enrich::Enricher;
+use headroom_github::feed::service::{FeedService, ServiceSettings, UntilStopped};
 use headroom_store::Store;
 use headroom_sync::{ProgressEvent, ProgressSink, RunOutcome, Runner, SyncError};
 use tokio::task::JoinHandle;
@@ -73,14 +73,15 @@ pub async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
         .settings(args.feed.enrichment_lease(), args.search_pacing);
     let enricher = Enricher::new(poller.clone(), settings);
     let secs = |s: u64| SignedDuration::from_secs(i64::try_from(s).unwrap_or(60));
-    let tick = secs(args.tick_secs);
-    let reconcile_every = secs(args.reconcile_secs);
-    // A run open longer than any live poller's hold on the source belonged to a dead process.
-    let abandon_after = poller
-        .settings
-        .source_lease
-        .max(SignedDuration::from_secs(600));
-    let server = match start_server(&args, &resolved, &enricher).await {
+    let service = FeedService::new(
+        enricher,
+        ServiceSettings {
+            tick: secs(args.tick_secs),
+            reconcile_every: secs(args.reconcile_secs),
+            ticks: args.ticks,
+        },
+    );
+    let server = match start_server(&args, &resolved, &service.enricher).await {
         Ok(server) => server,
         Err(e) => {
             poller.store.close().await;
@@ -88,87 +89,7 @@ pub async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
         }
     };
     let sync = (!args.sync.no_sync).then(|| SyncWorker::start(&poller, &resolved, &args.sync));
-    let mut done = 0u64;
-    let shutdown = shutdown_signal();
-    tokio::pin!(shutdown);
-    // Both schedules start due: a restart sweeps before it polls.
-    let mut next_tick = poller.clock.now();
-    let mut next_reconcile = next_tick;
-    // A cycle deferred by search pacing (or any ledger) resumes at that instant rather than at
-    // the next tick: otherwise a 6 s pacing would cap the service at one batch per tick.
-    let mut next_enrich: Option<Timestamp> = None;
-    let code = loop {
-        let step = async {
-            let now = poller.clock.now();
-            let mut dispatch = false;
-            if now >= next_reconcile {
-                match reconcile(&poller, abandon_after).await {
-                    Ok(sweep) => dispatch = sweep.claimable_now,
-                    Err(e) => tracing::error!(event = "reconciler.failed", error = %e),
-                }
-                next_reconcile = now + reconcile_every;
-            }
-            let ticked = now >= next_tick;
-            if ticked {
-                match poller.poll_once(false).await {
-                    Ok(PollOutcome::Completed { run_id, counts, .. }) => {
-                        tracing::info!(event = "service.tick", run_id = %run_id,
-                            events_created = counts.events_created);
-                        if counts.events_created > 0 {
-                            tracing::info!(event = "enrichment.dispatched", reason = "ingestion");
-                        }
-                    }
-                    Ok(other) => tracing::debug!(event = "service.tick", outcome = ?other),
-                    Err(e) => tracing::error!(event = "ingestion.cycle_failed", error = %e),
-                }
-                next_tick = now + tick;
-                dispatch = true;
-            } else if dispatch {
-                tracing::info!(event = "enrichment.dispatched", reason = "reconciler");
-            } else if next_enrich.is_some_and(|at| now >= at) {
-                tracing::debug!(event = "enrichment.dispatched", reason = "deferral_lapsed");
-                dispatch = true;
-            }
-            if dispatch {
-                next_enrich = match enricher.run(EnrichOptions::default()).await {
-                    Ok(report) => {
-                        let now = poller.clock.now();
-                        report
-                            .deferrals
-                            .iter()
-                            .filter_map(|(_, until)| *until)
-                            .filter(|at| *at > now && *at < next_tick)
-                            .min()
-                    }
-                    Err(e) => {
-                        tracing::error!(event = "enrichment.cycle_failed", error = %e);
-                        None
-                    }
-                };
-            }
-            ticked
-        };
-        let ticked = tokio::select! {
-            ticked = step => ticked,
-            () = &mut shutdown => break Ok(Outcome::Success),
-        };
-        if ticked {
-            done += 1;
-            if args.ticks.is_some_and(|n| done >= n) {
-                break Ok(Outcome::Success);
-            }
-        }
-        let wake = next_enrich
-            .map_or(next_tick, |at| at.min(next_tick))
-            .min(next_reconcile);
-        let wait = wake
-            .duration_since(poller.clock.now())
-            .max(SignedDuration::ZERO);
-        tokio::select! {
-            () = poller.clock.sleep(wait) => {}
-            () = &mut shutdown => break Ok(Outcome::Success),
-        }
-    };
+    let done = service.run(&mut UntilStopped, shutdown_signal()).await;
     if let Some(server) = server {
         server.stop().await;
     }
@@ -178,7 +99,7 @@ pub async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
     tracing::info!(event = "service.stopped", ticks = done);
     outln!("headroom run: stopped after {done} tick(s)");
     poller.store.close().await;
-    code
+    Ok(Outcome::Success)
 }
 
 /// The task that wakes organization sync runs.

@@ -2,8 +2,8 @@
 //!
 //! Builds the simulator's `live_feed` entity pools at benchmark size (by default 3,000 actors
 //! and 5,000 repositories), stores one push per pool slot so every actor and repository is in
-//! the backlog, then runs the service's loop — poll when due, an enrichment cycle, sleep until
-//! the next deferral — under tokio's paused clock until no entity is pending. Everything runs
+//! the backlog, then runs `headroom run`'s own loop (`feed::service`, at its default cadence)
+//! under tokio's paused clock until no entity is pending. Everything runs
 //! on the unauthenticated limits (search 10/min with pacing 6 s and a reserve of 2; core
 //! 60/h with the 40/h detail lane). Prints, per miss profile, the requests the simulator
 //! answered for enrichment (search batches, detail fallbacks, redirect hops) divided by the
@@ -15,20 +15,22 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+use std::future::Future;
 use std::sync::Arc;
 
 use headroom_core::Governor;
 use headroom_core::clock::{Clock, SignedDuration, SystemClock, Timestamp, TokioClock};
 use headroom_core::governor::GovernorConfig;
-use headroom_github::feed::enrich::{EnrichOptions, EnrichSettings, Enricher};
-use headroom_github::feed::poll::{PollSettings, Poller, SOURCE_TYPE};
+use headroom_github::feed::enrich::{EnrichSettings, Enricher};
+use headroom_github::feed::poll::{PollSettings, Poller};
+use headroom_github::feed::service::{FeedService, ServiceHooks, ServiceSettings, StepReport};
 use headroom_github::feed::{IngestContext, ingest_page};
 use headroom_http::transport::SimTransport;
 use headroom_http::{Client, ClientParts, UrlPolicy};
 use headroom_sim::world::World;
 use headroom_sim::{FeedPool, Scenario, SimConfig, Simulator};
 use headroom_store::EventOrigin;
-use headroom_store::feed_state::{EntityKind, open_feed};
+use headroom_store::feed_state::{EntityKind, FeedState, open_feed};
 use serde_json::json;
 
 const API: &str = "http://127.0.0.1:7000";
@@ -88,12 +90,50 @@ fn backlog(world: &World, at: Timestamp) -> Vec<serde_json::Value> {
         .collect()
 }
 
-async fn skip(clock: &TokioClock, by: SignedDuration) {
-    // Paused only while sleeping: SQLite's pool timers misfire under a clock that stays
-    // paused while its worker thread runs a query.
-    tokio::time::pause();
-    clock.sleep(by).await;
-    tokio::time::resume();
+/// Sums the cycles' reports and stops the service once no entity is pending; sleeps on
+/// tokio's paused clock.
+struct Drain {
+    state: Arc<dyn FeedState>,
+    clock: TokioClock,
+    start: Timestamp,
+    search: u64,
+    detail: u64,
+    requests: u64,
+    terminal: u64,
+}
+
+impl ServiceHooks for Drain {
+    fn after_step(&mut self, step: &StepReport) -> impl Future<Output = bool> + Send {
+        assert!(!step.failed, "a service step failed (see the log)");
+        if let Some(report) = &step.enrichment {
+            self.search += report.search_batches;
+            self.detail += report.detail_requests;
+            self.requests += report.requests;
+            self.terminal += report.terminal;
+        }
+        let state = self.state.clone();
+        let elapsed = self.clock.now().duration_since(self.start);
+        async move {
+            let mut left = 0;
+            for kind in [EntityKind::Actor, EntityKind::Repository] {
+                let c = state.enrichment_counts(kind).await.expect("counts");
+                left += c.pending + c.retryable_failure;
+            }
+            assert!(
+                elapsed < SignedDuration::from_hours(72),
+                "{left} entities still pending after 72 simulated hours"
+            );
+            left > 0
+        }
+    }
+
+    async fn sleep(&mut self, clock: TokioClock, by: SignedDuration) {
+        // Paused only while sleeping: SQLite's pool timers misfire under a clock that stays
+        // paused while its worker thread runs a query.
+        tokio::time::pause();
+        clock.sleep(by).await;
+        tokio::time::resume();
+    }
 }
 
 async fn run(profile: &Profile, users: u64, repos: u64) -> Outcome {
@@ -149,64 +189,45 @@ async fn run(profile: &Profile, users: u64, repos: u64) -> Outcome {
         clock,
         settings: PollSettings::default(),
     };
-    let enricher = Enricher::new(poller.clone(), EnrichSettings::default());
+    let service = FeedService::new(
+        Enricher::new(poller, EnrichSettings::default()),
+        ServiceSettings {
+            tick: SignedDuration::from_secs(60),
+            reconcile_every: SignedDuration::from_secs(60),
+            ticks: None,
+        },
+    );
     let mut entities = 0;
     for kind in [EntityKind::Actor, EntityKind::Repository] {
         let c = state.enrichment_counts(kind).await.expect("counts");
         entities += c.pending + c.complete + c.retryable_failure + c.permanent_failure;
     }
-    let (mut search, mut detail, mut hops_and_all, mut terminal) = (0u64, 0u64, 0u64, 0u64);
-    loop {
-        poller.poll_once(false).await.expect("poll");
-        let report = enricher
-            .run(EnrichOptions::default())
-            .await
-            .expect("enrich");
-        search += report.search_batches;
-        detail += report.detail_requests;
-        hops_and_all += report.requests;
-        terminal += report.terminal;
-        let mut left = 0;
-        for kind in [EntityKind::Actor, EntityKind::Repository] {
-            let c = state.enrichment_counts(kind).await.expect("counts");
-            left += c.pending + c.retryable_failure;
-        }
-        if left == 0 {
-            break;
-        }
-        let now = clock.now();
-        assert!(
-            now.duration_since(start) < SignedDuration::from_hours(72),
-            "{left} entities still pending after 72 simulated hours"
-        );
-        let next_poll = state
-            .event_source(SOURCE_TYPE)
-            .await
-            .expect("source")
-            .and_then(|s| s.next_poll_at);
-        let wake = report
-            .deferrals
-            .iter()
-            .filter_map(|(_, until)| *until)
-            .chain(next_poll)
-            .filter(|t| *t > now)
-            .min()
-            .unwrap_or(now + SignedDuration::from_secs(60));
-        skip(&clock, wake.duration_since(now)).await;
-    }
+    let mut drain = Drain {
+        state,
+        clock,
+        start,
+        search: 0,
+        detail: 0,
+        requests: 0,
+        terminal: 0,
+    };
+    service.run(&mut drain, std::future::pending()).await;
     // Cross-check against what the simulator answered (polls excluded).
     let answered = sim
         .request_log()
         .iter()
         .filter(|e| !e.path.starts_with("/events"))
         .count() as u64;
-    assert_eq!(answered, hops_and_all, "the report and the simulator agree");
+    assert_eq!(
+        answered, drain.requests,
+        "the report and the simulator agree"
+    );
     Outcome {
         entities,
-        search,
-        detail,
-        hops: hops_and_all - search - detail,
-        terminal,
+        search: drain.search,
+        detail: drain.detail,
+        hops: drain.requests - drain.search - drain.detail,
+        terminal: drain.terminal,
         simulated: clock.now().duration_since(start),
         wall_secs: SystemClock.now().duration_since(wall).as_secs_f64(),
     }

@@ -7,6 +7,7 @@ pub mod import;
 pub mod page;
 pub mod poll;
 pub mod reconcile;
+pub mod service;
 pub mod validate;
 
 pub use self::page::{IngestContext, PageCounts, ingest_page};

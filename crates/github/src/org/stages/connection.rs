@@ -309,137 +309,175 @@ pub(super) async fn collect_per_repository(
     let org_id = organization_id(ctx).await?;
     let repos = ctx.repositories().await?;
     finish_unchanged(ctx, size, spec, &repos).await?;
+    let sizes = (size, nested_size);
     for repo in repos {
-        let scope = repo.scope();
-        let Some(stored) = repo_cursor(ctx, &scope).await? else {
-            continue;
+        collect_repository(ctx, sizes, spec, org_id, &repo).await?;
+    }
+    Ok(())
+}
+
+/// One repository's connection, page by page from its stored cursor: the outer connection,
+/// then the follow-up pages of each parent's nested connection, until both are done.
+async fn collect_repository(
+    ctx: &StageCtx<'_>,
+    (size, nested_size): (&PageSize, &PageSize),
+    spec: &RepoConnection,
+    org_id: i64,
+    repo: &RepoScope,
+) -> Result<(), StageError> {
+    let scope = repo.scope();
+    let Some(stored) = repo_cursor(ctx, &scope).await? else {
+        return Ok(());
+    };
+    let mut cur = ScopeCursor::parse(stored)?;
+    if cur.started_ms.is_none() {
+        cur.started_ms = Some(millis(ctx.now()));
+        cur.since = since_of(ctx, repo, spec.incremental).await?;
+    }
+    let started = cur
+        .started_ms
+        .and_then(|ms| Timestamp::from_millisecond(ms).ok())
+        .unwrap_or_else(|| ctx.now());
+    loop {
+        let records = if let (Some(nested), Some((number, after))) =
+            (&spec.nested, cur.more.first().cloned())
+        {
+            let follow_up = (nested, number, after);
+            nested_page(ctx, nested_size, spec, follow_up, repo, &mut cur).await?
+        } else if cur.outer_done {
+            cur.more.clear();
+            Some(Vec::new())
+        } else {
+            outer_page(ctx, size, spec, org_id, repo, &mut cur).await?
         };
-        let mut cur = ScopeCursor::parse(stored)?;
-        if cur.started_ms.is_none() {
-            cur.started_ms = Some(millis(ctx.now()));
-            cur.since = since_of(ctx, &repo, spec.incremental).await?;
+        // The repository is gone or its connection refused: its scope is finished.
+        let Some(records) = records else {
+            return Ok(());
+        };
+        let finished = cur.outer_done && cur.more.is_empty();
+        // A collection that met a refused nested connection is finished without its
+        // watermark: the next run asks again from the last whole one.
+        let watermark = spec
+            .watermark
+            .filter(|_| finished && !cur.incomplete)
+            .map(|w| (repo.github_id, w, started));
+        let cursor = if finished { None } else { Some(cur.text()?) };
+        ctx.write_page_marked(&scope, &records, cursor, finished, watermark)
+            .await?;
+        if finished {
+            return Ok(());
         }
-        let started = cur
-            .started_ms
-            .and_then(|ms| Timestamp::from_millisecond(ms).ok())
-            .unwrap_or_else(|| ctx.now());
-        loop {
-            let now;
-            let records: Vec<Record>;
-            if let (Some(nested), Some((number, after))) = (&spec.nested, cur.more.first().cloned())
-            {
-                // A follow-up: the next page of one parent's nested connection.
-                let data = gql::query(ctx, nested_size, spec.route, nested.query, |first| {
-                    let mut vars = repo_vars(&repo, first, Some(&after));
-                    vars["number"] = json!(number);
-                    vars
-                })
-                .await?;
-                let Some(repository) = data.get("repository").filter(|r| !r.is_null()) else {
-                    ctx.finish_scope(&scope, Some("repository not found".into()))
-                        .await?;
-                    break;
-                };
-                now = ctx.now();
-                match repository.get(nested.parent).filter(|p| !p.is_null()) {
-                    // Gone since its first page: nothing more to collect for it.
-                    None => {
-                        cur.more.remove(0);
-                        records = Vec::new();
-                    }
-                    Some(parent) => {
-                        let connection = parent.get(nested.field).unwrap_or(&Value::Null);
-                        // Refused: what was stored stays, but this collection is not whole.
-                        cur.incomplete |= connection.is_null();
-                        records = nodes(connection)
-                            .iter()
-                            .filter_map(|c| (nested.map)(c, parent, &repo, now))
-                            .collect();
-                        match next_cursor(connection) {
-                            Some(next) => cur.more[0].1 = next,
-                            None => {
-                                cur.more.remove(0);
-                            }
-                        }
-                    }
-                }
-            } else if cur.outer_done {
-                records = Vec::new();
-                cur.more.clear();
-            } else {
-                let data = gql::query(ctx, size, spec.route, spec.query, |first| {
-                    let mut vars = repo_vars(&repo, first, cur.after.as_deref());
-                    if !matches!(spec.incremental, Incremental::Full) {
-                        vars["since"] = json!(cur.since);
-                    }
-                    vars
-                })
-                .await?;
-                let Some(repository) = data.get("repository").filter(|r| !r.is_null()) else {
-                    // Gone since it was listed: a fact, recorded; nothing to collect.
-                    ctx.finish_scope(&scope, Some("repository not found".into()))
-                        .await?;
-                    break;
-                };
-                let Some(connection) = repository.get(spec.connection).filter(|c| !c.is_null())
-                else {
-                    // Refused (recorded on the run; GitHub's connections are never null
-                    // otherwise): done for this run, with no watermark, so a run with access
-                    // collects everything since the last whole collection.
-                    ctx.finish_scope(&scope, Some(format!("{} refused", spec.connection)))
-                        .await?;
-                    break;
-                };
-                now = ctx.now();
-                let all = nodes(connection);
-                // Newest first: nodes older than `since` were stored by an earlier sync.
-                let newest_first_since = match spec.incremental {
-                    Incremental::NewestFirst(_) => cur.since.as_deref(),
-                    _ => None,
-                };
-                let page: Vec<&Value> = all
-                    .iter()
-                    .filter(|n| newest_first_since.is_none_or(|since| !older_than(n, since)))
-                    .collect();
-                records = page
-                    .iter()
-                    .flat_map(|n| (spec.map)(n, &repo, org_id, now))
-                    .collect();
-                if let Some(nested) = &spec.nested {
-                    for node in &page {
-                        let inner = node.get(nested.field).unwrap_or(&Value::Null);
-                        cur.incomplete |= inner.is_null();
-                        if let (Some(number), Some(after)) =
-                            (rows::int(node, "number"), next_cursor(inner))
-                        {
-                            cur.more.push((number, after));
-                        }
-                    }
-                }
-                let mut next = next_cursor(connection);
-                if page.len() < all.len() {
-                    // Newest first and past `since`: the rest was collected before.
-                    next = None;
-                }
-                cur.outer_done = next.is_none();
-                cur.after = next;
-            }
-            let finished = cur.outer_done && cur.more.is_empty();
-            // A collection that met a refused nested connection is finished without its
-            // watermark: the next run asks again from the last whole one.
-            let watermark = spec
-                .watermark
-                .filter(|_| finished && !cur.incomplete)
-                .map(|w| (repo.github_id, w, started));
-            let cursor = if finished { None } else { Some(cur.text()?) };
-            ctx.write_page_marked(&scope, &records, cursor, finished, watermark)
-                .await?;
-            if finished {
-                break;
+    }
+}
+
+/// A follow-up: the next page of one parent's nested connection. `None` when the repository
+/// is gone (its scope finished).
+async fn nested_page(
+    ctx: &StageCtx<'_>,
+    nested_size: &PageSize,
+    spec: &RepoConnection,
+    (nested, number, after): (&Nested, i64, String),
+    repo: &RepoScope,
+    cur: &mut ScopeCursor,
+) -> Result<Option<Vec<Record>>, StageError> {
+    let data = gql::query(ctx, nested_size, spec.route, nested.query, |first| {
+        let mut vars = repo_vars(repo, first, Some(&after));
+        vars["number"] = json!(number);
+        vars
+    })
+    .await?;
+    let Some(repository) = data.get("repository").filter(|r| !r.is_null()) else {
+        ctx.finish_scope(&repo.scope(), Some("repository not found".into()))
+            .await?;
+        return Ok(None);
+    };
+    let now = ctx.now();
+    let Some(parent) = repository.get(nested.parent).filter(|p| !p.is_null()) else {
+        // Gone since its first page: nothing more to collect for it.
+        cur.more.remove(0);
+        return Ok(Some(Vec::new()));
+    };
+    let connection = parent.get(nested.field).unwrap_or(&Value::Null);
+    // Refused: what was stored stays, but this collection is not whole.
+    cur.incomplete |= connection.is_null();
+    let records = nodes(connection)
+        .iter()
+        .filter_map(|c| (nested.map)(c, parent, repo, now))
+        .collect();
+    match next_cursor(connection) {
+        Some(next) => cur.more[0].1 = next,
+        None => {
+            cur.more.remove(0);
+        }
+    }
+    Ok(Some(records))
+}
+
+/// The next page of the outer connection, and the nested connections its nodes still owe.
+/// `None` when the repository is gone or the connection refused (its scope finished).
+async fn outer_page(
+    ctx: &StageCtx<'_>,
+    size: &PageSize,
+    spec: &RepoConnection,
+    org_id: i64,
+    repo: &RepoScope,
+    cur: &mut ScopeCursor,
+) -> Result<Option<Vec<Record>>, StageError> {
+    let scope = repo.scope();
+    let data = gql::query(ctx, size, spec.route, spec.query, |first| {
+        let mut vars = repo_vars(repo, first, cur.after.as_deref());
+        if !matches!(spec.incremental, Incremental::Full) {
+            vars["since"] = json!(cur.since);
+        }
+        vars
+    })
+    .await?;
+    let Some(repository) = data.get("repository").filter(|r| !r.is_null()) else {
+        // Gone since it was listed: a fact, recorded; nothing to collect.
+        ctx.finish_scope(&scope, Some("repository not found".into()))
+            .await?;
+        return Ok(None);
+    };
+    let Some(connection) = repository.get(spec.connection).filter(|c| !c.is_null()) else {
+        // Refused (recorded on the run; GitHub's connections are never null otherwise): done
+        // for this run, with no watermark, so a run with access collects everything since
+        // the last whole collection.
+        ctx.finish_scope(&scope, Some(format!("{} refused", spec.connection)))
+            .await?;
+        return Ok(None);
+    };
+    let now = ctx.now();
+    let all = nodes(connection);
+    // Newest first: nodes older than `since` were stored by an earlier sync.
+    let newest_first_since = match spec.incremental {
+        Incremental::NewestFirst(_) => cur.since.as_deref(),
+        _ => None,
+    };
+    let page: Vec<&Value> = all
+        .iter()
+        .filter(|n| newest_first_since.is_none_or(|since| !older_than(n, since)))
+        .collect();
+    let records = page
+        .iter()
+        .flat_map(|n| (spec.map)(n, repo, org_id, now))
+        .collect();
+    if let Some(nested) = &spec.nested {
+        for node in &page {
+            let inner = node.get(nested.field).unwrap_or(&Value::Null);
+            cur.incomplete |= inner.is_null();
+            if let (Some(number), Some(after)) = (rows::int(node, "number"), next_cursor(inner)) {
+                cur.more.push((number, after));
             }
         }
     }
-    Ok(())
+    let mut next = next_cursor(connection);
+    if page.len() < all.len() {
+        // Newest first and past `since`: the rest was collected before.
+        next = None;
+    }
+    cur.outer_done = next.is_none();
+    cur.after = next;
+    Ok(Some(records))
 }
 
 pub(super) async fn rest_get(

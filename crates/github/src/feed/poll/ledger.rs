@@ -1,0 +1,155 @@
+//! The core ledger across a poll: the window's rollover, convergence to a response's rate
+//! headers (window start, the newest remaining, clamped allowances, co-tenant usage), and
+//! global blocks.
+
+use headroom_core::clock::Timestamp;
+use headroom_core::lanes::{CoreLaneConfig, CoreLanes};
+use headroom_store::feed_state::CoreLedger;
+
+/// A window whose reset has passed rolls: counters restart, the secondary-limit strikes stay.
+pub(super) fn roll_window(ledger: &mut CoreLedger, now: Timestamp) {
+    if ledger.window_status != "uninitialized" && ledger.reset_at.is_some_and(|r| r <= now) {
+        tracing::info!(
+            event = "budget.window_rolled",
+            poll_used = ledger.poll_used,
+            enrichment_used = ledger.enrichment_used
+        );
+        ledger.window_status = "uninitialized".into();
+        ledger.poll_used = 0;
+        ledger.enrichment_used = 0;
+        ledger.actor_share_used = 0;
+        ledger.repository_share_used = 0;
+        ledger.co_tenant_usage = 0;
+        ledger.remaining = None;
+        ledger.reset_at = None;
+        ledger.window_started_at = None;
+    }
+    if ledger.global_blocked_until.is_some_and(|b| b <= now)
+        && ledger.window_status == "globally_blocked"
+    {
+        tracing::info!(event = "budget.global_block_cleared");
+        ledger.window_status = if ledger.reset_at.is_some() {
+            "active".into()
+        } else {
+            "uninitialized".into()
+        };
+    }
+}
+
+/// Converges the ledger to a core response's headers (other resources are ignored).
+pub(super) fn reconcile(
+    ledger: &mut CoreLedger,
+    signal: &headroom_core::RateLimitSignal,
+    configured: CoreLanes,
+    formula: &CoreLaneConfig,
+    now: Timestamp,
+) {
+    if signal
+        .resource
+        .as_ref()
+        .is_some_and(|b| b.as_str() != "core")
+    {
+        return;
+    }
+    let (Some(limit), Some(remaining), Some(reset)) =
+        (signal.limit, signal.remaining, signal.reset_at)
+    else {
+        return;
+    };
+    let used = signal.used.unwrap_or(limit.saturating_sub(remaining));
+    let new_window =
+        ledger.window_status == "uninitialized" || ledger.reset_at.is_none_or(|r| reset > r);
+    if new_window {
+        ledger.window_status = "active".into();
+        ledger.window_started_at = Some(now);
+        ledger.reset_at = Some(reset);
+        ledger.limit = Some(limit);
+        ledger.remaining = Some(remaining);
+        tracing::info!(event = "budget.window_initialized", limit, reserve = ledger.reserve,
+            poll_allowance = ledger.poll_allowance, enrichment_allowance = ledger.enrichment_allowance,
+            rate_limit_resource = "core", rate_limit_limit = limit, rate_limit_remaining = remaining,
+            rate_limit_used = used, rate_limit_reset_at = %reset, poll_used = ledger.poll_used);
+    } else if ledger.reset_at == Some(reset) {
+        // Within one window the smaller remaining is newer: never move backwards.
+        ledger.remaining = Some(ledger.remaining.map_or(remaining, |r| r.min(remaining)));
+        ledger.limit = Some(limit);
+    }
+    if reset <= now {
+        tracing::warn!(event = "budget.window_reset_in_past", rate_limit_reset_at = %reset);
+    }
+    // A limit that cannot fund the configured formula clamps the detail lane.
+    if limit != configured.limit {
+        let at_limit = CoreLaneConfig { limit, ..*formula }
+            .resolve()
+            .map_or(0, |lanes| lanes.detail_allowance);
+        if at_limit < ledger.enrichment_allowance {
+            tracing::warn!(
+                event = "budget.allowances_clamped",
+                limit,
+                enrichment_allowance = at_limit
+            );
+            ledger.enrichment_allowance = at_limit;
+        }
+    }
+    let ours = ledger.poll_used + ledger.enrichment_used;
+    let co_tenant = used.saturating_sub(ours);
+    if co_tenant > 0 {
+        ledger.co_tenant_usage = co_tenant;
+        tracing::debug!(
+            event = "budget.co_tenant_usage",
+            co_tenant_usage = co_tenant,
+            rate_limit_used = used,
+            application_used = ours
+        );
+        if ledger.remaining.is_some_and(|r| r <= ledger.reserve) {
+            tracing::info!(
+                event = "budget.co_tenant_pressure",
+                co_tenant_usage = co_tenant,
+                rate_limit_remaining = remaining,
+                reserve = ledger.reserve
+            );
+        }
+    }
+    if ledger.poll_allowance > 0 && ledger.poll_used == ledger.poll_allowance {
+        tracing::info!(
+            event = "budget.class_exhausted",
+            class = "poll",
+            poll_used = ledger.poll_used
+        );
+    }
+}
+
+/// Converges the core ledger to a response's headers outside a poll (the detail lane).
+pub(crate) fn reconcile_core(
+    ledger: &mut CoreLedger,
+    signal: &headroom_core::RateLimitSignal,
+    now: Timestamp,
+) {
+    if signal
+        .resource
+        .as_ref()
+        .is_some_and(|b| b.as_str() != "core")
+    {
+        return;
+    }
+    if let (Some(remaining), Some(reset)) = (signal.remaining, signal.reset_at) {
+        if ledger.reset_at == Some(reset) {
+            ledger.remaining = Some(ledger.remaining.map_or(remaining, |r| r.min(remaining)));
+        } else if ledger.reset_at.is_none_or(|r| reset > r) && reset > now {
+            ledger.reset_at = Some(reset);
+            ledger.remaining = Some(remaining);
+        }
+    }
+}
+
+/// A global block only ever moves later. Secondary limits count strikes that survive rollover.
+pub(super) fn block_globally(ledger: &mut CoreLedger, until: Timestamp, reason: &str) {
+    if ledger.global_blocked_until.is_none_or(|b| until > b) {
+        ledger.global_blocked_until = Some(until);
+        tracing::info!(event = "budget.global_block_set", global_blocked_until = %until, reason = %reason);
+    }
+    ledger.window_status = "globally_blocked".into();
+    if reason.contains("secondary") || reason.contains("abuse") {
+        ledger.consecutive_secondary_limits += 1;
+    }
+}

@@ -1,0 +1,216 @@
+//! The feed service loop, as `headroom run` drives it: a poll tick that polls the source when
+//! it is due, followed by an enrichment cycle; a reconciler sweep (once at start, then on its
+//! own cadence) that rebuilds pending work from committed rows and dispatches a cycle when work
+//! is claimable; a cycle deferred by search pacing (or any ledger) resumed at that instant.
+//! It stops between steps when the shutdown future completes, after a number of ticks, or
+//! when its hooks say so. The hooks are how a caller watches each step and how it waits, so a
+//! benchmark runs this same loop under a virtual clock.
+
+use std::future::Future;
+
+use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
+
+use super::enrich::{EnrichOptions, EnrichReport, Enricher};
+use super::poll::PollOutcome;
+use super::reconcile::reconcile;
+
+/// The cadence of the loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServiceSettings {
+    /// Between poll ticks.
+    pub tick: SignedDuration,
+    /// Between reconciler sweeps.
+    pub reconcile_every: SignedDuration,
+    /// Stop after this many ticks (none: run until stopped).
+    pub ticks: Option<u64>,
+}
+
+/// What one step of the loop did.
+#[derive(Debug, Clone, Default)]
+pub struct StepReport {
+    /// Whether the step was a poll tick.
+    pub ticked: bool,
+    /// The enrichment cycle's report, when a cycle was dispatched and completed.
+    pub enrichment: Option<EnrichReport>,
+    /// Whether the sweep, the poll or the cycle failed (each failure is logged).
+    pub failed: bool,
+}
+
+/// How a caller watches the loop and how the loop waits.
+pub trait ServiceHooks {
+    /// Called after each step; `false` stops the service.
+    fn after_step(&mut self, step: &StepReport) -> impl Future<Output = bool> + Send;
+
+    /// Waits `by` on `clock`.
+    fn sleep(&mut self, clock: TokioClock, by: SignedDuration) -> impl Future<Output = ()> + Send {
+        async move { clock.sleep(by).await }
+    }
+}
+
+/// Hooks that neither watch nor stop: the service runs until shut down or out of ticks.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UntilStopped;
+
+impl ServiceHooks for UntilStopped {
+    fn after_step(&mut self, _: &StepReport) -> impl Future<Output = bool> + Send {
+        std::future::ready(true)
+    }
+}
+
+/// The feed service: the enricher (and through it the poller's store, state, client and
+/// clock) and the loop's cadence.
+#[derive(Debug, Clone)]
+pub struct FeedService {
+    /// Enrichment, over the poller.
+    pub enricher: Enricher,
+    /// The cadence.
+    pub settings: ServiceSettings,
+}
+
+/// When each schedule is next due.
+#[derive(Debug, Clone, Copy)]
+struct Schedule {
+    next_tick: Timestamp,
+    next_reconcile: Timestamp,
+    /// A deferred cycle's resume instant, when it falls before the next tick.
+    next_enrich: Option<Timestamp>,
+}
+
+impl Schedule {
+    fn wake(&self) -> Timestamp {
+        self.next_enrich
+            .map_or(self.next_tick, |at| at.min(self.next_tick))
+            .min(self.next_reconcile)
+    }
+}
+
+impl FeedService {
+    /// A service over `enricher` with `settings`.
+    pub fn new(enricher: Enricher, settings: ServiceSettings) -> Self {
+        Self { enricher, settings }
+    }
+
+    /// Runs the loop until `shutdown` completes, the ticks run out or `hooks` stop it;
+    /// returns the number of ticks done.
+    pub async fn run(
+        &self,
+        hooks: &mut impl ServiceHooks,
+        shutdown: impl Future<Output = ()>,
+    ) -> u64 {
+        let clock = self.enricher.poller.clock;
+        let mut done = 0u64;
+        tokio::pin!(shutdown);
+        // Both schedules start due: a restart sweeps before it polls.
+        let now = clock.now();
+        let mut schedule = Schedule {
+            next_tick: now,
+            next_reconcile: now,
+            next_enrich: None,
+        };
+        loop {
+            let report = tokio::select! {
+                report = self.step(&mut schedule) => report,
+                () = &mut shutdown => break,
+            };
+            if report.ticked {
+                done += 1;
+                if self.settings.ticks.is_some_and(|n| done >= n) {
+                    break;
+                }
+            }
+            if !hooks.after_step(&report).await {
+                break;
+            }
+            let wait = schedule
+                .wake()
+                .duration_since(clock.now())
+                .max(SignedDuration::ZERO);
+            tokio::select! {
+                () = hooks.sleep(clock, wait) => {}
+                () = &mut shutdown => break,
+            }
+        }
+        done
+    }
+
+    /// One step: a sweep when due, a poll when the tick is due, then an enrichment cycle when
+    /// either asks for one or a deferral has lapsed.
+    async fn step(&self, schedule: &mut Schedule) -> StepReport {
+        let poller = &self.enricher.poller;
+        let mut report = StepReport::default();
+        let now = poller.clock.now();
+        let mut dispatch = false;
+        if now >= schedule.next_reconcile {
+            match reconcile(poller, self.abandon_after()).await {
+                Ok(sweep) => dispatch = sweep.claimable_now,
+                Err(e) => {
+                    tracing::error!(event = "reconciler.failed", error = %e);
+                    report.failed = true;
+                }
+            }
+            schedule.next_reconcile = now + self.settings.reconcile_every;
+        }
+        report.ticked = now >= schedule.next_tick;
+        if report.ticked {
+            report.failed |= !self.tick().await;
+            schedule.next_tick = now + self.settings.tick;
+            dispatch = true;
+        } else if dispatch {
+            tracing::info!(event = "enrichment.dispatched", reason = "reconciler");
+        } else if schedule.next_enrich.is_some_and(|at| now >= at) {
+            tracing::debug!(event = "enrichment.dispatched", reason = "deferral_lapsed");
+            dispatch = true;
+        }
+        if dispatch {
+            match self.enricher.run(EnrichOptions::default()).await {
+                Ok(cycle) => {
+                    let now = poller.clock.now();
+                    schedule.next_enrich = cycle
+                        .deferrals
+                        .iter()
+                        .filter_map(|(_, until)| *until)
+                        .filter(|at| *at > now && *at < schedule.next_tick)
+                        .min();
+                    report.enrichment = Some(cycle);
+                }
+                Err(e) => {
+                    tracing::error!(event = "enrichment.cycle_failed", error = %e);
+                    schedule.next_enrich = None;
+                    report.failed = true;
+                }
+            }
+        }
+        report
+    }
+
+    /// Polls the source (the poller decides whether it is due); `false` when the poll failed.
+    async fn tick(&self) -> bool {
+        match self.enricher.poller.poll_once(false).await {
+            Ok(PollOutcome::Completed { run_id, counts, .. }) => {
+                tracing::info!(event = "service.tick", run_id = %run_id,
+                    events_created = counts.events_created);
+                if counts.events_created > 0 {
+                    tracing::info!(event = "enrichment.dispatched", reason = "ingestion");
+                }
+                true
+            }
+            Ok(other) => {
+                tracing::debug!(event = "service.tick", outcome = ?other);
+                true
+            }
+            Err(e) => {
+                tracing::error!(event = "ingestion.cycle_failed", error = %e);
+                false
+            }
+        }
+    }
+
+    /// A run open longer than any live poller's hold on the source belonged to a dead process.
+    fn abandon_after(&self) -> SignedDuration {
+        self.enricher
+            .poller
+            .settings
+            .source_lease
+            .max(SignedDuration::from_secs(600))
+    }
+}
