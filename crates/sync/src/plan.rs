@@ -36,6 +36,18 @@ pub enum StageState {
 }
 
 impl StageState {
+    /// The state's name, as its serialized `status` tag spells it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            StageState::Pending => "pending",
+            StageState::Running => "running",
+            StageState::Done => "done",
+            StageState::Failed { .. } => "failed",
+            StageState::Blocked { .. } => "blocked",
+            StageState::Deferred { .. } => "deferred",
+        }
+    }
+
     fn is_settled(&self) -> bool {
         matches!(
             self,
@@ -208,5 +220,25 @@ pub fn plan(graph: &StageGraph, snapshot: &Snapshot) -> Plan {
             ready: ready.iter().map(|(d, _)| d.name.to_owned()).collect(),
         },
         block,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_state_name_is_its_serialized_status() {
+        for state in [
+            StageState::Pending,
+            StageState::Running,
+            StageState::Done,
+            StageState::Failed { reason: "x".into() },
+            StageState::Blocked { by: "y".into() },
+            StageState::Deferred { until: None },
+        ] {
+            let json = serde_json::to_value(&state).unwrap_or_default();
+            assert_eq!(json["status"], state.name(), "{state:?}");
+        }
     }
 }

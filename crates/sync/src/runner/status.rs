@@ -31,28 +31,27 @@ impl Runner {
                 .iter()
                 .find(|c| c.stage == *name && c.scope.is_empty());
             let state = state_of(cp);
-            let (status, detail) = match &state {
-                StageState::Pending => ("pending", None),
-                StageState::Running => ("running", None),
+            let detail = match &state {
+                StageState::Pending | StageState::Running => None,
                 StageState::Done => {
                     summary.stages_done.push((*name).to_owned());
-                    ("done", None)
+                    None
                 }
                 StageState::Failed { reason } => {
                     summary.stages_failed.push((*name).to_owned());
-                    ("failed", Some(reason.clone()))
+                    Some(reason.clone())
                 }
                 StageState::Blocked { by } => {
                     summary.stages_blocked.push((*name).to_owned());
-                    ("blocked", Some(format!("{BLOCKED_BY}{by}")))
+                    Some(format!("{BLOCKED_BY}{by}"))
                 }
                 StageState::Deferred { .. } => {
                     summary.stages_deferred.push((*name).to_owned());
-                    ("deferred", cp.and_then(|c| c.detail.clone()))
+                    cp.and_then(|c| c.detail.clone())
                 }
             };
             let t = summary.stages.entry((*name).to_owned()).or_default();
-            t.status = status.to_owned();
+            t.status = state.name().to_owned();
             t.detail = detail;
         }
         Ok(())
