@@ -6,6 +6,7 @@ use std::io::{IsTerminal, Write};
 
 use clap::{Args, Subcommand};
 use headroom_core::clock::{Clock, TokioClock};
+use headroom_core::telemetry;
 use headroom_github::feed::import::{
     DEFAULT_BATCH, ImportOptions, ImportProgress, import_reader, open_input,
 };
@@ -75,7 +76,7 @@ pub async fn run(global: &GlobalArgs, args: ImportArgs) -> CommandResult {
     };
     let terminal = std::io::stderr().is_terminal();
     let started = clock.now();
-    tracing::info!(event = "import.started", run_id = %ctx.run_id, files = files.len());
+    tracing::info!(event = telemetry::IMPORT_STARTED, run_id = %ctx.run_id, files = files.len());
     let mut total = PageCounts::default();
     let mut lines = 0u64;
     for file in &files {
@@ -123,7 +124,7 @@ pub async fn run(global: &GlobalArgs, args: ImportArgs) -> CommandResult {
         }
     }
     let elapsed = clock.now().duration_since(started).as_secs_f64();
-    tracing::info!(event = "import.completed", run_id = %ctx.run_id, lines,
+    tracing::info!(event = telemetry::IMPORT_COMPLETED, run_id = %ctx.run_id, lines,
         events_created = total.events_created, duplicates_skipped = total.duplicates_skipped,
         events_quarantined = total.events_quarantined, events_ignored = total.events_ignored,
         events_failed = total.events_failed, duration_s = elapsed);

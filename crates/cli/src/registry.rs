@@ -9,6 +9,7 @@ use std::sync::Arc;
 use headroom_core::Subject;
 use headroom_core::clock::{Clock, SignedDuration, TokioClock};
 use headroom_core::governor::BoxFuture;
+use headroom_core::telemetry;
 use headroom_http::sinks::{CredentialRegistry, EtagStore, UsageRecord, UsageSink};
 use headroom_store::{CredentialSeen, Store, StoredEtag, SubjectKind};
 
@@ -63,7 +64,7 @@ impl CredentialRegistry for StoreSinks {
             match self.store.credential(host, fingerprint).await {
                 Ok(found) => found.map(|c| subject_of(c.subject_kind, &c.owner_login)),
                 Err(e) => {
-                    tracing::warn!(event = "store.read_failed", error = %e, "Could not read a stored credential.");
+                    tracing::warn!(event = telemetry::STORE_READ_FAILED, error = %e, "Could not read a stored credential.");
                     None
                 }
             }
@@ -86,7 +87,7 @@ impl CredentialRegistry for StoreSinks {
                 seen_at: self.clock.now(),
             };
             if let Err(e) = self.store.upsert_credential(&seen).await {
-                tracing::warn!(event = "store.write_failed", error = %e, "Could not record a credential's owner.");
+                tracing::warn!(event = telemetry::STORE_WRITE_FAILED, error = %e, "Could not record a credential's owner.");
             }
         })
     }
@@ -97,7 +98,7 @@ impl CredentialRegistry for StoreSinks {
             match self.store.credentials_of(host, kind, &owner).await {
                 Ok(credentials) => credentials.into_iter().map(|c| c.fingerprint).collect(),
                 Err(e) => {
-                    tracing::warn!(event = "store.read_failed", error = %e, "Could not list credentials.");
+                    tracing::warn!(event = telemetry::STORE_READ_FAILED, error = %e, "Could not list credentials.");
                     Vec::new()
                 }
             }
@@ -111,7 +112,7 @@ impl EtagStore for StoreSinks {
             match self.store.etag(fingerprint, url).await {
                 Ok(found) => found.map(|e| e.etag),
                 Err(e) => {
-                    tracing::warn!(event = "store.read_failed", error = %e, "Could not read an ETag.");
+                    tracing::warn!(event = telemetry::STORE_READ_FAILED, error = %e, "Could not read an ETag.");
                     None
                 }
             }
@@ -128,7 +129,7 @@ impl EtagStore for StoreSinks {
                 stored_at: self.clock.now(),
             };
             if let Err(e) = self.store.put_etag(&stored).await {
-                tracing::warn!(event = "store.write_failed", error = %e, "Could not store an ETag.");
+                tracing::warn!(event = telemetry::STORE_WRITE_FAILED, error = %e, "Could not store an ETag.");
             }
         })
     }
@@ -149,7 +150,7 @@ impl UsageSink for StoreSinks {
                 window: SignedDuration::from_hours(1),
             };
             if let Err(e) = self.store.record_usage(&stored).await {
-                tracing::warn!(event = "store.write_failed", error = %e, "Could not record usage.");
+                tracing::warn!(event = telemetry::STORE_WRITE_FAILED, error = %e, "Could not record usage.");
             }
         })
     }

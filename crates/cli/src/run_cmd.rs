@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use clap::Args;
 use headroom_core::clock::{Clock, SignedDuration, TokioClock};
+use headroom_core::telemetry;
 use headroom_github::feed::enrich::Enricher;
 use headroom_github::feed::service::{FeedService, ServiceSettings, UntilStopped};
 use headroom_store::Store;
@@ -96,7 +97,7 @@ pub async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
     if let Some(sync) = sync {
         sync.stop().await;
     }
-    tracing::info!(event = "service.stopped", ticks = done);
+    tracing::info!(event = telemetry::SERVICE_STOPPED, ticks = done);
     outln!("headroom run: stopped after {done} tick(s)");
     poller.store.close().await;
     Ok(Outcome::Success)
@@ -153,8 +154,10 @@ impl SyncWorker {
                 .release_sync_run(id, &crate::sync_cmd::holder())
                 .await
             {
-                Ok(()) => tracing::info!(event = "sync.run_released", run_id = id),
-                Err(e) => tracing::error!(event = "sync.release_failed", run_id = id, error = %e),
+                Ok(()) => tracing::info!(event = telemetry::SYNC_RUN_RELEASED, run_id = id),
+                Err(e) => {
+                    tracing::error!(event = telemetry::SYNC_RELEASE_FAILED, run_id = id, error = %e)
+                }
             }
         }
     }
@@ -187,7 +190,7 @@ async fn sync_loop(
         let next = match next {
             Ok(next) => next,
             Err(e) => {
-                tracing::error!(event = "sync.worker_failed", error = %e);
+                tracing::error!(event = telemetry::SYNC_WORKER_FAILED, error = %e);
                 None
             }
         };
@@ -202,18 +205,18 @@ async fn sync_loop(
 fn log_outcome(id: i64, outcome: Result<RunOutcome, SyncError>) {
     match outcome {
         Ok(RunOutcome::Done { summary }) => tracing::info!(
-            event = "sync.run_completed", run_id = id, status = "done",
+            event = telemetry::SYNC_RUN_COMPLETED, run_id = id, status = "done",
             summary = %serde_json::to_string(&summary).unwrap_or_default()
         ),
         Ok(RunOutcome::Failed { reason, summary }) => tracing::error!(
-            event = "sync.run_completed", run_id = id, status = "failed", reason = %reason,
+            event = telemetry::SYNC_RUN_COMPLETED, run_id = id, status = "failed", reason = %reason,
             summary = %serde_json::to_string(&summary).unwrap_or_default()
         ),
         Ok(RunOutcome::Hibernating { until, .. }) => tracing::info!(
-            event = "sync.run_hibernating", run_id = id, until = %until
+            event = telemetry::SYNC_RUN_HIBERNATING, run_id = id, until = %until
         ),
         // Held by another worker (a `sync org` holding its own run), or a store error.
-        Err(e) => tracing::warn!(event = "sync.run_skipped", run_id = id, error = %e),
+        Err(e) => tracing::warn!(event = telemetry::SYNC_RUN_SKIPPED, run_id = id, error = %e),
     }
 }
 
@@ -225,16 +228,38 @@ impl ProgressSink for LoggedProgress {
         let Ok(serde_json::Value::Object(mut fields)) = serde_json::to_value(event) else {
             return;
         };
-        let kind = fields
-            .remove("event")
-            .and_then(|k| k.as_str().map(|k| format!("sync.{k}")))
-            .unwrap_or_else(|| "sync.progress".to_owned());
+        fields.remove("event");
         let run_id = fields.remove("run_id").and_then(|v| v.as_i64());
         let detail = serde_json::Value::Object(fields).to_string();
-        if matches!(event, ProgressEvent::Page { .. }) {
-            tracing::debug!(event = %kind, run_id, detail = %detail);
-        } else {
-            tracing::info!(event = %kind, run_id, detail = %detail);
+        // One arm per kind, so that a new kind of progress cannot go out unnamed.
+        match event {
+            ProgressEvent::Page { .. } => {
+                tracing::debug!(event = telemetry::SYNC_PAGE, run_id, detail = %detail);
+            }
+            ProgressEvent::StageStarted { .. } => {
+                tracing::info!(event = telemetry::SYNC_STAGE_STARTED, run_id, detail = %detail);
+            }
+            ProgressEvent::StageDone { .. } => {
+                tracing::info!(event = telemetry::SYNC_STAGE_DONE, run_id, detail = %detail);
+            }
+            ProgressEvent::StageDeferred { .. } => {
+                tracing::info!(event = telemetry::SYNC_STAGE_DEFERRED, run_id, detail = %detail);
+            }
+            ProgressEvent::StageFailed { .. } => {
+                tracing::info!(event = telemetry::SYNC_STAGE_FAILED, run_id, detail = %detail);
+            }
+            ProgressEvent::StageBlocked { .. } => {
+                tracing::info!(event = telemetry::SYNC_STAGE_BLOCKED, run_id, detail = %detail);
+            }
+            ProgressEvent::Pacing { .. } => {
+                tracing::info!(event = telemetry::SYNC_PACING, run_id, detail = %detail);
+            }
+            ProgressEvent::Hibernating { .. } => {
+                tracing::info!(event = telemetry::SYNC_HIBERNATING, run_id, detail = %detail);
+            }
+            ProgressEvent::Finished { .. } => {
+                tracing::info!(event = telemetry::SYNC_FINISHED, run_id, detail = %detail);
+            }
         }
     }
 }

@@ -3,6 +3,7 @@
 //! `headroom run` publish — so the two print the same document.
 
 use clap::Args;
+use headroom_core::telemetry;
 use headroom_github::feed::enrich::EnrichSettings;
 use headroom_server::{Reporting, SchedulerSettings, StatusSettings};
 use headroom_store::Store;
@@ -55,7 +56,7 @@ pub async fn stored_subject(settings: &Settings, store: &dyn Store) -> Option<St
         Ok(Some(c)) => Some(format!("{}:{}", c.subject_kind.as_str(), c.owner_login)),
         Ok(None) => None,
         Err(e) => {
-            tracing::warn!(event = "store.read_failed", error = %e);
+            tracing::warn!(event = telemetry::STORE_READ_FAILED, error = %e);
             None
         }
     }
@@ -109,9 +110,9 @@ impl Running {
     pub async fn stop(self) {
         let _ = self.stop.send(true);
         match self.task.await {
-            Ok(Ok(())) => tracing::info!(event = "server.stopped"),
-            Ok(Err(e)) => tracing::error!(event = "server.failed", error = %e),
-            Err(e) => tracing::error!(event = "server.failed", error = %e),
+            Ok(Ok(())) => tracing::info!(event = telemetry::SERVER_STOPPED),
+            Ok(Err(e)) => tracing::error!(event = telemetry::SERVER_FAILED, error = %e),
+            Err(e) => tracing::error!(event = telemetry::SERVER_FAILED, error = %e),
         }
     }
 }
@@ -139,7 +140,7 @@ pub async fn start(
             })
         })?;
     let addr = listener.local_addr().map_err(|e| CliError::failed(&e))?;
-    tracing::info!(event = "server.listening", addr = %addr);
+    tracing::info!(event = telemetry::SERVER_LISTENING, addr = %addr);
     outln!("headroom run: serving HTTP on http://{addr}");
     let state = headroom_server::AppState {
         report,

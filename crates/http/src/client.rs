@@ -13,6 +13,7 @@ use headroom_core::clock::{Clock, SignedDuration, TokioClock};
 use headroom_core::governor::{Acquire, Governor, Headroom, Permit};
 use headroom_core::retry::{Failure, RetryPolicy, is_retryable};
 use headroom_core::signal::{self, LimitReason, Provider, RateLimitSignal, WaitBounds};
+use headroom_core::telemetry;
 use headroom_core::{QuotaKey, RequestKind, Subject, Surface};
 use http::header::{ACCEPT, AUTHORIZATION, ETAG, IF_NONE_MATCH, LOCATION, USER_AGENT};
 use http::{HeaderValue, StatusCode};
@@ -242,7 +243,7 @@ impl Client {
             drop(permit);
         }
         tracing::info!(
-            event = "identity.discovered",
+            event = telemetry::IDENTITY_DISCOVERED,
             host = %host,
             fingerprint = credential.fingerprint(),
             subject = %subject,
@@ -345,7 +346,7 @@ impl Client {
             Acquire::Grant(permit) => Ok(permit),
             Acquire::Wait(wait) => {
                 tracing::info!(
-                    event = "quota.denied",
+                    event = telemetry::QUOTA_DENIED,
                     identity = %key,
                     bucket = %request.bucket,
                     until = %wait.until,
@@ -571,7 +572,7 @@ impl Client {
                     attempt.with_credential = false;
                 } else {
                     tracing::warn!(
-                        event = "http.redirect_refused",
+                        event = telemetry::HTTP_REDIRECT_REFUSED,
                         location = %headroom_core::redact(next.as_str()),
                         reason = %api_refusal,
                         "Refused to follow a redirect."

@@ -19,6 +19,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use headroom_core::clock::{Clock as _, SharedClock};
+use headroom_core::telemetry;
 use headroom_store::StoreError;
 use headroom_store::feed_report::FeedReport;
 use headroom_store::feed_state::FeedState;
@@ -103,7 +104,7 @@ impl IntoResponse for ApiError {
                 json!({"error": {"code": "not_found", "message": message}}),
             ),
             ApiError::Store(e) => {
-                tracing::warn!(event = "server.store_unavailable", error = %e);
+                tracing::warn!(event = telemetry::SERVER_STORE_UNAVAILABLE, error = %e);
                 (
                     StatusCode::SERVICE_UNAVAILABLE,
                     json!({"error": {"code": "database_unavailable", "message": e.to_string()}}),

@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 use clap::{Args, Subcommand};
 use headroom_core::clock::{SignedDuration, Timestamp, TokioClock};
+use headroom_core::telemetry;
 use headroom_github::org;
 use headroom_http::Client;
 use headroom_store::Store;
@@ -232,7 +233,7 @@ fn print_outcome(
     outln!(
         "{}",
         json!({
-            "event": "sync.run_completed",
+            "event": telemetry::SYNC_RUN_COMPLETED,
             "run_id": id,
             "status": status,
             "reason": reason,

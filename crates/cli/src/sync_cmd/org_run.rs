@@ -5,6 +5,7 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 
 use headroom_core::clock::{Clock, SignedDuration};
+use headroom_core::telemetry;
 use headroom_github::org;
 use headroom_store::NewSyncRun;
 use headroom_sync::{ProgressSink, RunOutcome, StageGraph};
@@ -101,7 +102,7 @@ pub(super) async fn sync_org(
                 outln!(
                     "{}",
                     json!({
-                        "event": "sync.run_hibernating",
+                        "event": telemetry::SYNC_RUN_HIBERNATING,
                         "run_id": id,
                         "until": until.to_string(),
                         "reason": reason,

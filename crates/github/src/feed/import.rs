@@ -11,6 +11,7 @@ use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
 use headroom_core::clock::{Clock, Timestamp};
+use headroom_core::telemetry;
 use headroom_store::Store;
 use headroom_store::bulk::{BulkItem, BulkOptions, BulkOutcome, BulkPush, BulkWriter};
 use serde::Serialize;
@@ -158,7 +159,7 @@ impl Batch {
         match judged {
             Judged::Ignored => {
                 self.counts.events_ignored += 1;
-                tracing::debug!(event = "ingestion.event_ignored", run_id = %ctx.run_id);
+                tracing::debug!(event = telemetry::INGESTION_EVENT_IGNORED, run_id = %ctx.run_id);
             }
             Judged::Quarantine { event, push } => {
                 if push {
@@ -300,7 +301,7 @@ async fn write_bulk(
                     _ => 0,
                 };
                 tracing::info!(
-                    event = "ingestion.event_quarantined",
+                    event = telemetry::INGESTION_EVENT_QUARANTINED,
                     run_id = %ctx.run_id,
                     github_event_id = github_event_id.as_deref(),
                     event_type = event_type.as_deref(),
@@ -312,17 +313,17 @@ async fn write_bulk(
             }
             (Note::Push(github_event_id), BulkOutcome::Created) => {
                 counts.events_created += 1;
-                tracing::debug!(event = "ingestion.event_persisted", run_id = %ctx.run_id,
+                tracing::debug!(event = telemetry::INGESTION_EVENT_PERSISTED, run_id = %ctx.run_id,
                     github_event_id = %github_event_id);
             }
             (Note::Push(github_event_id), BulkOutcome::Failed(e)) => {
                 counts.events_failed += 1;
-                tracing::warn!(event = "ingestion.event_failed", run_id = %ctx.run_id,
+                tracing::warn!(event = telemetry::INGESTION_EVENT_FAILED, run_id = %ctx.run_id,
                     github_event_id = %github_event_id, error = %e);
             }
             (Note::Push(github_event_id), _) => {
                 counts.duplicates_skipped += 1;
-                tracing::debug!(event = "ingestion.event_duplicate", run_id = %ctx.run_id,
+                tracing::debug!(event = telemetry::INGESTION_EVENT_DUPLICATE, run_id = %ctx.run_id,
                     github_event_id = %github_event_id);
             }
         }

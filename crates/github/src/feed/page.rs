@@ -4,6 +4,7 @@
 //! activity moves only when the insert returned a row (the store's `write_push_event`).
 
 use headroom_core::clock::Timestamp;
+use headroom_core::telemetry;
 use headroom_store::{EventOrigin, PushEventWrite, QuarantinedEvent, Store};
 use serde::Serialize;
 use serde_json::Value;
@@ -160,7 +161,7 @@ pub async fn write_judged(
         match item {
             Judged::Ignored => {
                 counts.events_ignored += 1;
-                tracing::debug!(event = "ingestion.event_ignored", run_id = %ctx.run_id);
+                tracing::debug!(event = telemetry::INGESTION_EVENT_IGNORED, run_id = %ctx.run_id);
             }
             Judged::Quarantine { event, push } => {
                 if push {
@@ -169,7 +170,7 @@ pub async fn write_judged(
                 let row = store.quarantine_event(&event).await?;
                 counts.events_quarantined += 1;
                 tracing::info!(
-                    event = "ingestion.event_quarantined",
+                    event = telemetry::INGESTION_EVENT_QUARANTINED,
                     run_id = %ctx.run_id,
                     github_event_id = event.github_event_id.as_deref(),
                     event_type = event.event_type.as_deref(),
@@ -194,17 +195,17 @@ pub async fn write_judged(
         match outcome {
             Ok(true) => {
                 counts.events_created += 1;
-                tracing::debug!(event = "ingestion.event_persisted", run_id = %ctx.run_id,
+                tracing::debug!(event = telemetry::INGESTION_EVENT_PERSISTED, run_id = %ctx.run_id,
                     github_event_id = %write.github_event_id);
             }
             Ok(false) => {
                 counts.duplicates_skipped += 1;
-                tracing::debug!(event = "ingestion.event_duplicate", run_id = %ctx.run_id,
+                tracing::debug!(event = telemetry::INGESTION_EVENT_DUPLICATE, run_id = %ctx.run_id,
                     github_event_id = %write.github_event_id);
             }
             Err(e) => {
                 counts.events_failed += 1;
-                tracing::warn!(event = "ingestion.event_failed", run_id = %ctx.run_id,
+                tracing::warn!(event = telemetry::INGESTION_EVENT_FAILED, run_id = %ctx.run_id,
                     github_event_id = %write.github_event_id, error = %e);
             }
         }

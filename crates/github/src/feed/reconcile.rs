@@ -6,6 +6,7 @@
 //! reports whether enrichment could proceed now.
 
 use headroom_core::clock::{Clock, SignedDuration};
+use headroom_core::telemetry;
 use headroom_store::feed_state::{EntityKind, Lane, Reconciled};
 use serde::Serialize;
 use tracing::Instrument as _;
@@ -34,29 +35,32 @@ async fn sweep(poller: &Poller, abandon_after: SignedDuration) -> Result<Sweep, 
     let found = poller.state.reconcile(now, now - abandon_after).await?;
     if found.actors_restored + found.repositories_restored > 0 {
         tracing::warn!(
-            event = "reconciler.entities_restored",
+            event = telemetry::RECONCILER_ENTITIES_RESTORED,
             actors = found.actors_restored,
             repositories = found.repositories_restored
         );
     }
     if found.requeued > 0 {
-        tracing::warn!(event = "reconciler.requeued", count = found.requeued);
+        tracing::warn!(
+            event = telemetry::RECONCILER_REQUEUED,
+            count = found.requeued
+        );
     }
     if found.leases_reclaimed > 0 {
         tracing::info!(
-            event = "enrichment.stale_lease_reclaimed",
+            event = telemetry::ENRICHMENT_STALE_LEASE_RECLAIMED,
             count = found.leases_reclaimed
         );
     }
     if found.source_locks_released > 0 {
         tracing::info!(
-            event = "reconciler.source_lock_released",
+            event = telemetry::RECONCILER_SOURCE_LOCK_RELEASED,
             count = found.source_locks_released
         );
     }
     if found.runs_abandoned > 0 {
         tracing::warn!(
-            event = "reconciler.run_abandoned",
+            event = telemetry::RECONCILER_RUN_ABANDONED,
             count = found.runs_abandoned
         );
     }
@@ -70,7 +74,7 @@ async fn sweep(poller: &Poller, abandon_after: SignedDuration) -> Result<Sweep, 
     // log a line a minute.
     if found.repaired() > 0 || claimable_now {
         tracing::info!(
-            event = "reconciler.completed",
+            event = telemetry::RECONCILER_COMPLETED,
             repaired = found.repaired(),
             pending_actors = found.pending_actors,
             pending_repositories = found.pending_repositories,
@@ -78,7 +82,7 @@ async fn sweep(poller: &Poller, abandon_after: SignedDuration) -> Result<Sweep, 
         );
     } else {
         tracing::debug!(
-            event = "reconciler.completed",
+            event = telemetry::RECONCILER_COMPLETED,
             repaired = 0u64,
             pending_actors = found.pending_actors,
             pending_repositories = found.pending_repositories,

@@ -9,6 +9,7 @@
 use std::future::Future;
 
 use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
+use headroom_core::telemetry;
 
 use super::enrich::{EnrichOptions, EnrichReport, Enricher};
 use super::poll::PollOutcome;
@@ -144,7 +145,7 @@ impl FeedService {
             match reconcile(poller, self.abandon_after()).await {
                 Ok(sweep) => dispatch = sweep.claimable_now,
                 Err(e) => {
-                    tracing::error!(event = "reconciler.failed", error = %e);
+                    tracing::error!(event = telemetry::RECONCILER_FAILED, error = %e);
                     report.failed = true;
                 }
             }
@@ -156,9 +157,15 @@ impl FeedService {
             schedule.next_tick = now + self.settings.tick;
             dispatch = true;
         } else if dispatch {
-            tracing::info!(event = "enrichment.dispatched", reason = "reconciler");
+            tracing::info!(
+                event = telemetry::ENRICHMENT_DISPATCHED,
+                reason = "reconciler"
+            );
         } else if schedule.next_enrich.is_some_and(|at| now >= at) {
-            tracing::debug!(event = "enrichment.dispatched", reason = "deferral_lapsed");
+            tracing::debug!(
+                event = telemetry::ENRICHMENT_DISPATCHED,
+                reason = "deferral_lapsed"
+            );
             dispatch = true;
         }
         if dispatch {
@@ -174,7 +181,7 @@ impl FeedService {
                     report.enrichment = Some(cycle);
                 }
                 Err(e) => {
-                    tracing::error!(event = "enrichment.cycle_failed", error = %e);
+                    tracing::error!(event = telemetry::ENRICHMENT_CYCLE_FAILED, error = %e);
                     schedule.next_enrich = None;
                     report.failed = true;
                 }
@@ -187,19 +194,22 @@ impl FeedService {
     async fn tick(&self) -> bool {
         match self.enricher.poller.poll_once(false).await {
             Ok(PollOutcome::Completed { run_id, counts, .. }) => {
-                tracing::info!(event = "service.tick", run_id = %run_id,
+                tracing::info!(event = telemetry::SERVICE_TICK, run_id = %run_id,
                     events_created = counts.events_created);
                 if counts.events_created > 0 {
-                    tracing::info!(event = "enrichment.dispatched", reason = "ingestion");
+                    tracing::info!(
+                        event = telemetry::ENRICHMENT_DISPATCHED,
+                        reason = "ingestion"
+                    );
                 }
                 true
             }
             Ok(other) => {
-                tracing::debug!(event = "service.tick", outcome = ?other);
+                tracing::debug!(event = telemetry::SERVICE_TICK, outcome = ?other);
                 true
             }
             Err(e) => {
-                tracing::error!(event = "ingestion.cycle_failed", error = %e);
+                tracing::error!(event = telemetry::INGESTION_CYCLE_FAILED, error = %e);
                 false
             }
         }

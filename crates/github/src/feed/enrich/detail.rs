@@ -5,6 +5,7 @@
 use headroom_core::Dimension;
 use headroom_core::clock::{Clock, Timestamp};
 use headroom_core::lanes::{CoreLanes, DetailUsage};
+use headroom_core::telemetry;
 use headroom_http::{ApiError, ApiRequest, ApiResponse};
 use headroom_store::feed_state::{Claimed, CoreLedger, EntityKind, Lane};
 use serde_json::Value;
@@ -146,7 +147,7 @@ impl Enricher {
         let other_claimable = state.has_claimable(other(kind), Lane::Detail, now).await?;
         if !lanes.detail_admits(class_of(kind), usage, other_claimable) {
             tracing::info!(
-                event = "budget.share_exhausted",
+                event = telemetry::BUDGET_SHARE_EXHAUSTED,
                 entity_type = kind.as_str()
             );
             return Ok(Err(Step::Deferred(
@@ -208,7 +209,7 @@ impl Enricher {
                 {
                     report.applied += 1;
                     tracing::info!(
-                        event = "enrichment.detail_completed",
+                        event = telemetry::ENRICHMENT_DETAIL_COMPLETED,
                         entity_type = kind.as_str(),
                         github_id = member.github_id
                     );
@@ -246,7 +247,7 @@ impl Enricher {
         {
             report.terminal += 1;
             tracing::warn!(
-                event = "enrichment.detail_terminal",
+                event = telemetry::ENRICHMENT_DETAIL_TERMINAL,
                 entity_type = kind.as_str(),
                 github_id = member.github_id,
                 detail_attempts = member.detail_attempts + 1,
@@ -267,7 +268,7 @@ impl Enricher {
         let message = error.to_string();
         self.record_detail(sent, "failed", None, None, Some(&message), now)
             .await?;
-        tracing::warn!(event = "github.request", request_class = "detail",
+        tracing::warn!(event = telemetry::GITHUB_REQUEST, request_class = "detail",
             entity_type = sent.kind.as_str(), github_id = sent.member.github_id, error = %message);
         let reason = if matches!(error, ApiError::Refused(_)) {
             "url_refused"
@@ -332,7 +333,7 @@ impl Enricher {
             {
                 report.terminal += 1;
                 tracing::warn!(
-                    event = "enrichment.detail_terminal",
+                    event = telemetry::ENRICHMENT_DETAIL_TERMINAL,
                     entity_type = kind.as_str(),
                     github_id = member.github_id,
                     detail_attempts = attempts,
@@ -347,7 +348,7 @@ impl Enricher {
                 .await?
             {
                 report.retries += 1;
-                tracing::info!(event = "enrichment.detail_retry_scheduled",
+                tracing::info!(event = telemetry::ENRICHMENT_DETAIL_RETRY_SCHEDULED,
                     entity_type = kind.as_str(), github_id = member.github_id,
                     detail_attempts = attempts, next_retry_at = %at, reason);
             }

@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use headroom_core::clock::{Clock, SignedDuration, Timestamp};
 use headroom_core::lanes::{BatchRotation, EntityClass, SearchLane, refresh_slots};
+use headroom_core::telemetry;
 use headroom_store::feed_state::{EntityKind, Lane, RefreshWindow};
 use serde::Serialize;
 use tracing::Instrument as _;
@@ -246,7 +247,7 @@ impl Enricher {
                         Step::Sent => progressed = true,
                         Step::Empty => open.retain(|k| *k != kind),
                         Step::Deferred(reason, until) => {
-                            tracing::info!(event = "enrichment.batch_deferred",
+                            tracing::info!(event = telemetry::ENRICHMENT_BATCH_DEFERRED,
                                 entity_type = kind.as_str(), deferral_reason = %reason);
                             report.deferrals.push((reason, until));
                             break;
@@ -263,7 +264,7 @@ impl Enricher {
                         Step::Sent => progressed = true,
                         Step::Empty => {}
                         Step::Deferred(reason, until) => {
-                            tracing::info!(event = "enrichment.detail_deferred",
+                            tracing::info!(event = telemetry::ENRICHMENT_DETAIL_DEFERRED,
                                 entity_type = kind.as_str(), deferral_reason = %reason);
                             report.deferrals.push((reason, until));
                         }
@@ -276,7 +277,7 @@ impl Enricher {
             report.deferrals.clear();
         }
         tracing::info!(
-            event = "enrichment.cycle_completed",
+            event = telemetry::ENRICHMENT_CYCLE_COMPLETED,
             requests = report.requests,
             search_batches = report.search_batches,
             detail_requests = report.detail_requests,

@@ -8,6 +8,7 @@ use headroom_core::clock::{Clock, SignedDuration, Timestamp};
 use headroom_core::lanes::refresh_slots;
 use headroom_core::quota::Bucket;
 use headroom_core::signal::RateLimitSignal;
+use headroom_core::telemetry;
 use headroom_http::{ApiError, ApiRequest};
 use headroom_store::feed_state::{Claimed, EntityKind, Lane, SearchLedger};
 use serde_json::Value;
@@ -65,7 +66,10 @@ impl Enricher {
                 .is_none_or(|t| t + SignedDuration::from_secs(60) <= now),
         };
         if rolled && (l.used > 0 || l.reset_at.is_some()) {
-            tracing::info!(event = "search_budget.window_rolled", used = l.used);
+            tracing::info!(
+                event = telemetry::SEARCH_BUDGET_WINDOW_ROLLED,
+                used = l.used
+            );
             l.used = 0;
             l.actor_used = 0;
             l.repository_used = 0;
@@ -83,7 +87,10 @@ impl Enricher {
         }
         let spendable = ledger.request_ceiling.saturating_sub(ledger.reserve);
         if ledger.used >= spendable || ledger.remaining.is_some_and(|r| r <= ledger.reserve) {
-            tracing::info!(event = "search_budget.reserve_reached", used = ledger.used);
+            tracing::info!(
+                event = telemetry::SEARCH_BUDGET_RESERVE_REACHED,
+                used = ledger.used
+            );
             let until = ledger.reset_at.or(ledger
                 .last_request_at
                 .map(|t| t + SignedDuration::from_secs(60)));
@@ -92,7 +99,7 @@ impl Enricher {
         if let Some(last) = ledger.last_request_at {
             let next = last + self.settings.search.pacing;
             if next > now {
-                tracing::debug!(event = "search_budget.pacing_deferred", next_request_earliest_at = %next);
+                tracing::debug!(event = telemetry::SEARCH_BUDGET_PACING_DEFERRED, next_request_earliest_at = %next);
                 return Some(Step::Deferred("search_pacing".into(), Some(next)));
             }
         }
@@ -118,7 +125,7 @@ impl Enricher {
         };
         if !batch.refresh_ids.is_empty() {
             tracing::info!(
-                event = "enrichment.refresh_claimed",
+                event = telemetry::ENRICHMENT_REFRESH_CLAIMED,
                 entity_type = kind.as_str(),
                 backlog_count = batch.backlog,
                 refresh_count = batch.refresh_ids.len()
@@ -245,7 +252,7 @@ impl Enricher {
             .record_members(batch, items, batch_id, now, report)
             .await?;
         tracing::info!(
-            event = "enrichment.batch_completed",
+            event = telemetry::ENRICHMENT_BATCH_COMPLETED,
             status = "completed",
             entity_type = kind.as_str(),
             batch_id,
@@ -312,7 +319,7 @@ impl Enricher {
                 now,
             )
             .await?;
-        tracing::info!(event = "search_budget.blocked", blocked_until = %until, reason = %reason);
+        tracing::info!(event = telemetry::SEARCH_BUDGET_BLOCKED, blocked_until = %until, reason = %reason);
         Ok(Step::Deferred("search_blocked".into(), Some(until)))
     }
 
@@ -372,7 +379,7 @@ impl Enricher {
                     {
                         report.fallbacks_admitted += 1;
                         tracing::info!(
-                            event = "enrichment.fallback_admitted",
+                            event = telemetry::ENRICHMENT_FALLBACK_ADMITTED,
                             entity_type = kind.as_str(),
                             github_id = member.github_id,
                             reason,
@@ -420,7 +427,7 @@ impl Enricher {
                 report.retries += 1;
             }
         }
-        tracing::warn!(event = "enrichment.batch_failed", entity_type = kind.as_str(),
+        tracing::warn!(event = telemetry::ENRICHMENT_BATCH_FAILED, entity_type = kind.as_str(),
             reason = %error, requested_count = batch.members.len());
         Ok(())
     }

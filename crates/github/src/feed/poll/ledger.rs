@@ -4,13 +4,14 @@
 
 use headroom_core::clock::Timestamp;
 use headroom_core::lanes::{CoreLaneConfig, CoreLanes};
+use headroom_core::telemetry;
 use headroom_store::feed_state::CoreLedger;
 
 /// A window whose reset has passed rolls: counters restart, the secondary-limit strikes stay.
 pub(super) fn roll_window(ledger: &mut CoreLedger, now: Timestamp) {
     if ledger.window_status != "uninitialized" && ledger.reset_at.is_some_and(|r| r <= now) {
         tracing::info!(
-            event = "budget.window_rolled",
+            event = telemetry::BUDGET_WINDOW_ROLLED,
             poll_used = ledger.poll_used,
             enrichment_used = ledger.enrichment_used
         );
@@ -27,7 +28,7 @@ pub(super) fn roll_window(ledger: &mut CoreLedger, now: Timestamp) {
     if ledger.global_blocked_until.is_some_and(|b| b <= now)
         && ledger.window_status == "globally_blocked"
     {
-        tracing::info!(event = "budget.global_block_cleared");
+        tracing::info!(event = telemetry::BUDGET_GLOBAL_BLOCK_CLEARED);
         ledger.window_status = if ledger.reset_at.is_some() {
             "active".into()
         } else {
@@ -65,7 +66,7 @@ pub(super) fn reconcile(
         ledger.reset_at = Some(reset);
         ledger.limit = Some(limit);
         ledger.remaining = Some(remaining);
-        tracing::info!(event = "budget.window_initialized", limit, reserve = ledger.reserve,
+        tracing::info!(event = telemetry::BUDGET_WINDOW_INITIALIZED, limit, reserve = ledger.reserve,
             poll_allowance = ledger.poll_allowance, enrichment_allowance = ledger.enrichment_allowance,
             rate_limit_resource = "core", rate_limit_limit = limit, rate_limit_remaining = remaining,
             rate_limit_used = used, rate_limit_reset_at = %reset, poll_used = ledger.poll_used);
@@ -75,7 +76,7 @@ pub(super) fn reconcile(
         ledger.limit = Some(limit);
     }
     if reset <= now {
-        tracing::warn!(event = "budget.window_reset_in_past", rate_limit_reset_at = %reset);
+        tracing::warn!(event = telemetry::BUDGET_WINDOW_RESET_IN_PAST, rate_limit_reset_at = %reset);
     }
     // A limit that cannot fund the configured formula clamps the detail lane.
     if limit != configured.limit {
@@ -84,7 +85,7 @@ pub(super) fn reconcile(
             .map_or(0, |lanes| lanes.detail_allowance);
         if at_limit < ledger.enrichment_allowance {
             tracing::warn!(
-                event = "budget.allowances_clamped",
+                event = telemetry::BUDGET_ALLOWANCES_CLAMPED,
                 limit,
                 enrichment_allowance = at_limit
             );
@@ -96,14 +97,14 @@ pub(super) fn reconcile(
     if co_tenant > 0 {
         ledger.co_tenant_usage = co_tenant;
         tracing::debug!(
-            event = "budget.co_tenant_usage",
+            event = telemetry::BUDGET_CO_TENANT_USAGE,
             co_tenant_usage = co_tenant,
             rate_limit_used = used,
             application_used = ours
         );
         if ledger.remaining.is_some_and(|r| r <= ledger.reserve) {
             tracing::info!(
-                event = "budget.co_tenant_pressure",
+                event = telemetry::BUDGET_CO_TENANT_PRESSURE,
                 co_tenant_usage = co_tenant,
                 rate_limit_remaining = remaining,
                 reserve = ledger.reserve
@@ -112,7 +113,7 @@ pub(super) fn reconcile(
     }
     if ledger.poll_allowance > 0 && ledger.poll_used == ledger.poll_allowance {
         tracing::info!(
-            event = "budget.class_exhausted",
+            event = telemetry::BUDGET_CLASS_EXHAUSTED,
             class = "poll",
             poll_used = ledger.poll_used
         );
@@ -146,7 +147,7 @@ pub(crate) fn reconcile_core(
 pub(super) fn block_globally(ledger: &mut CoreLedger, until: Timestamp, reason: &str) {
     if ledger.global_blocked_until.is_none_or(|b| until > b) {
         ledger.global_blocked_until = Some(until);
-        tracing::info!(event = "budget.global_block_set", global_blocked_until = %until, reason = %reason);
+        tracing::info!(event = telemetry::BUDGET_GLOBAL_BLOCK_SET, global_blocked_until = %until, reason = %reason);
     }
     ledger.window_status = "globally_blocked".into();
     if reason.contains("secondary") || reason.contains("abuse") {

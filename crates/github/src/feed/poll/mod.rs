@@ -12,6 +12,7 @@ use std::sync::Arc;
 use headroom_core::QuotaKey;
 use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
 use headroom_core::lanes::{CoreLaneConfig, CoreLanes, LaneError};
+use headroom_core::telemetry;
 use headroom_http::{ApiError, Client};
 use headroom_store::Store;
 use headroom_store::feed_state::{CoreLedger, FeedState};
@@ -176,7 +177,7 @@ impl Poller {
     pub async fn poll_once(&self, force: bool) -> Result<PollOutcome, PollError> {
         let configured = self.settings.lanes_at(self.settings.lanes.limit)?;
         tracing::info!(
-            event = "config.budget_resolved",
+            event = telemetry::CONFIG_BUDGET_RESOLVED,
             poll_interval_seconds = self.settings.lanes.poll_interval_secs,
             max_pages_per_poll = self.settings.lanes.max_pages_per_poll,
             limit = configured.limit,
@@ -203,7 +204,10 @@ impl Poller {
                 break;
             }
             if now >= wait_until {
-                tracing::info!(event = "ingestion.source_busy", event_source_id = source.id);
+                tracing::info!(
+                    event = telemetry::INGESTION_SOURCE_BUSY,
+                    event_source_id = source.id
+                );
                 return Ok(PollOutcome::Busy);
             }
             self.clock.sleep(SignedDuration::from_secs(1)).await;
@@ -234,7 +238,7 @@ impl Poller {
         let ledger = self.state.core_ledger(&host, &subject).await?;
         if source.status == "failed" {
             tracing::info!(
-                event = "ingestion.not_due",
+                event = telemetry::INGESTION_NOT_DUE,
                 event_source_id = source.id,
                 forced = force,
                 deferral_reason = "source_failed"
@@ -255,7 +259,7 @@ impl Poller {
         let schedule = Schedule::of(&source, ledger.as_ref(), now);
         if let Some((until, reason)) = schedule.binding(now, force) {
             tracing::info!(
-                event = "ingestion.not_due",
+                event = telemetry::INGESTION_NOT_DUE,
                 event_source_id = source.id,
                 forced = force,
                 deferral_reason = reason.as_str(),

@@ -6,6 +6,7 @@
 use headroom_core::Dimension;
 use headroom_core::clock::{Clock, SignedDuration, Timestamp};
 use headroom_core::lanes::CoreLanes;
+use headroom_core::telemetry;
 use headroom_http::paginate::{LinkPager, StopReason};
 use headroom_http::{ApiError, ApiRequest, ApiResponse};
 use headroom_store::EventOrigin;
@@ -65,7 +66,7 @@ impl Poller {
             .state
             .start_ingestion_run(&run_id, Some(source.id), EventOrigin::Feed.as_str(), now)
             .await?;
-        tracing::info!(event = "ingestion.run_started", run_id = %run_id,
+        tracing::info!(event = telemetry::INGESTION_RUN_STARTED, run_id = %run_id,
             event_source_id = source.id, forced = force);
         let ctx = IngestContext {
             origin: EventOrigin::Feed,
@@ -208,7 +209,7 @@ impl Poller {
             run.source.poll_floor_until = Some(now + SignedDuration::from_secs(secs));
         }
         if response.not_modified() {
-            tracing::debug!(event = "ingestion.not_modified", run_id = %run.run_id,
+            tracing::debug!(event = telemetry::INGESTION_NOT_MODIFIED, run_id = %run.run_id,
                 rate_limit_used = response.signal.used, rate_limit_remaining = response.signal.remaining);
             run.classification = "not_modified".into();
             run.stop = Some("not_modified".into());
@@ -224,7 +225,7 @@ impl Poller {
         let page = ingest_page(self.store.as_ref(), envelopes, &run.ctx, now)
             .await
             .map_err(PollError::Feed)?;
-        tracing::debug!(event = "ingestion.page_processed", run_id = %run.run_id, page = run.pages,
+        tracing::debug!(event = telemetry::INGESTION_PAGE_PROCESSED, run_id = %run.run_id, page = run.pages,
             events_received = page.events_received, events_created = page.events_created);
         run.counts.add(&page);
         pager.record(&response.url, &response.headers);
@@ -251,7 +252,7 @@ impl Poller {
         self.state.save_core_ledger(&run.ledger, now).await?;
         run.source.next_poll_at = Schedule::of(&run.source, Some(&run.ledger), now).next_poll_at();
         self.state.save_event_source(&run.source, now).await?;
-        tracing::info!(event = "ingestion.deferred", run_id = %run.run_id,
+        tracing::info!(event = telemetry::INGESTION_DEFERRED, run_id = %run.run_id,
             bucket = %bucket, reason = %reason, until = %until);
         let end = IngestionRunEnd {
             status: "deferred".into(),
@@ -282,7 +283,7 @@ impl Poller {
             validator,
             ..
         } = run;
-        tracing::debug!(event = "ingestion.pagination_stopped", run_id = %run_id, stop_reason = %stop_reason);
+        tracing::debug!(event = telemetry::INGESTION_PAGINATION_STOPPED, run_id = %run_id, stop_reason = %stop_reason);
         let now = self.clock.now();
         if pages > 0 {
             source.cadence_due_at = Some(
@@ -310,7 +311,7 @@ impl Poller {
         };
         self.state.finish_ingestion_run(run_row, &end).await?;
         tracing::info!(
-            event = "ingestion.run_completed",
+            event = telemetry::INGESTION_RUN_COMPLETED,
             run_id = %run_id,
             event_source_id = source.id,
             run_status = "completed",
@@ -353,7 +354,7 @@ impl Poller {
         source.last_error = Some(error.clone());
         if permanent {
             source.status = "failed".into();
-            tracing::error!(event = "ingestion.source_failed", run_id = %run_id,
+            tracing::error!(event = telemetry::INGESTION_SOURCE_FAILED, run_id = %run_id,
                 event_source_id = source.id, deferral_reason = "source_failed", error = %error);
         } else {
             let exp =
@@ -365,7 +366,7 @@ impl Poller {
                 .unwrap_or(self.settings.retry_max)
                 .min(self.settings.retry_max);
             source.retry_not_before_at = Some(now + delay);
-            tracing::warn!(event = "ingestion.source_backoff", run_id = %run_id,
+            tracing::warn!(event = telemetry::INGESTION_SOURCE_BACKOFF, run_id = %run_id,
                 event_source_id = source.id, retry_not_before_at = %(now + delay),
                 backoff_seconds = delay.as_secs(), consecutive_failures = source.consecutive_failures,
                 error = %error);
