@@ -137,24 +137,8 @@ pub(super) fn put_contents(
         .map(|cm| cm.tree.clone())
         .unwrap_or_default();
     let existing = tree.get(path).map(|(blob, _)| blob.clone());
-    let given = body.get("sha").and_then(Value::as_str);
-    match (&existing, given) {
-        (Some(_), None) => return invalid_request("sha"),
-        (Some(blob), Some(s)) if s != blob => {
-            return Reply::message(
-                StatusCode::CONFLICT,
-                &format!("{path} does not match {s}"),
-                DOC,
-            );
-        }
-        (None, Some(s)) => {
-            return Reply::message(
-                StatusCode::CONFLICT,
-                &format!("{path} does not match {s}"),
-                DOC,
-            );
-        }
-        _ => {}
+    if let Err(refusal) = check_given_sha(path, existing.as_deref(), body.get("sha")) {
+        return refusal;
     }
     let blob = sha_of(&["blob", content]);
     tree.insert(path.to_owned(), (blob.clone(), content.to_owned()));
@@ -215,4 +199,25 @@ pub(super) fn put_contents(
             },
         }),
     )
+}
+
+/// The `sha` a write gives must be the blob it replaces: required over an existing file,
+/// refused for a new one.
+// The error is the response itself, built at most once per request.
+#[allow(clippy::result_large_err)]
+fn check_given_sha(path: &str, existing: Option<&str>, given: Option<&Value>) -> Result<(), Reply> {
+    match (existing, given.and_then(Value::as_str)) {
+        (Some(_), None) => Err(invalid_request("sha")),
+        (Some(blob), Some(s)) if s != blob => Err(Reply::message(
+            StatusCode::CONFLICT,
+            &format!("{path} does not match {s}"),
+            DOC,
+        )),
+        (None, Some(s)) => Err(Reply::message(
+            StatusCode::CONFLICT,
+            &format!("{path} does not match {s}"),
+            DOC,
+        )),
+        _ => Ok(()),
+    }
 }

@@ -269,32 +269,8 @@ impl Simulator {
             );
         }
         // Files the pull request changes, and files the base changed since it was opened.
-        let head_anc: Vec<String> = {
-            let base_anc = ancestors(c, &pull.base_sha);
-            let mut v = Vec::new();
-            let mut cur = Some(head_now.clone());
-            while let Some(s) = cur {
-                if base_anc.contains(&s) {
-                    break;
-                }
-                cur = c.commits.get(&s).and_then(|cm| cm.parents.first().cloned());
-                v.push(s);
-            }
-            v
-        };
-        let pr_files: HashSet<String> = head_anc
-            .iter()
-            .filter_map(|s| c.commits.get(s))
-            .flat_map(|cm| cm.files.iter().map(|f| f.filename.clone()))
-            .collect();
-        let base_since: HashSet<String> = {
-            let old = ancestors(c, &pull.base_sha);
-            ancestors(c, &base_b.sha)
-                .difference(&old)
-                .filter_map(|s| c.commits.get(s))
-                .flat_map(|cm| cm.files.iter().map(|f| f.filename.clone()))
-                .collect()
-        };
+        let pr_files = changed_by_pull(c, &pull.base_sha, &head_now);
+        let base_since = changed_on_base_since(c, &pull.base_sha, &base_b.sha);
         if pr_files.intersection(&base_since).next().is_some() {
             return Reply::message(
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -302,34 +278,7 @@ impl Simulator {
                 DOC,
             );
         }
-        let head_tree = c
-            .commits
-            .get(&head_now)
-            .map(|cm| cm.tree.clone())
-            .unwrap_or_default();
-        let mut tree = c
-            .commits
-            .get(&base_b.sha)
-            .map(|cm| cm.tree.clone())
-            .unwrap_or_default();
-        let mut files = Vec::new();
-        for f in &pr_files {
-            match head_tree.get(f) {
-                Some(entry) => {
-                    tree.insert(f.clone(), entry.clone());
-                    files.push(FileRec {
-                        filename: f.clone(),
-                        status: "modified",
-                        additions: 1,
-                        deletions: 0,
-                        sha: entry.0.clone(),
-                    });
-                }
-                None => {
-                    tree.remove(f);
-                }
-            }
-        }
+        let (tree, files) = merged_tree(c, &head_now, &base_b.sha, &pr_files);
         let title = body
             .get("commit_title")
             .and_then(Value::as_str)
@@ -369,4 +318,73 @@ impl Simulator {
             &json!({"sha": sha, "merged": true, "message": "Pull Request successfully merged"}),
         )
     }
+}
+
+/// The files changed by the commits from `head` back to where it left the base at `base_sha`
+/// (first parents only).
+fn changed_by_pull(c: &RepoContent, base_sha: &str, head: &str) -> HashSet<String> {
+    let base_anc = ancestors(c, base_sha);
+    let mut head_anc = Vec::new();
+    let mut cur = Some(head.to_owned());
+    while let Some(s) = cur {
+        if base_anc.contains(&s) {
+            break;
+        }
+        cur = c.commits.get(&s).and_then(|cm| cm.parents.first().cloned());
+        head_anc.push(s);
+    }
+    head_anc
+        .iter()
+        .filter_map(|s| c.commits.get(s))
+        .flat_map(|cm| cm.files.iter().map(|f| f.filename.clone()))
+        .collect()
+}
+
+/// The files the base branch changed between `old_base` and `base_now`.
+fn changed_on_base_since(c: &RepoContent, old_base: &str, base_now: &str) -> HashSet<String> {
+    let old = ancestors(c, old_base);
+    ancestors(c, base_now)
+        .difference(&old)
+        .filter_map(|s| c.commits.get(s))
+        .flat_map(|cm| cm.files.iter().map(|f| f.filename.clone()))
+        .collect()
+}
+
+/// The merge commit's tree (the base's, with the pull request's files as the head has them)
+/// and the files it changes.
+fn merged_tree(
+    c: &RepoContent,
+    head: &str,
+    base: &str,
+    pr_files: &HashSet<String>,
+) -> (BTreeMap<String, (String, String)>, Vec<FileRec>) {
+    let head_tree = c
+        .commits
+        .get(head)
+        .map(|cm| cm.tree.clone())
+        .unwrap_or_default();
+    let mut tree = c
+        .commits
+        .get(base)
+        .map(|cm| cm.tree.clone())
+        .unwrap_or_default();
+    let mut files = Vec::new();
+    for f in pr_files {
+        match head_tree.get(f) {
+            Some(entry) => {
+                tree.insert(f.clone(), entry.clone());
+                files.push(FileRec {
+                    filename: f.clone(),
+                    status: "modified",
+                    additions: 1,
+                    deletions: 0,
+                    sha: entry.0.clone(),
+                });
+            }
+            None => {
+                tree.remove(f);
+            }
+        }
+    }
+    (tree, files)
 }
