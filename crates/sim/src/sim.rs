@@ -209,6 +209,14 @@ fn percent_decode(s: &str) -> String {
         .into_owned()
 }
 
+/// A path's non-empty segments, percent-decoded.
+fn path_segments(path: &str) -> Vec<String> {
+    path.split('/')
+        .filter(|s| !s.is_empty())
+        .map(percent_decode)
+        .collect()
+}
+
 fn parse_query(q: Option<&str>) -> Vec<(String, String)> {
     q.unwrap_or("")
         .split('&')
@@ -399,39 +407,13 @@ impl Simulator {
         let request_id = self.next_request_id();
         let (parts, body) = req.into_parts();
         let uri = parts.uri.clone();
-        let base = match (uri.scheme_str(), uri.authority()) {
-            (Some(scheme), Some(auth)) => format!("{scheme}://{auth}"),
-            _ => match parts
-                .headers
-                .get(http::header::HOST)
-                .and_then(|h| h.to_str().ok())
-            {
-                Some(host) => {
-                    let scheme = inner
-                        .config
-                        .public_base_url
-                        .split("://")
-                        .next()
-                        .unwrap_or("https");
-                    format!("{scheme}://{host}")
-                }
-                None => inner
-                    .config
-                    .public_base_url
-                    .trim_end_matches('/')
-                    .to_owned(),
-            },
-        };
+        let base = self.request_base(&uri, &parts.headers);
         let path = uri.path().to_owned();
         let path_and_query = uri
             .path_and_query()
             .map(|p| p.as_str().to_owned())
             .unwrap_or_else(|| path.clone());
-        let segments: Vec<String> = path
-            .split('/')
-            .filter(|s| !s.is_empty())
-            .map(percent_decode)
-            .collect();
+        let segments = path_segments(&path);
 
         // Identity.
         let auth = parts
@@ -439,61 +421,33 @@ impl Simulator {
             .get(http::header::AUTHORIZATION)
             .and_then(|h| h.to_str().ok())
             .map(str::trim);
-        let token = auth.and_then(|a| {
-            let (scheme, rest) = a.split_once(' ')?;
-            let scheme = scheme.to_ascii_lowercase();
-            (scheme == "token" || scheme == "bearer").then(|| rest.trim().to_owned())
-        });
+        let token = auth.and_then(token_of);
         let fingerprint = token.as_deref().map(token_fingerprint);
         let subject = match (&token, auth) {
-            (Some(t), _) => match inner.tokens.get(t) {
-                Some(owner) => self.subject_of(owner),
-                None => {
-                    let reply = Reply::message(
-                        StatusCode::UNAUTHORIZED,
-                        "Bad credentials",
-                        "https://docs.github.com/rest",
-                    );
-                    let subject = Subject::Ip(peer);
-                    let reading =
-                        lock(&inner.quotas).peek(&inner.config, now, &subject, Resource::Core);
-                    return self.finish(FinishArgs {
-                        reply,
-                        reading: Some(reading),
-                        spent: 0,
-                        subject: &subject,
-                        fingerprint,
-                        method: &parts.method,
-                        path: &path_and_query,
-                        in_flight: 0,
-                        request_id,
-                        now,
-                    });
-                }
-            },
-            (None, Some(_)) => {
-                let reply = Reply::message(
-                    StatusCode::UNAUTHORIZED,
-                    "Bad credentials",
-                    "https://docs.github.com/rest",
-                );
-                let subject = Subject::Ip(peer);
-                let reading =
-                    lock(&inner.quotas).peek(&inner.config, now, &subject, Resource::Core);
-                return self.finish(FinishArgs {
-                    reply,
-                    reading: Some(reading),
-                    spent: 0,
-                    subject: &subject,
-                    fingerprint,
-                    method: &parts.method,
-                    path: &path_and_query,
-                    in_flight: 0,
-                    request_id,
-                    now,
-                });
-            }
-            (None, None) => Subject::Ip(peer),
+            (Some(t), _) => inner.tokens.get(t).map(|owner| self.subject_of(owner)),
+            (None, Some(_)) => None,
+            (None, None) => Some(Subject::Ip(peer)),
+        };
+        let Some(subject) = subject else {
+            let reply = Reply::message(
+                StatusCode::UNAUTHORIZED,
+                "Bad credentials",
+                "https://docs.github.com/rest",
+            );
+            let subject = Subject::Ip(peer);
+            let reading = lock(&inner.quotas).peek(&inner.config, now, &subject, Resource::Core);
+            return self.finish(FinishArgs {
+                reply,
+                reading: Some(reading),
+                spent: 0,
+                subject: &subject,
+                fingerprint,
+                method: &parts.method,
+                path: &path_and_query,
+                in_flight: 0,
+                request_id,
+                now,
+            });
         };
 
         // In flight for the whole request, latency included; released on drop, so a caller
@@ -505,24 +459,7 @@ impl Simulator {
         };
 
         // Latency and timeouts.
-        let (delay, timeout, error) = {
-            let f = &inner.config.faults;
-            let mut rng = lock(&inner.fault_rng);
-            let jitter_ms = f.latency_jitter.as_millis().max(0) as u64;
-            let jitter = if jitter_ms > 0 {
-                rng.random_range(0..=jitter_ms)
-            } else {
-                0
-            };
-            let timeout = f.timeout_rate > 0.0 && rng.random_bool(f.timeout_rate);
-            let error = f.error_rate > 0.0 && rng.random_bool(f.error_rate);
-            let pick = rng.random_range(0..3u8);
-            (
-                f.latency + SignedDuration::from_millis(jitter as i64),
-                timeout,
-                error.then_some(pick),
-            )
-        };
+        let (delay, timeout, error) = self.draw_faults();
         inner.clock.sleep(delay).await;
         if timeout {
             inner.clock.sleep(inner.config.faults.timeout_after).await;
@@ -559,12 +496,7 @@ impl Simulator {
 
         if timeout {
             let reading = lock(&inner.quotas).peek(&inner.config, now, &subject, class.resource);
-            let reply = Reply::message(
-                StatusCode::GATEWAY_TIMEOUT,
-                "We couldn't respond to your request in time. Sorry about that. Please try resubmitting your request and contact us if the problem persists.",
-                "https://docs.github.com/rest",
-            );
-            return finish(reply, Some(reading), 0);
+            return finish(gateway_timeout(), Some(reading), 0);
         }
 
         if class.graphql {
@@ -572,91 +504,89 @@ impl Simulator {
             return finish(reply, reading, spent);
         }
 
-        // Secondary limits, then the primary bucket.
-        let points = if matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS) {
-            1
-        } else {
-            5
-        };
-        let secondary = lock(&inner.quotas).secondary(
-            &inner.config,
-            now,
-            &subject,
-            in_flight,
-            false,
-            points,
-            class.creates_content,
-        );
-        if let Err(hit) = secondary {
-            let reading = lock(&inner.quotas).peek(&inner.config, now, &subject, class.resource);
-            return finish(
-                secondary_reply(hit, &request_id, self.retry_after_date(now)),
-                Some(reading),
-                0,
-            );
-        }
-        // `/rate_limit` is free; with rate limiting off (Enterprise Server) nothing counts.
-        let (reading, spent) = if class.free || !inner.config.rate_limiting {
-            (
-                lock(&inner.quotas).peek(&inner.config, now, &subject, class.resource),
-                0,
-            )
-        } else {
-            match lock(&inner.quotas).try_spend(&inner.config, now, &subject, class.resource, 1) {
-                Ok(r) => (r, 1),
-                Err(r) => {
-                    let mut reply = primary_reply(&subject, &request_id, r.resource);
-                    if inner.config.scenario == Scenario::RateLimited429 {
-                        reply.status = StatusCode::TOO_MANY_REQUESTS;
-                    }
-                    return finish(reply, Some(r), 0);
-                }
-            }
+        let (reading, spent) = match self.charge(&ctx, &class, in_flight) {
+            Ok(charged) => charged,
+            Err((reply, reading)) => return finish(reply, Some(reading), 0),
         };
 
         if let Some(pick) = error {
-            let reply = match pick {
-                0 => Reply::json(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    &json!({"message": "Server Error"}),
-                ),
-                1 => Reply {
-                    status: StatusCode::BAD_GATEWAY,
-                    headers: HeaderMap::new(),
-                    body: Bytes::from_static(b"<html><body><h1>502 Bad Gateway</h1></body></html>"),
-                    etag: false,
-                },
-                _ => Reply::json(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    &json!({"message": "Service Unavailable"}),
-                ),
-            };
-            return finish(reply, Some(reading), spent);
+            return finish(injected_error(pick), Some(reading), spent);
         }
 
-        let reply = if class.free && !inner.config.rate_limiting {
-            // What GitHub Enterprise Server answers when rate limiting is off.
-            Reply::json(
-                StatusCode::NOT_FOUND,
-                &json!({
-                    "message": "Rate limiting is not enabled.",
-                    "documentation_url": "https://docs.github.com/enterprise-server/rest",
-                }),
-            )
-        } else if class.free {
-            self.rate_limit_body(&ctx)
-        } else {
-            self.route(&ctx)
-        };
+        let reply = self.rest_reply(&ctx, &class);
+        let (reply, reading, spent) =
+            self.answer_conditionally(&ctx, reply, fingerprint.as_deref(), reading, spent);
+        finish(reply, Some(reading), spent)
+    }
 
-        // Conditional requests: an authorized 304 does not count; an unauthenticated one does.
+    /// The API root this request reached: its absolute URI's, else its `Host` on the configured
+    /// scheme, else the configured public URL.
+    fn request_base(&self, uri: &http::Uri, headers: &HeaderMap) -> String {
+        let inner = &self.inner;
+        match (uri.scheme_str(), uri.authority()) {
+            (Some(scheme), Some(auth)) => format!("{scheme}://{auth}"),
+            _ => match headers
+                .get(http::header::HOST)
+                .and_then(|h| h.to_str().ok())
+            {
+                Some(host) => {
+                    let scheme = inner
+                        .config
+                        .public_base_url
+                        .split("://")
+                        .next()
+                        .unwrap_or("https");
+                    format!("{scheme}://{host}")
+                }
+                None => inner
+                    .config
+                    .public_base_url
+                    .trim_end_matches('/')
+                    .to_owned(),
+            },
+        }
+    }
+
+    /// This request's latency, whether it times out, and which injected error (if any) it gets.
+    fn draw_faults(&self) -> (SignedDuration, bool, Option<u8>) {
+        let inner = &self.inner;
+        let f = &inner.config.faults;
+        let mut rng = lock(&inner.fault_rng);
+        let jitter_ms = f.latency_jitter.as_millis().max(0) as u64;
+        let jitter = if jitter_ms > 0 {
+            rng.random_range(0..=jitter_ms)
+        } else {
+            0
+        };
+        let timeout = f.timeout_rate > 0.0 && rng.random_bool(f.timeout_rate);
+        let error = f.error_rate > 0.0 && rng.random_bool(f.error_rate);
+        let pick = rng.random_range(0..3u8);
+        (
+            f.latency + SignedDuration::from_millis(jitter as i64),
+            timeout,
+            error.then_some(pick),
+        )
+    }
+
+    /// Conditional requests: the reply's weak ETag (per body and token), and a 304 when
+    /// `If-None-Match` matches; an authorized 304 does not count, an unauthenticated one does.
+    fn answer_conditionally(
+        &self,
+        ctx: &Ctx,
+        reply: Reply,
+        fingerprint: Option<&str>,
+        reading: Reading,
+        spent: u64,
+    ) -> (Reply, Reading, u64) {
+        let inner = &self.inner;
+        let (now, subject) = (ctx.now, &ctx.subject);
         let mut reply = reply;
         let mut reading = reading;
         let mut spent = spent;
         if reply.etag && reply.status == StatusCode::OK {
             let mut h = Sha256::new();
             h.update(&reply.body);
-            h.update(fingerprint.as_deref().unwrap_or("anonymous").as_bytes());
+            h.update(fingerprint.unwrap_or("anonymous").as_bytes());
             let digest = h.finalize();
             let hex: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
             let etag = format!("W/\"{hex}\"");
@@ -678,13 +608,86 @@ impl Simulator {
                 reply.headers.remove(http::header::CONTENT_TYPE);
                 if subject.is_authenticated() && spent > 0 {
                     let mut q = lock(&inner.quotas);
-                    q.refund(&subject, reading.resource, spent);
-                    reading = q.peek(&inner.config, now, &subject, reading.resource);
+                    q.refund(subject, reading.resource, spent);
+                    reading = q.peek(&inner.config, now, subject, reading.resource);
                     spent = 0;
                 }
             }
         }
-        finish(reply, Some(reading), spent)
+        (reply, reading, spent)
+    }
+
+    /// Secondary limits, then the primary bucket: what this request costs, or the refusal.
+    // The error is the response itself, built at most once per request.
+    #[allow(clippy::result_large_err)]
+    fn charge(
+        &self,
+        ctx: &Ctx,
+        class: &Class,
+        in_flight: u32,
+    ) -> Result<(Reading, u64), (Reply, Reading)> {
+        let inner = &self.inner;
+        let (now, subject) = (ctx.now, &ctx.subject);
+        let points = if matches!(ctx.method, Method::GET | Method::HEAD | Method::OPTIONS) {
+            1
+        } else {
+            5
+        };
+        let secondary = lock(&inner.quotas).secondary(
+            &inner.config,
+            now,
+            subject,
+            in_flight,
+            false,
+            points,
+            class.creates_content,
+        );
+        if let Err(hit) = secondary {
+            let reading = lock(&inner.quotas).peek(&inner.config, now, subject, class.resource);
+            return Err((
+                secondary_reply(hit, &ctx.request_id, self.retry_after_date(now)),
+                reading,
+            ));
+        }
+        // `/rate_limit` is free; with rate limiting off (Enterprise Server) nothing counts.
+        let (reading, spent) = if class.free || !inner.config.rate_limiting {
+            (
+                lock(&inner.quotas).peek(&inner.config, now, subject, class.resource),
+                0,
+            )
+        } else {
+            match lock(&inner.quotas).try_spend(&inner.config, now, subject, class.resource, 1) {
+                Ok(r) => (r, 1),
+                Err(r) => {
+                    let mut reply = primary_reply(subject, &ctx.request_id, r.resource);
+                    if inner.config.scenario == Scenario::RateLimited429 {
+                        reply.status = StatusCode::TOO_MANY_REQUESTS;
+                    }
+                    return Err((reply, r));
+                }
+            }
+        };
+        Ok((reading, spent))
+    }
+
+    /// The answer of a REST request admitted by the limits: `/rate_limit` (refused where rate
+    /// limiting is off, as Enterprise Server does) or a route.
+    fn rest_reply(&self, ctx: &Ctx, class: &Class) -> Reply {
+        let inner = &self.inner;
+        if class.free && !inner.config.rate_limiting {
+            // What GitHub Enterprise Server answers when rate limiting is off.
+            Reply::json(
+                StatusCode::NOT_FOUND,
+                &json!({
+                    "message": "Rate limiting is not enabled.",
+                    "documentation_url": "https://docs.github.com/enterprise-server/rest",
+                }),
+            )
+        } else if class.free {
+            self.rate_limit_body(ctx)
+        } else {
+            self.route(ctx)
+        }
     }
 
     fn retry_after_date(&self, now: Timestamp) -> Option<Timestamp> {
@@ -1007,6 +1010,42 @@ impl Simulator {
         *resp.headers_mut() = reply.headers;
         resp
     }
+}
+
+/// One of the injected server errors: a JSON 500, an HTML 502 or a JSON 503.
+fn injected_error(pick: u8) -> Reply {
+    match pick {
+        0 => Reply::json(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &json!({"message": "Server Error"}),
+        ),
+        1 => Reply {
+            status: StatusCode::BAD_GATEWAY,
+            headers: HeaderMap::new(),
+            body: Bytes::from_static(b"<html><body><h1>502 Bad Gateway</h1></body></html>"),
+            etag: false,
+        },
+        _ => Reply::json(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &json!({"message": "Service Unavailable"}),
+        ),
+    }
+}
+
+/// The token of an `Authorization: token …` or `Bearer …` header.
+fn token_of(authorization: &str) -> Option<String> {
+    let (scheme, rest) = authorization.split_once(' ')?;
+    let scheme = scheme.to_ascii_lowercase();
+    (scheme == "token" || scheme == "bearer").then(|| rest.trim().to_owned())
+}
+
+/// GitHub's answer to a request it could not answer in time.
+fn gateway_timeout() -> Reply {
+    Reply::message(
+        StatusCode::GATEWAY_TIMEOUT,
+        "We couldn't respond to your request in time. Sorry about that. Please try resubmitting your request and contact us if the problem persists.",
+        "https://docs.github.com/rest",
+    )
 }
 
 fn ts_millis(t: Timestamp) -> String {
