@@ -26,6 +26,9 @@ use crate::render::ts;
 use crate::scenario::Scenario;
 use crate::world::World;
 
+mod graphql_endpoint;
+mod request;
+
 /// One line of the request log.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct LogEntry {
@@ -120,140 +123,8 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// What a route produced, before the common headers are added.
-#[derive(Debug)]
-pub(crate) struct Reply {
-    pub(crate) status: StatusCode,
-    pub(crate) headers: HeaderMap,
-    pub(crate) body: Bytes,
-    /// Offer an ETag and answer 304 to a matching If-None-Match.
-    pub(crate) etag: bool,
-}
-
-impl Reply {
-    pub(crate) fn json(status: StatusCode, v: &Value) -> Reply {
-        Reply::raw_json(status, serde_json::to_vec(v).unwrap_or_default())
-    }
-
-    pub(crate) fn raw_json(status: StatusCode, body: Vec<u8>) -> Reply {
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            http::header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json; charset=utf-8"),
-        );
-        Reply {
-            status,
-            headers,
-            body: Bytes::from(body),
-            etag: false,
-        }
-    }
-
-    pub(crate) fn ok(v: &Value) -> Reply {
-        let mut r = Reply::json(StatusCode::OK, v);
-        r.etag = true;
-        r
-    }
-
-    pub(crate) fn message(status: StatusCode, message: &str, doc: &str) -> Reply {
-        Reply::json(
-            status,
-            &json!({"message": message, "documentation_url": doc, "status": status.as_u16().to_string()}),
-        )
-    }
-
-    pub(crate) fn not_found() -> Reply {
-        Reply::message(
-            StatusCode::NOT_FOUND,
-            "Not Found",
-            "https://docs.github.com/rest",
-        )
-    }
-
-    pub(crate) fn header(mut self, name: &'static str, value: &str) -> Reply {
-        if let Ok(v) = HeaderValue::from_str(value) {
-            self.headers.insert(HeaderName::from_static(name), v);
-        }
-        self
-    }
-}
-
-/// A parsed request, as routes see it.
-#[derive(Debug)]
-pub(crate) struct Ctx {
-    pub(crate) method: Method,
-    pub(crate) segments: Vec<String>,
-    pub(crate) query: Vec<(String, String)>,
-    pub(crate) raw_query: Option<String>,
-    pub(crate) base: String,
-    pub(crate) subject: Subject,
-    pub(crate) headers: HeaderMap,
-    pub(crate) body: Bytes,
-    pub(crate) request_id: String,
-    pub(crate) now: Timestamp,
-}
-
-impl Ctx {
-    pub(crate) fn param(&self, name: &str) -> Option<&str> {
-        self.query
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-fn percent_decode(s: &str) -> String {
-    let replaced = s.replace('+', " ");
-    percent_encoding::percent_decode_str(&replaced)
-        .decode_utf8_lossy()
-        .into_owned()
-}
-
-fn parse_query(q: Option<&str>) -> Vec<(String, String)> {
-    q.unwrap_or("")
-        .split('&')
-        .filter(|p| !p.is_empty())
-        .map(|p| match p.split_once('=') {
-            Some((k, v)) => (percent_decode(k), percent_decode(v)),
-            None => (percent_decode(p), String::new()),
-        })
-        .collect()
-}
-
-/// Which bucket a route spends, and how the secondary limits see it.
-#[derive(Debug, Clone, Copy)]
-struct Class {
-    resource: Resource,
-    free: bool,
-    graphql: bool,
-    creates_content: bool,
-}
-
-fn classify(method: &Method, segments: &[String]) -> Class {
-    let seg: Vec<&str> = segments.iter().map(String::as_str).collect();
-    let mut c = Class {
-        resource: Resource::Core,
-        free: false,
-        graphql: false,
-        creates_content: false,
-    };
-    match seg.as_slice() {
-        ["rate_limit"] => c.free = true,
-        ["search", "code"] => c.resource = Resource::CodeSearch,
-        ["search", ..] => c.resource = Resource::Search,
-        ["graphql"] => {
-            c.resource = Resource::Graphql;
-            c.graphql = true;
-        }
-        _ => {}
-    }
-    let write = !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
-    let protection = seg.last() == Some(&"protection");
-    if write && !c.graphql && !protection {
-        c.creates_content = true;
-    }
-    c
-}
+use request::{Class, classify, parse_query, path_segments};
+pub(crate) use request::{Ctx, Reply};
 
 impl Simulator {
     /// Builds a simulator: generates the data from the seed and opens the log file.
@@ -399,39 +270,13 @@ impl Simulator {
         let request_id = self.next_request_id();
         let (parts, body) = req.into_parts();
         let uri = parts.uri.clone();
-        let base = match (uri.scheme_str(), uri.authority()) {
-            (Some(scheme), Some(auth)) => format!("{scheme}://{auth}"),
-            _ => match parts
-                .headers
-                .get(http::header::HOST)
-                .and_then(|h| h.to_str().ok())
-            {
-                Some(host) => {
-                    let scheme = inner
-                        .config
-                        .public_base_url
-                        .split("://")
-                        .next()
-                        .unwrap_or("https");
-                    format!("{scheme}://{host}")
-                }
-                None => inner
-                    .config
-                    .public_base_url
-                    .trim_end_matches('/')
-                    .to_owned(),
-            },
-        };
+        let base = self.request_base(&uri, &parts.headers);
         let path = uri.path().to_owned();
         let path_and_query = uri
             .path_and_query()
             .map(|p| p.as_str().to_owned())
             .unwrap_or_else(|| path.clone());
-        let segments: Vec<String> = path
-            .split('/')
-            .filter(|s| !s.is_empty())
-            .map(percent_decode)
-            .collect();
+        let segments = path_segments(&path);
 
         // Identity.
         let auth = parts
@@ -439,61 +284,33 @@ impl Simulator {
             .get(http::header::AUTHORIZATION)
             .and_then(|h| h.to_str().ok())
             .map(str::trim);
-        let token = auth.and_then(|a| {
-            let (scheme, rest) = a.split_once(' ')?;
-            let scheme = scheme.to_ascii_lowercase();
-            (scheme == "token" || scheme == "bearer").then(|| rest.trim().to_owned())
-        });
+        let token = auth.and_then(token_of);
         let fingerprint = token.as_deref().map(token_fingerprint);
         let subject = match (&token, auth) {
-            (Some(t), _) => match inner.tokens.get(t) {
-                Some(owner) => self.subject_of(owner),
-                None => {
-                    let reply = Reply::message(
-                        StatusCode::UNAUTHORIZED,
-                        "Bad credentials",
-                        "https://docs.github.com/rest",
-                    );
-                    let subject = Subject::Ip(peer);
-                    let reading =
-                        lock(&inner.quotas).peek(&inner.config, now, &subject, Resource::Core);
-                    return self.finish(FinishArgs {
-                        reply,
-                        reading: Some(reading),
-                        spent: 0,
-                        subject: &subject,
-                        fingerprint,
-                        method: &parts.method,
-                        path: &path_and_query,
-                        in_flight: 0,
-                        request_id,
-                        now,
-                    });
-                }
-            },
-            (None, Some(_)) => {
-                let reply = Reply::message(
-                    StatusCode::UNAUTHORIZED,
-                    "Bad credentials",
-                    "https://docs.github.com/rest",
-                );
-                let subject = Subject::Ip(peer);
-                let reading =
-                    lock(&inner.quotas).peek(&inner.config, now, &subject, Resource::Core);
-                return self.finish(FinishArgs {
-                    reply,
-                    reading: Some(reading),
-                    spent: 0,
-                    subject: &subject,
-                    fingerprint,
-                    method: &parts.method,
-                    path: &path_and_query,
-                    in_flight: 0,
-                    request_id,
-                    now,
-                });
-            }
-            (None, None) => Subject::Ip(peer),
+            (Some(t), _) => inner.tokens.get(t).map(|owner| self.subject_of(owner)),
+            (None, Some(_)) => None,
+            (None, None) => Some(Subject::Ip(peer)),
+        };
+        let Some(subject) = subject else {
+            let reply = Reply::message(
+                StatusCode::UNAUTHORIZED,
+                "Bad credentials",
+                "https://docs.github.com/rest",
+            );
+            let subject = Subject::Ip(peer);
+            let reading = lock(&inner.quotas).peek(&inner.config, now, &subject, Resource::Core);
+            return self.finish(FinishArgs {
+                reply,
+                reading: Some(reading),
+                spent: 0,
+                subject: &subject,
+                fingerprint,
+                method: &parts.method,
+                path: &path_and_query,
+                in_flight: 0,
+                request_id,
+                now,
+            });
         };
 
         // In flight for the whole request, latency included; released on drop, so a caller
@@ -505,24 +322,7 @@ impl Simulator {
         };
 
         // Latency and timeouts.
-        let (delay, timeout, error) = {
-            let f = &inner.config.faults;
-            let mut rng = lock(&inner.fault_rng);
-            let jitter_ms = f.latency_jitter.as_millis().max(0) as u64;
-            let jitter = if jitter_ms > 0 {
-                rng.random_range(0..=jitter_ms)
-            } else {
-                0
-            };
-            let timeout = f.timeout_rate > 0.0 && rng.random_bool(f.timeout_rate);
-            let error = f.error_rate > 0.0 && rng.random_bool(f.error_rate);
-            let pick = rng.random_range(0..3u8);
-            (
-                f.latency + SignedDuration::from_millis(jitter as i64),
-                timeout,
-                error.then_some(pick),
-            )
-        };
+        let (delay, timeout, error) = self.draw_faults();
         inner.clock.sleep(delay).await;
         if timeout {
             inner.clock.sleep(inner.config.faults.timeout_after).await;
@@ -559,12 +359,7 @@ impl Simulator {
 
         if timeout {
             let reading = lock(&inner.quotas).peek(&inner.config, now, &subject, class.resource);
-            let reply = Reply::message(
-                StatusCode::GATEWAY_TIMEOUT,
-                "We couldn't respond to your request in time. Sorry about that. Please try resubmitting your request and contact us if the problem persists.",
-                "https://docs.github.com/rest",
-            );
-            return finish(reply, Some(reading), 0);
+            return finish(gateway_timeout(), Some(reading), 0);
         }
 
         if class.graphql {
@@ -572,91 +367,89 @@ impl Simulator {
             return finish(reply, reading, spent);
         }
 
-        // Secondary limits, then the primary bucket.
-        let points = if matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS) {
-            1
-        } else {
-            5
-        };
-        let secondary = lock(&inner.quotas).secondary(
-            &inner.config,
-            now,
-            &subject,
-            in_flight,
-            false,
-            points,
-            class.creates_content,
-        );
-        if let Err(hit) = secondary {
-            let reading = lock(&inner.quotas).peek(&inner.config, now, &subject, class.resource);
-            return finish(
-                secondary_reply(hit, &request_id, self.retry_after_date(now)),
-                Some(reading),
-                0,
-            );
-        }
-        // `/rate_limit` is free; with rate limiting off (Enterprise Server) nothing counts.
-        let (reading, spent) = if class.free || !inner.config.rate_limiting {
-            (
-                lock(&inner.quotas).peek(&inner.config, now, &subject, class.resource),
-                0,
-            )
-        } else {
-            match lock(&inner.quotas).try_spend(&inner.config, now, &subject, class.resource, 1) {
-                Ok(r) => (r, 1),
-                Err(r) => {
-                    let mut reply = primary_reply(&subject, &request_id, r.resource);
-                    if inner.config.scenario == Scenario::RateLimited429 {
-                        reply.status = StatusCode::TOO_MANY_REQUESTS;
-                    }
-                    return finish(reply, Some(r), 0);
-                }
-            }
+        let (reading, spent) = match self.charge(&ctx, &class, in_flight) {
+            Ok(charged) => charged,
+            Err((reply, reading)) => return finish(reply, Some(reading), 0),
         };
 
         if let Some(pick) = error {
-            let reply = match pick {
-                0 => Reply::json(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    &json!({"message": "Server Error"}),
-                ),
-                1 => Reply {
-                    status: StatusCode::BAD_GATEWAY,
-                    headers: HeaderMap::new(),
-                    body: Bytes::from_static(b"<html><body><h1>502 Bad Gateway</h1></body></html>"),
-                    etag: false,
-                },
-                _ => Reply::json(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    &json!({"message": "Service Unavailable"}),
-                ),
-            };
-            return finish(reply, Some(reading), spent);
+            return finish(injected_error(pick), Some(reading), spent);
         }
 
-        let reply = if class.free && !inner.config.rate_limiting {
-            // What GitHub Enterprise Server answers when rate limiting is off.
-            Reply::json(
-                StatusCode::NOT_FOUND,
-                &json!({
-                    "message": "Rate limiting is not enabled.",
-                    "documentation_url": "https://docs.github.com/enterprise-server/rest",
-                }),
-            )
-        } else if class.free {
-            self.rate_limit_body(&ctx)
-        } else {
-            self.route(&ctx)
-        };
+        let reply = self.rest_reply(&ctx, &class);
+        let (reply, reading, spent) =
+            self.answer_conditionally(&ctx, reply, fingerprint.as_deref(), reading, spent);
+        finish(reply, Some(reading), spent)
+    }
 
-        // Conditional requests: an authorized 304 does not count; an unauthenticated one does.
+    /// The API root this request reached: its absolute URI's, else its `Host` on the configured
+    /// scheme, else the configured public URL.
+    fn request_base(&self, uri: &http::Uri, headers: &HeaderMap) -> String {
+        let inner = &self.inner;
+        match (uri.scheme_str(), uri.authority()) {
+            (Some(scheme), Some(auth)) => format!("{scheme}://{auth}"),
+            _ => match headers
+                .get(http::header::HOST)
+                .and_then(|h| h.to_str().ok())
+            {
+                Some(host) => {
+                    let scheme = inner
+                        .config
+                        .public_base_url
+                        .split("://")
+                        .next()
+                        .unwrap_or("https");
+                    format!("{scheme}://{host}")
+                }
+                None => inner
+                    .config
+                    .public_base_url
+                    .trim_end_matches('/')
+                    .to_owned(),
+            },
+        }
+    }
+
+    /// This request's latency, whether it times out, and which injected error (if any) it gets.
+    fn draw_faults(&self) -> (SignedDuration, bool, Option<u8>) {
+        let inner = &self.inner;
+        let f = &inner.config.faults;
+        let mut rng = lock(&inner.fault_rng);
+        let jitter_ms = f.latency_jitter.as_millis().max(0) as u64;
+        let jitter = if jitter_ms > 0 {
+            rng.random_range(0..=jitter_ms)
+        } else {
+            0
+        };
+        let timeout = f.timeout_rate > 0.0 && rng.random_bool(f.timeout_rate);
+        let error = f.error_rate > 0.0 && rng.random_bool(f.error_rate);
+        let pick = rng.random_range(0..3u8);
+        (
+            f.latency + SignedDuration::from_millis(jitter as i64),
+            timeout,
+            error.then_some(pick),
+        )
+    }
+
+    /// Conditional requests: the reply's weak ETag (per body and token), and a 304 when
+    /// `If-None-Match` matches; an authorized 304 does not count, an unauthenticated one does.
+    fn answer_conditionally(
+        &self,
+        ctx: &Ctx,
+        reply: Reply,
+        fingerprint: Option<&str>,
+        reading: Reading,
+        spent: u64,
+    ) -> (Reply, Reading, u64) {
+        let inner = &self.inner;
+        let (now, subject) = (ctx.now, &ctx.subject);
         let mut reply = reply;
         let mut reading = reading;
         let mut spent = spent;
         if reply.etag && reply.status == StatusCode::OK {
             let mut h = Sha256::new();
             h.update(&reply.body);
-            h.update(fingerprint.as_deref().unwrap_or("anonymous").as_bytes());
+            h.update(fingerprint.unwrap_or("anonymous").as_bytes());
             let digest = h.finalize();
             let hex: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
             let etag = format!("W/\"{hex}\"");
@@ -678,263 +471,90 @@ impl Simulator {
                 reply.headers.remove(http::header::CONTENT_TYPE);
                 if subject.is_authenticated() && spent > 0 {
                     let mut q = lock(&inner.quotas);
-                    q.refund(&subject, reading.resource, spent);
-                    reading = q.peek(&inner.config, now, &subject, reading.resource);
+                    q.refund(subject, reading.resource, spent);
+                    reading = q.peek(&inner.config, now, subject, reading.resource);
                     spent = 0;
                 }
             }
         }
-        finish(reply, Some(reading), spent)
+        (reply, reading, spent)
     }
 
-    fn retry_after_date(&self, now: Timestamp) -> Option<Timestamp> {
-        self.inner.config.retry_after_as_http_date.then_some(now)
-    }
-
-    async fn graphql(&self, ctx: &Ctx, in_flight: u32) -> (Reply, Option<Reading>, u64) {
+    /// Secondary limits, then the primary bucket: what this request costs, or the refusal.
+    // The error is the response itself, built at most once per request.
+    #[allow(clippy::result_large_err)]
+    fn charge(
+        &self,
+        ctx: &Ctx,
+        class: &Class,
+        in_flight: u32,
+    ) -> Result<(Reading, u64), (Reply, Reading)> {
         let inner = &self.inner;
-        let now = ctx.now;
-        let subject = &ctx.subject;
-        if !subject.is_authenticated() {
-            return (
-                Reply::message(
-                    StatusCode::UNAUTHORIZED,
-                    "This endpoint requires you to be authenticated.",
-                    "https://docs.github.com/graphql/guides/forming-calls-with-graphql#authenticating-with-graphql",
-                ),
-                None,
-                0,
-            );
-        }
-        if ctx.method != Method::POST {
-            return (Reply::not_found(), None, 0);
-        }
-        let peek = |q: &mut Quotas| q.peek(&inner.config, now, subject, Resource::Graphql);
-        let body: Value = match serde_json::from_slice(&ctx.body) {
-            Ok(v) => v,
-            Err(_) => {
-                let reading = peek(&mut lock(&inner.quotas));
-                return (
-                    Reply::message(
-                        StatusCode::BAD_REQUEST,
-                        "Problems parsing JSON",
-                        "https://docs.github.com/graphql",
-                    ),
-                    Some(reading),
-                    0,
-                );
-            }
+        let (now, subject) = (ctx.now, &ctx.subject);
+        let points = if matches!(ctx.method, Method::GET | Method::HEAD | Method::OPTIONS) {
+            1
+        } else {
+            5
         };
-        let Some(query) = body.get("query").and_then(Value::as_str) else {
-            let reading = peek(&mut lock(&inner.quotas));
-            return (
-                Reply::json(
-                    StatusCode::OK,
-                    &json!({"errors": [{"message": "A query attribute must be specified and must be a string."}]}),
-                ),
-                Some(reading),
-                0,
-            );
-        };
-        let variables = body.get("variables").cloned().unwrap_or(Value::Null);
-        let operation = body.get("operationName").and_then(Value::as_str);
-        // GitHub validates the document against its schema before anything else, and answers
-        // an invalid one whole: HTTP 200, `errors`, no `data`, nothing charged (nothing ran).
-        if let Err(errors) = graphql::validate(query) {
-            let reading = peek(&mut lock(&inner.quotas));
-            return (
-                Reply::json(StatusCode::OK, &json!({ "errors": errors })),
-                Some(reading),
-                0,
-            );
-        }
-        let cost = match graphql::query_cost(query, operation, &variables) {
-            Ok(c) => c,
-            Err(e) => {
-                let reading = peek(&mut lock(&inner.quotas));
-                let mut err = json!({"message": e.message});
-                if let (Some(kind), Some(obj)) = (e.kind, err.as_object_mut()) {
-                    obj.insert("type".to_owned(), json!(kind));
-                }
-                return (
-                    Reply::json(StatusCode::OK, &json!({"errors": [err]})),
-                    Some(reading),
-                    0,
-                );
-            }
-        };
-        let timed_out = {
-            let mut state = lock(&inner.scenario_state);
-            let timed_out = inner
-                .config
-                .faults
-                .graphql_timeout_above_nodes
-                .is_some_and(|above| cost.node_count > above)
-                && state.graphql_timeouts_answered < inner.config.faults.graphql_timeouts;
-            if timed_out {
-                state.graphql_timeouts_answered += 1;
-            }
-            if state.graphql_queries.len() >= inner.config.log_capacity.max(1) {
-                state.graphql_queries.pop_front();
-            }
-            state.graphql_queries.push_back(GraphqlQuery {
-                url_query: ctx.raw_query.clone(),
-                node_count: cost.node_count,
-                timed_out,
-            });
-            timed_out
-        };
-        if timed_out {
-            // Too big to answer in time: GitHub's gateway gives up with a bare 502.
-            let reading = peek(&mut lock(&inner.quotas));
-            let reply = Reply {
-                status: StatusCode::BAD_GATEWAY,
-                headers: HeaderMap::new(),
-                body: Bytes::from_static(b"<html><body><h1>502 Bad Gateway</h1></body></html>"),
-                etag: false,
-            };
-            return (reply, Some(reading), 0);
-        }
-        let points = if cost.is_mutation { 5 } else { 1 };
         let secondary = lock(&inner.quotas).secondary(
             &inner.config,
             now,
             subject,
             in_flight,
-            true,
-            points,
             false,
+            points,
+            class.creates_content,
         );
         if let Err(hit) = secondary {
-            let reading = peek(&mut lock(&inner.quotas));
-            return (
+            let reading = lock(&inner.quotas).peek(&inner.config, now, subject, class.resource);
+            return Err((
                 secondary_reply(hit, &ctx.request_id, self.retry_after_date(now)),
-                Some(reading),
+                reading,
+            ));
+        }
+        // `/rate_limit` is free; with rate limiting off (Enterprise Server) nothing counts.
+        let (reading, spent) = if class.free || !inner.config.rate_limiting {
+            (
+                lock(&inner.quotas).peek(&inner.config, now, subject, class.resource),
                 0,
-            );
-        }
-        let spend = if inner.config.rate_limiting {
-            lock(&inner.quotas).try_spend(&inner.config, now, subject, Resource::Graphql, cost.cost)
+            )
         } else {
-            Ok(peek(&mut lock(&inner.quotas)))
-        };
-        let reading = match spend {
-            Ok(r) => r,
-            Err(r) => {
-                let body = json!({
-                    "errors": [{
-                        "type": "RATE_LIMITED",
-                        "code": "graphql_rate_limit",
-                        "message": subject.exceeded_message(true),
-                    }]
-                });
-                return (Reply::json(StatusCode::OK, &body), Some(r), 0);
+            match lock(&inner.quotas).try_spend(&inner.config, now, subject, class.resource, 1) {
+                Ok(r) => (r, 1),
+                Err(r) => {
+                    let mut reply = primary_reply(subject, &ctx.request_id, r.resource);
+                    if inner.config.scenario == Scenario::RateLimited429 {
+                        reply.status = StatusCode::TOO_MANY_REQUESTS;
+                    }
+                    return Err((reply, r));
+                }
             }
         };
-        let gctx = GqlCtx {
-            world: inner.world.clone(),
-            viewer: match subject {
-                Subject::User { login, .. } => Some(login.clone()),
-                _ => None,
-            },
-            rate: inner.config.rate_limiting.then_some(RateInfo {
-                limit: reading.limit,
-                cost: cost.cost,
-                remaining: reading.remaining,
-                used: reading.used,
-                reset_at: reading.reset,
-                node_count: cost.node_count,
-            }),
-            base: ctx.base.clone(),
-            scenario: inner.config.scenario,
-        };
-        // Heavy nested queries exceed GitHub's resource limits partway: it answers 200 with
-        // what it gave up on null. The query ran, so it is charged.
-        let limited = inner.config.scenario == Scenario::ResourceLimited
-            && cost.node_count > inner.config.resource_limit_nodes;
-        let mut request = async_graphql::Request::new(query)
-            .variables(async_graphql::Variables::from_json(variables))
-            .data(gctx);
-        if let Some(op) = operation {
-            request = request.operation_name(op);
-        }
-        let response = inner.schema.execute(request).await;
-        let failed =
-            || json!({"errors": [{"message": "Something went wrong while executing your query."}]});
-        let reply = if limited {
-            let value = serde_json::to_value(&response).unwrap_or_else(|_| failed());
-            Reply::json(StatusCode::OK, &graphql::resource_limited(value))
-        } else if response.errors.is_empty() {
-            // Serialized straight from the engine, so fields keep the query's order.
-            match serde_json::to_vec(&response) {
-                Ok(body) => Reply::raw_json(StatusCode::OK, body),
-                Err(_) => Reply::json(StatusCode::OK, &failed()),
-            }
-        } else {
-            let value = serde_json::to_value(&response).unwrap_or_else(|_| failed());
-            Reply::json(StatusCode::OK, &graphql::github_error_shape(value))
-        };
-        let spent = if inner.config.rate_limiting {
-            cost.cost
-        } else {
-            0
-        };
-        (reply, Some(reading), spent)
+        Ok((reading, spent))
     }
 
-    fn rate_limit_body(&self, ctx: &Ctx) -> Reply {
+    /// The answer of a REST request admitted by the limits: `/rate_limit` (refused where rate
+    /// limiting is off, as Enterprise Server does) or a route.
+    fn rest_reply(&self, ctx: &Ctx, class: &Class) -> Reply {
         let inner = &self.inner;
-        let now = ctx.now;
-        let mut resources = serde_json::Map::new();
-        let mut core = Value::Null;
-        for r in Resource::ALL {
-            let reading = lock(&inner.quotas).report(&inner.config, now, &ctx.subject, r);
-            let v = if inner.config.lying_rate_limit {
-                json!({
-                    "limit": reading.limit,
-                    "used": 0,
-                    "remaining": reading.limit,
-                    "reset": (now + SignedDuration::from_secs(3600)).as_second(),
-                })
-            } else {
-                json!({
-                    "limit": reading.limit,
-                    "used": reading.used,
-                    "remaining": reading.remaining,
-                    "reset": reading.reset.as_second(),
-                })
-            };
-            if r == Resource::Core {
-                core = v.clone();
-            }
-            resources.insert(r.name().to_owned(), v);
+        if class.free && !inner.config.rate_limiting {
+            // What GitHub Enterprise Server answers when rate limiting is off.
+            Reply::json(
+                StatusCode::NOT_FOUND,
+                &json!({
+                    "message": "Rate limiting is not enabled.",
+                    "documentation_url": "https://docs.github.com/enterprise-server/rest",
+                }),
+            )
+        } else if class.free {
+            self.rate_limit_body(ctx)
+        } else {
+            self.route(ctx)
         }
-        let reset_hour = (now + SignedDuration::from_secs(3600)).as_second();
-        for (name, limit) in [
-            ("integration_manifest", 5000),
-            ("dependency_snapshots", 100),
-            ("actions_runner_registration", 10_000),
-        ] {
-            resources.insert(
-                name.to_owned(),
-                json!({"limit": limit, "used": 0, "remaining": limit, "reset": reset_hour}),
-            );
-        }
-        let version = ctx
-            .headers
-            .get("x-github-api-version")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("2022-11-28");
-        let mut body = json!({"resources": resources});
-        // From API version 2026-03-10 on, the top-level `rate` key is gone.
-        if version < "2026-03-10"
-            && let Some(obj) = body.as_object_mut()
-        {
-            obj.insert("rate".to_owned(), core);
-        }
-        let mut reply = Reply::json(StatusCode::OK, &body);
-        reply.etag = false;
-        reply
+    }
+
+    fn retry_after_date(&self, now: Timestamp) -> Option<Timestamp> {
+        self.inner.config.retry_after_as_http_date.then_some(now)
     }
 
     fn finish(&self, a: FinishArgs<'_>) -> Response<Bytes> {
@@ -1007,6 +627,42 @@ impl Simulator {
         *resp.headers_mut() = reply.headers;
         resp
     }
+}
+
+/// One of the injected server errors: a JSON 500, an HTML 502 or a JSON 503.
+fn injected_error(pick: u8) -> Reply {
+    match pick {
+        0 => Reply::json(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &json!({"message": "Server Error"}),
+        ),
+        1 => Reply {
+            status: StatusCode::BAD_GATEWAY,
+            headers: HeaderMap::new(),
+            body: Bytes::from_static(b"<html><body><h1>502 Bad Gateway</h1></body></html>"),
+            etag: false,
+        },
+        _ => Reply::json(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &json!({"message": "Service Unavailable"}),
+        ),
+    }
+}
+
+/// The token of an `Authorization: token …` or `Bearer …` header.
+fn token_of(authorization: &str) -> Option<String> {
+    let (scheme, rest) = authorization.split_once(' ')?;
+    let scheme = scheme.to_ascii_lowercase();
+    (scheme == "token" || scheme == "bearer").then(|| rest.trim().to_owned())
+}
+
+/// GitHub's answer to a request it could not answer in time.
+fn gateway_timeout() -> Reply {
+    Reply::message(
+        StatusCode::GATEWAY_TIMEOUT,
+        "We couldn't respond to your request in time. Sorry about that. Please try resubmitting your request and contact us if the problem persists.",
+        "https://docs.github.com/rest",
+    )
 }
 
 fn ts_millis(t: Timestamp) -> String {

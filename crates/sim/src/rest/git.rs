@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use http::StatusCode;
 use serde_json::{Value, json};
 
-use super::{DOC, ancestors, invalid_request, ref_node_id, requires_auth, sha_of};
+use super::*;
 use crate::render;
 use crate::sim::{Ctx, Reply};
 use crate::world::{CommitRec, FileRec, RepoRec, World, tree_sha};
@@ -292,6 +292,151 @@ pub(super) fn update_ref(
             "url": format!("{base}/repos/{full}/git/refs/heads/{branch}"),
             "object": {"type": "commit", "sha": sha, "url": format!("{base}/repos/{full}/git/commits/{sha}")},
         }),
+    )
+}
+
+impl Simulator {
+    /// The Git data API of one repository.
+    pub(super) fn git_route(
+        &self,
+        ctx: &Ctx,
+        mut w: MutexGuard<'_, World>,
+        repo: &RepoRec,
+        rest: &[&str],
+    ) -> Reply {
+        let m = &ctx.method;
+        let get = *m == Method::GET || *m == Method::HEAD;
+        let full = repo.full_name();
+        let base = ctx.base.as_str();
+        match rest {
+            ["git", "refs"] if *m == Method::POST => {
+                let body = match self.body_json(ctx) {
+                    Ok(b) => b,
+                    Err(r) => return r,
+                };
+                create_ref(ctx, &mut w, repo, &body)
+            }
+            ["git", "blobs"] if *m == Method::POST => {
+                let body = match self.body_json(ctx) {
+                    Ok(b) => b,
+                    Err(r) => return r,
+                };
+                create_blob(ctx, &mut w, repo, &body)
+            }
+            ["git", "trees"] if *m == Method::POST => {
+                let body = match self.body_json(ctx) {
+                    Ok(b) => b,
+                    Err(r) => return r,
+                };
+                create_tree(ctx, &mut w, repo, &body)
+            }
+            ["git", "commits"] if *m == Method::POST => {
+                let body = match self.body_json(ctx) {
+                    Ok(b) => b,
+                    Err(r) => return r,
+                };
+                let counter = {
+                    let mut s = lock(&self.inner.scenario_state);
+                    s.commit_counter += 1;
+                    s.commit_counter
+                };
+                create_commit(ctx, &mut w, repo, &body, counter)
+            }
+            ["git", "commits", sha] if get => {
+                let c = w.content(repo.id).clone();
+                match c.commits.get(*sha) {
+                    Some(cm) => Reply::ok(&render::git_commit(base, &w, &full, cm)),
+                    None => Reply::not_found(),
+                }
+            }
+            ["git", "refs", refname @ ..] if *m == Method::PATCH && !refname.is_empty() => {
+                let body = match self.body_json(ctx) {
+                    Ok(b) => b,
+                    Err(r) => return r,
+                };
+                update_ref(ctx, &mut w, repo, &refname.join("/"), &body)
+            }
+            ["git", "ref", refname @ ..] if get => {
+                let refname = refname.join("/");
+                let Some(branch) = refname.strip_prefix("heads/") else {
+                    return Reply::not_found();
+                };
+                match w.content(repo.id).branch(branch) {
+                    Some(b) => Reply::ok(&json!({
+                        "ref": format!("refs/heads/{}", b.name),
+                        "node_id": ref_node_id(repo.id, &b.name),
+                        "url": format!("{base}/repos/{full}/git/refs/heads/{}", b.name),
+                        "object": {"type": "commit", "sha": b.sha, "url": format!("{base}/repos/{full}/git/commits/{}", b.sha)},
+                    })),
+                    None => Reply::not_found(),
+                }
+            }
+            _ => Reply::not_found(),
+        }
+    }
+}
+
+pub(super) fn create_ref(ctx: &Ctx, w: &mut World, repo: &RepoRec, body: &Value) -> Reply {
+    if !ctx.subject.is_authenticated() {
+        return requires_auth();
+    }
+    let Some(refname) = body.get("ref").and_then(Value::as_str) else {
+        return invalid_request("ref");
+    };
+    let Some(sha) = body.get("sha").and_then(Value::as_str) else {
+        return invalid_request("sha");
+    };
+    let Some(branch) = refname
+        .strip_prefix("refs/heads/")
+        .filter(|b| !b.is_empty() && !b.contains("..") && !b.ends_with('/') && !b.contains(' '))
+    else {
+        return Reply::message(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Reference name is invalid",
+            DOC,
+        );
+    };
+    let c = w.content(repo.id);
+    if c.branch(branch).is_some() {
+        return Reply::message(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Reference already exists",
+            DOC,
+        );
+    }
+    if !c.commits.contains_key(sha) {
+        return Reply::message(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Object does not exist",
+            DOC,
+        );
+    }
+    c.branches.push(BranchRec {
+        name: branch.to_owned(),
+        sha: sha.to_owned(),
+        protection: None,
+    });
+    let full = repo.full_name();
+    let url = format!("{}/repos/{full}/git/{refname}", ctx.base);
+    Reply::json(
+        StatusCode::CREATED,
+        &json!({
+            "ref": refname,
+            "node_id": ref_node_id(repo.id, branch),
+            "url": url,
+            "object": {"type": "commit", "sha": sha, "url": format!("{}/repos/{full}/git/commits/{sha}", ctx.base)},
+        }),
+    )
+    .header("location", &url)
+}
+
+/// A ref's node id, stable per repository and branch (GitHub's are opaque).
+pub(super) fn ref_node_id(repo_id: u64, branch: &str) -> String {
+    format!(
+        "REF_{}",
+        sha_of(&[&repo_id.to_string(), branch])
+            .get(..20)
+            .unwrap_or("")
     )
 }
 
