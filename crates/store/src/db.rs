@@ -42,7 +42,7 @@ impl OnPool for crate::PgStore {
 /// Runs `$body` with `$pool` bound to the concrete pool: the one expression is compiled once
 /// per backend, so the SQL and the row mapping stay single.
 macro_rules! on_each_pool {
-    ($pools:expr, $pool:ident => $body:expr) => {
+    ($pools:expr, |$pool:ident| $body:expr) => {
         match $pools {
             $crate::db::Pools::Sqlite($pool) => $body,
             $crate::db::Pools::Pg($pool) => $body,
@@ -114,4 +114,45 @@ where
     fn json(&self, column: &'static str) -> Result<serde_json::Value> {
         Ok(self.try_get::<Json<serde_json::Value>, _>(column)?.0)
     }
+}
+
+/// A value one column decodes to, read through [`ReadRow`].
+pub(crate) trait FromColumn: Sized {
+    /// Reads `column` of `row`.
+    fn read(row: &impl ReadRow, column: &'static str) -> Result<Self>;
+}
+
+impl FromColumn for String {
+    fn read(row: &impl ReadRow, column: &'static str) -> Result<Self> {
+        row.text(column)
+    }
+}
+
+impl FromColumn for Option<String> {
+    fn read(row: &impl ReadRow, column: &'static str) -> Result<Self> {
+        row.opt_text(column)
+    }
+}
+
+impl FromColumn for i64 {
+    fn read(row: &impl ReadRow, column: &'static str) -> Result<Self> {
+        row.int(column)
+    }
+}
+
+impl FromColumn for Option<i64> {
+    fn read(row: &impl ReadRow, column: &'static str) -> Result<Self> {
+        row.opt_int(column)
+    }
+}
+
+impl FromColumn for bool {
+    fn read(row: &impl ReadRow, column: &'static str) -> Result<Self> {
+        row.boolean(column)
+    }
+}
+
+/// `column` of `row` as whatever type the caller expects.
+pub(crate) fn get<T: FromColumn>(row: &impl ReadRow, column: &'static str) -> Result<T> {
+    T::read(row, column)
 }

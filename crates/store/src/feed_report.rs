@@ -513,9 +513,11 @@ where
 {
     async fn schema_state(&self) -> Result<SchemaState> {
         let pools = self.pools();
-        let applied = on_each_pool!(pools, pool => {
+        let applied = on_each_pool!(pools, |pool| {
             let rows = sqlx::query(SCHEMA_SQL).fetch_all(pool).await?;
-            rows.iter().map(|r| r.int("version")).collect::<Result<Vec<_>>>()?
+            rows.iter()
+                .map(|r| r.int("version"))
+                .collect::<Result<Vec<_>>>()?
         });
         Ok(SchemaState {
             applied,
@@ -524,7 +526,7 @@ where
     }
 
     async fn event_sources(&self) -> Result<Vec<EventSource>> {
-        on_each_pool!(self.pools(), pool => {
+        on_each_pool!(self.pools(), |pool| {
             let rows = sqlx::query(EVENT_SOURCES_SQL).fetch_all(pool).await?;
             rows.iter().map(event_source_from).collect()
         })
@@ -538,8 +540,10 @@ where
              GROUP BY enrichment_stage, enrichment_status"
         );
         let mut out = empty_backlog();
-        on_each_pool!(self.pools(), pool => {
-            let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).fetch_all(pool).await?;
+        on_each_pool!(self.pools(), |pool| {
+            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .fetch_all(pool)
+                .await?;
             for row in &rows {
                 add_backlog_group(&mut out, row)?;
             }
@@ -564,7 +568,7 @@ where
                ELSE next_retry_at_ms END AS ready \
              FROM {t} WHERE {stages}) s WHERE ready > $1"
         );
-        on_each_pool!(self.pools(), pool => {
+        on_each_pool!(self.pools(), |pool| {
             let row = sqlx::query(sqlx::AssertSqlSafe(sql))
                 .bind(ms(now))
                 .fetch_one(pool)
@@ -582,7 +586,7 @@ where
              AND (lease_token IS NULL OR lease_expires_at_ms IS NULL \
                   OR lease_expires_at_ms <= $1) LIMIT 1) s"
         );
-        on_each_pool!(self.pools(), pool => {
+        on_each_pool!(self.pools(), |pool| {
             let row = sqlx::query(sqlx::AssertSqlSafe(sql))
                 .bind(ms(now))
                 .fetch_one(pool)
@@ -597,7 +601,7 @@ where
         until: Timestamp,
     ) -> Result<Vec<(String, String, BatchGroup)>> {
         let mut out = Vec::new();
-        on_each_pool!(self.pools(), pool => {
+        on_each_pool!(self.pools(), |pool| {
             let rows = sqlx::query(BATCH_GROUPS_SQL)
                 .bind(ms(since))
                 .bind(ms(until))
@@ -624,7 +628,7 @@ where
                  AND contract_complete_at_ms <= $2) AS completions, \
              (SELECT COUNT(*) FROM {t} WHERE terminal_at_ms >= $1 AND terminal_at_ms <= $2) AS terminals"
         );
-        on_each_pool!(self.pools(), pool => {
+        on_each_pool!(self.pools(), |pool| {
             let row = sqlx::query(sqlx::AssertSqlSafe(sql))
                 .bind(ms(since))
                 .bind(ms(until))
@@ -639,14 +643,14 @@ where
     }
 
     async fn first_activity_at(&self) -> Result<Option<Timestamp>> {
-        on_each_pool!(self.pools(), pool => {
+        on_each_pool!(self.pools(), |pool| {
             let row = sqlx::query(FIRST_ACTIVITY_SQL).fetch_one(pool).await?;
             Ok(earliest(row.opt_ts("runs")?, row.opt_ts("events")?))
         })
     }
 
     async fn coverage(&self, since: Timestamp, until: Timestamp) -> Result<CoverageCounts> {
-        on_each_pool!(self.pools(), pool => {
+        on_each_pool!(self.pools(), |pool| {
             let row = sqlx::query(COVERAGE_SQL)
                 .bind(ms(since))
                 .bind(ms(until))
@@ -668,7 +672,7 @@ where
         limit: u32,
     ) -> Result<Vec<PushEventRow>> {
         let sql = push_events_page_sql(filter, after.is_some());
-        on_each_pool!(self.pools(), pool => {
+        on_each_pool!(self.pools(), |pool| {
             let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
             if let Some(id) = filter.actor_id {
                 query = query.bind(id);
@@ -691,7 +695,7 @@ where
         github_event_id: &str,
     ) -> Result<Option<(PushEventRow, serde_json::Value)>> {
         let sql = format!("{EVENT_SELECT}, e.raw_json{EVENT_FROM} WHERE e.github_event_id = $1");
-        on_each_pool!(self.pools(), pool => {
+        on_each_pool!(self.pools(), |pool| {
             let row = sqlx::query(sqlx::AssertSqlSafe(sql))
                 .bind(github_event_id.to_owned())
                 .fetch_optional(pool)
