@@ -442,6 +442,44 @@ async fn pg_group(
     events: &[&PushEventWrite],
     raws: &[&str],
 ) -> Result<Vec<bool>> {
+    let new = pg_new_events(conn, events).await?;
+    let (actors, repositories) = plan_entities(events, &new);
+    for (table, columns, update, rows) in [
+        ("actors", ACTOR_COLUMNS, ACTOR_UPDATE, &actors),
+        (
+            "repositories",
+            REPOSITORY_COLUMNS,
+            REPOSITORY_UPDATE,
+            &repositories,
+        ),
+    ] {
+        pg_write_entities(conn, table, columns, update, rows).await?;
+    }
+
+    let (chosen, raw): (Vec<&PushEventWrite>, Vec<&str>) = events
+        .iter()
+        .zip(raws)
+        .zip(&new)
+        .filter(|(_, is_new)| **is_new)
+        .map(|((event, raw), _)| (*event, *raw))
+        .unzip();
+    if chosen.is_empty() {
+        return Ok(new);
+    }
+    let inserted = pg_insert_events(conn, &chosen, raw).await?;
+    if inserted != chosen.len() as u64 {
+        return Err(StoreError::Conflict(
+            "push events appeared during the batch".into(),
+        ));
+    }
+    Ok(new)
+}
+
+/// For each event of the group, whether it is new: not stored yet and not earlier in the group.
+async fn pg_new_events(
+    conn: &mut sqlx::PgConnection,
+    events: &[&PushEventWrite],
+) -> Result<Vec<bool>> {
     let ids: Vec<&str> = events.iter().map(|e| e.github_event_id.as_str()).collect();
     let stored: HashSet<String> = sqlx::query_scalar::<_, String>(
         "SELECT github_event_id FROM push_events WHERE github_event_id = ANY($1)",
@@ -460,87 +498,84 @@ async fn pg_group(
         }
         new.push(is_new);
     }
-    let (actors, repositories) = plan_entities(events, &new);
+    Ok(new)
+}
 
-    for (table, columns, update, rows) in [
-        ("actors", ACTOR_COLUMNS, ACTOR_UPDATE, &actors),
-        (
-            "repositories",
-            REPOSITORY_COLUMNS,
-            REPOSITORY_UPDATE,
-            &repositories,
-        ),
-    ] {
-        let n = rows.len();
-        let (mut c1, mut c2, mut c3, mut c4, mut c5) = (
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-        );
-        let (mut c6, mut c7, mut c8, mut c9) = (
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-        );
-        for (id, write) in rows.iter() {
-            c1.push(*id);
-            if table == "actors" {
-                let actor = &write.last.actor;
-                c2.push(Some(actor.login.as_str()));
-                c3.push(actor.display_login.as_deref());
-                c4.push(actor.url.as_deref());
-                c5.push(actor.avatar_url.as_deref());
-            } else {
-                let repository = &write.last.repository;
-                let (owner, name) = match repository.full_name.split_once('/') {
-                    Some((owner, name)) => (Some(owner), Some(name)),
-                    None => (None, None),
-                };
-                c2.push(Some(repository.full_name.as_str()));
-                c3.push(name);
-                c4.push(owner);
-                c5.push(repository.url.as_deref());
-            }
-            c6.push(ms(write.last.received_at));
-            let (first, last, latest) = split(write.activity);
-            c7.push(first);
-            c8.push(last);
-            c9.push(latest);
+/// One entity table's rows of the group as one `UNNEST` upsert.
+async fn pg_write_entities(
+    conn: &mut sqlx::PgConnection,
+    table: &str,
+    columns: &str,
+    update: &str,
+    rows: &BTreeMap<i64, EntityWrite<'_>>,
+) -> Result<()> {
+    let n = rows.len();
+    let (mut c1, mut c2, mut c3, mut c4, mut c5) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    let (mut c6, mut c7, mut c8, mut c9) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    for (id, write) in rows.iter() {
+        c1.push(*id);
+        if table == "actors" {
+            let actor = &write.last.actor;
+            c2.push(Some(actor.login.as_str()));
+            c3.push(actor.display_login.as_deref());
+            c4.push(actor.url.as_deref());
+            c5.push(actor.avatar_url.as_deref());
+        } else {
+            let repository = &write.last.repository;
+            let (owner, name) = match repository.full_name.split_once('/') {
+                Some((owner, name)) => (Some(owner), Some(name)),
+                None => (None, None),
+            };
+            c2.push(Some(repository.full_name.as_str()));
+            c3.push(name);
+            c4.push(owner);
+            c5.push(repository.url.as_deref());
         }
-        sqlx::query(sqlx::AssertSqlSafe(pg_entity_sql(table, columns, update)))
-            .bind(c1)
-            .bind(c2)
-            .bind(c3)
-            .bind(c4)
-            .bind(c5)
-            .bind(c6)
-            .bind(c7)
-            .bind(c8)
-            .bind(c9)
-            .execute(&mut *conn)
-            .await?;
+        c6.push(ms(write.last.received_at));
+        let (first, last, latest) = split(write.activity);
+        c7.push(first);
+        c8.push(last);
+        c9.push(latest);
     }
+    sqlx::query(sqlx::AssertSqlSafe(pg_entity_sql(table, columns, update)))
+        .bind(c1)
+        .bind(c2)
+        .bind(c3)
+        .bind(c4)
+        .bind(c5)
+        .bind(c6)
+        .bind(c7)
+        .bind(c8)
+        .bind(c9)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
 
-    let (chosen, raw): (Vec<&PushEventWrite>, Vec<&str>) = events
-        .iter()
-        .zip(raws)
-        .zip(&new)
-        .filter(|(_, is_new)| **is_new)
-        .map(|((event, raw), _)| (*event, *raw))
-        .unzip();
-    if chosen.is_empty() {
-        return Ok(new);
-    }
+/// The group's new events as one `UNNEST` insert, in group order; returns the rows inserted.
+async fn pg_insert_events(
+    conn: &mut sqlx::PgConnection,
+    chosen: &[&PushEventWrite],
+    raw: Vec<&str>,
+) -> Result<u64> {
     let column = |f: fn(&PushEventWrite) -> Option<i64>| -> Vec<Option<i64>> {
         chosen.iter().map(|e| f(e)).collect()
     };
     let text = |f: fn(&PushEventWrite) -> &str| -> Vec<&str> {
         chosen.iter().map(|e| f(e)).collect::<Vec<&str>>()
     };
-    let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
+    Ok(sqlx::query(sqlx::AssertSqlSafe(format!(
         "INSERT INTO push_events ({PUSH_COLUMNS}) \
          SELECT c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, \
              CAST(c16 AS JSONB) \
@@ -575,13 +610,7 @@ async fn pg_group(
     .bind(raw)
     .execute(&mut *conn)
     .await?
-    .rows_affected();
-    if inserted != chosen.len() as u64 {
-        return Err(StoreError::Conflict(
-            "push events appeared during the batch".into(),
-        ));
-    }
-    Ok(new)
+    .rows_affected())
 }
 
 #[cfg(test)]

@@ -4,14 +4,17 @@
 //!
 //! Every function here is a plain `SELECT`: nothing in this module writes, takes a lease or
 //! opens a write transaction, so a read endpoint built on it cannot spend budget or change
-//! state. Both backends run the same SQL ([`feed_report_impl!`]), like [`crate::feed_state`].
+//! state. Both backends run the same SQL: each query is written once over [`crate::db::Pools`].
 
 use async_trait::async_trait;
 use headroom_core::clock::Timestamp;
 use serde::Serialize;
 
-use crate::error::Result;
 use std::sync::Arc;
+
+use crate::db::{OnPool, Pools, ReadRow, on_each_pool};
+use crate::error::Result;
+use crate::model::ms;
 
 use crate::feed_state::{EntityKind, EventSource, FeedState, Lane};
 use crate::{PgStore, SqliteStore, Store};
@@ -303,398 +306,403 @@ const EVENT_FROM: &str = " FROM push_events e \
     JOIN actors a ON a.github_id = e.github_actor_id \
     JOIN repositories r ON r.github_id = e.github_repository_id";
 
-macro_rules! feed_report_impl {
-    ($store:ty, $db:ty, $migrations:literal) => {
-        const _: () = {
-            use sqlx::Row as _;
-
-            use crate::model::{from_ms, from_opt_ms, ms, to_u64};
-
-            type DbRow = <$db as sqlx::Database>::Row;
-
-            fn get<T>(row: &DbRow, column: &'static str) -> Result<T>
-            where
-                T: for<'r> sqlx::Decode<'r, $db> + sqlx::Type<$db>,
-            {
-                Ok(row.try_get::<T, _>(column)?)
-            }
-
-            fn count(row: &DbRow, column: &'static str) -> Result<u64> {
-                to_u64(column, get::<Option<i64>>(row, column)?.unwrap_or(0))
-            }
-
-            fn opt_ts(row: &DbRow, column: &'static str) -> Result<Option<Timestamp>> {
-                from_opt_ms(column, get::<Option<i64>>(row, column)?)
-            }
-
-            fn event_from(row: &DbRow) -> Result<PushEventRow> {
-                Ok(PushEventRow {
-                    github_event_id: get(row, "github_event_id")?,
-                    github_push_id: get(row, "github_push_id")?,
-                    git_ref: get(row, "ref")?,
-                    head_sha: get(row, "head_sha")?,
-                    before_sha: get(row, "before_sha")?,
-                    commit_count: get(row, "commit_count")?,
-                    distinct_commit_count: get(row, "distinct_commit_count")?,
-                    occurred_at: from_ms("occurred_at_ms", get(row, "occurred_at_ms")?)?,
-                    created_at: from_ms("created_at_ms", get(row, "created_at_ms")?)?,
-                    source: get(row, "source")?,
-                    actor: EntitySummary {
-                        github_id: get(row, "a_id")?,
-                        name: get(row, "a_name")?,
-                        enrichment_status: get(row, "a_status")?,
-                        enrichment_stage: get(row, "a_stage")?,
-                        fetched_at: opt_ts(row, "a_fetched")?,
-                    },
-                    repository: EntitySummary {
-                        github_id: get(row, "r_id")?,
-                        name: get(row, "r_name")?,
-                        enrichment_status: get(row, "r_status")?,
-                        enrichment_stage: get(row, "r_stage")?,
-                        fetched_at: opt_ts(row, "r_fetched")?,
-                    },
-                })
-            }
-
-            #[async_trait]
-            impl FeedReport for $store {
-                async fn schema_state(&self) -> Result<SchemaState> {
-                    let rows = sqlx::query::<$db>(
-                        "SELECT version FROM _sqlx_migrations WHERE success ORDER BY version",
-                    )
-                    .fetch_all(self.pool())
-                    .await?;
-                    let applied = rows
-                        .iter()
-                        .map(|r| get::<i64>(r, "version"))
-                        .collect::<Result<Vec<_>>>()?;
-                    let expected = sqlx::migrate!($migrations)
-                        .iter()
-                        .map(|m| m.version)
-                        .collect();
-                    Ok(SchemaState { applied, expected })
-                }
-
-                async fn event_sources(&self) -> Result<Vec<EventSource>> {
-                    let rows = sqlx::query::<$db>(
-                        "SELECT id, source_type, url, enabled, status, etag, cadence_due_at_ms, \
-                         poll_floor_until_at_ms, retry_not_before_at_ms, next_poll_at_ms, \
-                         consecutive_failures, last_error, last_polled_at_ms \
-                         FROM event_sources ORDER BY source_type",
-                    )
-                    .fetch_all(self.pool())
-                    .await?;
-                    rows.iter()
-                        .map(|row| {
-                            Ok(EventSource {
-                                id: get(row, "id")?,
-                                source_type: get(row, "source_type")?,
-                                url: get(row, "url")?,
-                                enabled: get(row, "enabled")?,
-                                status: get(row, "status")?,
-                                etag: get(row, "etag")?,
-                                cadence_due_at: opt_ts(row, "cadence_due_at_ms")?,
-                                poll_floor_until: opt_ts(row, "poll_floor_until_at_ms")?,
-                                retry_not_before_at: opt_ts(row, "retry_not_before_at_ms")?,
-                                next_poll_at: opt_ts(row, "next_poll_at_ms")?,
-                                consecutive_failures: count(row, "consecutive_failures")?,
-                                last_error: get(row, "last_error")?,
-                                last_polled_at: opt_ts(row, "last_polled_at_ms")?,
-                            })
-                        })
-                        .collect()
-                }
-
-                async fn entity_backlog(&self, kind: EntityKind) -> Result<EntityBacklog> {
-                    let t = table(kind);
-                    let sql = format!(
-                        "SELECT enrichment_stage AS stage, enrichment_status AS status, \
-                         COUNT(*) AS n, MIN(created_at_ms) AS oldest FROM {t} \
-                         GROUP BY enrichment_stage, enrichment_status"
-                    );
-                    let rows = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
-                        .fetch_all(self.pool())
-                        .await?;
-                    let mut out = EntityBacklog {
-                        pending: 0,
-                        complete: 0,
-                        retryable_failure: 0,
-                        permanent_failure: 0,
-                        oldest_backlog_created_at: None,
-                        contract_backlog: 0,
-                        stages: STAGES
-                            .iter()
-                            .map(|s| StageCount {
-                                stage: s,
-                                count: 0,
-                                oldest_created_at: None,
-                            })
-                            .collect(),
-                    };
-                    for row in &rows {
-                        let stage: String = get(row, "stage")?;
-                        let status: String = get(row, "status")?;
-                        let n = count(row, "n")?;
-                        let oldest = opt_ts(row, "oldest")?;
-                        let earliest = |a: Option<Timestamp>| match (a, oldest) {
-                            (Some(a), Some(b)) => Some(a.min(b)),
-                            (a, b) => a.or(b),
-                        };
-                        match status.as_str() {
-                            "pending" => out.pending += n,
-                            "complete" => out.complete += n,
-                            "retryable_failure" => out.retryable_failure += n,
-                            _ => out.permanent_failure += n,
-                        }
-                        if matches!(status.as_str(), "pending" | "retryable_failure") {
-                            out.oldest_backlog_created_at =
-                                earliest(out.oldest_backlog_created_at);
-                        }
-                        if !matches!(stage.as_str(), "contract_complete" | "terminal") {
-                            out.contract_backlog += n;
-                        }
-                        if let Some(slot) = out.stages.iter_mut().find(|s| s.stage == stage) {
-                            slot.count += n;
-                            slot.oldest_created_at = earliest(slot.oldest_created_at);
-                        }
-                    }
-                    Ok(out)
-                }
-
-                async fn next_claimable_at(
-                    &self,
-                    kind: EntityKind,
-                    lane: Lane,
-                    now: Timestamp,
-                ) -> Result<Option<Timestamp>> {
-                    let t = table(kind);
-                    let stages = lane_stages(lane);
-                    // A row is claimable once both its backoff and any lease on it have passed.
-                    let sql = format!(
-                        "SELECT MIN(ready) AS ready FROM (SELECT CASE \
-                           WHEN lease_token IS NOT NULL AND lease_expires_at_ms IS NOT NULL \
-                                AND (next_retry_at_ms IS NULL OR lease_expires_at_ms > next_retry_at_ms) \
-                             THEN lease_expires_at_ms \
-                           ELSE next_retry_at_ms END AS ready \
-                         FROM {t} WHERE {stages}) s WHERE ready > $1"
-                    );
-                    let row = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
-                        .bind(ms(now))
-                        .fetch_one(self.pool())
-                        .await?;
-                    opt_ts(&row, "ready")
-                }
-
-                async fn claimable(
-                    &self,
-                    kind: EntityKind,
-                    lane: Lane,
-                    now: Timestamp,
-                ) -> Result<bool> {
-                    let t = table(kind);
-                    let stages = lane_stages(lane);
-                    let sql = format!(
-                        "SELECT COUNT(*) AS n FROM (SELECT 1 AS one FROM {t} WHERE {stages} \
-                         AND (next_retry_at_ms IS NULL OR next_retry_at_ms <= $1) \
-                         AND (lease_token IS NULL OR lease_expires_at_ms IS NULL \
-                              OR lease_expires_at_ms <= $1) LIMIT 1) s"
-                    );
-                    let row = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
-                        .bind(ms(now))
-                        .fetch_one(self.pool())
-                        .await?;
-                    Ok(count(&row, "n")? > 0)
-                }
-
-                async fn batch_groups(
-                    &self,
-                    since: Timestamp,
-                    until: Timestamp,
-                ) -> Result<Vec<(String, String, BatchGroup)>> {
-                    let rows = sqlx::query::<$db>(
-                        "SELECT request_kind, entity_kind, status, COUNT(*) AS n, \
-                         CAST(SUM(requested_count) AS BIGINT) AS requested, \
-                         CAST(SUM(returned_count) AS BIGINT) AS returned, \
-                         CAST(SUM(valid_count) AS BIGINT) AS valid, \
-                         CAST(SUM(missing_count) AS BIGINT) AS missing, \
-                         CAST(SUM(invalid_count) AS BIGINT) AS invalid, \
-                         CAST(SUM(CASE WHEN incomplete_results THEN 1 ELSE 0 END) AS BIGINT) AS incomplete \
-                         FROM enrichment_batches WHERE started_at_ms >= $1 AND started_at_ms <= $2 \
-                         GROUP BY request_kind, entity_kind, status",
-                    )
-                    .bind(ms(since))
-                    .bind(ms(until))
-                    .fetch_all(self.pool())
-                    .await?;
-                    let mut out: Vec<(String, String, BatchGroup)> = Vec::new();
-                    for row in &rows {
-                        let request_kind: String = get(row, "request_kind")?;
-                        let entity_kind: String = get(row, "entity_kind")?;
-                        let i = match out
-                            .iter()
-                            .position(|(r, e, _)| *r == request_kind && *e == entity_kind)
-                        {
-                            Some(i) => i,
-                            None => {
-                                out.push((request_kind, entity_kind, BatchGroup::default()));
-                                out.len() - 1
-                            }
-                        };
-                        let g = &mut out[i].2;
-                        let n = count(row, "n")?;
-                        g.attempts += n;
-                        match get::<String>(row, "status")?.as_str() {
-                            "in_flight" => g.in_flight += n,
-                            "succeeded" => g.succeeded += n,
-                            "failed" => g.failed += n,
-                            "deferred" => g.deferred += n,
-                            _ => g.stale_lease += n,
-                        }
-                        g.requested_items += count(row, "requested")?;
-                        g.returned_items += count(row, "returned")?;
-                        g.valid_items += count(row, "valid")?;
-                        g.missing_items += count(row, "missing")?;
-                        g.invalid_items += count(row, "invalid")?;
-                        g.incomplete_results += count(row, "incomplete")?;
-                    }
-                    Ok(out)
-                }
-
-                async fn entity_flow(
-                    &self,
-                    kind: EntityKind,
-                    since: Timestamp,
-                    until: Timestamp,
-                ) -> Result<EntityFlow> {
-                    let t = table(kind);
-                    let sql = format!(
-                        "SELECT \
-                         (SELECT COUNT(*) FROM {t} WHERE created_at_ms >= $1 AND created_at_ms <= $2) AS arrivals, \
-                         (SELECT COUNT(*) FROM {t} WHERE contract_complete_at_ms >= $1 \
-                             AND contract_complete_at_ms <= $2) AS completions, \
-                         (SELECT COUNT(*) FROM {t} WHERE terminal_at_ms >= $1 AND terminal_at_ms <= $2) AS terminals"
-                    );
-                    let row = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
-                        .bind(ms(since))
-                        .bind(ms(until))
-                        .fetch_one(self.pool())
-                        .await?;
-                    Ok(EntityFlow {
-                        arrivals: count(&row, "arrivals")?,
-                        completions: count(&row, "completions")?,
-                        terminals: count(&row, "terminals")?,
-                    })
-                }
-
-                async fn first_activity_at(&self) -> Result<Option<Timestamp>> {
-                    let row = sqlx::query::<$db>(
-                        "SELECT (SELECT MIN(started_at_ms) FROM ingestion_runs) AS runs, \
-                         (SELECT MIN(created_at_ms) FROM push_events) AS events",
-                    )
-                    .fetch_one(self.pool())
-                    .await?;
-                    let runs = opt_ts(&row, "runs")?;
-                    let events = opt_ts(&row, "events")?;
-                    Ok(match (runs, events) {
-                        (Some(a), Some(b)) => Some(a.min(b)),
-                        (a, b) => a.or(b),
-                    })
-                }
-
-                async fn coverage(
-                    &self,
-                    since: Timestamp,
-                    until: Timestamp,
-                ) -> Result<CoverageCounts> {
-                    let row = sqlx::query::<$db>(
-                        "SELECT COUNT(*) AS events, \
-                         CAST(SUM(CASE WHEN a.enrichment_status = 'complete' THEN 1 ELSE 0 END) AS BIGINT) AS actor_complete, \
-                         CAST(SUM(CASE WHEN r.enrichment_status = 'complete' THEN 1 ELSE 0 END) AS BIGINT) AS repository_complete, \
-                         CAST(SUM(CASE WHEN a.enrichment_status = 'complete' \
-                             AND r.enrichment_status = 'complete' THEN 1 ELSE 0 END) AS BIGINT) AS both_complete \
-                         FROM push_events e \
-                         JOIN actors a ON a.github_id = e.github_actor_id \
-                         JOIN repositories r ON r.github_id = e.github_repository_id \
-                         WHERE e.created_at_ms >= $1 AND e.created_at_ms <= $2",
-                    )
-                    .bind(ms(since))
-                    .bind(ms(until))
-                    .fetch_one(self.pool())
-                    .await?;
-                    Ok(CoverageCounts {
-                        events: count(&row, "events")?,
-                        actor_complete: count(&row, "actor_complete")?,
-                        repository_complete: count(&row, "repository_complete")?,
-                        both_complete: count(&row, "both_complete")?,
-                    })
-                }
-
-                async fn push_events_page(
-                    &self,
-                    filter: PushEventFilter,
-                    after: Option<&PushEventKey>,
-                    limit: u32,
-                ) -> Result<Vec<PushEventRow>> {
-                    let mut sql = format!("{EVENT_SELECT}{EVENT_FROM} WHERE 1 = 1");
-                    let mut n = 0;
-                    let mut next = || {
-                        n += 1;
-                        n
-                    };
-                    if filter.actor_id.is_some() {
-                        sql.push_str(&format!(" AND e.github_actor_id = ${}", next()));
-                    }
-                    if filter.repository_id.is_some() {
-                        sql.push_str(&format!(" AND e.github_repository_id = ${}", next()));
-                    }
-                    if after.is_some() {
-                        let (a, b) = (next(), next());
-                        sql.push_str(&format!(
-                            " AND (e.occurred_at_ms < ${a} \
-                             OR (e.occurred_at_ms = ${a} AND e.github_event_id < ${b}))"
-                        ));
-                    }
-                    sql.push_str(&format!(
-                        " ORDER BY e.occurred_at_ms DESC, e.github_event_id DESC LIMIT ${}",
-                        next()
-                    ));
-                    let mut query = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql));
-                    if let Some(id) = filter.actor_id {
-                        query = query.bind(id);
-                    }
-                    if let Some(id) = filter.repository_id {
-                        query = query.bind(id);
-                    }
-                    if let Some(key) = after {
-                        query = query
-                            .bind(key.occurred_at_ms)
-                            .bind(key.github_event_id.clone());
-                    }
-                    let rows = query
-                        .bind(i64::from(limit))
-                        .fetch_all(self.pool())
-                        .await?;
-                    rows.iter().map(event_from).collect()
-                }
-
-                async fn push_event_detail(
-                    &self,
-                    github_event_id: &str,
-                ) -> Result<Option<(PushEventRow, serde_json::Value)>> {
-                    let sql =
-                        format!("{EVENT_SELECT}, e.raw_json{EVENT_FROM} WHERE e.github_event_id = $1");
-                    let row = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
-                        .bind(github_event_id.to_owned())
-                        .fetch_optional(self.pool())
-                        .await?;
-                    let Some(row) = row else { return Ok(None) };
-                    let raw = get::<sqlx::types::Json<serde_json::Value>>(&row, "raw_json")?.0;
-                    Ok(Some((event_from(&row)?, raw)))
-                }
-            }
-        };
-    };
+fn event_from(row: &impl ReadRow) -> Result<PushEventRow> {
+    Ok(PushEventRow {
+        github_event_id: row.text("github_event_id")?,
+        github_push_id: row.opt_int("github_push_id")?,
+        git_ref: row.text("ref")?,
+        head_sha: row.text("head_sha")?,
+        before_sha: row.opt_text("before_sha")?,
+        commit_count: row.opt_int("commit_count")?,
+        distinct_commit_count: row.opt_int("distinct_commit_count")?,
+        occurred_at: row.ts("occurred_at_ms")?,
+        created_at: row.ts("created_at_ms")?,
+        source: row.text("source")?,
+        actor: EntitySummary {
+            github_id: row.int("a_id")?,
+            name: row.text("a_name")?,
+            enrichment_status: row.text("a_status")?,
+            enrichment_stage: row.text("a_stage")?,
+            fetched_at: row.opt_ts("a_fetched")?,
+        },
+        repository: EntitySummary {
+            github_id: row.int("r_id")?,
+            name: row.text("r_name")?,
+            enrichment_status: row.text("r_status")?,
+            enrichment_stage: row.text("r_stage")?,
+            fetched_at: row.opt_ts("r_fetched")?,
+        },
+    })
 }
 
-feed_report_impl!(SqliteStore, sqlx::Sqlite, "./migrations/sqlite");
-feed_report_impl!(PgStore, sqlx::Postgres, "./migrations/postgres");
+fn event_source_from(row: &impl ReadRow) -> Result<EventSource> {
+    Ok(EventSource {
+        id: row.int("id")?,
+        source_type: row.text("source_type")?,
+        url: row.text("url")?,
+        enabled: row.boolean("enabled")?,
+        status: row.text("status")?,
+        etag: row.opt_text("etag")?,
+        cadence_due_at: row.opt_ts("cadence_due_at_ms")?,
+        poll_floor_until: row.opt_ts("poll_floor_until_at_ms")?,
+        retry_not_before_at: row.opt_ts("retry_not_before_at_ms")?,
+        next_poll_at: row.opt_ts("next_poll_at_ms")?,
+        consecutive_failures: row.count("consecutive_failures")?,
+        last_error: row.opt_text("last_error")?,
+        last_polled_at: row.opt_ts("last_polled_at_ms")?,
+    })
+}
+
+fn earliest(a: Option<Timestamp>, b: Option<Timestamp>) -> Option<Timestamp> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// One (stage, status) group of a class's rows, folded into its backlog.
+fn add_backlog_group(out: &mut EntityBacklog, row: &impl ReadRow) -> Result<()> {
+    let stage = row.text("stage")?;
+    let status = row.text("status")?;
+    let n = row.count("n")?;
+    let oldest = row.opt_ts("oldest")?;
+    match status.as_str() {
+        "pending" => out.pending += n,
+        "complete" => out.complete += n,
+        "retryable_failure" => out.retryable_failure += n,
+        _ => out.permanent_failure += n,
+    }
+    if matches!(status.as_str(), "pending" | "retryable_failure") {
+        out.oldest_backlog_created_at = earliest(out.oldest_backlog_created_at, oldest);
+    }
+    if !matches!(stage.as_str(), "contract_complete" | "terminal") {
+        out.contract_backlog += n;
+    }
+    if let Some(slot) = out.stages.iter_mut().find(|s| s.stage == stage) {
+        slot.count += n;
+        slot.oldest_created_at = earliest(slot.oldest_created_at, oldest);
+    }
+    Ok(())
+}
+
+fn empty_backlog() -> EntityBacklog {
+    EntityBacklog {
+        pending: 0,
+        complete: 0,
+        retryable_failure: 0,
+        permanent_failure: 0,
+        oldest_backlog_created_at: None,
+        contract_backlog: 0,
+        stages: STAGES
+            .iter()
+            .map(|s| StageCount {
+                stage: s,
+                count: 0,
+                oldest_created_at: None,
+            })
+            .collect(),
+    }
+}
+
+/// One (request kind, entity kind, status) group of envelopes, folded into its group.
+fn add_batch_group(out: &mut Vec<(String, String, BatchGroup)>, row: &impl ReadRow) -> Result<()> {
+    let request_kind = row.text("request_kind")?;
+    let entity_kind = row.text("entity_kind")?;
+    let i = match out
+        .iter()
+        .position(|(r, e, _)| *r == request_kind && *e == entity_kind)
+    {
+        Some(i) => i,
+        None => {
+            out.push((request_kind, entity_kind, BatchGroup::default()));
+            out.len() - 1
+        }
+    };
+    let g = &mut out[i].2;
+    let n = row.count("n")?;
+    g.attempts += n;
+    match row.text("status")?.as_str() {
+        "in_flight" => g.in_flight += n,
+        "succeeded" => g.succeeded += n,
+        "failed" => g.failed += n,
+        "deferred" => g.deferred += n,
+        _ => g.stale_lease += n,
+    }
+    g.requested_items += row.count("requested")?;
+    g.returned_items += row.count("returned")?;
+    g.valid_items += row.count("valid")?;
+    g.missing_items += row.count("missing")?;
+    g.invalid_items += row.count("invalid")?;
+    g.incomplete_results += row.count("incomplete")?;
+    Ok(())
+}
+
+/// The keyset page's SQL: filters and the position as numbered placeholders, in bind order.
+fn push_events_page_sql(filter: PushEventFilter, after: bool) -> String {
+    let mut sql = format!("{EVENT_SELECT}{EVENT_FROM} WHERE 1 = 1");
+    let mut n = 0;
+    let mut next = || {
+        n += 1;
+        n
+    };
+    if filter.actor_id.is_some() {
+        sql.push_str(&format!(" AND e.github_actor_id = ${}", next()));
+    }
+    if filter.repository_id.is_some() {
+        sql.push_str(&format!(" AND e.github_repository_id = ${}", next()));
+    }
+    if after {
+        let (a, b) = (next(), next());
+        sql.push_str(&format!(
+            " AND (e.occurred_at_ms < ${a} \
+             OR (e.occurred_at_ms = ${a} AND e.github_event_id < ${b}))"
+        ));
+    }
+    sql.push_str(&format!(
+        " ORDER BY e.occurred_at_ms DESC, e.github_event_id DESC LIMIT ${}",
+        next()
+    ));
+    sql
+}
+
+const SCHEMA_SQL: &str = "SELECT version FROM _sqlx_migrations WHERE success ORDER BY version";
+
+const EVENT_SOURCES_SQL: &str = "SELECT id, source_type, url, enabled, status, etag, \
+    cadence_due_at_ms, poll_floor_until_at_ms, retry_not_before_at_ms, next_poll_at_ms, \
+    consecutive_failures, last_error, last_polled_at_ms \
+    FROM event_sources ORDER BY source_type";
+
+const BATCH_GROUPS_SQL: &str = "SELECT request_kind, entity_kind, status, COUNT(*) AS n, \
+    CAST(SUM(requested_count) AS BIGINT) AS requested, \
+    CAST(SUM(returned_count) AS BIGINT) AS returned, \
+    CAST(SUM(valid_count) AS BIGINT) AS valid, \
+    CAST(SUM(missing_count) AS BIGINT) AS missing, \
+    CAST(SUM(invalid_count) AS BIGINT) AS invalid, \
+    CAST(SUM(CASE WHEN incomplete_results THEN 1 ELSE 0 END) AS BIGINT) AS incomplete \
+    FROM enrichment_batches WHERE started_at_ms >= $1 AND started_at_ms <= $2 \
+    GROUP BY request_kind, entity_kind, status";
+
+const FIRST_ACTIVITY_SQL: &str = "SELECT (SELECT MIN(started_at_ms) FROM ingestion_runs) AS runs, \
+    (SELECT MIN(created_at_ms) FROM push_events) AS events";
+
+const COVERAGE_SQL: &str = "SELECT COUNT(*) AS events, \
+    CAST(SUM(CASE WHEN a.enrichment_status = 'complete' THEN 1 ELSE 0 END) AS BIGINT) AS actor_complete, \
+    CAST(SUM(CASE WHEN r.enrichment_status = 'complete' THEN 1 ELSE 0 END) AS BIGINT) AS repository_complete, \
+    CAST(SUM(CASE WHEN a.enrichment_status = 'complete' \
+        AND r.enrichment_status = 'complete' THEN 1 ELSE 0 END) AS BIGINT) AS both_complete \
+    FROM push_events e \
+    JOIN actors a ON a.github_id = e.github_actor_id \
+    JOIN repositories r ON r.github_id = e.github_repository_id \
+    WHERE e.created_at_ms >= $1 AND e.created_at_ms <= $2";
+
+/// The migration versions this build ships for the pool's backend.
+fn expected_migrations(pools: Pools<'_>) -> Vec<i64> {
+    let migrator = match pools {
+        Pools::Sqlite(_) => sqlx::migrate!("./migrations/sqlite"),
+        Pools::Pg(_) => sqlx::migrate!("./migrations/postgres"),
+    };
+    migrator.iter().map(|m| m.version).collect()
+}
+
+// Both backends answer through this one implementation: every query is written once over
+// `Pools` and expanded for each pool by `on_each_pool!`.
+#[async_trait]
+impl<S> FeedReport for S
+where
+    S: OnPool + Send + Sync + std::fmt::Debug,
+{
+    async fn schema_state(&self) -> Result<SchemaState> {
+        let pools = self.pools();
+        let applied = on_each_pool!(pools, |pool| {
+            let rows = sqlx::query(SCHEMA_SQL).fetch_all(pool).await?;
+            rows.iter()
+                .map(|r| r.int("version"))
+                .collect::<Result<Vec<_>>>()?
+        });
+        Ok(SchemaState {
+            applied,
+            expected: expected_migrations(pools),
+        })
+    }
+
+    async fn event_sources(&self) -> Result<Vec<EventSource>> {
+        on_each_pool!(self.pools(), |pool| {
+            let rows = sqlx::query(EVENT_SOURCES_SQL).fetch_all(pool).await?;
+            rows.iter().map(event_source_from).collect()
+        })
+    }
+
+    async fn entity_backlog(&self, kind: EntityKind) -> Result<EntityBacklog> {
+        let t = table(kind);
+        let sql = format!(
+            "SELECT enrichment_stage AS stage, enrichment_status AS status, \
+             COUNT(*) AS n, MIN(created_at_ms) AS oldest FROM {t} \
+             GROUP BY enrichment_stage, enrichment_status"
+        );
+        let mut out = empty_backlog();
+        on_each_pool!(self.pools(), |pool| {
+            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .fetch_all(pool)
+                .await?;
+            for row in &rows {
+                add_backlog_group(&mut out, row)?;
+            }
+        });
+        Ok(out)
+    }
+
+    async fn next_claimable_at(
+        &self,
+        kind: EntityKind,
+        lane: Lane,
+        now: Timestamp,
+    ) -> Result<Option<Timestamp>> {
+        let t = table(kind);
+        let stages = lane_stages(lane);
+        // A row is claimable once both its backoff and any lease on it have passed.
+        let sql = format!(
+            "SELECT MIN(ready) AS ready FROM (SELECT CASE \
+               WHEN lease_token IS NOT NULL AND lease_expires_at_ms IS NOT NULL \
+                    AND (next_retry_at_ms IS NULL OR lease_expires_at_ms > next_retry_at_ms) \
+                 THEN lease_expires_at_ms \
+               ELSE next_retry_at_ms END AS ready \
+             FROM {t} WHERE {stages}) s WHERE ready > $1"
+        );
+        on_each_pool!(self.pools(), |pool| {
+            let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(ms(now))
+                .fetch_one(pool)
+                .await?;
+            row.opt_ts("ready")
+        })
+    }
+
+    async fn claimable(&self, kind: EntityKind, lane: Lane, now: Timestamp) -> Result<bool> {
+        let t = table(kind);
+        let stages = lane_stages(lane);
+        let sql = format!(
+            "SELECT COUNT(*) AS n FROM (SELECT 1 AS one FROM {t} WHERE {stages} \
+             AND (next_retry_at_ms IS NULL OR next_retry_at_ms <= $1) \
+             AND (lease_token IS NULL OR lease_expires_at_ms IS NULL \
+                  OR lease_expires_at_ms <= $1) LIMIT 1) s"
+        );
+        on_each_pool!(self.pools(), |pool| {
+            let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(ms(now))
+                .fetch_one(pool)
+                .await?;
+            Ok(row.count("n")? > 0)
+        })
+    }
+
+    async fn batch_groups(
+        &self,
+        since: Timestamp,
+        until: Timestamp,
+    ) -> Result<Vec<(String, String, BatchGroup)>> {
+        let mut out = Vec::new();
+        on_each_pool!(self.pools(), |pool| {
+            let rows = sqlx::query(BATCH_GROUPS_SQL)
+                .bind(ms(since))
+                .bind(ms(until))
+                .fetch_all(pool)
+                .await?;
+            for row in &rows {
+                add_batch_group(&mut out, row)?;
+            }
+        });
+        Ok(out)
+    }
+
+    async fn entity_flow(
+        &self,
+        kind: EntityKind,
+        since: Timestamp,
+        until: Timestamp,
+    ) -> Result<EntityFlow> {
+        let t = table(kind);
+        let sql = format!(
+            "SELECT \
+             (SELECT COUNT(*) FROM {t} WHERE created_at_ms >= $1 AND created_at_ms <= $2) AS arrivals, \
+             (SELECT COUNT(*) FROM {t} WHERE contract_complete_at_ms >= $1 \
+                 AND contract_complete_at_ms <= $2) AS completions, \
+             (SELECT COUNT(*) FROM {t} WHERE terminal_at_ms >= $1 AND terminal_at_ms <= $2) AS terminals"
+        );
+        on_each_pool!(self.pools(), |pool| {
+            let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(ms(since))
+                .bind(ms(until))
+                .fetch_one(pool)
+                .await?;
+            Ok(EntityFlow {
+                arrivals: row.count("arrivals")?,
+                completions: row.count("completions")?,
+                terminals: row.count("terminals")?,
+            })
+        })
+    }
+
+    async fn first_activity_at(&self) -> Result<Option<Timestamp>> {
+        on_each_pool!(self.pools(), |pool| {
+            let row = sqlx::query(FIRST_ACTIVITY_SQL).fetch_one(pool).await?;
+            Ok(earliest(row.opt_ts("runs")?, row.opt_ts("events")?))
+        })
+    }
+
+    async fn coverage(&self, since: Timestamp, until: Timestamp) -> Result<CoverageCounts> {
+        on_each_pool!(self.pools(), |pool| {
+            let row = sqlx::query(COVERAGE_SQL)
+                .bind(ms(since))
+                .bind(ms(until))
+                .fetch_one(pool)
+                .await?;
+            Ok(CoverageCounts {
+                events: row.count("events")?,
+                actor_complete: row.count("actor_complete")?,
+                repository_complete: row.count("repository_complete")?,
+                both_complete: row.count("both_complete")?,
+            })
+        })
+    }
+
+    async fn push_events_page(
+        &self,
+        filter: PushEventFilter,
+        after: Option<&PushEventKey>,
+        limit: u32,
+    ) -> Result<Vec<PushEventRow>> {
+        let sql = push_events_page_sql(filter, after.is_some());
+        on_each_pool!(self.pools(), |pool| {
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+            if let Some(id) = filter.actor_id {
+                query = query.bind(id);
+            }
+            if let Some(id) = filter.repository_id {
+                query = query.bind(id);
+            }
+            if let Some(key) = after {
+                query = query
+                    .bind(key.occurred_at_ms)
+                    .bind(key.github_event_id.clone());
+            }
+            let rows = query.bind(i64::from(limit)).fetch_all(pool).await?;
+            rows.iter().map(event_from).collect()
+        })
+    }
+
+    async fn push_event_detail(
+        &self,
+        github_event_id: &str,
+    ) -> Result<Option<(PushEventRow, serde_json::Value)>> {
+        let sql = format!("{EVENT_SELECT}, e.raw_json{EVENT_FROM} WHERE e.github_event_id = $1");
+        on_each_pool!(self.pools(), |pool| {
+            let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(github_event_id.to_owned())
+                .fetch_optional(pool)
+                .await?;
+            let Some(row) = row else { return Ok(None) };
+            let raw = row.json("raw_json")?;
+            Ok(Some((event_from(&row)?, raw)))
+        })
+    }
+}

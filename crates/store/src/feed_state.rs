@@ -2,12 +2,20 @@
 //! lease, ingestion runs, the core ledger row, and the figures of the state summary.
 //!
 //! A separate trait from [`crate::Store`] so the feed's queries live together; both backends
-//! implement it with the same SQL ([`feed_state_impl!`]). [`open_feed`] opens a store and its
+//! implement it with the same SQL, each query written once over [`crate::db::Pools`]. [`open_feed`] opens a store and its
 //! feed state over one pool.
 
 // Enrichment writes name the entity, its lease and what happened: several plain arguments read
 // better than a one-use struct per call.
 #![allow(clippy::too_many_arguments)]
+
+mod claims;
+mod enrichment;
+mod ledgers;
+mod overview;
+mod reconcile;
+mod rows;
+mod sources;
 
 use std::sync::Arc;
 
@@ -15,7 +23,11 @@ use async_trait::async_trait;
 use headroom_core::clock::Timestamp;
 use serde::Serialize;
 
+use headroom_core::redact::redact;
+
+use crate::db::{OnPool, Pools, ReadRow, get, on_each_pool};
 use crate::error::Result;
+use crate::model::{from_ms, from_opt_ms, ms, to_i64, to_u64};
 use crate::{PgStore, SqliteStore, Store};
 
 /// One pollable feed and its schedule.
@@ -521,957 +533,237 @@ pub async fn open_feed(target: &str) -> Result<(Arc<dyn Store>, Arc<dyn FeedStat
     }
 }
 
-const SOURCE_COLUMNS: &str = "id, source_type, url, enabled, status, etag, cadence_due_at_ms, \
-    poll_floor_until_at_ms, retry_not_before_at_ms, next_poll_at_ms, consecutive_failures, \
-    last_error, last_polled_at_ms";
+// Both backends answer through this one implementation; each method is an ordinary
+// function of its aggregate's module over the store's pool.
+#[async_trait]
+impl<S> FeedState for S
+where
+    S: OnPool + Send + Sync + std::fmt::Debug,
+{
+    async fn ensure_event_source(
+        &self,
+        source_type: &str,
+        url: &str,
+        now: Timestamp,
+    ) -> Result<EventSource> {
+        sources::ensure_event_source(self.pools(), source_type, url, now).await
+    }
 
-const LEDGER_COLUMNS: &str = "host, subject, window_status, window_limit, remaining, reserve, \
-    poll_used, poll_allowance, enrichment_used, enrichment_allowance, actor_share_used, \
-    repository_share_used, co_tenant_usage, global_blocked_until_at_ms, \
-    consecutive_secondary_limits, window_started_at_ms, reset_at_ms";
+    async fn event_source(&self, source_type: &str) -> Result<Option<EventSource>> {
+        sources::event_source(self.pools(), source_type).await
+    }
 
-/// The stages a lane claims from, and the stage a claim moves to.
-/// The batch lane is the backlog only: a complete row re-enters a batch solely as a refresh
-/// candidate ([`REFRESH_PREDICATE`]), so a refresh can never be taken as backlog.
-fn lane_stages(lane: Lane) -> (&'static str, &'static str) {
-    match lane {
-        Lane::Batch => (
-            "enrichment_stage IN ('batch_pending', 'retry_scheduled', 'batch_in_flight') \
-             AND enrichment_status <> 'complete'",
-            "batch_in_flight",
-        ),
-        Lane::Detail => (
-            "enrichment_stage IN ('detail_pending', 'detail_in_flight')",
-            "detail_in_flight",
-        ),
+    async fn try_lock_event_source(
+        &self,
+        id: i64,
+        holder: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> Result<bool> {
+        sources::try_lock_event_source(self.pools(), id, holder, now, until).await
+    }
+
+    async fn unlock_event_source(&self, id: i64, holder: &str) -> Result<()> {
+        sources::unlock_event_source(self.pools(), id, holder).await
+    }
+
+    async fn save_event_source(&self, s: &EventSource, now: Timestamp) -> Result<()> {
+        sources::save_event_source(self.pools(), s, now).await
+    }
+
+    async fn start_ingestion_run(
+        &self,
+        run_id: &str,
+        event_source_id: Option<i64>,
+        origin: &str,
+        started_at: Timestamp,
+    ) -> Result<i64> {
+        sources::start_ingestion_run(self.pools(), run_id, event_source_id, origin, started_at)
+            .await
+    }
+
+    async fn finish_ingestion_run(&self, id: i64, e: &IngestionRunEnd) -> Result<()> {
+        sources::finish_ingestion_run(self.pools(), id, e).await
+    }
+
+    async fn core_ledger(&self, host: &str, subject: &str) -> Result<Option<CoreLedger>> {
+        ledgers::core_ledger(self.pools(), host, subject).await
+    }
+
+    async fn save_core_ledger(&self, l: &CoreLedger, now: Timestamp) -> Result<()> {
+        ledgers::save_core_ledger(self.pools(), l, now).await
+    }
+
+    async fn feed_overview(&self) -> Result<FeedOverview> {
+        overview::feed_overview(self.pools()).await
+    }
+
+    async fn claim(
+        &self,
+        kind: EntityKind,
+        lane: Lane,
+        limit: u32,
+        now: Timestamp,
+        token: &str,
+        until: Timestamp,
+    ) -> Result<Vec<Claimed>> {
+        claims::claim(self.pools(), kind, lane, limit, now, token, until).await
+    }
+
+    async fn has_claimable(&self, kind: EntityKind, lane: Lane, now: Timestamp) -> Result<bool> {
+        claims::has_claimable(self.pools(), kind, lane, now).await
+    }
+
+    async fn claim_refresh(
+        &self,
+        kind: EntityKind,
+        limit: u32,
+        window: RefreshWindow,
+        token: &str,
+        until: Timestamp,
+    ) -> Result<Vec<Claimed>> {
+        claims::claim_refresh(self.pools(), kind, limit, window, token, until).await
+    }
+
+    async fn has_refreshable(&self, kind: EntityKind, window: RefreshWindow) -> Result<bool> {
+        claims::has_refreshable(self.pools(), kind, window).await
+    }
+
+    async fn reconcile(&self, now: Timestamp, abandoned_before: Timestamp) -> Result<Reconciled> {
+        reconcile::reconcile(self.pools(), now, abandoned_before).await
+    }
+
+    async fn release(
+        &self,
+        kind: EntityKind,
+        token: &str,
+        lane: Lane,
+        now: Timestamp,
+    ) -> Result<()> {
+        claims::release(self.pools(), kind, token, lane, now).await
+    }
+
+    async fn apply(
+        &self,
+        kind: EntityKind,
+        github_id: i64,
+        token: &str,
+        item: &Enriched,
+        now: Timestamp,
+    ) -> Result<bool> {
+        enrichment::apply(self.pools(), kind, github_id, token, item, now).await
+    }
+
+    async fn admit_detail(
+        &self,
+        kind: EntityKind,
+        github_id: i64,
+        token: &str,
+        reason: &str,
+        now: Timestamp,
+    ) -> Result<bool> {
+        enrichment::admit_detail(self.pools(), kind, github_id, token, reason, now).await
+    }
+
+    async fn schedule_retry(
+        &self,
+        kind: EntityKind,
+        github_id: i64,
+        token: &str,
+        lane: Lane,
+        next_retry_at: Timestamp,
+        error: &str,
+        now: Timestamp,
+    ) -> Result<bool> {
+        enrichment::schedule_retry(
+            self.pools(),
+            kind,
+            github_id,
+            token,
+            lane,
+            next_retry_at,
+            error,
+            now,
+        )
+        .await
+    }
+
+    async fn mark_terminal(
+        &self,
+        kind: EntityKind,
+        github_id: i64,
+        token: &str,
+        reason: &str,
+        now: Timestamp,
+    ) -> Result<bool> {
+        enrichment::mark_terminal(self.pools(), kind, github_id, token, reason, now).await
+    }
+
+    async fn enrichment_counts(&self, kind: EntityKind) -> Result<EnrichmentCounts> {
+        enrichment::enrichment_counts(self.pools(), kind).await
+    }
+
+    async fn search_ledger(&self, host: &str, subject: &str) -> Result<Option<SearchLedger>> {
+        ledgers::search_ledger(self.pools(), host, subject).await
+    }
+
+    async fn save_search_ledger(&self, l: &SearchLedger, now: Timestamp) -> Result<()> {
+        ledgers::save_search_ledger(self.pools(), l, now).await
+    }
+
+    async fn record_batch(
+        &self,
+        correlation_id: &str,
+        request_kind: &str,
+        kind: EntityKind,
+        status: &str,
+        requested: u64,
+        returned: Option<u64>,
+        valid: Option<u64>,
+        incomplete_results: Option<bool>,
+        http_status: Option<u16>,
+        error: Option<&str>,
+        started_at: Timestamp,
+        finished_at: Timestamp,
+    ) -> Result<i64> {
+        enrichment::record_batch(
+            self.pools(),
+            correlation_id,
+            request_kind,
+            kind,
+            status,
+            requested,
+            returned,
+            valid,
+            incomplete_results,
+            http_status,
+            error,
+            started_at,
+            finished_at,
+        )
+        .await
+    }
+
+    async fn record_observation(
+        &self,
+        kind: EntityKind,
+        github_id: i64,
+        source: &str,
+        outcome: &str,
+        batch_id: Option<i64>,
+        raw: &serde_json::Value,
+        now: Timestamp,
+    ) -> Result<()> {
+        ledgers::record_observation(
+            self.pools(),
+            kind,
+            github_id,
+            source,
+            outcome,
+            batch_id,
+            raw,
+            now,
+        )
+        .await
     }
 }
-
-/// Refresh candidates ($1 now, $2 stale_before, $3 active_since): TTL-stale recently active
-/// complete rows, and complete rows a refresh left mid-way (failed batch, lapsed lease).
-const REFRESH_PREDICATE: &str = "enrichment_status = 'complete' AND ( \
-    (enrichment_stage = 'contract_complete' AND fetched_at_ms IS NOT NULL \
-        AND fetched_at_ms <= $2 AND last_seen_at_ms IS NOT NULL AND last_seen_at_ms >= $3) \
-    OR (enrichment_stage = 'retry_scheduled' AND (next_retry_at_ms IS NULL OR next_retry_at_ms <= $1)) \
-    OR enrichment_stage = 'batch_in_flight') \
-    AND (lease_token IS NULL OR lease_expires_at_ms IS NULL OR lease_expires_at_ms <= $1)";
-
-macro_rules! feed_state_impl {
-    // `$actor_url` / `$repo_url`: the dialect's expression for the detail URL inside an
-    // event's raw JSON (alias `e`), used when the reconciler restores a missing entity row.
-    ($store:ty, $db:ty, $actor_url:literal, $repo_url:literal) => {
-        const _: () = {
-            use headroom_core::redact::redact;
-            use sqlx::Row as _;
-
-            use crate::model::{from_ms, from_opt_ms, ms, to_i64, to_u64};
-
-            type DbRow = <$db as sqlx::Database>::Row;
-
-            fn get<T>(row: &DbRow, column: &'static str) -> Result<T>
-            where
-                T: for<'r> sqlx::Decode<'r, $db> + sqlx::Type<$db>,
-            {
-                Ok(row.try_get::<T, _>(column)?)
-            }
-
-            fn opt_ts(row: &DbRow, column: &'static str) -> Result<Option<Timestamp>> {
-                from_opt_ms(column, get::<Option<i64>>(row, column)?)
-            }
-
-            fn opt_u64(row: &DbRow, column: &'static str) -> Result<Option<u64>> {
-                get::<Option<i64>>(row, column)?
-                    .map(|v| to_u64(column, v))
-                    .transpose()
-            }
-
-            fn source_from(row: &DbRow) -> Result<EventSource> {
-                Ok(EventSource {
-                    id: get(row, "id")?,
-                    source_type: get(row, "source_type")?,
-                    url: get(row, "url")?,
-                    enabled: get(row, "enabled")?,
-                    status: get(row, "status")?,
-                    etag: get(row, "etag")?,
-                    cadence_due_at: opt_ts(row, "cadence_due_at_ms")?,
-                    poll_floor_until: opt_ts(row, "poll_floor_until_at_ms")?,
-                    retry_not_before_at: opt_ts(row, "retry_not_before_at_ms")?,
-                    next_poll_at: opt_ts(row, "next_poll_at_ms")?,
-                    consecutive_failures: to_u64(
-                        "consecutive_failures",
-                        get(row, "consecutive_failures")?,
-                    )?,
-                    last_error: get(row, "last_error")?,
-                    last_polled_at: opt_ts(row, "last_polled_at_ms")?,
-                })
-            }
-
-            fn ledger_from(row: &DbRow) -> Result<CoreLedger> {
-                let u = |c: &'static str| -> Result<u64> { to_u64(c, get::<i64>(row, c)?) };
-                Ok(CoreLedger {
-                    host: get(row, "host")?,
-                    subject: get(row, "subject")?,
-                    window_status: get(row, "window_status")?,
-                    limit: opt_u64(row, "window_limit")?,
-                    remaining: opt_u64(row, "remaining")?,
-                    reserve: u("reserve")?,
-                    poll_used: u("poll_used")?,
-                    poll_allowance: u("poll_allowance")?,
-                    enrichment_used: u("enrichment_used")?,
-                    enrichment_allowance: u("enrichment_allowance")?,
-                    actor_share_used: u("actor_share_used")?,
-                    repository_share_used: u("repository_share_used")?,
-                    co_tenant_usage: u("co_tenant_usage")?,
-                    global_blocked_until: opt_ts(row, "global_blocked_until_at_ms")?,
-                    consecutive_secondary_limits: u("consecutive_secondary_limits")?,
-                    window_started_at: opt_ts(row, "window_started_at_ms")?,
-                    reset_at: opt_ts(row, "reset_at_ms")?,
-                })
-            }
-
-            fn opt_i64(field: &'static str, v: Option<u64>) -> Result<Option<i64>> {
-                v.map(|v| to_i64(field, v)).transpose()
-            }
-
-            #[async_trait]
-            impl FeedState for $store {
-                async fn ensure_event_source(
-                    &self,
-                    source_type: &str,
-                    url: &str,
-                    now: Timestamp,
-                ) -> Result<EventSource> {
-                    sqlx::query::<$db>(
-                        "INSERT INTO event_sources (source_type, url, created_at_ms, updated_at_ms) \
-                         VALUES ($1, $2, $3, $3) ON CONFLICT (source_type) DO NOTHING",
-                    )
-                    .bind(source_type.to_owned())
-                    .bind(url.to_owned())
-                    .bind(ms(now))
-                    .execute(self.pool())
-                    .await?;
-                    let sql = format!(
-                        "SELECT {SOURCE_COLUMNS} FROM event_sources WHERE source_type = $1"
-                    );
-                    let row = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
-                        .bind(source_type.to_owned())
-                        .fetch_one(self.pool())
-                        .await?;
-                    source_from(&row)
-                }
-
-                async fn event_source(&self, source_type: &str) -> Result<Option<EventSource>> {
-                    let sql = format!(
-                        "SELECT {SOURCE_COLUMNS} FROM event_sources WHERE source_type = $1"
-                    );
-                    let row = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
-                        .bind(source_type.to_owned())
-                        .fetch_optional(self.pool())
-                        .await?;
-                    row.as_ref().map(source_from).transpose()
-                }
-
-                async fn try_lock_event_source(
-                    &self,
-                    id: i64,
-                    holder: &str,
-                    now: Timestamp,
-                    until: Timestamp,
-                ) -> Result<bool> {
-                    let done = sqlx::query::<$db>(
-                        "UPDATE event_sources SET lock_token = $2, lock_expires_at_ms = $4 \
-                         WHERE id = $1 AND (lock_token IS NULL OR lock_token = $2 \
-                         OR lock_expires_at_ms IS NULL OR lock_expires_at_ms <= $3)",
-                    )
-                    .bind(id)
-                    .bind(holder.to_owned())
-                    .bind(ms(now))
-                    .bind(ms(until))
-                    .execute(self.pool())
-                    .await?;
-                    Ok(done.rows_affected() == 1)
-                }
-
-                async fn unlock_event_source(&self, id: i64, holder: &str) -> Result<()> {
-                    sqlx::query::<$db>(
-                        "UPDATE event_sources SET lock_token = NULL, lock_expires_at_ms = NULL \
-                         WHERE id = $1 AND lock_token = $2",
-                    )
-                    .bind(id)
-                    .bind(holder.to_owned())
-                    .execute(self.pool())
-                    .await?;
-                    Ok(())
-                }
-
-                async fn save_event_source(
-                    &self,
-                    s: &EventSource,
-                    now: Timestamp,
-                ) -> Result<()> {
-                    sqlx::query::<$db>(
-                        "UPDATE event_sources SET status = $2, etag = $3, cadence_due_at_ms = $4, \
-                         poll_floor_until_at_ms = $5, retry_not_before_at_ms = $6, \
-                         next_poll_at_ms = $7, consecutive_failures = $8, last_error = $9, \
-                         last_polled_at_ms = $10, updated_at_ms = $11 WHERE id = $1",
-                    )
-                    .bind(s.id)
-                    .bind(s.status.clone())
-                    .bind(s.etag.clone())
-                    .bind(s.cadence_due_at.map(ms))
-                    .bind(s.poll_floor_until.map(ms))
-                    .bind(s.retry_not_before_at.map(ms))
-                    .bind(s.next_poll_at.map(ms))
-                    .bind(to_i64("consecutive_failures", s.consecutive_failures)?)
-                    .bind(s.last_error.as_deref().map(redact))
-                    .bind(s.last_polled_at.map(ms))
-                    .bind(ms(now))
-                    .execute(self.pool())
-                    .await?;
-                    Ok(())
-                }
-
-                async fn start_ingestion_run(
-                    &self,
-                    run_id: &str,
-                    event_source_id: Option<i64>,
-                    origin: &str,
-                    started_at: Timestamp,
-                ) -> Result<i64> {
-                    let row = sqlx::query::<$db>(
-                        "INSERT INTO ingestion_runs (run_id, event_source_id, source, status, \
-                         started_at_ms) VALUES ($1, $2, $3, 'running', $4) RETURNING id",
-                    )
-                    .bind(run_id.to_owned())
-                    .bind(event_source_id)
-                    .bind(origin.to_owned())
-                    .bind(ms(started_at))
-                    .fetch_one(self.pool())
-                    .await?;
-                    get(&row, "id")
-                }
-
-                async fn finish_ingestion_run(
-                    &self,
-                    id: i64,
-                    e: &IngestionRunEnd,
-                ) -> Result<()> {
-                    let summary = sqlx::types::Json(serde_json::to_value(e).unwrap_or_default());
-                    sqlx::query::<$db>(
-                        "UPDATE ingestion_runs SET status = $2, classification = $3, \
-                         stop_reason = $4, finished_at_ms = $5, pages_fetched = $6, \
-                         events_received = $7, push_events_seen = $8, events_created = $9, \
-                         duplicates_skipped = $10, events_quarantined = $11, \
-                         events_ignored = $12, events_failed = $13, error_message = $14, \
-                         summary_json = $15 WHERE id = $1",
-                    )
-                    .bind(id)
-                    .bind(e.status.clone())
-                    .bind(e.classification.clone())
-                    .bind(e.stop_reason.clone())
-                    .bind(e.finished_at.map(ms))
-                    .bind(to_i64("pages_fetched", e.pages_fetched)?)
-                    .bind(to_i64("events_received", e.events_received)?)
-                    .bind(to_i64("push_events_seen", e.push_events_seen)?)
-                    .bind(to_i64("events_created", e.events_created)?)
-                    .bind(to_i64("duplicates_skipped", e.duplicates_skipped)?)
-                    .bind(to_i64("events_quarantined", e.events_quarantined)?)
-                    .bind(to_i64("events_ignored", e.events_ignored)?)
-                    .bind(to_i64("events_failed", e.events_failed)?)
-                    .bind(e.error_message.as_deref().map(redact))
-                    .bind(summary)
-                    .execute(self.pool())
-                    .await?;
-                    Ok(())
-                }
-
-                async fn core_ledger(
-                    &self,
-                    host: &str,
-                    subject: &str,
-                ) -> Result<Option<CoreLedger>> {
-                    let sql = format!(
-                        "SELECT {LEDGER_COLUMNS} FROM core_budget_ledger \
-                         WHERE host = $1 AND subject = $2"
-                    );
-                    let row = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
-                        .bind(host.to_owned())
-                        .bind(subject.to_owned())
-                        .fetch_optional(self.pool())
-                        .await?;
-                    row.as_ref().map(ledger_from).transpose()
-                }
-
-                async fn save_core_ledger(&self, l: &CoreLedger, now: Timestamp) -> Result<()> {
-                    let sql = format!(
-                        "INSERT INTO core_budget_ledger ({LEDGER_COLUMNS}, updated_at_ms) VALUES \
-                         ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, \
-                         $17, $18) ON CONFLICT (host, subject) DO UPDATE SET \
-                         window_status = excluded.window_status, window_limit = excluded.window_limit, \
-                         remaining = excluded.remaining, reserve = excluded.reserve, \
-                         poll_used = excluded.poll_used, poll_allowance = excluded.poll_allowance, \
-                         enrichment_used = excluded.enrichment_used, \
-                         enrichment_allowance = excluded.enrichment_allowance, \
-                         actor_share_used = excluded.actor_share_used, \
-                         repository_share_used = excluded.repository_share_used, \
-                         co_tenant_usage = excluded.co_tenant_usage, \
-                         global_blocked_until_at_ms = excluded.global_blocked_until_at_ms, \
-                         consecutive_secondary_limits = excluded.consecutive_secondary_limits, \
-                         window_started_at_ms = excluded.window_started_at_ms, \
-                         reset_at_ms = excluded.reset_at_ms, updated_at_ms = excluded.updated_at_ms"
-                    );
-                    sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
-                        .bind(l.host.clone())
-                        .bind(l.subject.clone())
-                        .bind(l.window_status.clone())
-                        .bind(opt_i64("window_limit", l.limit)?)
-                        .bind(opt_i64("remaining", l.remaining)?)
-                        .bind(to_i64("reserve", l.reserve)?)
-                        .bind(to_i64("poll_used", l.poll_used)?)
-                        .bind(to_i64("poll_allowance", l.poll_allowance)?)
-                        .bind(to_i64("enrichment_used", l.enrichment_used)?)
-                        .bind(to_i64("enrichment_allowance", l.enrichment_allowance)?)
-                        .bind(to_i64("actor_share_used", l.actor_share_used)?)
-                        .bind(to_i64("repository_share_used", l.repository_share_used)?)
-                        .bind(to_i64("co_tenant_usage", l.co_tenant_usage)?)
-                        .bind(l.global_blocked_until.map(ms))
-                        .bind(to_i64(
-                            "consecutive_secondary_limits",
-                            l.consecutive_secondary_limits,
-                        )?)
-                        .bind(l.window_started_at.map(ms))
-                        .bind(l.reset_at.map(ms))
-                        .bind(ms(now))
-                        .execute(self.pool())
-                        .await?;
-                    Ok(())
-                }
-
-                async fn feed_overview(&self) -> Result<FeedOverview> {
-                    let row = sqlx::query::<$db>(
-                        "SELECT (SELECT COUNT(*) FROM push_events) AS push_events, \
-                         (SELECT COUNT(*) FROM actors WHERE enrichment_status IN \
-                             ('pending', 'retryable_failure')) AS pending_actors, \
-                         (SELECT COUNT(*) FROM repositories WHERE enrichment_status IN \
-                             ('pending', 'retryable_failure')) AS pending_repositories, \
-                         (SELECT COUNT(*) FROM quarantined_events) AS quarantined",
-                    )
-                    .fetch_one(self.pool())
-                    .await?;
-                    let latest = sqlx::query::<$db>(
-                        "SELECT run_id, finished_at_ms FROM ingestion_runs \
-                         WHERE status = 'completed' AND finished_at_ms IS NOT NULL \
-                         ORDER BY finished_at_ms DESC, id DESC LIMIT 1",
-                    )
-                    .fetch_optional(self.pool())
-                    .await?;
-                    let latest_completed_run = match latest {
-                        Some(r) => Some((
-                            get::<String>(&r, "run_id")?,
-                            from_ms("finished_at_ms", get(&r, "finished_at_ms")?)?,
-                        )),
-                        None => None,
-                    };
-                    Ok(FeedOverview {
-                        push_events: to_u64("push_events", get(&row, "push_events")?)?,
-                        pending_actors: to_u64("pending_actors", get(&row, "pending_actors")?)?,
-                        pending_repositories: to_u64(
-                            "pending_repositories",
-                            get(&row, "pending_repositories")?,
-                        )?,
-                        quarantined: to_u64("quarantined", get(&row, "quarantined")?)?,
-                        latest_completed_run,
-                    })
-                }
-
-                async fn claim(
-                    &self,
-                    kind: EntityKind,
-                    lane: Lane,
-                    limit: u32,
-                    now: Timestamp,
-                    token: &str,
-                    until: Timestamp,
-                ) -> Result<Vec<Claimed>> {
-                    let table = kind.table();
-                    let (stages, in_flight) = lane_stages(lane);
-                    // Pick the ids first (oldest first), then take them one statement: a row
-                    // somebody else took in between fails the lease guard and is skipped.
-                    let pick = format!(
-                        "SELECT github_id FROM {table} WHERE {stages} \
-                         AND (next_retry_at_ms IS NULL OR next_retry_at_ms <= $1) \
-                         AND (lease_token IS NULL OR lease_expires_at_ms IS NULL OR lease_expires_at_ms <= $1) \
-                         ORDER BY CASE WHEN enrichment_status = 'complete' THEN 1 ELSE 0 END, \
-                         created_at_ms, id LIMIT $2"
-                    );
-                    let rows = sqlx::query::<$db>(sqlx::AssertSqlSafe(pick))
-                        .bind(ms(now))
-                        .bind(i64::from(limit))
-                        .fetch_all(self.pool())
-                        .await?;
-                    let name = kind.name_column();
-                    let mut out = Vec::new();
-                    for row in rows {
-                        let id: i64 = get(&row, "github_id")?;
-                        let take = format!(
-                            "UPDATE {table} SET enrichment_stage = '{in_flight}', lease_token = $2, \
-                             lease_expires_at_ms = $3, updated_at_ms = $4 \
-                             WHERE github_id = $1 AND {stages} \
-                             AND (lease_token IS NULL OR lease_expires_at_ms IS NULL OR lease_expires_at_ms <= $4) \
-                             RETURNING github_id, {name} AS name, detail_url, detail_attempts, batch_attempts"
-                        );
-                        let taken = sqlx::query::<$db>(sqlx::AssertSqlSafe(take))
-                            .bind(id)
-                            .bind(token.to_owned())
-                            .bind(ms(until))
-                            .bind(ms(now))
-                            .fetch_optional(self.pool())
-                            .await?;
-                        if let Some(r) = taken {
-                            out.push(Claimed {
-                                github_id: get(&r, "github_id")?,
-                                name: get(&r, "name")?,
-                                detail_url: get(&r, "detail_url")?,
-                                detail_attempts: to_u64("detail_attempts", get(&r, "detail_attempts")?)?,
-                                batch_attempts: to_u64("batch_attempts", get(&r, "batch_attempts")?)?,
-                            });
-                        }
-                    }
-                    Ok(out)
-                }
-
-                async fn has_claimable(
-                    &self,
-                    kind: EntityKind,
-                    lane: Lane,
-                    now: Timestamp,
-                ) -> Result<bool> {
-                    let table = kind.table();
-                    let (stages, _) = lane_stages(lane);
-                    let sql = format!(
-                        "SELECT COUNT(*) AS n FROM {table} WHERE {stages} \
-                         AND (next_retry_at_ms IS NULL OR next_retry_at_ms <= $1) \
-                         AND (lease_token IS NULL OR lease_expires_at_ms IS NULL OR lease_expires_at_ms <= $1)"
-                    );
-                    let row = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
-                        .bind(ms(now))
-                        .fetch_one(self.pool())
-                        .await?;
-                    Ok(get::<i64>(&row, "n")? > 0)
-                }
-
-                async fn claim_refresh(
-                    &self,
-                    kind: EntityKind,
-                    limit: u32,
-                    window: RefreshWindow,
-                    token: &str,
-                    until: Timestamp,
-                ) -> Result<Vec<Claimed>> {
-                    if limit == 0 {
-                        return Ok(Vec::new());
-                    }
-                    let table = kind.table();
-                    let pick = format!(
-                        "SELECT github_id FROM {table} WHERE {REFRESH_PREDICATE} \
-                         ORDER BY fetched_at_ms, id LIMIT $4"
-                    );
-                    let rows = sqlx::query::<$db>(sqlx::AssertSqlSafe(pick))
-                        .bind(ms(window.now))
-                        .bind(ms(window.stale_before))
-                        .bind(ms(window.active_since))
-                        .bind(i64::from(limit))
-                        .fetch_all(self.pool())
-                        .await?;
-                    let name = kind.name_column();
-                    let mut out = Vec::new();
-                    for row in rows {
-                        let id: i64 = get(&row, "github_id")?;
-                        // A fresh refresh starts its own ladders; a resumed one keeps them.
-                        let take = format!(
-                            "UPDATE {table} SET \
-                             batch_attempts = CASE WHEN enrichment_stage = 'contract_complete' THEN 0 ELSE batch_attempts END, \
-                             detail_attempts = CASE WHEN enrichment_stage = 'contract_complete' THEN 0 ELSE detail_attempts END, \
-                             enrichment_stage = 'batch_in_flight', lease_token = $4, \
-                             lease_expires_at_ms = $5, updated_at_ms = $1 \
-                             WHERE github_id = $6 AND {REFRESH_PREDICATE} \
-                             RETURNING github_id, {name} AS name, detail_url, detail_attempts, batch_attempts"
-                        );
-                        let taken = sqlx::query::<$db>(sqlx::AssertSqlSafe(take))
-                            .bind(ms(window.now))
-                            .bind(ms(window.stale_before))
-                            .bind(ms(window.active_since))
-                            .bind(token.to_owned())
-                            .bind(ms(until))
-                            .bind(id)
-                            .fetch_optional(self.pool())
-                            .await?;
-                        if let Some(r) = taken {
-                            out.push(Claimed {
-                                github_id: get(&r, "github_id")?,
-                                name: get(&r, "name")?,
-                                detail_url: get(&r, "detail_url")?,
-                                detail_attempts: to_u64("detail_attempts", get(&r, "detail_attempts")?)?,
-                                batch_attempts: to_u64("batch_attempts", get(&r, "batch_attempts")?)?,
-                            });
-                        }
-                    }
-                    Ok(out)
-                }
-
-                async fn has_refreshable(
-                    &self,
-                    kind: EntityKind,
-                    window: RefreshWindow,
-                ) -> Result<bool> {
-                    let table = kind.table();
-                    let sql = format!(
-                        "SELECT COUNT(*) AS n FROM (SELECT 1 FROM {table} WHERE {REFRESH_PREDICATE} LIMIT 1) AS c"
-                    );
-                    let row = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
-                        .bind(ms(window.now))
-                        .bind(ms(window.stale_before))
-                        .bind(ms(window.active_since))
-                        .fetch_one(self.pool())
-                        .await?;
-                    Ok(get::<i64>(&row, "n")? > 0)
-                }
-
-                async fn reconcile(
-                    &self,
-                    now: Timestamp,
-                    abandoned_before: Timestamp,
-                ) -> Result<Reconciled> {
-                    let mut found = Reconciled::default();
-                    // Entities an event references but whose row is gone: a stub from the
-                    // event's own columns, pending, created at the oldest referencing event's
-                    // arrival so FIFO order is what it would have been.
-                    for (kind, id_col, name_col, url) in [
-                        (
-                            EntityKind::Actor,
-                            "github_actor_id",
-                            "actor_login",
-                            $actor_url,
-                        ),
-                        (
-                            EntityKind::Repository,
-                            "github_repository_id",
-                            "repository_name",
-                            $repo_url,
-                        ),
-                    ] {
-                        let table = kind.table();
-                        let name = kind.name_column();
-                        let sql = format!(
-                            "INSERT INTO {table} (github_id, {name}, detail_url, first_seen_at_ms, \
-                             last_seen_at_ms, created_at_ms, updated_at_ms) \
-                             SELECT e.{id_col}, MIN(e.{name_col}), MIN({url}), MIN(e.created_at_ms), \
-                             MAX(e.created_at_ms), MIN(e.created_at_ms), $1 FROM push_events e \
-                             WHERE NOT EXISTS (SELECT 1 FROM {table} t WHERE t.github_id = e.{id_col}) \
-                             GROUP BY e.{id_col} ON CONFLICT (github_id) DO NOTHING"
-                        );
-                        let done = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
-                            .bind(ms(now))
-                            .execute(self.pool())
-                            .await?;
-                        match kind {
-                            EntityKind::Actor => found.actors_restored = done.rows_affected(),
-                            EntityKind::Repository => {
-                                found.repositories_restored = done.rows_affected()
-                            }
-                        }
-                        // A row still owed enrichment but resting where no lane looks.
-                        let sql = format!(
-                            "UPDATE {table} SET enrichment_stage = 'batch_pending', lease_token = NULL, \
-                             lease_expires_at_ms = NULL, updated_at_ms = $1 \
-                             WHERE enrichment_status IN ('pending', 'retryable_failure') \
-                             AND enrichment_stage IN ('contract_complete', 'terminal')"
-                        );
-                        found.requeued += sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
-                            .bind(ms(now))
-                            .execute(self.pool())
-                            .await?
-                            .rows_affected();
-                        // Lapsed leases: back to the lane they were claimed from.
-                        let sql = format!(
-                            "UPDATE {table} SET enrichment_stage = CASE \
-                                 WHEN enrichment_stage = 'detail_in_flight' THEN 'detail_pending' \
-                                 WHEN enrichment_status = 'complete' THEN 'contract_complete' \
-                                 WHEN batch_attempts > 0 THEN 'retry_scheduled' \
-                                 ELSE 'batch_pending' END, \
-                             lease_token = NULL, lease_expires_at_ms = NULL, updated_at_ms = $1 \
-                             WHERE enrichment_stage IN ('batch_in_flight', 'detail_in_flight') \
-                             AND (lease_token IS NULL OR lease_expires_at_ms IS NULL OR lease_expires_at_ms <= $1)"
-                        );
-                        found.leases_reclaimed += sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
-                            .bind(ms(now))
-                            .execute(self.pool())
-                            .await?
-                            .rows_affected();
-                    }
-                    found.source_locks_released = sqlx::query::<$db>(
-                        "UPDATE event_sources SET lock_token = NULL, lock_expires_at_ms = NULL \
-                         WHERE lock_token IS NOT NULL AND (lock_expires_at_ms IS NULL OR lock_expires_at_ms <= $1)",
-                    )
-                    .bind(ms(now))
-                    .execute(self.pool())
-                    .await?
-                    .rows_affected();
-                    found.runs_abandoned = sqlx::query::<$db>(
-                        "UPDATE ingestion_runs SET status = 'failed', classification = 'abandoned', \
-                         finished_at_ms = $1, error_message = 'the process running it stopped before it finished' \
-                         WHERE status = 'running' AND started_at_ms <= $2",
-                    )
-                    .bind(ms(now))
-                    .bind(ms(abandoned_before))
-                    .execute(self.pool())
-                    .await?
-                    .rows_affected();
-                    let row = sqlx::query::<$db>(
-                        "SELECT (SELECT COUNT(*) FROM actors WHERE enrichment_status IN \
-                             ('pending', 'retryable_failure')) AS a, \
-                         (SELECT COUNT(*) FROM repositories WHERE enrichment_status IN \
-                             ('pending', 'retryable_failure')) AS r",
-                    )
-                    .fetch_one(self.pool())
-                    .await?;
-                    found.pending_actors = to_u64("pending_actors", get(&row, "a")?)?;
-                    found.pending_repositories = to_u64("pending_repositories", get(&row, "r")?)?;
-                    Ok(found)
-                }
-
-                async fn release(
-                    &self,
-                    kind: EntityKind,
-                    token: &str,
-                    lane: Lane,
-                    now: Timestamp,
-                ) -> Result<()> {
-                    let table = kind.table();
-                    let back = match lane {
-                        Lane::Batch => "CASE WHEN enrichment_status = 'complete' THEN 'contract_complete' \
-                            WHEN batch_attempts > 0 THEN 'retry_scheduled' ELSE 'batch_pending' END",
-                        Lane::Detail => "'detail_pending'",
-                    };
-                    let sql = format!(
-                        "UPDATE {table} SET enrichment_stage = {back}, lease_token = NULL, \
-                         lease_expires_at_ms = NULL, updated_at_ms = $2 WHERE lease_token = $1"
-                    );
-                    sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
-                        .bind(token.to_owned())
-                        .bind(ms(now))
-                        .execute(self.pool())
-                        .await?;
-                    Ok(())
-                }
-
-                async fn apply(
-                    &self,
-                    kind: EntityKind,
-                    github_id: i64,
-                    token: &str,
-                    item: &Enriched,
-                    now: Timestamp,
-                ) -> Result<bool> {
-                    let common = "enrichment_status = 'complete', enrichment_stage = 'contract_complete', \
-                         lease_token = NULL, lease_expires_at_ms = NULL, next_retry_at_ms = NULL, \
-                         contract_complete_at_ms = COALESCE(contract_complete_at_ms, $3), \
-                         batch_applied_at_ms = COALESCE(batch_applied_at_ms, $3), \
-                         fetched_at_ms = $3, updated_at_ms = $3, raw_json = $4, last_error = NULL";
-                    let done = match kind {
-                        EntityKind::Actor => {
-                            let sql = format!(
-                                "UPDATE actors SET {common}, login = $5, account_type = $6 \
-                                 WHERE github_id = $1 AND lease_token = $2"
-                            );
-                            sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
-                                .bind(github_id)
-                                .bind(token.to_owned())
-                                .bind(ms(now))
-                                .bind(sqlx::types::Json(item.raw.clone()))
-                                .bind(item.name.clone())
-                                .bind(item.account_type.clone())
-                                .execute(self.pool())
-                                .await?
-                        }
-                        EntityKind::Repository => {
-                            let sql = format!(
-                                "UPDATE repositories SET {common}, full_name = $5, owner_login = $6, \
-                                 owner_github_id = $7, fork = $8, archived = $9, default_branch = $10, \
-                                 github_created_at_ms = $11 WHERE github_id = $1 AND lease_token = $2"
-                            );
-                            sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
-                                .bind(github_id)
-                                .bind(token.to_owned())
-                                .bind(ms(now))
-                                .bind(sqlx::types::Json(item.raw.clone()))
-                                .bind(item.name.clone())
-                                .bind(item.owner_login.clone())
-                                .bind(item.owner_github_id)
-                                .bind(item.fork)
-                                .bind(item.archived)
-                                .bind(item.default_branch.clone())
-                                .bind(item.github_created_at.map(ms))
-                                .execute(self.pool())
-                                .await?
-                        }
-                    };
-                    Ok(done.rows_affected() == 1)
-                }
-
-                async fn admit_detail(
-                    &self,
-                    kind: EntityKind,
-                    github_id: i64,
-                    token: &str,
-                    reason: &str,
-                    now: Timestamp,
-                ) -> Result<bool> {
-                    let table = kind.table();
-                    let sql = format!(
-                        "UPDATE {table} SET enrichment_stage = 'detail_pending', lease_token = NULL, \
-                         lease_expires_at_ms = NULL, batch_attempts = batch_attempts + 1, \
-                         detail_pending_at_ms = COALESCE(detail_pending_at_ms, $3), last_error = $4, \
-                         updated_at_ms = $3 WHERE github_id = $1 AND lease_token = $2"
-                    );
-                    let done = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
-                        .bind(github_id)
-                        .bind(token.to_owned())
-                        .bind(ms(now))
-                        .bind(reason.to_owned())
-                        .execute(self.pool())
-                        .await?;
-                    Ok(done.rows_affected() == 1)
-                }
-
-                async fn schedule_retry(
-                    &self,
-                    kind: EntityKind,
-                    github_id: i64,
-                    token: &str,
-                    lane: Lane,
-                    next_retry_at: Timestamp,
-                    error: &str,
-                    now: Timestamp,
-                ) -> Result<bool> {
-                    let table = kind.table();
-                    let (stage, counter) = match lane {
-                        Lane::Batch => ("retry_scheduled", "batch_attempts = batch_attempts + 1"),
-                        Lane::Detail => ("detail_pending", "detail_attempts = detail_attempts + 1"),
-                    };
-                    let sql = format!(
-                        "UPDATE {table} SET enrichment_stage = '{stage}', \
-                         enrichment_status = CASE WHEN enrichment_status = 'complete' THEN 'complete' \
-                             ELSE 'retryable_failure' END, {counter}, next_retry_at_ms = $3, \
-                         retry_scheduled_at_ms = COALESCE(retry_scheduled_at_ms, $4), last_error = $5, \
-                         lease_token = NULL, lease_expires_at_ms = NULL, updated_at_ms = $4 \
-                         WHERE github_id = $1 AND lease_token = $2"
-                    );
-                    let done = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
-                        .bind(github_id)
-                        .bind(token.to_owned())
-                        .bind(ms(next_retry_at))
-                        .bind(ms(now))
-                        .bind(redact(error))
-                        .execute(self.pool())
-                        .await?;
-                    Ok(done.rows_affected() == 1)
-                }
-
-                async fn mark_terminal(
-                    &self,
-                    kind: EntityKind,
-                    github_id: i64,
-                    token: &str,
-                    reason: &str,
-                    now: Timestamp,
-                ) -> Result<bool> {
-                    let table = kind.table();
-                    let sql = format!(
-                        "UPDATE {table} SET enrichment_status = 'permanent_failure', \
-                         enrichment_stage = 'terminal', detail_attempts = detail_attempts + 1, \
-                         terminal_at_ms = COALESCE(terminal_at_ms, $3), terminal_reason = $4, \
-                         lease_token = NULL, lease_expires_at_ms = NULL, next_retry_at_ms = NULL, \
-                         updated_at_ms = $3 WHERE github_id = $1 AND lease_token = $2"
-                    );
-                    let done = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
-                        .bind(github_id)
-                        .bind(token.to_owned())
-                        .bind(ms(now))
-                        .bind(reason.to_owned())
-                        .execute(self.pool())
-                        .await?;
-                    Ok(done.rows_affected() == 1)
-                }
-
-                async fn enrichment_counts(&self, kind: EntityKind) -> Result<EnrichmentCounts> {
-                    let table = kind.table();
-                    let sql = format!(
-                        "SELECT enrichment_status AS s, COUNT(*) AS n FROM {table} GROUP BY enrichment_status"
-                    );
-                    let rows = sqlx::query::<$db>(sqlx::AssertSqlSafe(sql))
-                        .fetch_all(self.pool())
-                        .await?;
-                    let mut c = EnrichmentCounts::default();
-                    for r in rows {
-                        let n = to_u64("count", get(&r, "n")?)?;
-                        match get::<String>(&r, "s")?.as_str() {
-                            "pending" => c.pending = n,
-                            "complete" => c.complete = n,
-                            "retryable_failure" => c.retryable_failure = n,
-                            _ => c.permanent_failure = n,
-                        }
-                    }
-                    Ok(c)
-                }
-
-                async fn search_ledger(
-                    &self,
-                    host: &str,
-                    subject: &str,
-                ) -> Result<Option<SearchLedger>> {
-                    let row = sqlx::query::<$db>(
-                        "SELECT host, subject, window_limit, remaining, request_ceiling, reserve, used, \
-                         actor_used, repository_used, blocked_until_at_ms, last_request_at_ms, reset_at_ms \
-                         FROM search_budget_ledger WHERE host = $1 AND subject = $2",
-                    )
-                    .bind(host.to_owned())
-                    .bind(subject.to_owned())
-                    .fetch_optional(self.pool())
-                    .await?;
-                    let Some(row) = row else { return Ok(None) };
-                    let u = |c: &'static str| -> Result<u64> { to_u64(c, get::<i64>(&row, c)?) };
-                    Ok(Some(SearchLedger {
-                        host: get(&row, "host")?,
-                        subject: get(&row, "subject")?,
-                        limit: opt_u64(&row, "window_limit")?,
-                        remaining: opt_u64(&row, "remaining")?,
-                        request_ceiling: u("request_ceiling")?,
-                        reserve: u("reserve")?,
-                        used: u("used")?,
-                        actor_used: u("actor_used")?,
-                        repository_used: u("repository_used")?,
-                        blocked_until: opt_ts(&row, "blocked_until_at_ms")?,
-                        last_request_at: opt_ts(&row, "last_request_at_ms")?,
-                        reset_at: opt_ts(&row, "reset_at_ms")?,
-                    }))
-                }
-
-                async fn save_search_ledger(&self, l: &SearchLedger, now: Timestamp) -> Result<()> {
-                    sqlx::query::<$db>(
-                        "INSERT INTO search_budget_ledger (host, subject, window_limit, remaining, \
-                         request_ceiling, reserve, used, actor_used, repository_used, blocked_until_at_ms, \
-                         last_request_at_ms, reset_at_ms, updated_at_ms) VALUES ($1, $2, $3, $4, $5, $6, \
-                         $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (host, subject) DO UPDATE SET \
-                         window_limit = excluded.window_limit, remaining = excluded.remaining, \
-                         request_ceiling = excluded.request_ceiling, reserve = excluded.reserve, \
-                         used = excluded.used, actor_used = excluded.actor_used, \
-                         repository_used = excluded.repository_used, \
-                         blocked_until_at_ms = excluded.blocked_until_at_ms, \
-                         last_request_at_ms = excluded.last_request_at_ms, \
-                         reset_at_ms = excluded.reset_at_ms, updated_at_ms = excluded.updated_at_ms",
-                    )
-                    .bind(l.host.clone())
-                    .bind(l.subject.clone())
-                    .bind(opt_i64("window_limit", l.limit)?)
-                    .bind(opt_i64("remaining", l.remaining)?)
-                    .bind(to_i64("request_ceiling", l.request_ceiling)?)
-                    .bind(to_i64("reserve", l.reserve)?)
-                    .bind(to_i64("used", l.used)?)
-                    .bind(to_i64("actor_used", l.actor_used)?)
-                    .bind(to_i64("repository_used", l.repository_used)?)
-                    .bind(l.blocked_until.map(ms))
-                    .bind(l.last_request_at.map(ms))
-                    .bind(l.reset_at.map(ms))
-                    .bind(ms(now))
-                    .execute(self.pool())
-                    .await?;
-                    Ok(())
-                }
-
-                async fn record_batch(
-                    &self,
-                    correlation_id: &str,
-                    request_kind: &str,
-                    kind: EntityKind,
-                    status: &str,
-                    requested: u64,
-                    returned: Option<u64>,
-                    valid: Option<u64>,
-                    incomplete_results: Option<bool>,
-                    http_status: Option<u16>,
-                    error: Option<&str>,
-                    started_at: Timestamp,
-                    finished_at: Timestamp,
-                ) -> Result<i64> {
-                    let missing = match (returned, valid) {
-                        (Some(_), Some(v)) => Some(requested.saturating_sub(v)),
-                        _ => None,
-                    };
-                    let row = sqlx::query::<$db>(
-                        "INSERT INTO enrichment_batches (correlation_id, request_kind, entity_kind, \
-                         status, requested_count, returned_count, valid_count, missing_count, \
-                         incomplete_results, http_status, error_message, started_at_ms, finished_at_ms) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id",
-                    )
-                    .bind(correlation_id.to_owned())
-                    .bind(request_kind.to_owned())
-                    .bind(kind.as_str())
-                    .bind(status.to_owned())
-                    .bind(to_i64("requested_count", requested)?)
-                    .bind(opt_i64("returned_count", returned)?)
-                    .bind(opt_i64("valid_count", valid)?)
-                    .bind(opt_i64("missing_count", missing)?)
-                    .bind(incomplete_results)
-                    .bind(http_status.map(i64::from))
-                    .bind(error.map(redact))
-                    .bind(ms(started_at))
-                    .bind(ms(finished_at))
-                    .fetch_one(self.pool())
-                    .await?;
-                    get(&row, "id")
-                }
-
-                async fn record_observation(
-                    &self,
-                    kind: EntityKind,
-                    github_id: i64,
-                    source: &str,
-                    outcome: &str,
-                    batch_id: Option<i64>,
-                    raw: &serde_json::Value,
-                    now: Timestamp,
-                ) -> Result<()> {
-                    sqlx::query::<$db>(
-                        "INSERT INTO enrichment_observations (entity_kind, entity_github_id, source, \
-                         validation_outcome, enrichment_batch_id, observed_at_ms, raw_json) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7)",
-                    )
-                    .bind(kind.as_str())
-                    .bind(github_id)
-                    .bind(source.to_owned())
-                    .bind(outcome.to_owned())
-                    .bind(batch_id)
-                    .bind(ms(now))
-                    .bind(sqlx::types::Json(raw.clone()))
-                    .execute(self.pool())
-                    .await?;
-                    Ok(())
-                }
-            }
-        };
-    };
-}
-
-feed_state_impl!(
-    SqliteStore,
-    sqlx::Sqlite,
-    "json_extract(e.raw_json, '$.actor.url')",
-    "json_extract(e.raw_json, '$.repo.url')"
-);
-feed_state_impl!(
-    PgStore,
-    sqlx::Postgres,
-    "(e.raw_json -> 'actor' ->> 'url')",
-    "(e.raw_json -> 'repo' ->> 'url')"
-);

@@ -18,6 +18,7 @@
 
 mod backend;
 pub mod bulk;
+mod db;
 mod error;
 pub mod feed_report;
 pub mod feed_state;
