@@ -19,7 +19,7 @@ use headroom_http::transport::SimTransport;
 use headroom_http::{Client, ClientParts, UrlPolicy};
 use headroom_sim::{Scenario, SimConfig, Simulator};
 use headroom_store::Store;
-use headroom_store::feed_state::open_feed;
+use headroom_store::feed_state::{WindowStatus, open_feed};
 
 use common::Fixture;
 
@@ -148,7 +148,7 @@ async fn default_then_cadence_then_floor_then_replay(f: &Fixture) {
     assert_eq!(overview.pending_repositories, 3);
     assert!(overview.latest_completed_run.is_some());
     let ledger = ledger.expect("the first poll bootstraps the window");
-    assert_eq!(ledger.window_status, "active");
+    assert_eq!(ledger.window_status, WindowStatus::Active);
     assert_eq!(ledger.poll_used, 2);
     assert_eq!(ledger.poll_allowance, 12);
     assert_eq!(ledger.limit, Some(60));
@@ -241,7 +241,7 @@ async fn secondary_rate_limited_blocks_globally_for_its_retry_after(f: &Fixture)
     assert_eq!(reason, "rate_limited");
     assert!(until.is_some_and(|u| u >= r.clock.now() + SignedDuration::from_secs(59)));
     let ledger = r.poller.core_ledger().await.expect("read").expect("row");
-    assert_eq!(ledger.window_status, "globally_blocked");
+    assert_eq!(ledger.window_status, WindowStatus::GloballyBlocked);
     assert_eq!(ledger.consecutive_secondary_limits, 1);
 }
 

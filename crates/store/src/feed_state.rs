@@ -94,6 +94,49 @@ pub struct IngestionRunEnd {
     pub error_message: Option<String>,
 }
 
+/// Where a core ledger's window stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WindowStatus {
+    /// No window seen yet, or the last one reset: the next response's headers start one.
+    Uninitialized,
+    /// A window is open, with allowances from its headers.
+    Active,
+    /// A rate-limit response blocked every lane until `global_blocked_until`.
+    GloballyBlocked,
+}
+
+impl WindowStatus {
+    /// The stored text (the column's CHECK constraint lists the same three).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Uninitialized => "uninitialized",
+            Self::Active => "active",
+            Self::GloballyBlocked => "globally_blocked",
+        }
+    }
+
+    pub(crate) fn parse(value: &str) -> Result<Self> {
+        Ok(match value {
+            "uninitialized" => Self::Uninitialized,
+            "active" => Self::Active,
+            "globally_blocked" => Self::GloballyBlocked,
+            other => {
+                return Err(crate::error::StoreError::corrupt(
+                    "window_status",
+                    format!("unknown {other:?}"),
+                ));
+            }
+        })
+    }
+}
+
+impl std::fmt::Display for WindowStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The hourly core ledger of one quota identity.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CoreLedger {
@@ -101,8 +144,8 @@ pub struct CoreLedger {
     pub host: String,
     /// Quota subject (the outbound IP without a token, else the owner).
     pub subject: String,
-    /// `uninitialized`, `active` or `globally_blocked`.
-    pub window_status: String,
+    /// Where its window stands.
+    pub window_status: WindowStatus,
     /// The limit the headers reported.
     pub limit: Option<u64>,
     /// Remaining, per the newest headers.
@@ -139,7 +182,7 @@ impl CoreLedger {
         Self {
             host: host.to_owned(),
             subject: subject.to_owned(),
-            window_status: "uninitialized".into(),
+            window_status: WindowStatus::Uninitialized,
             limit: None,
             remaining: None,
             reserve: 0,

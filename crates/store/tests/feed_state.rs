@@ -6,7 +6,7 @@
 mod common;
 
 use headroom_core::clock::{SignedDuration, Timestamp};
-use headroom_store::feed_state::{CoreLedger, FeedState, IngestionRunEnd, open_feed};
+use headroom_store::feed_state::{CoreLedger, FeedState, IngestionRunEnd, WindowStatus, open_feed};
 
 fn t(secs: i64) -> Timestamp {
     Timestamp::from_second(1_800_000_000 + secs).expect("valid")
@@ -140,7 +140,7 @@ async fn exercise(state: &dyn FeedState) {
         None
     );
     let mut ledger = CoreLedger::new("api.github.com", "ip:x");
-    ledger.window_status = "active".into();
+    ledger.window_status = WindowStatus::Active;
     ledger.limit = Some(60);
     ledger.remaining = Some(59);
     ledger.poll_used = 1;

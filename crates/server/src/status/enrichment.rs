@@ -5,7 +5,7 @@ use headroom_core::clock::{SignedDuration, Timestamp};
 use headroom_core::lanes::{CoreLanes, DetailUsage, EntityClass};
 use headroom_store::Result;
 use headroom_store::feed_report::{EntityBacklog, FeedReport};
-use headroom_store::feed_state::{CoreLedger, EntityKind, Lane, SearchLedger};
+use headroom_store::feed_state::{CoreLedger, EntityKind, Lane, SearchLedger, WindowStatus};
 use serde::Serialize;
 use serde::ser::SerializeMap;
 
@@ -167,7 +167,7 @@ fn detail_gate(
     if let Some(b) = l.global_blocked_until.filter(|b| *b > now) {
         return Some(("globally_blocked", Some(b)));
     }
-    if l.window_status == "uninitialized" || l.reset_at.is_none_or(|r| r <= now) {
+    if l.window_status == WindowStatus::Uninitialized || l.reset_at.is_none_or(|r| r <= now) {
         return Some(("core_window_uninitialized", None));
     }
     if l.remaining.is_some_and(|r| r <= l.reserve) {

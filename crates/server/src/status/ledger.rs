@@ -143,7 +143,7 @@ pub(super) fn ledger_block(
         present: l.is_some(),
         host: settings.host.clone(),
         subject: settings.subject.clone(),
-        window_status: l.map(|l| l.window_status.clone()),
+        window_status: l.map(|l| l.window_status.as_str().to_owned()),
         window_current: l.map(|l| l.reset_at.is_some_and(|r| r > now)),
         limit: l.and_then(|l| l.limit),
         remaining: l.and_then(|l| l.remaining),

@@ -17,7 +17,7 @@ use headroom_github::feed::enrich::EnrichSettings;
 use headroom_github::feed::poll::{FEED_PATH, PollSettings, SOURCE_TYPE};
 use headroom_server::{AppState, Reporting, SchedulerSettings, StatusSettings};
 use headroom_store::feed_report::FeedReport;
-use headroom_store::feed_state::{CoreLedger, Enriched, EntityKind, FeedState, Lane};
+use headroom_store::feed_state::{CoreLedger, Enriched, EntityKind, FeedState, Lane, WindowStatus};
 use headroom_store::{EventOrigin, PgStore, PushEventWrite, SqliteStore, Store};
 use http_body_util::BodyExt as _;
 use serde_json::Value;
@@ -234,7 +234,7 @@ pub async fn seed(db: &Db) {
     feed.save_event_source(&polled, at(0)).await.expect("save");
 
     let mut ledger = CoreLedger::new(HOST, &subject());
-    ledger.window_status = "active".into();
+    ledger.window_status = WindowStatus::Active;
     ledger.limit = Some(60);
     ledger.remaining = Some(55);
     ledger.reserve = 8;

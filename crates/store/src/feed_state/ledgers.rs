@@ -48,7 +48,7 @@ pub(super) async fn save_core_ledger(
         sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(l.host.clone())
             .bind(l.subject.clone())
-            .bind(l.window_status.clone())
+            .bind(l.window_status.as_str())
             .bind(opt_i64("window_limit", l.limit)?)
             .bind(opt_i64("remaining", l.remaining)?)
             .bind(to_i64("reserve", l.reserve)?)

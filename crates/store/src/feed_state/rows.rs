@@ -71,7 +71,7 @@ pub(super) fn ledger_from(row: &impl ReadRow) -> Result<CoreLedger> {
     Ok(CoreLedger {
         host: get(row, "host")?,
         subject: get(row, "subject")?,
-        window_status: get(row, "window_status")?,
+        window_status: WindowStatus::parse(&get::<String>(row, "window_status")?)?,
         limit: opt_u64(row, "window_limit")?,
         remaining: opt_u64(row, "remaining")?,
         reserve: u("reserve")?,

@@ -7,7 +7,7 @@ use headroom_core::clock::{Clock, Timestamp};
 use headroom_core::lanes::{CoreLanes, DetailUsage};
 use headroom_core::telemetry;
 use headroom_http::{ApiError, ApiRequest, ApiResponse};
-use headroom_store::feed_state::{Claimed, CoreLedger, EntityKind, Lane};
+use headroom_store::feed_state::{Claimed, CoreLedger, EntityKind, Lane, WindowStatus};
 use serde_json::Value;
 
 use super::{EnrichReport, Enricher, Step, backoff, class_of, other, validate_item};
@@ -126,7 +126,9 @@ impl Enricher {
         if let Some(b) = ledger.global_blocked_until.filter(|b| *b > now) {
             return Ok(Err(Step::Deferred("globally_blocked".into(), Some(b))));
         }
-        if ledger.window_status == "uninitialized" || ledger.reset_at.is_none_or(|r| r <= now) {
+        if ledger.window_status == WindowStatus::Uninitialized
+            || ledger.reset_at.is_none_or(|r| r <= now)
+        {
             // The first poll of each window bootstraps it; until then the lane waits.
             return Ok(Err(Step::Deferred(
                 "core_window_uninitialized".into(),

@@ -5,17 +5,19 @@
 use headroom_core::clock::Timestamp;
 use headroom_core::lanes::{CoreLaneConfig, CoreLanes};
 use headroom_core::telemetry;
-use headroom_store::feed_state::CoreLedger;
+use headroom_store::feed_state::{CoreLedger, WindowStatus};
 
 /// A window whose reset has passed rolls: counters restart, the secondary-limit strikes stay.
 pub(super) fn roll_window(ledger: &mut CoreLedger, now: Timestamp) {
-    if ledger.window_status != "uninitialized" && ledger.reset_at.is_some_and(|r| r <= now) {
+    if ledger.window_status != WindowStatus::Uninitialized
+        && ledger.reset_at.is_some_and(|r| r <= now)
+    {
         tracing::info!(
             event = telemetry::BUDGET_WINDOW_ROLLED,
             poll_used = ledger.poll_used,
             enrichment_used = ledger.enrichment_used
         );
-        ledger.window_status = "uninitialized".into();
+        ledger.window_status = WindowStatus::Uninitialized;
         ledger.poll_used = 0;
         ledger.enrichment_used = 0;
         ledger.actor_share_used = 0;
@@ -26,13 +28,13 @@ pub(super) fn roll_window(ledger: &mut CoreLedger, now: Timestamp) {
         ledger.window_started_at = None;
     }
     if ledger.global_blocked_until.is_some_and(|b| b <= now)
-        && ledger.window_status == "globally_blocked"
+        && ledger.window_status == WindowStatus::GloballyBlocked
     {
         tracing::info!(event = telemetry::BUDGET_GLOBAL_BLOCK_CLEARED);
         ledger.window_status = if ledger.reset_at.is_some() {
-            "active".into()
+            WindowStatus::Active
         } else {
-            "uninitialized".into()
+            WindowStatus::Uninitialized
         };
     }
 }
@@ -58,10 +60,10 @@ pub(super) fn reconcile(
         return;
     };
     let used = signal.used.unwrap_or(limit.saturating_sub(remaining));
-    let new_window =
-        ledger.window_status == "uninitialized" || ledger.reset_at.is_none_or(|r| reset > r);
+    let new_window = ledger.window_status == WindowStatus::Uninitialized
+        || ledger.reset_at.is_none_or(|r| reset > r);
     if new_window {
-        ledger.window_status = "active".into();
+        ledger.window_status = WindowStatus::Active;
         ledger.window_started_at = Some(now);
         ledger.reset_at = Some(reset);
         ledger.limit = Some(limit);
@@ -149,7 +151,7 @@ pub(super) fn block_globally(ledger: &mut CoreLedger, until: Timestamp, reason: 
         ledger.global_blocked_until = Some(until);
         tracing::info!(event = telemetry::BUDGET_GLOBAL_BLOCK_SET, global_blocked_until = %until, reason = %reason);
     }
-    ledger.window_status = "globally_blocked".into();
+    ledger.window_status = WindowStatus::GloballyBlocked;
     if reason.contains("secondary") || reason.contains("abuse") {
         ledger.consecutive_secondary_limits += 1;
     }

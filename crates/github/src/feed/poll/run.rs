@@ -10,7 +10,7 @@ use headroom_core::telemetry;
 use headroom_http::paginate::{LinkPager, StopReason};
 use headroom_http::{ApiError, ApiRequest, ApiResponse};
 use headroom_store::EventOrigin;
-use headroom_store::feed_state::{CoreLedger, EventSource, IngestionRunEnd};
+use headroom_store::feed_state::{CoreLedger, EventSource, IngestionRunEnd, WindowStatus};
 use serde_json::Value;
 
 use super::ledger::{block_globally, reconcile};
@@ -118,11 +118,13 @@ impl Poller {
             let now = self.clock.now();
             let ledger = &mut run.ledger;
             // Class exhaustion and the reserve: declined before anything is sent.
-            if ledger.window_status == "active" && ledger.poll_used >= ledger.poll_allowance {
+            if ledger.window_status == WindowStatus::Active
+                && ledger.poll_used >= ledger.poll_allowance
+            {
                 run.stop = Some("poll_allowance".into());
                 break;
             }
-            if ledger.window_status == "active"
+            if ledger.window_status == WindowStatus::Active
                 && ledger.remaining.is_some_and(|r| r <= ledger.reserve)
             {
                 run.stop = Some("reserve_reached".into());

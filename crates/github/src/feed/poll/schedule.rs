@@ -3,7 +3,7 @@
 //! exhaustion) and which of them binds.
 
 use headroom_core::clock::Timestamp;
-use headroom_store::feed_state::{CoreLedger, EventSource};
+use headroom_store::feed_state::{CoreLedger, EventSource, WindowStatus};
 use serde::Serialize;
 
 /// Which of the five constraints holds a poll back.
@@ -55,7 +55,7 @@ impl Schedule {
     pub fn of(source: &EventSource, ledger: Option<&CoreLedger>, now: Timestamp) -> Self {
         let class = ledger.and_then(|l| {
             let reset = l.reset_at?;
-            (l.window_status != "uninitialized"
+            (l.window_status != WindowStatus::Uninitialized
                 && reset > now
                 && l.poll_allowance > 0
                 && l.poll_used >= l.poll_allowance)
