@@ -238,7 +238,7 @@ pub async fn print_summary(poller: &Poller) {
         Ok(Some(s)) => {
             let next = s.next_poll_at.map_or_else(|| "now".to_owned(), fmt_ts);
             outln!("Next poll due:                    {next}");
-            if s.status == "failed" {
+            if s.status == headroom_store::feed_state::SourceStatus::Failed {
                 outln!("Source status:                    failed (out of service until cleared)");
             }
         }

@@ -466,7 +466,7 @@ async fn sources_name_what_holds_them(db: &Db) {
         .await
         .expect("read")
         .expect("seeded");
-    source_row.status = "failed".into();
+    source_row.status = headroom_store::feed_state::SourceStatus::Failed;
     source_row.last_error = Some("HTTP 404 on /events".into());
     feed.save_event_source(&source_row, at(40))
         .await

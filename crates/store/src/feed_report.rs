@@ -335,24 +335,6 @@ fn event_from(row: &impl ReadRow) -> Result<PushEventRow> {
     })
 }
 
-fn event_source_from(row: &impl ReadRow) -> Result<EventSource> {
-    Ok(EventSource {
-        id: row.int("id")?,
-        source_type: row.text("source_type")?,
-        url: row.text("url")?,
-        enabled: row.boolean("enabled")?,
-        status: row.text("status")?,
-        etag: row.opt_text("etag")?,
-        cadence_due_at: row.opt_ts("cadence_due_at_ms")?,
-        poll_floor_until: row.opt_ts("poll_floor_until_at_ms")?,
-        retry_not_before_at: row.opt_ts("retry_not_before_at_ms")?,
-        next_poll_at: row.opt_ts("next_poll_at_ms")?,
-        consecutive_failures: row.count("consecutive_failures")?,
-        last_error: row.opt_text("last_error")?,
-        last_polled_at: row.opt_ts("last_polled_at_ms")?,
-    })
-}
-
 fn earliest(a: Option<Timestamp>, b: Option<Timestamp>) -> Option<Timestamp> {
     match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),
@@ -467,10 +449,13 @@ fn push_events_page_sql(filter: PushEventFilter, after: bool) -> String {
 
 const SCHEMA_SQL: &str = "SELECT version FROM _sqlx_migrations WHERE success ORDER BY version";
 
-const EVENT_SOURCES_SQL: &str = "SELECT id, source_type, url, enabled, status, etag, \
-    cadence_due_at_ms, poll_floor_until_at_ms, retry_not_before_at_ms, next_poll_at_ms, \
-    consecutive_failures, last_error, last_polled_at_ms \
-    FROM event_sources ORDER BY source_type";
+/// Every source, read with the feed state's own column list and row mapper.
+static EVENT_SOURCES_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "SELECT {} FROM event_sources ORDER BY source_type",
+        crate::feed_state::SOURCE_COLUMNS
+    )
+});
 
 const BATCH_GROUPS_SQL: &str = "SELECT request_kind, entity_kind, status, COUNT(*) AS n, \
     CAST(SUM(requested_count) AS BIGINT) AS requested, \
@@ -527,8 +512,10 @@ where
 
     async fn event_sources(&self) -> Result<Vec<EventSource>> {
         on_each_pool!(self.pools(), |pool| {
-            let rows = sqlx::query(EVENT_SOURCES_SQL).fetch_all(pool).await?;
-            rows.iter().map(event_source_from).collect()
+            let rows = sqlx::query(sqlx::AssertSqlSafe(EVENT_SOURCES_SQL.as_str()))
+                .fetch_all(pool)
+                .await?;
+            rows.iter().map(crate::feed_state::source_from).collect()
         })
     }
 

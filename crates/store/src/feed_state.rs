@@ -15,6 +15,7 @@ mod ledgers;
 mod overview;
 mod reconcile;
 mod rows;
+pub(crate) use rows::{SOURCE_COLUMNS, source_from};
 mod sources;
 
 use std::sync::Arc;
@@ -42,8 +43,8 @@ pub struct EventSource {
     pub url: String,
     /// The operator's switch.
     pub enabled: bool,
-    /// `idle`, or `failed` after a permanent 4xx (out of service until cleared).
-    pub status: String,
+    /// In service, or failed after a permanent 4xx.
+    pub status: SourceStatus,
     /// The stored validator of the first page.
     #[serde(skip)]
     pub etag: Option<String>,
@@ -92,6 +93,37 @@ pub struct IngestionRunEnd {
     pub events_failed: u64,
     /// What went wrong, redacted.
     pub error_message: Option<String>,
+}
+
+/// Whether a feed source is in service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceStatus {
+    /// Polled when due.
+    Idle,
+    /// Out of service after a permanent 4xx, until an operator clears it.
+    Failed,
+}
+
+impl SourceStatus {
+    /// The stored text (the column's CHECK constraint lists the same two).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Idle => "idle",
+            Self::Failed => "failed",
+        }
+    }
+
+    pub(crate) fn parse(value: &str) -> Result<Self> {
+        match value {
+            "idle" => Ok(Self::Idle),
+            "failed" => Ok(Self::Failed),
+            other => Err(crate::error::StoreError::corrupt(
+                "status",
+                format!("unknown source status {other:?}"),
+            )),
+        }
+    }
 }
 
 /// Where a core ledger's window stands.

@@ -6,7 +6,9 @@
 mod common;
 
 use headroom_core::clock::{SignedDuration, Timestamp};
-use headroom_store::feed_state::{CoreLedger, FeedState, IngestionRunEnd, WindowStatus, open_feed};
+use headroom_store::feed_state::{
+    CoreLedger, FeedState, IngestionRunEnd, SourceStatus, WindowStatus, open_feed,
+};
 
 fn t(secs: i64) -> Timestamp {
     Timestamp::from_second(1_800_000_000 + secs).expect("valid")
@@ -24,7 +26,7 @@ async fn exercise(state: &dyn FeedState) {
         .ensure_event_source("github_public_events", "/events?per_page=100", t(0))
         .await
         .expect("ensure");
-    assert_eq!(source.status, "idle");
+    assert_eq!(source.status, SourceStatus::Idle);
     assert!(source.enabled);
     assert_eq!(source.cadence_due_at, None);
     let again = state

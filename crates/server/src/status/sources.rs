@@ -5,7 +5,7 @@ use headroom_core::clock::Timestamp;
 use headroom_github::feed::poll::{SOURCE_TYPE, Schedule};
 use headroom_store::Result;
 use headroom_store::feed_report::FeedReport;
-use headroom_store::feed_state::{CoreLedger, EventSource};
+use headroom_store::feed_state::{CoreLedger, EventSource, SourceStatus};
 use serde::Serialize;
 
 /// One source's schedule: the five components side by side, and which one binds.
@@ -72,7 +72,7 @@ pub(super) async fn sources(
 fn polled(source: EventSource, core: Option<&CoreLedger>, now: Timestamp) -> SourceBlock {
     let schedule = Schedule::of(&source, core, now);
     let held = schedule.binding(now, false);
-    let (binding, binding_until) = if source.status == "failed" {
+    let (binding, binding_until) = if source.status == SourceStatus::Failed {
         (Some("source_failed".to_owned()), None)
     } else if !source.enabled {
         (Some("source_disabled".to_owned()), None)
@@ -86,7 +86,7 @@ fn polled(source: EventSource, core: Option<&CoreLedger>, now: Timestamp) -> Sou
         source_type: source.source_type,
         present: true,
         enabled: source.enabled,
-        status: source.status,
+        status: source.status.as_str().to_owned(),
         consecutive_failures: source.consecutive_failures,
         last_error: source.last_error,
         last_polled_at: source.last_polled_at,
@@ -109,7 +109,7 @@ fn never_polled(core: Option<&CoreLedger>, now: Timestamp) -> SourceBlock {
         source_type: SOURCE_TYPE.to_owned(),
         present: false,
         enabled: true,
-        status: "idle".to_owned(),
+        status: SourceStatus::Idle.as_str().to_owned(),
         consecutive_failures: 0,
         last_error: None,
         last_polled_at: None,

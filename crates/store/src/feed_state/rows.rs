@@ -3,7 +3,7 @@
 
 use super::*;
 
-pub(super) const SOURCE_COLUMNS: &str = "id, source_type, url, enabled, status, etag, cadence_due_at_ms, \
+pub(crate) const SOURCE_COLUMNS: &str = "id, source_type, url, enabled, status, etag, cadence_due_at_ms, \
     poll_floor_until_at_ms, retry_not_before_at_ms, next_poll_at_ms, consecutive_failures, \
     last_error, last_polled_at_ms";
 
@@ -48,13 +48,13 @@ pub(super) fn opt_u64(row: &impl ReadRow, column: &'static str) -> Result<Option
         .transpose()
 }
 
-pub(super) fn source_from(row: &impl ReadRow) -> Result<EventSource> {
+pub(crate) fn source_from(row: &impl ReadRow) -> Result<EventSource> {
     Ok(EventSource {
         id: get(row, "id")?,
         source_type: get(row, "source_type")?,
         url: get(row, "url")?,
         enabled: get(row, "enabled")?,
-        status: get(row, "status")?,
+        status: SourceStatus::parse(&get::<String>(row, "status")?)?,
         etag: get(row, "etag")?,
         cadence_due_at: opt_ts(row, "cadence_due_at_ms")?,
         poll_floor_until: opt_ts(row, "poll_floor_until_at_ms")?,

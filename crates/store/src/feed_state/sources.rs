@@ -92,7 +92,7 @@ pub(super) async fn save_event_source(
          last_polled_at_ms = $10, updated_at_ms = $11 WHERE id = $1",
         )
         .bind(s.id)
-        .bind(s.status.clone())
+        .bind(s.status.as_str())
         .bind(s.etag.clone())
         .bind(s.cadence_due_at.map(ms))
         .bind(s.poll_floor_until.map(ms))

@@ -15,7 +15,7 @@ use headroom_core::lanes::{CoreLaneConfig, CoreLanes, LaneError};
 use headroom_core::telemetry;
 use headroom_http::{ApiError, Client};
 use headroom_store::Store;
-use headroom_store::feed_state::{CoreLedger, FeedState};
+use headroom_store::feed_state::{CoreLedger, FeedState, SourceStatus};
 use serde::Serialize;
 use tracing::Instrument as _;
 
@@ -236,7 +236,7 @@ impl Poller {
         };
         let (host, subject) = key_parts(&key);
         let ledger = self.state.core_ledger(&host, &subject).await?;
-        if source.status == "failed" {
+        if source.status == SourceStatus::Failed {
             tracing::info!(
                 event = telemetry::INGESTION_NOT_DUE,
                 event_source_id = source.id,

@@ -10,7 +10,9 @@ use headroom_core::telemetry;
 use headroom_http::paginate::{LinkPager, StopReason};
 use headroom_http::{ApiError, ApiRequest, ApiResponse};
 use headroom_store::EventOrigin;
-use headroom_store::feed_state::{CoreLedger, EventSource, IngestionRunEnd, WindowStatus};
+use headroom_store::feed_state::{
+    CoreLedger, EventSource, IngestionRunEnd, SourceStatus, WindowStatus,
+};
 use serde_json::Value;
 
 use super::ledger::{block_globally, reconcile};
@@ -355,7 +357,7 @@ impl Poller {
         source.consecutive_failures += 1;
         source.last_error = Some(error.clone());
         if permanent {
-            source.status = "failed".into();
+            source.status = SourceStatus::Failed;
             tracing::error!(event = telemetry::INGESTION_SOURCE_FAILED, run_id = %run_id,
                 event_source_id = source.id, deferral_reason = "source_failed", error = %error);
         } else {
