@@ -12,14 +12,12 @@
 //! last commit, and importing again skips what was kept. Everywhere else (PostgreSQL, an
 //! in-memory SQLite) each batch is one transaction of its own, durable when written.
 
-use std::collections::{BTreeMap, HashSet};
-
 use async_trait::async_trait;
-use headroom_core::redact::redact;
 
+use crate::db::Conn;
 use crate::error::{Result, StoreError};
-use crate::model::{PushEventWrite, QuarantinedEvent, check_fingerprint, ms};
-use crate::{PgStore, Store};
+use crate::model::{PushEventWrite, QuarantinedEvent};
+use crate::{PgStore, Store, push};
 
 mod sqlite;
 
@@ -168,11 +166,7 @@ impl<S: Store + ?Sized> BulkWriter for TxWriter<'_, S> {
             let written = tx.write_push_events(&pushes).await?;
             tx.commit().await?;
             for (slot, result) in slots.into_iter().zip(written) {
-                outcomes[slot] = Some(match result {
-                    Ok(true) => BulkOutcome::Created,
-                    Ok(false) => BulkOutcome::Duplicate,
-                    Err(e) => BulkOutcome::Failed(e),
-                });
+                outcomes[slot] = Some(outcome_of(result));
             }
         }
         Ok(outcomes
@@ -194,120 +188,10 @@ impl PgStore {
     }
 }
 
-const QUARANTINE_SQL: &str = "INSERT INTO quarantined_events (payload_fingerprint, \
-    github_event_id, event_type, error_code, error_message, occurrence_count, source, \
-    first_received_at_ms, last_received_at_ms, raw_json, raw_text) \
-    VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?7, ?7, ?8, ?9) \
-    ON CONFLICT (payload_fingerprint) DO UPDATE SET \
-    occurrence_count = quarantined_events.occurrence_count + 1, \
-    last_received_at_ms = CASE WHEN excluded.last_received_at_ms > quarantined_events.last_received_at_ms \
-        THEN excluded.last_received_at_ms ELSE quarantined_events.last_received_at_ms END \
-    RETURNING occurrence_count";
-
-/// The columns an entity row is written with: identity, then `event_native_at_ms`, the
-/// three stage-entry/creation/update instants, then activity (first seen, last seen, latest
-/// event), which is NULL when no new event named the entity and then leaves activity alone.
-const ACTOR_COLUMNS: &str = "github_id, login, display_login, detail_url, avatar_url, \
-    event_native_at_ms, batch_pending_at_ms, created_at_ms, updated_at_ms, \
-    first_seen_at_ms, last_seen_at_ms, latest_event_at_ms";
-
-const ACTOR_UPDATE: &str = "ON CONFLICT (github_id) DO UPDATE SET login = excluded.login, \
-    display_login = excluded.display_login, \
-    detail_url = COALESCE(excluded.detail_url, actors.detail_url), \
-    avatar_url = COALESCE(excluded.avatar_url, actors.avatar_url), \
-    updated_at_ms = excluded.updated_at_ms, \
-    first_seen_at_ms = COALESCE(actors.first_seen_at_ms, excluded.first_seen_at_ms), \
-    last_seen_at_ms = CASE WHEN excluded.last_seen_at_ms IS NOT NULL \
-        AND (actors.last_seen_at_ms IS NULL OR actors.last_seen_at_ms < excluded.last_seen_at_ms) \
-        THEN excluded.last_seen_at_ms ELSE actors.last_seen_at_ms END, \
-    latest_event_at_ms = CASE WHEN excluded.latest_event_at_ms IS NOT NULL \
-        AND (actors.latest_event_at_ms IS NULL OR actors.latest_event_at_ms < excluded.latest_event_at_ms) \
-        THEN excluded.latest_event_at_ms ELSE actors.latest_event_at_ms END";
-
-const REPOSITORY_COLUMNS: &str = "github_id, full_name, name, owner_login, detail_url, \
-    event_native_at_ms, batch_pending_at_ms, created_at_ms, updated_at_ms, \
-    first_seen_at_ms, last_seen_at_ms, latest_event_at_ms";
-
-const REPOSITORY_UPDATE: &str = "ON CONFLICT (github_id) DO UPDATE SET \
-    full_name = excluded.full_name, name = excluded.name, owner_login = excluded.owner_login, \
-    detail_url = COALESCE(excluded.detail_url, repositories.detail_url), \
-    updated_at_ms = excluded.updated_at_ms, \
-    first_seen_at_ms = COALESCE(repositories.first_seen_at_ms, excluded.first_seen_at_ms), \
-    last_seen_at_ms = CASE WHEN excluded.last_seen_at_ms IS NOT NULL \
-        AND (repositories.last_seen_at_ms IS NULL OR repositories.last_seen_at_ms < excluded.last_seen_at_ms) \
-        THEN excluded.last_seen_at_ms ELSE repositories.last_seen_at_ms END, \
-    latest_event_at_ms = CASE WHEN excluded.latest_event_at_ms IS NOT NULL \
-        AND (repositories.latest_event_at_ms IS NULL OR repositories.latest_event_at_ms < excluded.latest_event_at_ms) \
-        THEN excluded.latest_event_at_ms ELSE repositories.latest_event_at_ms END";
-
-const PUSH_COLUMNS: &str = "github_event_id, github_push_id, github_actor_id, \
-    github_repository_id, actor_login, repository_name, ref, head_sha, before_sha, \
-    commit_count, distinct_commit_count, occurred_at_ms, ingestion_run_id, source, \
-    created_at_ms, raw_json";
-
-fn created_or_duplicate(new: bool) -> BulkOutcome {
-    if new {
-        BulkOutcome::Created
-    } else {
-        BulkOutcome::Duplicate
-    }
-}
-
-/// (first seen, last seen, latest event) over an entity's new events.
-type Activity = (i64, i64, i64);
-
-/// What one group writes for one entity: the last event naming it (its identity wins) and
-/// the activity of its new events, if any.
-struct EntityWrite<'a> {
-    last: &'a PushEventWrite,
-    activity: Option<Activity>,
-}
-
-/// Works out, from which events are new, the entity rows a group writes. Pure.
-fn plan_entities<'a>(
-    events: &[&'a PushEventWrite],
-    new: &[bool],
-) -> (
-    BTreeMap<i64, EntityWrite<'a>>,
-    BTreeMap<i64, EntityWrite<'a>>,
-) {
-    let mut actors: BTreeMap<i64, EntityWrite<'a>> = BTreeMap::new();
-    let mut repositories: BTreeMap<i64, EntityWrite<'a>> = BTreeMap::new();
-    for (event, &is_new) in events.iter().zip(new) {
-        let (seen, occurred) = (ms(event.received_at), ms(event.occurred_at));
-        for (map, id) in [
-            (&mut actors, event.actor.github_id),
-            (&mut repositories, event.repository.github_id),
-        ] {
-            let entry = map.entry(id).or_insert(EntityWrite {
-                last: event,
-                activity: None,
-            });
-            entry.last = event;
-            if is_new {
-                entry.activity = Some(match entry.activity {
-                    None => (seen, seen, occurred),
-                    Some((first, last, latest)) => {
-                        (first.min(seen), last.max(seen), latest.max(occurred))
-                    }
-                });
-            }
-        }
-    }
-    (actors, repositories)
-}
-
-fn split(activity: Option<Activity>) -> (Option<i64>, Option<i64>, Option<i64>) {
-    match activity {
-        Some((first, last, latest)) => (Some(first), Some(last), Some(latest)),
-        None => (None, None, None),
-    }
-}
-
 // ---- PostgreSQL -------------------------------------------------------------------------
 
-/// The PostgreSQL writer: each statement carries a whole group as arrays (`UNNEST`), so a
-/// batch costs a handful of round trips whatever its size.
+/// The PostgreSQL writer: each batch one transaction, its pushes written as one group by the
+/// page path's own array-bound statements ([`crate::push::group`]).
 struct PgBulk {
     pool: sqlx::PgPool,
 }
@@ -320,24 +204,13 @@ impl BulkWriter for PgBulk {
         let mut raws: Vec<&str> = Vec::with_capacity(items.len());
         let mut slots = Vec::with_capacity(items.len());
         let mut tx = self.pool.begin().await?;
+        let mut conn = Conn::Pg(&mut tx);
         for (i, item) in items.iter().enumerate() {
             match item {
                 BulkItem::Quarantine(e) => {
-                    check_fingerprint(&e.payload_fingerprint)?;
-                    let count: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(pg_quarantine_sql()))
-                        .bind(&e.payload_fingerprint)
-                        .bind(&e.github_event_id)
-                        .bind(&e.event_type)
-                        .bind(&e.error_code)
-                        .bind(redact(&e.error_message))
-                        .bind(e.origin.as_str())
-                        .bind(ms(e.received_at))
-                        .bind(e.raw.as_ref().map(sqlx::types::Json))
-                        .bind(&e.raw_text)
-                        .fetch_one(&mut *tx)
-                        .await?;
+                    let row = push::quarantine_on(&mut conn, e).await?;
                     outcomes[i] = Some(BulkOutcome::Quarantined {
-                        occurrence_count: u64::try_from(count).unwrap_or(0),
+                        occurrence_count: row.occurrence_count,
                     });
                 }
                 BulkItem::Push(push) => {
@@ -348,29 +221,9 @@ impl BulkWriter for PgBulk {
             }
         }
         if !pushes.is_empty() {
-            let results = match pg_group_in_savepoint(&mut tx, &pushes, &raws).await? {
-                Ok(new) => new.into_iter().map(created_or_duplicate).collect(),
-                Err(_) => {
-                    let mut one_by_one = Vec::with_capacity(pushes.len());
-                    for (event, raw) in pushes.iter().zip(&raws) {
-                        one_by_one.push(
-                            match pg_group_in_savepoint(
-                                &mut tx,
-                                std::slice::from_ref(event),
-                                std::slice::from_ref(raw),
-                            )
-                            .await?
-                            {
-                                Ok(new) => created_or_duplicate(new[0]),
-                                Err(e) => BulkOutcome::Failed(e),
-                            },
-                        );
-                    }
-                    one_by_one
-                }
-            };
-            for (slot, outcome) in slots.into_iter().zip(results) {
-                outcomes[slot] = Some(outcome);
+            let written = push::group::write_events(&mut conn, &pushes, &raws).await?;
+            for (slot, result) in slots.into_iter().zip(written) {
+                outcomes[slot] = Some(outcome_of(result));
             }
         }
         tx.commit().await?;
@@ -381,310 +234,10 @@ impl BulkWriter for PgBulk {
     }
 }
 
-fn pg_quarantine_sql() -> String {
-    QUARANTINE_SQL
-        .replace("?1", "$1")
-        .replace("?2", "$2")
-        .replace("?3", "$3")
-        .replace("?4", "$4")
-        .replace("?5", "$5")
-        .replace("?6", "$6")
-        .replace("?7", "$7")
-        .replace("?8", "$8")
-        .replace("?9", "$9")
-}
-
-/// A group under a savepoint: the outer error is the transaction's own failure, the inner
-/// one the group's (its savepoint rolled back, the transaction still usable).
-async fn pg_group_in_savepoint(
-    conn: &mut sqlx::PgConnection,
-    events: &[&PushEventWrite],
-    raws: &[&str],
-) -> Result<Result<Vec<bool>>> {
-    sqlx::query("SAVEPOINT headroom_bulk")
-        .execute(&mut *conn)
-        .await?;
-    match pg_group(conn, events, raws).await {
-        Ok(new) => {
-            sqlx::query("RELEASE SAVEPOINT headroom_bulk")
-                .execute(&mut *conn)
-                .await?;
-            Ok(Ok(new))
-        }
-        Err(error) => {
-            sqlx::query("ROLLBACK TO SAVEPOINT headroom_bulk")
-                .execute(&mut *conn)
-                .await?;
-            sqlx::query("RELEASE SAVEPOINT headroom_bulk")
-                .execute(&mut *conn)
-                .await?;
-            Ok(Err(error))
-        }
-    }
-}
-
-/// `SELECT … FROM UNNEST(arrays)` for an entity table: the nine bound columns expanded to
-/// the twelve written ones.
-fn pg_entity_sql(table: &str, columns: &str, update: &str) -> String {
-    format!(
-        "INSERT INTO {table} ({columns}) \
-         SELECT c1, c2, c3, c4, c5, c6, c6, c6, c6, c7, c8, c9 \
-         FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], \
-             $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[]) \
-             AS u(c1, c2, c3, c4, c5, c6, c7, c8, c9) {update}"
-    )
-}
-
-/// A group of pushes, each step one array-bound statement: which are new (not stored, not
-/// earlier in the group), then each entity once, then the new events. Fails as a whole.
-async fn pg_group(
-    conn: &mut sqlx::PgConnection,
-    events: &[&PushEventWrite],
-    raws: &[&str],
-) -> Result<Vec<bool>> {
-    let new = pg_new_events(conn, events).await?;
-    let (actors, repositories) = plan_entities(events, &new);
-    for (table, columns, update, rows) in [
-        ("actors", ACTOR_COLUMNS, ACTOR_UPDATE, &actors),
-        (
-            "repositories",
-            REPOSITORY_COLUMNS,
-            REPOSITORY_UPDATE,
-            &repositories,
-        ),
-    ] {
-        pg_write_entities(conn, table, columns, update, rows).await?;
-    }
-
-    let (chosen, raw): (Vec<&PushEventWrite>, Vec<&str>) = events
-        .iter()
-        .zip(raws)
-        .zip(&new)
-        .filter(|(_, is_new)| **is_new)
-        .map(|((event, raw), _)| (*event, *raw))
-        .unzip();
-    if chosen.is_empty() {
-        return Ok(new);
-    }
-    let inserted = pg_insert_events(conn, &chosen, raw).await?;
-    if inserted != chosen.len() as u64 {
-        return Err(StoreError::Conflict(
-            "push events appeared during the batch".into(),
-        ));
-    }
-    Ok(new)
-}
-
-/// For each event of the group, whether it is new: not stored yet and not earlier in the group.
-async fn pg_new_events(
-    conn: &mut sqlx::PgConnection,
-    events: &[&PushEventWrite],
-) -> Result<Vec<bool>> {
-    let ids: Vec<&str> = events.iter().map(|e| e.github_event_id.as_str()).collect();
-    let stored: HashSet<String> = sqlx::query_scalar::<_, String>(
-        "SELECT github_event_id FROM push_events WHERE github_event_id = ANY($1)",
-    )
-    .bind(&ids)
-    .fetch_all(&mut *conn)
-    .await?
-    .into_iter()
-    .collect();
-    let mut new = Vec::with_capacity(events.len());
-    let mut fresh: HashSet<&str> = HashSet::with_capacity(events.len());
-    for id in &ids {
-        let is_new = !stored.contains(*id) && !fresh.contains(id);
-        if is_new {
-            fresh.insert(id);
-        }
-        new.push(is_new);
-    }
-    Ok(new)
-}
-
-/// One entity table's rows of the group as one `UNNEST` upsert.
-async fn pg_write_entities(
-    conn: &mut sqlx::PgConnection,
-    table: &str,
-    columns: &str,
-    update: &str,
-    rows: &BTreeMap<i64, EntityWrite<'_>>,
-) -> Result<()> {
-    let n = rows.len();
-    let (mut c1, mut c2, mut c3, mut c4, mut c5) = (
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-    );
-    let (mut c6, mut c7, mut c8, mut c9) = (
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-    );
-    for (id, write) in rows.iter() {
-        c1.push(*id);
-        if table == "actors" {
-            let actor = &write.last.actor;
-            c2.push(Some(actor.login.as_str()));
-            c3.push(actor.display_login.as_deref());
-            c4.push(actor.url.as_deref());
-            c5.push(actor.avatar_url.as_deref());
-        } else {
-            let repository = &write.last.repository;
-            let (owner, name) = match repository.full_name.split_once('/') {
-                Some((owner, name)) => (Some(owner), Some(name)),
-                None => (None, None),
-            };
-            c2.push(Some(repository.full_name.as_str()));
-            c3.push(name);
-            c4.push(owner);
-            c5.push(repository.url.as_deref());
-        }
-        c6.push(ms(write.last.received_at));
-        let (first, last, latest) = split(write.activity);
-        c7.push(first);
-        c8.push(last);
-        c9.push(latest);
-    }
-    sqlx::query(sqlx::AssertSqlSafe(pg_entity_sql(table, columns, update)))
-        .bind(c1)
-        .bind(c2)
-        .bind(c3)
-        .bind(c4)
-        .bind(c5)
-        .bind(c6)
-        .bind(c7)
-        .bind(c8)
-        .bind(c9)
-        .execute(&mut *conn)
-        .await?;
-    Ok(())
-}
-
-/// The group's new events as one `UNNEST` insert, in group order; returns the rows inserted.
-async fn pg_insert_events(
-    conn: &mut sqlx::PgConnection,
-    chosen: &[&PushEventWrite],
-    raw: Vec<&str>,
-) -> Result<u64> {
-    let column = |f: fn(&PushEventWrite) -> Option<i64>| -> Vec<Option<i64>> {
-        chosen.iter().map(|e| f(e)).collect()
-    };
-    let text = |f: fn(&PushEventWrite) -> &str| -> Vec<&str> {
-        chosen.iter().map(|e| f(e)).collect::<Vec<&str>>()
-    };
-    Ok(sqlx::query(sqlx::AssertSqlSafe(format!(
-        "INSERT INTO push_events ({PUSH_COLUMNS}) \
-         SELECT c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, \
-             CAST(c16 AS JSONB) \
-         FROM UNNEST($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::text[], \
-             $6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[], $11::bigint[], \
-             $12::bigint[], $13::bigint[], $14::text[], $15::bigint[], $16::text[]) \
-             WITH ORDINALITY AS u(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, \
-             c14, c15, c16, n) \
-         ORDER BY n \
-         ON CONFLICT (github_event_id) DO NOTHING"
-    )))
-    .bind(text(|e| &e.github_event_id))
-    .bind(column(|e| e.github_push_id))
-    .bind(column(|e| Some(e.actor.github_id)))
-    .bind(column(|e| Some(e.repository.github_id)))
-    .bind(text(|e| &e.actor.login))
-    .bind(text(|e| &e.repository.full_name))
-    .bind(text(|e| &e.git_ref))
-    .bind(text(|e| &e.head_sha))
-    .bind(
-        chosen
-            .iter()
-            .map(|e| e.before_sha.as_deref())
-            .collect::<Vec<Option<&str>>>(),
-    )
-    .bind(column(|e| e.commit_count))
-    .bind(column(|e| e.distinct_commit_count))
-    .bind(column(|e| Some(ms(e.occurred_at))))
-    .bind(column(|e| e.ingestion_run_id))
-    .bind(text(|e| e.origin.as_str()))
-    .bind(column(|e| Some(ms(e.received_at))))
-    .bind(raw)
-    .execute(&mut *conn)
-    .await?
-    .rows_affected())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::{ActorRef, EventOrigin, RepositoryRef};
-    use headroom_core::clock::Timestamp;
-    use proptest::prelude::*;
-
-    fn event(actor: i64, repo: i64, received: i64, occurred: i64, tag: u8) -> PushEventWrite {
-        let at =
-            |s: i64| Timestamp::from_second(1_800_000_000 + s).unwrap_or(Timestamp::UNIX_EPOCH);
-        PushEventWrite {
-            github_event_id: format!("{actor}-{repo}-{tag}"),
-            github_push_id: None,
-            actor: ActorRef {
-                github_id: actor,
-                login: format!("login{tag}"),
-                display_login: None,
-                url: None,
-                avatar_url: None,
-            },
-            repository: RepositoryRef {
-                github_id: repo,
-                full_name: format!("o/r{tag}"),
-                url: None,
-            },
-            git_ref: "refs/heads/main".into(),
-            head_sha: String::new(),
-            before_sha: None,
-            commit_count: None,
-            distinct_commit_count: None,
-            occurred_at: at(occurred),
-            received_at: at(received),
-            ingestion_run_id: None,
-            origin: EventOrigin::Gharchive,
-            raw: serde_json::Value::Null,
-        }
-    }
-
-    proptest! {
-        /// The plan equals applying the events one at a time: identity from the last event
-        /// naming an entity, activity folded over the new ones only.
-        #[test]
-        fn the_plan_is_the_one_by_one_fold(
-            specs in proptest::collection::vec((0i64..4, 0i64..4, 0i64..50, 0i64..50, any::<u8>(), any::<bool>()), 1..40)
-        ) {
-            let events: Vec<PushEventWrite> = specs
-                .iter()
-                .map(|&(a, r, rec, occ, tag, _)| event(a, r, rec, occ, tag))
-                .collect();
-            let refs: Vec<&PushEventWrite> = events.iter().collect();
-            let new: Vec<bool> = specs.iter().map(|s| s.5).collect();
-            let (actors, repositories) = plan_entities(&refs, &new);
-            for (plan, key) in [
-                (&actors, (|e: &PushEventWrite| e.actor.github_id) as fn(&PushEventWrite) -> i64),
-                (&repositories, |e: &PushEventWrite| e.repository.github_id),
-            ] {
-                let mut expected: BTreeMap<i64, (usize, Option<Activity>)> = BTreeMap::new();
-                for (i, (e, &is_new)) in events.iter().zip(&new).enumerate() {
-                    let slot = expected.entry(key(e)).or_insert((i, None));
-                    slot.0 = i;
-                    if is_new {
-                        let (s, o) = (ms(e.received_at), ms(e.occurred_at));
-                        slot.1 = Some(slot.1.map_or((s, s, o), |(f, l, x)| (f.min(s), l.max(s), x.max(o))));
-                    }
-                }
-                prop_assert_eq!(plan.len(), expected.len());
-                for (id, (last, activity)) in expected {
-                    let got = &plan[&id];
-                    prop_assert!(std::ptr::eq(got.last, &events[last]));
-                    prop_assert_eq!(got.activity, activity);
-                }
-            }
-        }
+fn outcome_of(result: Result<bool>) -> BulkOutcome {
+    match result {
+        Ok(true) => BulkOutcome::Created,
+        Ok(false) => BulkOutcome::Duplicate,
+        Err(e) => BulkOutcome::Failed(e),
     }
 }

@@ -1,15 +1,16 @@
 //! The connection abstraction the store's queries are written over once: [`Pools`], the
-//! pool of either backend, with [`on_each_pool!`] expanding one query expression for each,
-//! and [`ReadRow`], column readers shared by an SQLite and a PostgreSQL row so a row mapper
-//! is one function.
+//! pool of either backend, and [`Conn`], one connection or open transaction of either, with
+//! [`on_each_pool!`] and [`on_each_conn!`] expanding one query expression for each; [`DbTx`],
+//! a transaction of either backend; and [`ReadRow`], column readers shared by an SQLite and a
+//! PostgreSQL row so a row mapper is one function.
 
 use headroom_core::clock::Timestamp;
-use sqlx::postgres::PgPool;
-use sqlx::sqlite::SqlitePool;
+use sqlx::postgres::{PgConnection, PgPool, Postgres};
+use sqlx::sqlite::{Sqlite, SqliteConnection, SqlitePool};
 use sqlx::types::Json;
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
-use crate::error::Result;
+use crate::error::{Result, StoreError};
 use crate::model::{from_ms, from_opt_ms, to_u64};
 
 /// The pool of one backend.
@@ -51,6 +52,77 @@ macro_rules! on_each_pool {
 }
 pub(crate) use on_each_pool;
 
+/// One connection of either backend: a pooled one or the inside of a transaction.
+#[derive(Debug)]
+pub(crate) enum Conn<'a> {
+    /// An SQLite connection.
+    Sqlite(&'a mut SqliteConnection),
+    /// A PostgreSQL connection.
+    Pg(&'a mut PgConnection),
+}
+
+/// Runs `$body` with `$conn` (a `&mut Conn`) bound to the concrete `&mut` connection, once
+/// per backend, as [`on_each_pool!`] does for pools.
+macro_rules! on_each_conn {
+    ($conn:expr, |$c:ident| $body:expr) => {
+        match $conn {
+            $crate::db::Conn::Sqlite($c) => {
+                let $c: &mut sqlx::SqliteConnection = &mut **$c;
+                $body
+            }
+            $crate::db::Conn::Pg($c) => {
+                let $c: &mut sqlx::PgConnection = &mut **$c;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use on_each_conn;
+
+/// An open transaction of either backend. Dropping it without a commit rolls it back.
+pub(crate) enum DbTx {
+    /// On SQLite (begun `IMMEDIATE`: it takes the write lock at once).
+    Sqlite(sqlx::Transaction<'static, Sqlite>),
+    /// On PostgreSQL.
+    Pg(sqlx::Transaction<'static, Postgres>),
+}
+
+impl DbTx {
+    /// Begins a write transaction on `pools`.
+    pub(crate) async fn begin(pools: Pools<'_>) -> Result<Self> {
+        Ok(match pools {
+            Pools::Sqlite(pool) => DbTx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?),
+            Pools::Pg(pool) => DbTx::Pg(pool.begin().await?),
+        })
+    }
+
+    /// The transaction's connection.
+    pub(crate) fn conn(&mut self) -> Conn<'_> {
+        match self {
+            DbTx::Sqlite(tx) => Conn::Sqlite(&mut **tx),
+            DbTx::Pg(tx) => Conn::Pg(&mut **tx),
+        }
+    }
+
+    /// Commits.
+    pub(crate) async fn commit(self) -> Result<()> {
+        match self {
+            DbTx::Sqlite(tx) => tx.commit().await?,
+            DbTx::Pg(tx) => tx.commit().await?,
+        }
+        Ok(())
+    }
+
+    /// Rolls back.
+    pub(crate) async fn rollback(self) -> Result<()> {
+        match self {
+            DbTx::Sqlite(tx) => tx.rollback().await?,
+            DbTx::Pg(tx) => tx.rollback().await?,
+        }
+        Ok(())
+    }
+}
+
 /// Typed column reads of a result row; errors name the column.
 pub(crate) trait ReadRow {
     /// A `TEXT` column.
@@ -65,6 +137,18 @@ pub(crate) trait ReadRow {
     fn boolean(&self, column: &'static str) -> Result<bool>;
     /// A JSON column (TEXT in SQLite, JSONB in PostgreSQL).
     fn json(&self, column: &'static str) -> Result<serde_json::Value>;
+    /// A nullable JSON column.
+    fn opt_json(&self, column: &'static str) -> Result<Option<serde_json::Value>>;
+
+    /// A non-negative integer column.
+    fn uint(&self, column: &'static str) -> Result<u64> {
+        to_u64(column, self.int(column)?)
+    }
+
+    /// A nullable non-negative integer column.
+    fn opt_uint(&self, column: &'static str) -> Result<Option<u64>> {
+        self.opt_int(column)?.map(|v| to_u64(column, v)).transpose()
+    }
 
     /// A count or other non-negative integer; NULL (an empty `SUM`) reads as zero.
     fn count(&self, column: &'static str) -> Result<u64> {
@@ -92,27 +176,40 @@ where
     Json<serde_json::Value>: for<'r> Decode<'r, R::Database> + Type<R::Database>,
 {
     fn text(&self, column: &'static str) -> Result<String> {
-        Ok(self.try_get::<String, _>(column)?)
+        self.try_get::<String, _>(column)
+            .map_err(|e| StoreError::corrupt(column, e))
     }
 
     fn opt_text(&self, column: &'static str) -> Result<Option<String>> {
-        Ok(self.try_get::<Option<String>, _>(column)?)
+        self.try_get::<Option<String>, _>(column)
+            .map_err(|e| StoreError::corrupt(column, e))
     }
 
     fn int(&self, column: &'static str) -> Result<i64> {
-        Ok(self.try_get::<i64, _>(column)?)
+        self.try_get::<i64, _>(column)
+            .map_err(|e| StoreError::corrupt(column, e))
     }
 
     fn opt_int(&self, column: &'static str) -> Result<Option<i64>> {
-        Ok(self.try_get::<Option<i64>, _>(column)?)
+        self.try_get::<Option<i64>, _>(column)
+            .map_err(|e| StoreError::corrupt(column, e))
     }
 
     fn boolean(&self, column: &'static str) -> Result<bool> {
-        Ok(self.try_get::<bool, _>(column)?)
+        self.try_get::<bool, _>(column)
+            .map_err(|e| StoreError::corrupt(column, e))
     }
 
     fn json(&self, column: &'static str) -> Result<serde_json::Value> {
-        Ok(self.try_get::<Json<serde_json::Value>, _>(column)?.0)
+        self.try_get::<Json<serde_json::Value>, _>(column)
+            .map(|j| j.0)
+            .map_err(|e| StoreError::corrupt(column, e))
+    }
+
+    fn opt_json(&self, column: &'static str) -> Result<Option<serde_json::Value>> {
+        self.try_get::<Option<Json<serde_json::Value>>, _>(column)
+            .map(|j| j.map(|j| j.0))
+            .map_err(|e| StoreError::corrupt(column, e))
     }
 }
 
@@ -143,6 +240,30 @@ impl FromColumn for i64 {
 impl FromColumn for Option<i64> {
     fn read(row: &impl ReadRow, column: &'static str) -> Result<Self> {
         row.opt_int(column)
+    }
+}
+
+impl FromColumn for Option<u64> {
+    fn read(row: &impl ReadRow, column: &'static str) -> Result<Self> {
+        row.opt_uint(column)
+    }
+}
+
+impl FromColumn for u64 {
+    fn read(row: &impl ReadRow, column: &'static str) -> Result<Self> {
+        row.uint(column)
+    }
+}
+
+impl FromColumn for Option<Timestamp> {
+    fn read(row: &impl ReadRow, column: &'static str) -> Result<Self> {
+        row.opt_ts(column)
+    }
+}
+
+impl FromColumn for Timestamp {
+    fn read(row: &impl ReadRow, column: &'static str) -> Result<Self> {
+        row.ts(column)
     }
 }
 

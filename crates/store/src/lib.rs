@@ -18,15 +18,19 @@
 
 mod backend;
 pub mod bulk;
+mod credentials;
 mod db;
 mod error;
 pub mod feed_report;
 pub mod feed_state;
-pub mod governor;
 mod model;
 pub mod postgres;
+mod push;
+pub mod quota;
 pub mod records;
 pub mod sqlite;
+mod sync;
+mod usage;
 
 use std::sync::Arc;
 
@@ -35,7 +39,6 @@ use headroom_core::clock::Timestamp;
 use headroom_core::governor::{ConfigError, GovernorConfig, QuotaState};
 
 pub use crate::error::{Result, StoreError};
-pub use crate::governor::{PgGovernorOptions, PgQuotaState};
 pub use crate::model::{
     ANONYMOUS_FINGERPRINT, ActorRef, Backend, Checkpoint, CheckpointStatus, CheckpointUpdate,
     Credential, CredentialSeen, EventOrigin, FeedEntity, NewSyncRun, PageWritten, PushEventWrite,
@@ -44,6 +47,7 @@ pub use crate::model::{
     UsageTotal, Watermark, subject_label,
 };
 pub use crate::postgres::{IDLE_IN_TRANSACTION_TIMEOUT, PgStore};
+pub use crate::quota::{PgGovernorOptions, PgQuotaState};
 pub use crate::records::{Record, TABLES};
 pub use crate::sqlite::SqliteStore;
 

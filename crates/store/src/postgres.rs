@@ -4,6 +4,7 @@
 use std::str::FromStr;
 use std::time::Duration;
 
+use crate::error::{Result, StoreError};
 use sqlx::Connection as _;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 
@@ -65,32 +66,34 @@ impl PgStore {
     }
 }
 
-crate::backend::store_impl!(
-    PgStore,
-    PgTx,
-    sqlx::Postgres,
-    PgConnection,
-    Backend::Postgres,
-    "SELECT CAST(table_name AS TEXT) AS name FROM information_schema.tables \
-     WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' \
-     AND table_name <> '_sqlx_migrations' ORDER BY name",
-    "BEGIN",
-    pg_quota_state,
-    false
-);
+#[async_trait::async_trait]
+impl crate::backend::Engine for PgStore {
+    const BACKEND: crate::model::Backend = crate::model::Backend::Postgres;
+    const TABLES_SQL: &'static str = "SELECT CAST(table_name AS TEXT) AS name \
+        FROM information_schema.tables \
+        WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' \
+        AND table_name <> '_sqlx_migrations' ORDER BY name";
 
-/// PostgreSQL deployments share governor state through the database.
-fn pg_quota_state(
-    store: &PgStore,
-    config: headroom_core::governor::GovernorConfig,
-    options: crate::PgGovernorOptions,
-) -> std::result::Result<
-    std::sync::Arc<dyn headroom_core::governor::QuotaState>,
-    headroom_core::governor::ConfigError,
-> {
-    Ok(std::sync::Arc::new(crate::PgQuotaState::new(
-        store.pool.clone(),
-        config,
-        options,
-    )?))
+    /// PostgreSQL deployments share governor state through the database.
+    fn quota_state(
+        &self,
+        config: headroom_core::governor::GovernorConfig,
+        options: crate::PgGovernorOptions,
+    ) -> std::result::Result<
+        std::sync::Arc<dyn headroom_core::governor::QuotaState>,
+        headroom_core::governor::ConfigError,
+    > {
+        Ok(std::sync::Arc::new(crate::PgQuotaState::new(
+            self.pool.clone(),
+            config,
+            options,
+        )?))
+    }
+
+    async fn bulk(
+        &self,
+        options: crate::bulk::BulkOptions,
+    ) -> Result<Box<dyn crate::bulk::BulkWriter + '_>> {
+        self.open_bulk(options).await
+    }
 }

@@ -8,6 +8,7 @@ use serde_json::Value as Json;
 
 use crate::model::ms;
 
+pub(crate) mod queries;
 mod specs;
 
 /// A column value, typed for binding.

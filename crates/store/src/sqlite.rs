@@ -5,9 +5,9 @@
 use std::str::FromStr;
 use std::time::Duration;
 
+use crate::error::{Result, StoreError};
 use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
-    SqliteSynchronous,
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 
 /// How long a writer waits for another writer before giving up.
@@ -189,36 +189,38 @@ impl SqliteStore {
     }
 }
 
-crate::backend::store_impl!(
-    SqliteStore,
-    SqliteTx,
-    sqlx::Sqlite,
-    SqliteConnection,
-    Backend::Sqlite,
-    "SELECT name FROM sqlite_master WHERE type = 'table' \
-     AND name NOT LIKE 'sqlite_%' AND name <> '_sqlx_migrations' ORDER BY name",
-    "BEGIN IMMEDIATE",
-    memory_quota_state,
-    true
-);
+#[async_trait::async_trait]
+impl crate::backend::Engine for SqliteStore {
+    const BACKEND: crate::model::Backend = crate::model::Backend::Sqlite;
+    const TABLES_SQL: &'static str = "SELECT name FROM sqlite_master WHERE type = 'table' \
+        AND name NOT LIKE 'sqlite_%' AND name <> '_sqlx_migrations' ORDER BY name";
 
-/// SQLite deployments run in one process: the governor keeps its state in memory.
-fn memory_quota_state(
-    _store: &SqliteStore,
-    config: headroom_core::governor::GovernorConfig,
-    _options: crate::PgGovernorOptions,
-) -> std::result::Result<
-    std::sync::Arc<dyn headroom_core::governor::QuotaState>,
-    headroom_core::governor::ConfigError,
-> {
-    Ok(std::sync::Arc::new(
-        headroom_core::governor::MemoryQuotaState::new(config)?,
-    ))
+    /// SQLite deployments run in one process: the governor keeps its state in memory.
+    fn quota_state(
+        &self,
+        config: headroom_core::governor::GovernorConfig,
+        _options: crate::PgGovernorOptions,
+    ) -> std::result::Result<
+        std::sync::Arc<dyn headroom_core::governor::QuotaState>,
+        headroom_core::governor::ConfigError,
+    > {
+        Ok(std::sync::Arc::new(
+            headroom_core::governor::MemoryQuotaState::new(config)?,
+        ))
+    }
+
+    async fn bulk(
+        &self,
+        options: crate::bulk::BulkOptions,
+    ) -> Result<Box<dyn crate::bulk::BulkWriter + '_>> {
+        self.open_bulk(options).await
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Store;
 
     async fn index_sql(store: &SqliteStore, name: &str) -> Option<String> {
         sqlx::query_scalar("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?1")

@@ -30,13 +30,12 @@ use async_trait::async_trait;
 use headroom_core::redact::redact;
 use rusqlite::{Connection, OpenFlags, params};
 
-use super::{
-    Activity, BulkItem, BulkOptions, BulkOutcome, BulkWriter, PUSH_COLUMNS, QUARANTINE_SQL,
-    TxWriter, created_or_duplicate, split,
-};
+use super::{BulkItem, BulkOptions, BulkOutcome, BulkWriter, TxWriter};
 use crate::SqliteStore;
 use crate::error::{Result, StoreError};
-use crate::model::{ActorRef, PushEventWrite, RepositoryRef, check_fingerprint, ms};
+use crate::model::{PushEventWrite, check_fingerprint, ms};
+use crate::push::QUARANTINE_SQL;
+use crate::push::group::PUSH_COLUMNS;
 mod entities;
 
 use self::entities::*;
@@ -467,7 +466,7 @@ fn write_batch(session: &mut Session, items: &[BulkItem]) -> Result<Vec<BulkOutc
         known_runs,
         deferral,
     } = session;
-    window.batch += 1;
+    window.fold.batch += 1;
     let mut quarantine = conn.prepare_cached(QUARANTINE_SQL)?;
     let mut insert = conn.prepare_cached(&push_sql())?;
     let mut outcomes = Vec::with_capacity(items.len());
@@ -496,7 +495,7 @@ fn write_batch(session: &mut Session, items: &[BulkItem]) -> Result<Vec<BulkOutc
                         raw,
                         e.raw_text,
                     ],
-                    |row| row.get(0),
+                    |row| row.get("occurrence_count"),
                 )?;
                 BulkOutcome::Quarantined {
                     occurrence_count: u64::try_from(count).unwrap_or(0),
@@ -539,7 +538,11 @@ fn write_batch(session: &mut Session, items: &[BulkItem]) -> Result<Vec<BulkOutc
                         let new = rows == 1;
                         window.absorb(event, new);
                         deferral.created += u64::from(new);
-                        created_or_duplicate(new)
+                        if new {
+                            BulkOutcome::Created
+                        } else {
+                            BulkOutcome::Duplicate
+                        }
                     }
                     Err(e) if refused_alone(&e) && !conn.is_autocommit() => {
                         BulkOutcome::Failed(e.into())

@@ -1,171 +1,39 @@
 //! The entity window of the SQLite bulk writer: each actor and repository named since the
-//! last commit, folded from its events, and the flush that writes each once, in id order,
-//! touching rows whose identity is unchanged.
+//! last commit, folded from its events by the shared [`EntityFold`], and the flush that
+//! writes each once, in id order, touching rows whose identity is unchanged.
 
 use super::*;
+use crate::push::fold::{ActorIdentity, EntityFold, Identity, Pending, RepositoryIdentity, split};
 
-/// An entity's identity columns as the events name them, and the statements that write its
-/// row (parameters below, at [`ACTOR_TOUCH`]).
-pub(super) trait Identity: Sized {
-    /// What an event carries about the entity.
-    type Source;
+/// The statements that write an entity's row (parameters below, at [`ACTOR_TOUCH`]).
+pub(super) trait Statements: Identity {
     const TOUCH: &'static str;
     const UPDATE: &'static str;
     const INSERT: &'static str;
     /// Whether a row with GitHub id ?1 exists.
     const EXISTS: &'static str;
-    fn of(source: &Self::Source) -> Self;
-    /// As writing `source`'s event after the earlier ones would: a name replaces the old
-    /// one, a URL the event lacks keeps the one before.
-    fn refresh(&mut self, source: &Self::Source);
-    /// Parameters ?2–?5.
-    fn columns(&self) -> [Option<&str>; 4];
 }
 
-/// Replaces `old` with `new` unless they are equal (no allocation in the usual case).
-pub(super) fn assign<T: PartialEq + Clone>(old: &mut T, new: &T) {
-    if old != new {
-        old.clone_from(new);
-    }
-}
-
-/// An actor's identity as the events name it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct ActorIdentity {
-    login: String,
-    display_login: Option<String>,
-    url: Option<String>,
-    avatar_url: Option<String>,
-}
-
-impl Identity for ActorIdentity {
-    type Source = ActorRef;
+impl Statements for ActorIdentity {
     const TOUCH: &'static str = ACTOR_TOUCH;
     const UPDATE: &'static str = ACTOR_UPDATE;
     const INSERT: &'static str = ACTOR_INSERT;
     const EXISTS: &'static str = "SELECT EXISTS (SELECT 1 FROM actors WHERE github_id = ?1)";
-
-    fn of(actor: &ActorRef) -> Self {
-        Self {
-            login: actor.login.clone(),
-            display_login: actor.display_login.clone(),
-            url: actor.url.clone(),
-            avatar_url: actor.avatar_url.clone(),
-        }
-    }
-
-    fn refresh(&mut self, actor: &ActorRef) {
-        assign(&mut self.login, &actor.login);
-        assign(&mut self.display_login, &actor.display_login);
-        if actor.url.is_some() {
-            assign(&mut self.url, &actor.url);
-        }
-        if actor.avatar_url.is_some() {
-            assign(&mut self.avatar_url, &actor.avatar_url);
-        }
-    }
-
-    fn columns(&self) -> [Option<&str>; 4] {
-        [
-            Some(&self.login),
-            self.display_login.as_deref(),
-            self.url.as_deref(),
-            self.avatar_url.as_deref(),
-        ]
-    }
 }
 
-/// A repository's identity as the events name it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct RepositoryIdentity {
-    full_name: String,
-    url: Option<String>,
-}
-
-impl Identity for RepositoryIdentity {
-    type Source = RepositoryRef;
+impl Statements for RepositoryIdentity {
     const TOUCH: &'static str = REPOSITORY_TOUCH;
     const UPDATE: &'static str = REPOSITORY_UPDATE;
     const INSERT: &'static str = REPOSITORY_INSERT;
     const EXISTS: &'static str = "SELECT EXISTS (SELECT 1 FROM repositories WHERE github_id = ?1)";
-
-    fn of(repository: &RepositoryRef) -> Self {
-        Self {
-            full_name: repository.full_name.clone(),
-            url: repository.url.clone(),
-        }
-    }
-
-    fn refresh(&mut self, repository: &RepositoryRef) {
-        assign(&mut self.full_name, &repository.full_name);
-        if repository.url.is_some() {
-            assign(&mut self.url, &repository.url);
-        }
-    }
-
-    fn columns(&self) -> [Option<&str>; 4] {
-        let (owner, name) = match self.full_name.split_once('/') {
-            Some((owner, name)) => (Some(owner), Some(name)),
-            None => (None, None),
-        };
-        [Some(&self.full_name), name, owner, self.url.as_deref()]
-    }
-}
-
-/// What the window writes for one entity: the same row as writing each of its events in
-/// turn would leave.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Pending<I> {
-    identity: I,
-    /// The creation instants of a new row: when the last event naming it in the first batch
-    /// that did arrived (what writing that batch on its own would have stored).
-    first_received: i64,
-    /// That batch.
-    first_batch: u64,
-    /// When the last one did (`updated_at_ms`).
-    last_received: i64,
-    /// Over its new events only.
-    activity: Option<Activity>,
-}
-
-impl<I> Pending<I> {
-    fn new(identity: I, received: i64, batch: u64) -> Self {
-        Self {
-            identity,
-            first_received: received,
-            first_batch: batch,
-            last_received: received,
-            activity: None,
-        }
-    }
-
-    fn saw(&mut self, received: i64, occurred: i64, is_new: bool, batch: u64) {
-        if self.first_batch == batch {
-            self.first_received = received;
-        }
-        self.last_received = received;
-        if is_new {
-            self.activity = Some(match self.activity {
-                None => (received, received, occurred),
-                Some((first, last, latest)) => (
-                    first.min(received),
-                    last.max(received),
-                    latest.max(occurred),
-                ),
-            });
-        }
-    }
 }
 
 /// The entity rows the open transaction owes, one per actor and repository named since the
-/// last commit. Pure: [`EntityWindow::absorb`] folds events in, [`EntityWindow::flush`] writes.
+/// last commit: [`EntityWindow::absorb`] folds events in, [`EntityWindow::flush`] writes.
 #[derive(Debug, Default)]
 pub(super) struct EntityWindow {
-    // Ordered maps: the flush writes in id order without a sorted copy of the window.
-    actors: BTreeMap<i64, Pending<ActorIdentity>>,
-    repositories: BTreeMap<i64, Pending<RepositoryIdentity>>,
-    /// The batch being absorbed (counted from the writer's start).
-    pub(super) batch: u64,
+    /// The fold since the last commit; its batch counts from the writer's start.
+    pub(super) fold: EntityFold,
     /// Whether most actors, and most repositories, of the last window were new rows: then
     /// the next window tries each row's insert first (see [`flush_into`]). `None` before the
     /// writer's first window, which asks the table instead.
@@ -176,48 +44,29 @@ pub(super) struct EntityWindow {
 impl EntityWindow {
     /// Entities held.
     pub(super) fn len(&self) -> usize {
-        self.actors.len() + self.repositories.len()
+        self.fold.len()
     }
 
     /// Folds in one stored event (`is_new`: it was not a duplicate), as writing the events
     /// one by one would.
     pub(super) fn absorb(&mut self, event: &PushEventWrite, is_new: bool) {
-        let (received, occurred) = (ms(event.received_at), ms(event.occurred_at));
-        let at = (received, occurred, is_new, self.batch);
-        absorb_into(&mut self.actors, event.actor.github_id, &event.actor, at);
-        absorb_into(
-            &mut self.repositories,
-            event.repository.github_id,
-            &event.repository,
-            at,
-        );
+        self.fold.absorb(event, is_new);
     }
 
     /// Writes every entity row, in id order (index locality), and empties the window.
     pub(super) fn flush(&mut self, conn: &Connection) -> Result<()> {
-        self.actors_mostly_new = Some(flush_into(conn, &mut self.actors, self.actors_mostly_new)?);
+        self.actors_mostly_new = Some(flush_into(
+            conn,
+            &mut self.fold.actors,
+            self.actors_mostly_new,
+        )?);
         self.repositories_mostly_new = Some(flush_into(
             conn,
-            &mut self.repositories,
+            &mut self.fold.repositories,
             self.repositories_mostly_new,
         )?);
         Ok(())
     }
-}
-
-/// (received, occurred, new, batch) of one event.
-pub(super) type Sighting = (i64, i64, bool, u64);
-
-pub(super) fn absorb_into<I: Identity>(
-    map: &mut BTreeMap<i64, Pending<I>>,
-    id: i64,
-    source: &I::Source,
-    (received, occurred, is_new, batch): Sighting,
-) {
-    map.entry(id)
-        .and_modify(|p| p.identity.refresh(source))
-        .or_insert_with(|| Pending::new(I::of(source), received, batch))
-        .saw(received, occurred, is_new, batch);
 }
 
 /// Rows [`mostly_missing`] looks up.
@@ -226,7 +75,7 @@ pub(super) const PROBE_SAMPLE: usize = 32;
 /// Whether most of `map`'s rows are absent from the table, judged from up to
 /// [`PROBE_SAMPLE`] of them spread over the window: a writer's first window has no previous
 /// one to go by, and an import of one GH Archive hour is often a single window.
-pub(super) fn mostly_missing<I: Identity>(
+pub(super) fn mostly_missing<I: Statements>(
     conn: &Connection,
     map: &BTreeMap<i64, Pending<I>>,
 ) -> Result<bool> {
@@ -246,7 +95,7 @@ pub(super) fn mostly_missing<I: Identity>(
 /// new (most of the last window's were, or, in the first window, most of a sample are
 /// missing), tries the insert first, which spares a new row the two statements that would
 /// miss. Either order leaves the same row. Returns whether most rows were new this time.
-pub(super) fn flush_into<I: Identity>(
+pub(super) fn flush_into<I: Statements>(
     conn: &Connection,
     map: &mut BTreeMap<i64, Pending<I>>,
     last_mostly_new: Option<bool>,

@@ -1,0 +1,117 @@
+//! The queries over the organization-sync tables: a record's upsert, repository watermarks,
+//! and the reads the stages plan with.
+
+use headroom_core::clock::Timestamp;
+
+use super::{Record, SqlValue};
+use crate::db::{Conn, Pools, ReadRow, on_each_conn, on_each_pool};
+use crate::error::{Result, StoreError};
+use crate::model::{Watermark, ms};
+
+/// Upserts one record on `conn`; returns the row's surrogate id where the table has one.
+pub(crate) async fn upsert(conn: &mut Conn<'_>, record: &Record) -> Result<Option<i64>> {
+    let spec = record.spec();
+    let sql = spec.sql();
+    on_each_conn!(conn, |c| {
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for (_, value) in &spec.values {
+            query = match value {
+                SqlValue::Int(v) => query.bind(*v),
+                SqlValue::Text(v) => query.bind(v.clone()),
+                SqlValue::Bool(v) => query.bind(*v),
+                SqlValue::Json(v) => query.bind(v.clone().map(sqlx::types::Json)),
+            };
+        }
+        if spec.returns_id {
+            let row = query.fetch_one(&mut *c).await?;
+            Ok(Some(row.int("id")?))
+        } else {
+            query.execute(&mut *c).await?;
+            Ok(None)
+        }
+    })
+}
+
+/// Moves a repository's watermark forward (never back); the repository must exist.
+pub(crate) async fn set_watermark(
+    conn: &mut Conn<'_>,
+    repository_github_id: i64,
+    watermark: Watermark,
+    at: Timestamp,
+) -> Result<()> {
+    let column = watermark.column();
+    let sql = format!(
+        "UPDATE repositories SET {column} = $1 \
+         WHERE github_id = $2 AND ({column} IS NULL OR {column} < $1)"
+    );
+    let exists = on_each_conn!(conn, |c| {
+        let done = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(ms(at))
+            .bind(repository_github_id)
+            .execute(&mut *c)
+            .await?;
+        done.rows_affected() > 0
+            || sqlx::query("SELECT 1 FROM repositories WHERE github_id = $1")
+                .bind(repository_github_id)
+                .fetch_optional(&mut *c)
+                .await?
+                .is_some()
+    });
+    if !exists {
+        return Err(StoreError::NotFound(format!(
+            "repository {repository_github_id}"
+        )));
+    }
+    Ok(())
+}
+
+pub(crate) async fn watermark(
+    pools: Pools<'_>,
+    repository_github_id: i64,
+    watermark: Watermark,
+) -> Result<Option<Timestamp>> {
+    let column = watermark.column();
+    let sql = format!("SELECT {column} AS mark FROM repositories WHERE github_id = $1");
+    on_each_pool!(pools, |pool| {
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(repository_github_id)
+            .fetch_optional(pool)
+            .await?;
+        let Some(row) = row else {
+            return Err(StoreError::NotFound(format!(
+                "repository {repository_github_id}"
+            )));
+        };
+        row.opt_ts("mark")
+    })
+}
+
+pub(crate) async fn organization_id(pools: Pools<'_>, login: &str) -> Result<Option<i64>> {
+    on_each_pool!(pools, |pool| {
+        let row = sqlx::query("SELECT id FROM organizations WHERE login = $1")
+            .bind(login.to_owned())
+            .fetch_optional(pool)
+            .await?;
+        row.as_ref().map(|r| r.int("id")).transpose()
+    })
+}
+
+pub(crate) async fn commit_shas_without_files(
+    pools: Pools<'_>,
+    repository_github_id: i64,
+) -> Result<Vec<String>> {
+    on_each_pool!(pools, |pool| {
+        let rows = sqlx::query(
+            "SELECT DISTINCT c.commit_sha FROM pull_request_commits c \
+             WHERE c.repository_github_id = $1 AND NOT EXISTS (\
+               SELECT 1 FROM commit_files f \
+               WHERE f.repository_github_id = c.repository_github_id \
+               AND f.commit_sha = c.commit_sha) \
+             ORDER BY c.commit_sha",
+        )
+        .bind(repository_github_id)
+        .fetch_all(pool)
+        .await?;
+        rows.iter().map(|r| r.text("commit_sha")).collect()
+    })
+}
