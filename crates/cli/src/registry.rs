@@ -1,5 +1,6 @@
-//! The store behind the exit door's sinks: credential owners, ETags and usage records are
-//! written to the database, so the next run knows whose quota a token spends without asking.
+//! The store behind the exit door's sinks: credential owners, ETags, usage records and
+//! rate-limit events are written to the database, so the next run knows whose quota a token
+//! spends without asking, and every process on the database sees what was refused and why.
 //!
 //! These are diagnostics and caches: a failed write is logged and the request goes on (a
 //! broken cache must never turn into a failed collection).
@@ -10,8 +11,14 @@ use headroom_core::Subject;
 use headroom_core::clock::{Clock, SignedDuration, TokioClock};
 use headroom_core::governor::BoxFuture;
 use headroom_core::telemetry;
-use headroom_http::sinks::{CredentialRegistry, EtagStore, UsageRecord, UsageSink};
-use headroom_store::{CredentialSeen, Store, StoredEtag, SubjectKind};
+use headroom_http::RateLimitReason;
+use headroom_http::sinks::{
+    CredentialRegistry, EtagStore, RateLimitEvent, RateLimitEventKind, RateLimitLog, UsageRecord,
+    UsageSink,
+};
+use headroom_store::{
+    CredentialSeen, ObservationKind, RateLimitObservation, Store, StoredEtag, SubjectKind,
+};
 
 use crate::config::ConfigError;
 
@@ -153,5 +160,154 @@ impl UsageSink for StoreSinks {
                 tracing::warn!(event = telemetry::STORE_WRITE_FAILED, error = %e, "Could not record usage.");
             }
         })
+    }
+}
+
+/// The row a rate-limit event becomes: the origin's reason, or the governor's wait mapped to
+/// the reason it stands for (an exhausted bucket is the primary limit, a secondary block the
+/// secondary one; pacing and the in-flight ceiling are the governor's own and carry only
+/// their wait reason).
+pub fn observation_of(event: RateLimitEvent) -> RateLimitObservation {
+    use headroom_core::governor::WaitReason;
+    use headroom_core::signal::LimitReason;
+    let (reason, wait_reason) = match &event.reason {
+        RateLimitReason::Origin(reason) => (Some(*reason), None),
+        RateLimitReason::Governor(wait) => (
+            match wait {
+                WaitReason::Exhausted { .. } => Some(LimitReason::Primary),
+                WaitReason::SecondaryBlock { .. } => Some(LimitReason::Secondary),
+                _ => None,
+            },
+            Some(wait.as_str().to_owned()),
+        ),
+        _ => (Some(LimitReason::Unknown), None),
+    };
+    RateLimitObservation {
+        provider: event.provider,
+        key: event.key,
+        credential_fingerprint: event.credential_fingerprint,
+        sync_run_id: None,
+        bucket: Some(event.bucket.to_string()),
+        route_family: Some(event.route_family),
+        route_family_attribution: None,
+        dimension: Some(event.dimension),
+        reason,
+        retry_after: event.retry_after,
+        reset_at: event.reset_at,
+        limit: event.limit,
+        remaining: event.remaining,
+        used: event.used,
+        request_id: event.request_id,
+        observed_at: event.at,
+        event_kind: Some(match event.kind {
+            RateLimitEventKind::Deferred => ObservationKind::Deferred,
+            RateLimitEventKind::Refused => ObservationKind::Refused,
+        }),
+        wait_reason,
+    }
+}
+
+impl RateLimitLog for StoreSinks {
+    fn record(&self, event: RateLimitEvent) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let observation = observation_of(event);
+            if let Err(e) = self.store.record_rate_limit_observation(&observation).await {
+                tracing::warn!(event = telemetry::STORE_WRITE_FAILED, error = %e, "Could not record a rate-limit observation.");
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use headroom_core::clock::Timestamp;
+    use headroom_core::governor::WaitReason;
+    use headroom_core::signal::{Dimension, LimitReason, Provider};
+    use headroom_core::{Bucket, QuotaKey};
+
+    fn event(kind: RateLimitEventKind, reason: RateLimitReason) -> RateLimitEvent {
+        let at = Timestamp::from_second(1_800_000_000).unwrap_or(Timestamp::UNIX_EPOCH);
+        RateLimitEvent {
+            provider: Provider::GitHub,
+            key: QuotaKey::user("api.github.com", "alice"),
+            credential_fingerprint: Some("0123456789abcdef".into()),
+            bucket: Bucket::core(),
+            route_family: "events".into(),
+            dimension: Dimension::RestCore,
+            kind,
+            reason,
+            until: at,
+            retry_after: None,
+            reset_at: Some(at),
+            limit: Some(5000),
+            remaining: Some(0),
+            used: Some(5000),
+            request_id: Some("AB:CD".into()),
+            at,
+        }
+    }
+
+    /// Every event lands as one observation row another process can read, with the
+    /// governor's own reason beside the limit it stands for.
+    #[tokio::test]
+    async fn rate_limit_events_are_stored_as_observations() {
+        let opened = open(":memory:").await.unwrap_or_else(|e| panic!("{e}"));
+        let sinks = opened.sinks;
+        let at = Timestamp::from_second(1_800_000_000).unwrap_or(Timestamp::UNIX_EPOCH);
+        let exhausted = WaitReason::Exhausted {
+            bucket: Bucket::core(),
+            remaining: 0,
+            needed: 1,
+            reset_at: at,
+        };
+        let pacing = WaitReason::InFlightCeiling {
+            in_flight: 10,
+            ceiling: 10,
+        };
+        for e in [
+            event(
+                RateLimitEventKind::Refused,
+                RateLimitReason::Origin(LimitReason::Secondary),
+            ),
+            event(
+                RateLimitEventKind::Deferred,
+                RateLimitReason::Governor(exhausted),
+            ),
+            event(
+                RateLimitEventKind::Deferred,
+                RateLimitReason::Governor(pacing),
+            ),
+        ] {
+            RateLimitLog::record(sinks.as_ref(), e).await;
+        }
+        let rows = sinks
+            .store
+            .recent_rate_limit_observations("api.github.com", Timestamp::UNIX_EPOCH, 10)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut seen: Vec<(Option<String>, Option<String>, Option<String>)> = rows
+            .iter()
+            .map(|o| {
+                (
+                    o.event_kind.clone(),
+                    o.reason.clone(),
+                    o.wait_reason.clone(),
+                )
+            })
+            .collect();
+        seen.sort();
+        let s = |v: &str| Some(v.to_owned());
+        assert_eq!(
+            seen,
+            [
+                (s("deferred"), None, s("in_flight_ceiling")),
+                (s("deferred"), s("primary"), s("exhausted")),
+                (s("refused"), s("secondary"), None),
+            ]
+        );
+        assert!(rows.iter().all(|o| o.subject == "user:alice"
+            && o.bucket.as_deref() == Some("core")
+            && o.request_id.as_deref() == Some("AB:CD")));
     }
 }

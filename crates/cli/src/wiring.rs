@@ -73,6 +73,7 @@ pub fn client_with_margin(
     let sinks = opened.sinks.clone();
     parts.credentials = sinks.clone();
     parts.etags = sinks.clone();
+    parts.rate_limits = sinks.clone();
     parts.usage = sinks;
     parts.config.request_timeout = request_timeout;
     Ok(Client::new(parts))

@@ -26,8 +26,8 @@ use crate::error::{ApiError, RateLimitReason, provider_message};
 use crate::policy::UrlPolicy;
 use crate::request::{ApiRequest, ApiResponse};
 use crate::sinks::{
-    CredentialRegistry, EtagStore, MemoryCredentials, MemoryEtags, MemoryUsage, UsageRecord,
-    UsageSink,
+    CredentialRegistry, EtagStore, MemoryCredentials, MemoryEtags, MemoryRateLimitLog, MemoryUsage,
+    RateLimitEvent, RateLimitEventKind, RateLimitLog, UsageRecord, UsageSink,
 };
 use crate::transport::{Transport, TransportError};
 
@@ -87,6 +87,8 @@ pub struct ClientParts {
     pub usage: Arc<dyn UsageSink>,
     /// Credential owners.
     pub credentials: Arc<dyn CredentialRegistry>,
+    /// Rate-limit events: every deferral and every rate-limited refusal.
+    pub rate_limits: Arc<dyn RateLimitLog>,
     /// Settings.
     pub config: ClientConfig,
 }
@@ -107,6 +109,7 @@ impl ClientParts {
             etags: Arc::new(MemoryEtags::default()),
             usage: Arc::new(MemoryUsage::default()),
             credentials: Arc::new(MemoryCredentials::default()),
+            rate_limits: Arc::new(MemoryRateLimitLog::default()),
             config: ClientConfig::default(),
         }
     }
@@ -353,13 +356,16 @@ impl Client {
                     reason = %wait.reason,
                     "The governor deferred a request."
                 );
-                Err(ApiError::RateLimited {
+                let error = ApiError::RateLimited {
                     until: wait.until,
                     bucket: request.bucket.clone(),
                     dimension: request.dimension,
                     request_id: None,
                     reason: RateLimitReason::Governor(wait.reason),
-                })
+                };
+                self.log_rate_limit(key, request, RateLimitEventKind::Deferred, &error, None)
+                    .await;
+                Err(error)
             }
         }
     }
@@ -630,13 +636,75 @@ impl Client {
                 RateLimitReason::Origin(signal.reason.unwrap_or(LimitReason::Unknown)),
             ),
         };
-        ApiError::RateLimited {
+        let error = ApiError::RateLimited {
             until,
             bucket,
             dimension: request.dimension,
             request_id: signal.request_id.clone(),
             reason,
-        }
+        };
+        self.log_rate_limit(
+            key,
+            request,
+            RateLimitEventKind::Refused,
+            &error,
+            Some(signal),
+        )
+        .await;
+        error
+    }
+
+    /// Hands a rate-limit error to the rate-limit log, with the origin's reading if any.
+    async fn log_rate_limit(
+        &self,
+        key: &QuotaKey,
+        request: &ApiRequest,
+        kind: RateLimitEventKind,
+        error: &ApiError,
+        signal: Option<&RateLimitSignal>,
+    ) {
+        let ApiError::RateLimited {
+            until,
+            bucket,
+            reason,
+            request_id,
+            ..
+        } = error
+        else {
+            return;
+        };
+        let parts = self.parts();
+        let reset_at = signal.and_then(|s| s.reset_at).or(match reason {
+            RateLimitReason::Governor(headroom_core::governor::WaitReason::Exhausted {
+                reset_at,
+                ..
+            }) => Some(*reset_at),
+            _ => None,
+        });
+        parts
+            .rate_limits
+            .record(RateLimitEvent {
+                provider: parts.config.provider,
+                key: key.clone(),
+                credential_fingerprint: request
+                    .credential
+                    .as_ref()
+                    .map(|c| c.fingerprint().to_owned()),
+                bucket: bucket.clone(),
+                route_family: request.route_family.to_string(),
+                dimension: request.dimension,
+                kind,
+                reason: reason.clone(),
+                until: *until,
+                retry_after: signal.and_then(|s| s.retry_after),
+                reset_at,
+                limit: signal.and_then(|s| s.limit),
+                remaining: signal.and_then(|s| s.remaining),
+                used: signal.and_then(|s| s.used),
+                request_id: request_id.clone(),
+                at: parts.clock.now(),
+            })
+            .await;
     }
 
     fn wire_request(

@@ -156,3 +156,83 @@ impl CredentialRegistry for MemoryCredentials {
         Box::pin(std::future::ready(fps))
     }
 }
+
+/// How a rate-limit event came about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RateLimitEventKind {
+    /// The governor deferred the request before anything was sent.
+    Deferred,
+    /// The origin refused the request with a rate limit (a 403 or 429 it qualified).
+    Refused,
+}
+
+/// One rate-limit event worth keeping: normalized fields only, never a message text or a
+/// header dump.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RateLimitEvent {
+    /// The provider.
+    pub provider: headroom_core::signal::Provider,
+    /// The quota identity.
+    pub key: QuotaKey,
+    /// The credential's fingerprint, if the request carried one.
+    pub credential_fingerprint: Option<String>,
+    /// The bucket it concerns.
+    pub bucket: Bucket,
+    /// The request's route family.
+    pub route_family: String,
+    /// The request's dimension.
+    pub dimension: Dimension,
+    /// Deferred before sending, or refused by the origin.
+    pub kind: RateLimitEventKind,
+    /// Why, typed.
+    pub reason: crate::RateLimitReason,
+    /// Until when the work waits.
+    pub until: Timestamp,
+    /// The origin's `Retry-After`, if it sent one.
+    pub retry_after: Option<headroom_core::clock::SignedDuration>,
+    /// The window's reset, if known.
+    pub reset_at: Option<Timestamp>,
+    /// The origin's reading, if the response carried one.
+    pub limit: Option<u64>,
+    /// What remained.
+    pub remaining: Option<u64>,
+    /// What was used.
+    pub used: Option<u64>,
+    /// The origin's request id.
+    pub request_id: Option<String>,
+    /// When it happened.
+    pub at: Timestamp,
+}
+
+/// Receives rate-limit events. Recording must never fail the request: a sink logs its own
+/// failures.
+pub trait RateLimitLog: Send + Sync + fmt::Debug {
+    /// Records one event.
+    fn record(&self, event: RateLimitEvent) -> BoxFuture<'_, ()>;
+}
+
+/// Rate-limit events kept in memory, in order.
+#[derive(Debug, Default)]
+pub struct MemoryRateLimitLog {
+    events: Mutex<Vec<RateLimitEvent>>,
+}
+
+impl MemoryRateLimitLog {
+    /// Every event so far.
+    pub fn events(&self) -> Vec<RateLimitEvent> {
+        self.events
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+impl RateLimitLog for MemoryRateLimitLog {
+    fn record(&self, event: RateLimitEvent) -> BoxFuture<'_, ()> {
+        self.events
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(event);
+        Box::pin(std::future::ready(()))
+    }
+}

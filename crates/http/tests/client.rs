@@ -8,7 +8,7 @@ use bytes::Bytes;
 use headroom_core::clock::{SignedDuration, Timestamp, TokioClock};
 use headroom_core::governor::{BoxFuture, GovernorConfig};
 use headroom_core::{Bucket, Governor, QuotaKey};
-use headroom_http::sinks::MemoryUsage;
+use headroom_http::sinks::{MemoryRateLimitLog, MemoryUsage, RateLimitEventKind};
 use headroom_http::{
     ApiError, ApiRequest, Client, ClientParts, Credential, Transport, TransportError, UrlPolicy,
 };
@@ -93,6 +93,7 @@ struct Rig {
     client: Client,
     script: Arc<Script>,
     usage: Arc<MemoryUsage>,
+    rate_limits: Arc<MemoryRateLimitLog>,
 }
 
 fn rig(replies: Vec<Scripted>) -> Rig {
@@ -108,11 +109,14 @@ fn rig(replies: Vec<Scripted>) -> Rig {
         .with_download_hosts(&["objects.githubusercontent.com"]);
     let mut parts = ClientParts::new(policy, governor, script.clone(), clock);
     parts.usage = usage.clone();
+    let rate_limits = Arc::new(MemoryRateLimitLog::default());
+    parts.rate_limits = rate_limits.clone();
     parts.config.jitter_seed = Some(7);
     Rig {
         client: Client::new(parts),
         script,
         usage,
+        rate_limits,
     }
 }
 
@@ -324,6 +328,27 @@ async fn a_primary_limit_defers_and_nothing_more_is_sent_until_the_reset() {
         .expect_err("still limited");
     assert!(matches!(err, ApiError::RateLimited { .. }));
     assert_eq!(r.script.sent().len(), 1);
+    // Both are kept as rate-limit events: the refusal with the origin's reading, then the
+    // governor's deferral, each with its reason and the reset.
+    let events = r.rate_limits.events();
+    assert_eq!(
+        events.iter().map(|e| e.kind).collect::<Vec<_>>(),
+        [RateLimitEventKind::Refused, RateLimitEventKind::Deferred]
+    );
+    assert_eq!((events[0].limit, events[0].remaining), (Some(60), Some(0)));
+    let reset = Timestamp::from_second(START + 1800).expect("valid");
+    assert_eq!(events[0].reset_at, Some(reset));
+    assert_eq!(events[1].reset_at, Some(reset));
+    assert!(
+        events[1].reason.wait_reason().is_some(),
+        "{:?}",
+        events[1].reason
+    );
+    assert!(
+        events
+            .iter()
+            .all(|e| e.bucket == Bucket::core() && e.route_family == "rest")
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -342,6 +367,10 @@ async fn secondary_limits_and_permission_errors_are_told_apart() {
         panic!("{err}")
     };
     assert_eq!(until, Timestamp::from_second(START + 30).expect("valid"));
+    let events = r.rate_limits.events();
+    assert_eq!(events.len(), 1);
+    assert!(events[0].reason.is_secondary(), "{:?}", events[0].reason);
+    assert_eq!(events[0].retry_after, Some(SignedDuration::from_secs(30)));
 
     let r = rig(vec![reply(
         403,
@@ -361,6 +390,10 @@ async fn secondary_limits_and_permission_errors_are_told_apart() {
         r.script.sent().len(),
         1,
         "permission errors are never retried"
+    );
+    assert!(
+        r.rate_limits.events().is_empty(),
+        "a permission error is not a rate limit"
     );
 }
 

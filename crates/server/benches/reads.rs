@@ -8,6 +8,7 @@
 #[path = "../../store/tests/common/push.rs"]
 mod push;
 
+use headroom_store::StoreRead as _;
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};

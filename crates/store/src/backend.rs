@@ -24,7 +24,7 @@ use crate::model::{
 };
 use crate::push::Entity;
 use crate::records::{Record, TABLES, queries};
-use crate::{PgGovernorOptions, Store, StoreTx, credentials, push, sync, usage};
+use crate::{PgGovernorOptions, Store, StoreRead, StoreTx, credentials, push, sync, usage};
 
 /// What one backend does its own way.
 #[async_trait]
@@ -46,21 +46,13 @@ pub(crate) trait Engine: OnPool + Send + Sync + std::fmt::Debug {
 }
 
 #[async_trait]
-impl<S: Engine> Store for S {
+impl<S: Engine> StoreRead for S {
     fn backend(&self) -> Backend {
         S::BACKEND
     }
 
     async fn close(&self) {
         on_each_pool!(self.pools(), |pool| pool.close().await)
-    }
-
-    fn quota_state(
-        &self,
-        config: GovernorConfig,
-        options: PgGovernorOptions,
-    ) -> std::result::Result<Arc<dyn QuotaState>, ConfigError> {
-        Engine::quota_state(self, config, options)
     }
 
     async fn table_names(&self) -> Result<Vec<String>> {
@@ -84,10 +76,6 @@ impl<S: Engine> Store for S {
                 .await?;
             row.uint("n")
         })
-    }
-
-    async fn upsert_credential(&self, seen: &CredentialSeen) -> Result<Credential> {
-        credentials::upsert_credential(self.pools(), seen).await
     }
 
     async fn credential(&self, host: &str, fingerprint: &str) -> Result<Option<Credential>> {
@@ -116,14 +104,6 @@ impl<S: Engine> Store for S {
         credentials::etag(self.pools(), credential_fingerprint, url).await
     }
 
-    async fn put_etag(&self, etag: &StoredEtag) -> Result<()> {
-        credentials::put_etag(self.pools(), etag).await
-    }
-
-    async fn record_usage(&self, record: &UsageRecord) -> Result<()> {
-        usage::record_usage(self.pools(), record).await
-    }
-
     async fn usage_totals(
         &self,
         key: &QuotaKey,
@@ -131,13 +111,6 @@ impl<S: Engine> Store for S {
         until: Timestamp,
     ) -> Result<Vec<UsageTotal>> {
         usage::usage_totals(self.pools(), key, since, until).await
-    }
-
-    async fn record_rate_limit_observation(
-        &self,
-        observation: &RateLimitObservation,
-    ) -> Result<i64> {
-        usage::record_rate_limit_observation(self.pools(), observation).await
     }
 
     async fn recent_rate_limit_observations(
@@ -149,34 +122,12 @@ impl<S: Engine> Store for S {
         usage::recent_rate_limit_observations(self.pools(), host, since, limit).await
     }
 
-    async fn create_sync_run(&self, run: &NewSyncRun) -> Result<SyncRun> {
-        sync::create_sync_run(self.pools(), run).await
-    }
-
     async fn sync_run(&self, id: i64) -> Result<Option<SyncRun>> {
         sync::sync_run(self.pools(), id).await
     }
 
-    async fn save_sync_run(&self, run: &SyncRun) -> Result<()> {
-        sync::save_sync_run(self.pools(), run).await
-    }
-
     async fn due_sync_runs(&self, now: Timestamp, limit: u32) -> Result<Vec<SyncRun>> {
         sync::due_sync_runs(self.pools(), now, limit).await
-    }
-
-    async fn claim_sync_run(
-        &self,
-        id: i64,
-        holder: &str,
-        now: Timestamp,
-        until: Timestamp,
-    ) -> Result<bool> {
-        sync::claim_sync_run(self.pools(), id, holder, now, until).await
-    }
-
-    async fn release_sync_run(&self, id: i64, holder: &str) -> Result<()> {
-        sync::release_sync_run(self.pools(), id, holder).await
     }
 
     async fn checkpoints(&self, sync_run_id: i64) -> Result<Vec<Checkpoint>> {
@@ -190,10 +141,6 @@ impl<S: Engine> Store for S {
         scope: &str,
     ) -> Result<Option<Checkpoint>> {
         sync::checkpoint(self.pools(), sync_run_id, stage, scope).await
-    }
-
-    async fn set_checkpoint(&self, update: &CheckpointUpdate) -> Result<()> {
-        sync::set_checkpoint_alone(self.pools(), update).await
     }
 
     async fn organization_id(&self, login: &str) -> Result<Option<i64>> {
@@ -212,10 +159,6 @@ impl<S: Engine> Store for S {
         queries::commit_shas_without_files(self.pools(), repository_github_id).await
     }
 
-    async fn quarantine_event(&self, event: &QuarantinedEvent) -> Result<QuarantineRow> {
-        push::quarantine_event(self.pools(), event).await
-    }
-
     async fn push_event(&self, github_event_id: &str) -> Result<Option<StoredPushEvent>> {
         push::push_event(self.pools(), github_event_id).await
     }
@@ -226,6 +169,66 @@ impl<S: Engine> Store for S {
 
     async fn repository(&self, github_id: i64) -> Result<Option<FeedEntity>> {
         push::entity(self.pools(), Entity::Repository, github_id).await
+    }
+}
+
+#[async_trait]
+impl<S: Engine> Store for S {
+    fn quota_state(
+        &self,
+        config: GovernorConfig,
+        options: PgGovernorOptions,
+    ) -> std::result::Result<Arc<dyn QuotaState>, ConfigError> {
+        Engine::quota_state(self, config, options)
+    }
+
+    async fn upsert_credential(&self, seen: &CredentialSeen) -> Result<Credential> {
+        credentials::upsert_credential(self.pools(), seen).await
+    }
+
+    async fn put_etag(&self, etag: &StoredEtag) -> Result<()> {
+        credentials::put_etag(self.pools(), etag).await
+    }
+
+    async fn record_usage(&self, record: &UsageRecord) -> Result<()> {
+        usage::record_usage(self.pools(), record).await
+    }
+
+    async fn record_rate_limit_observation(
+        &self,
+        observation: &RateLimitObservation,
+    ) -> Result<i64> {
+        usage::record_rate_limit_observation(self.pools(), observation).await
+    }
+
+    async fn create_sync_run(&self, run: &NewSyncRun) -> Result<SyncRun> {
+        sync::create_sync_run(self.pools(), run).await
+    }
+
+    async fn save_sync_run(&self, run: &SyncRun) -> Result<()> {
+        sync::save_sync_run(self.pools(), run).await
+    }
+
+    async fn claim_sync_run(
+        &self,
+        id: i64,
+        holder: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> Result<bool> {
+        sync::claim_sync_run(self.pools(), id, holder, now, until).await
+    }
+
+    async fn release_sync_run(&self, id: i64, holder: &str) -> Result<()> {
+        sync::release_sync_run(self.pools(), id, holder).await
+    }
+
+    async fn set_checkpoint(&self, update: &CheckpointUpdate) -> Result<()> {
+        sync::set_checkpoint_alone(self.pools(), update).await
+    }
+
+    async fn quarantine_event(&self, event: &QuarantinedEvent) -> Result<QuarantineRow> {
+        push::quarantine_event(self.pools(), event).await
     }
 
     async fn bulk_writer(&self, options: BulkOptions) -> Result<Box<dyn BulkWriter + '_>> {

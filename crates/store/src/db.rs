@@ -99,8 +99,8 @@ impl DbTx {
     /// The transaction's connection.
     pub(crate) fn conn(&mut self) -> Conn<'_> {
         match self {
-            DbTx::Sqlite(tx) => Conn::Sqlite(&mut **tx),
-            DbTx::Pg(tx) => Conn::Pg(&mut **tx),
+            DbTx::Sqlite(tx) => Conn::Sqlite(tx),
+            DbTx::Pg(tx) => Conn::Pg(tx),
         }
     }
 

@@ -41,10 +41,10 @@ use headroom_core::governor::{ConfigError, GovernorConfig, QuotaState};
 pub use crate::error::{Result, StoreError};
 pub use crate::model::{
     ANONYMOUS_FINGERPRINT, ActorRef, Backend, Checkpoint, CheckpointStatus, CheckpointUpdate,
-    Credential, CredentialSeen, EventOrigin, FeedEntity, NewSyncRun, PageWritten, PushEventWrite,
-    QuarantineRow, QuarantinedEvent, RateLimitObservation, RepositoryRef, StoredEtag,
-    StoredObservation, StoredPushEvent, SubjectKind, SyncRun, SyncRunStatus, UsageRecord,
-    UsageTotal, Watermark, subject_label,
+    Credential, CredentialSeen, EventOrigin, FeedEntity, NewSyncRun, ObservationKind, PageWritten,
+    PushEventWrite, QuarantineRow, QuarantinedEvent, RateLimitObservation, RepositoryRef,
+    StoredEtag, StoredObservation, StoredPushEvent, SubjectKind, SyncRun, SyncRunStatus,
+    UsageRecord, UsageTotal, Watermark, subject_label,
 };
 pub use crate::postgres::{IDLE_IN_TRANSACTION_TIMEOUT, PgStore};
 pub use crate::quota::{PgGovernorOptions, PgQuotaState};
@@ -64,34 +64,21 @@ pub async fn open(target: &str) -> Result<Arc<dyn Store>> {
     }
 }
 
-/// Everything headroom reads and writes, on either backend. Later features add queries here.
+/// What headroom reads, on either backend: every query that leaves the database as it was.
+/// A reader that must never write (the HTTP server, `headroom serve`) holds only this half.
 #[async_trait]
-pub trait Store: Send + Sync + std::fmt::Debug {
+pub trait StoreRead: Send + Sync + std::fmt::Debug {
     /// Which database this is.
     fn backend(&self) -> Backend;
 
     /// Closes the connections.
     async fn close(&self);
 
-    /// The governor state that fits this store: in memory for SQLite (one process), shared
-    /// through the database for PostgreSQL (several processes). Call it once per process and
-    /// share the result: two in-memory states do not see each other.
-    fn quota_state(
-        &self,
-        config: GovernorConfig,
-        options: PgGovernorOptions,
-    ) -> std::result::Result<Arc<dyn QuotaState>, ConfigError>;
-
     /// The tables of the schema, sorted.
     async fn table_names(&self) -> Result<Vec<String>>;
 
     /// Rows in one table of [`TABLES`].
     async fn count_rows(&self, table: &str) -> Result<u64>;
-
-    // ---- credentials -------------------------------------------------------------------
-
-    /// Records that a credential was seen, with its owner; returns the stored row.
-    async fn upsert_credential(&self, seen: &CredentialSeen) -> Result<Credential>;
 
     /// One credential by host and fingerprint.
     async fn credential(&self, host: &str, fingerprint: &str) -> Result<Option<Credential>>;
@@ -112,18 +99,8 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         owner: &str,
     ) -> Result<u64>;
 
-    // ---- conditional requests ----------------------------------------------------------
-
     /// The stored validator for a URL, per credential.
     async fn etag(&self, credential_fingerprint: &str, url: &str) -> Result<Option<StoredEtag>>;
-
-    /// Stores (or replaces) a validator.
-    async fn put_etag(&self, etag: &StoredEtag) -> Result<()>;
-
-    // ---- usage and rate-limit evidence -------------------------------------------------
-
-    /// Adds round trips to the window they fall in.
-    async fn record_usage(&self, record: &UsageRecord) -> Result<()>;
 
     /// Usage of one identity over windows starting in `[since, until)`, per route family and
     /// dimension.
@@ -134,12 +111,6 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         until: Timestamp,
     ) -> Result<Vec<UsageTotal>>;
 
-    /// Stores a normalized rate-limit observation; returns its id.
-    async fn record_rate_limit_observation(
-        &self,
-        observation: &RateLimitObservation,
-    ) -> Result<i64>;
-
     /// Observations on `host` since `since`, newest first, at most `limit`.
     async fn recent_rate_limit_observations(
         &self,
@@ -148,35 +119,12 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         limit: u32,
     ) -> Result<Vec<StoredObservation>>;
 
-    // ---- sync runs and checkpoints -----------------------------------------------------
-
-    /// Creates a pending run.
-    async fn create_sync_run(&self, run: &NewSyncRun) -> Result<SyncRun>;
-
     /// One run.
     async fn sync_run(&self, id: i64) -> Result<Option<SyncRun>>;
-
-    /// Writes a run's mutable fields (status, not_before, deferral counters, failure reason,
-    /// summary, started/finished, updated). Fails with [`StoreError::NotFound`] for an
-    /// unknown id.
-    async fn save_sync_run(&self, run: &SyncRun) -> Result<()>;
 
     /// Runs a worker should pick up at `now`: pending ones, and hibernating ones whose
     /// `not_before` has come; earliest first.
     async fn due_sync_runs(&self, now: Timestamp, limit: u32) -> Result<Vec<SyncRun>>;
-
-    /// Claims a run for a worker until `until`: succeeds when the run is unfinished and
-    /// unclaimed, already held by `holder` (a renewal), or its claim lapsed (its worker died).
-    async fn claim_sync_run(
-        &self,
-        id: i64,
-        holder: &str,
-        now: Timestamp,
-        until: Timestamp,
-    ) -> Result<bool>;
-
-    /// Gives a claim back (only the holder's).
-    async fn release_sync_run(&self, id: i64, holder: &str) -> Result<()>;
 
     /// Every checkpoint of a run, by stage then scope.
     async fn checkpoints(&self, sync_run_id: i64) -> Result<Vec<Checkpoint>>;
@@ -188,9 +136,6 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         stage: &str,
         scope: &str,
     ) -> Result<Option<Checkpoint>>;
-
-    /// Writes a checkpoint on its own (status changes that carry no rows).
-    async fn set_checkpoint(&self, update: &CheckpointUpdate) -> Result<()>;
 
     /// The surrogate id of an organization by login.
     async fn organization_id(&self, login: &str) -> Result<Option<i64>>;
@@ -206,12 +151,6 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// have no `commit_files` rows yet, sorted: the work left for the commit-files stage.
     async fn commit_shas_without_files(&self, repository_github_id: i64) -> Result<Vec<String>>;
 
-    // ---- feed ----------------------------------------------------------------------------
-
-    /// Quarantines a malformed envelope: one row per distinct payload; a repeat increments
-    /// its occurrence count and keeps the first classification. Returns the row.
-    async fn quarantine_event(&self, event: &QuarantinedEvent) -> Result<QuarantineRow>;
-
     /// One stored push event by GitHub's event id.
     async fn push_event(&self, github_event_id: &str) -> Result<Option<StoredPushEvent>>;
 
@@ -220,6 +159,62 @@ pub trait Store: Send + Sync + std::fmt::Debug {
 
     /// A repository by GitHub id.
     async fn repository(&self, github_id: i64) -> Result<Option<FeedEntity>>;
+}
+
+/// Everything headroom writes, on either backend (and, through [`StoreRead`], reads).
+#[async_trait]
+pub trait Store: StoreRead {
+    /// The governor state that fits this store: in memory for SQLite (one process), shared
+    /// through the database for PostgreSQL (several processes). Call it once per process and
+    /// share the result: two in-memory states do not see each other.
+    fn quota_state(
+        &self,
+        config: GovernorConfig,
+        options: PgGovernorOptions,
+    ) -> std::result::Result<Arc<dyn QuotaState>, ConfigError>;
+
+    /// Records that a credential was seen, with its owner; returns the stored row.
+    async fn upsert_credential(&self, seen: &CredentialSeen) -> Result<Credential>;
+
+    /// Stores (or replaces) a validator.
+    async fn put_etag(&self, etag: &StoredEtag) -> Result<()>;
+
+    /// Adds round trips to the window they fall in.
+    async fn record_usage(&self, record: &UsageRecord) -> Result<()>;
+
+    /// Stores a normalized rate-limit observation; returns its id.
+    async fn record_rate_limit_observation(
+        &self,
+        observation: &RateLimitObservation,
+    ) -> Result<i64>;
+
+    /// Creates a pending run.
+    async fn create_sync_run(&self, run: &NewSyncRun) -> Result<SyncRun>;
+
+    /// Writes a run's mutable fields (status, not_before, deferral counters, failure reason,
+    /// summary, started/finished, updated). Fails with [`StoreError::NotFound`] for an
+    /// unknown id.
+    async fn save_sync_run(&self, run: &SyncRun) -> Result<()>;
+
+    /// Claims a run for a worker until `until`: succeeds when the run is unfinished and
+    /// unclaimed, already held by `holder` (a renewal), or its claim lapsed (its worker died).
+    async fn claim_sync_run(
+        &self,
+        id: i64,
+        holder: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> Result<bool>;
+
+    /// Gives a claim back (only the holder's).
+    async fn release_sync_run(&self, id: i64, holder: &str) -> Result<()>;
+
+    /// Writes a checkpoint on its own (status changes that carry no rows).
+    async fn set_checkpoint(&self, update: &CheckpointUpdate) -> Result<()>;
+
+    /// Quarantines a malformed envelope: one row per distinct payload; a repeat increments
+    /// its occurrence count and keeps the first classification. Returns the row.
+    async fn quarantine_event(&self, event: &QuarantinedEvent) -> Result<QuarantineRow>;
 
     /// A writer for archive imports: one transaction per batch, the same results as
     /// [`Store::quarantine_event`] and [`StoreTx::write_push_events`] (see [`bulk`]).
@@ -227,8 +222,6 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         &self,
         options: bulk::BulkOptions,
     ) -> Result<Box<dyn bulk::BulkWriter + '_>>;
-
-    // ---- transactions ------------------------------------------------------------------
 
     /// Opens a transaction: upserts and the checkpoint commit together or not at all.
     async fn begin(&self) -> Result<Box<dyn StoreTx>>;

@@ -228,6 +228,29 @@ pub struct UsageTotal {
     pub last_recorded_at: Timestamp,
 }
 
+/// How a rate-limit observation came about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ObservationKind {
+    /// The governor deferred work before sending anything.
+    Deferred,
+    /// The origin refused a request with a rate limit.
+    Refused,
+    /// A sync run went to sleep until its quota reopens.
+    Hibernated,
+}
+
+impl ObservationKind {
+    /// The stored text.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ObservationKind::Deferred => "deferred",
+            ObservationKind::Refused => "refused",
+            ObservationKind::Hibernated => "hibernated",
+        }
+    }
+}
+
 /// A normalized rate-limit signal worth keeping (never raw headers or error text).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RateLimitObservation {
@@ -259,6 +282,10 @@ pub struct RateLimitObservation {
     pub remaining: Option<u64>,
     /// What was used.
     pub used: Option<u64>,
+    /// Deferred before sending, refused by the origin, or a run hibernating.
+    pub event_kind: Option<ObservationKind>,
+    /// The governor's reason when it deferred the work (`WaitReason::as_str`).
+    pub wait_reason: Option<String>,
     /// The provider's request id.
     pub request_id: Option<String>,
     /// When it was observed.
@@ -303,6 +330,10 @@ pub struct StoredObservation {
     pub used: Option<u64>,
     /// The request id.
     pub request_id: Option<String>,
+    /// `deferred`, `refused` or `hibernated`, when recorded.
+    pub event_kind: Option<String>,
+    /// The governor's reason for a deferral.
+    pub wait_reason: Option<String>,
     /// When.
     pub observed_at: Timestamp,
 }

@@ -220,7 +220,7 @@ impl crate::backend::Engine for SqliteStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Store;
+    use crate::StoreRead as _;
 
     async fn index_sql(store: &SqliteStore, name: &str) -> Option<String> {
         sqlx::query_scalar("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?1")

@@ -15,7 +15,7 @@ use crate::model::{
 pub(crate) const OBSERVATION_COLUMNS: &str = "id, provider, host, subject, \
     credential_fingerprint, sync_run_id, bucket, route_family, route_family_attribution, \
     dimension, reason, retry_after_secs, reset_at_ms, rate_limit, remaining, used, request_id, \
-    observed_at_ms";
+    observed_at_ms, event_kind, wait_reason";
 
 fn opt_i64(field: &'static str, v: Option<u64>) -> Result<Option<i64>> {
     v.map(|v| to_i64(field, v)).transpose()
@@ -41,6 +41,8 @@ fn observation_from(row: &impl ReadRow) -> Result<StoredObservation> {
         used: get(row, "used")?,
         request_id: get(row, "request_id")?,
         observed_at: get(row, "observed_at_ms")?,
+        event_kind: get(row, "event_kind")?,
+        wait_reason: get(row, "wait_reason")?,
     })
 }
 
@@ -129,8 +131,9 @@ pub(crate) async fn record_rate_limit_observation(
             "INSERT INTO rate_limit_observations (provider, host, subject, \
              credential_fingerprint, sync_run_id, bucket, route_family, \
              route_family_attribution, dimension, reason, retry_after_secs, reset_at_ms, \
-             rate_limit, remaining, used, request_id, observed_at_ms) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) \
+             rate_limit, remaining, used, request_id, observed_at_ms, event_kind, wait_reason) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
+             $18, $19) \
              RETURNING id",
         )
         .bind(model::provider_name(o.provider))
@@ -150,6 +153,8 @@ pub(crate) async fn record_rate_limit_observation(
         .bind(used)
         .bind(o.request_id.as_deref().map(redact))
         .bind(ms(o.observed_at))
+        .bind(o.event_kind.map(|k| k.as_str()))
+        .bind(o.wait_reason.clone())
         .fetch_one(pool)
         .await?;
         row.int("id")

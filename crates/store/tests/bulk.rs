@@ -7,6 +7,7 @@
 mod common;
 
 use headroom_core::clock::Timestamp;
+use headroom_store::StoreRead as _;
 use headroom_store::bulk::{BulkItem, BulkOptions, BulkOutcome, BulkPush, BulkWriter, TxWriter};
 use headroom_store::{
     ActorRef, EventOrigin, PgStore, PushEventWrite, QuarantinedEvent, RepositoryRef, SqliteStore,

@@ -6,6 +6,7 @@
 
 mod common;
 
+use headroom_store::StoreRead as _;
 use std::sync::Arc;
 
 use common::PgDatabase;
@@ -15,7 +16,7 @@ use headroom_core::governor::{
 };
 use headroom_core::signal::{LimitReason, RateLimitSignal};
 use headroom_core::{Bucket, Governor, QuotaKey, RequestKind};
-use headroom_store::{PgGovernorOptions, PgQuotaState, Store as _};
+use headroom_store::{PgGovernorOptions, PgQuotaState};
 
 fn t(secs: i64) -> Timestamp {
     Timestamp::from_second(1_800_000_000 + secs).expect("valid")

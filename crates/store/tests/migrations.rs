@@ -5,9 +5,10 @@
 
 mod common;
 
+use headroom_store::StoreRead as _;
 use std::borrow::Cow;
 
-use headroom_store::{PgStore, SqliteStore, Store as _};
+use headroom_store::{PgStore, SqliteStore};
 use sqlx::migrate::Migrator;
 
 /// The first `n` migrations of a folder.

@@ -11,9 +11,9 @@ use headroom_core::{QuotaKey, Subject};
 use headroom_store::records::{Issue, Organization, Project, PullRequestCommit, Repository};
 use headroom_store::{
     ANONYMOUS_FINGERPRINT, ActorRef, Backend, CheckpointStatus, CheckpointUpdate, CredentialSeen,
-    EventOrigin, NewSyncRun, PushEventWrite, QuarantinedEvent, RateLimitObservation, Record,
-    RepositoryRef, StoreError, StoredEtag, SubjectKind, SyncRunStatus, TABLES, UsageRecord,
-    Watermark,
+    EventOrigin, NewSyncRun, ObservationKind, PushEventWrite, QuarantinedEvent,
+    RateLimitObservation, Record, RepositoryRef, StoreError, StoredEtag, SubjectKind,
+    SyncRunStatus, TABLES, UsageRecord, Watermark,
 };
 use serde_json::json;
 
@@ -332,6 +332,8 @@ fn observation(host: &str, reason: Option<LimitReason>, at: Timestamp) -> RateLi
         used: Some(5000),
         request_id: Some("ABCD:1234".into()),
         observed_at: at,
+        event_kind: reason.map(|_| ObservationKind::Refused),
+        wait_reason: None,
     }
 }
 
@@ -378,6 +380,8 @@ async fn rate_limit_observations_list_newest_first(fx: &Fixture) {
     );
     assert_eq!(newest.reset_at, Some(t(3600)));
     assert_eq!(newest.observed_at, t(20));
+    assert_eq!(newest.event_kind.as_deref(), Some("refused"));
+    assert_eq!(newest.wait_reason, None);
     let limited = s
         .recent_rate_limit_observations("api.github.com", t(-100), 2)
         .await
@@ -905,7 +909,7 @@ async fn sqlite_creates_a_missing_file_in_wal_mode_with_foreign_keys() {
         .await
         .expect("pragma");
     assert!(busy >= 1000, "busy timeout {busy} ms");
-    use headroom_store::Store as _;
+    use headroom_store::StoreRead as _;
     store.close().await;
 }
 

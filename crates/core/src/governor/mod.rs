@@ -175,6 +175,17 @@ pub enum WaitReason {
 }
 
 impl WaitReason {
+    /// The stable snake_case name of the kind of wait.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            WaitReason::Exhausted { .. } => "exhausted",
+            WaitReason::SecondaryBlock { .. } => "secondary_block",
+            WaitReason::InFlightCeiling { .. } => "in_flight_ceiling",
+            WaitReason::LocalPoints { .. } => "local_points",
+            WaitReason::ContentCreation { .. } => "content_creation",
+        }
+    }
+
     /// The bucket this reason concerns, if it concerns one.
     pub fn bucket(&self) -> Option<&Bucket> {
         match self {

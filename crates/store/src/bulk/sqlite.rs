@@ -559,7 +559,7 @@ fn write_batch(session: &mut Session, items: &[BulkItem]) -> Result<Vec<BulkOutc
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Store;
+    use crate::StoreRead as _;
     use crate::bulk::BulkPush;
     use crate::model::{ActorRef, EventOrigin, RepositoryRef};
     use headroom_core::clock::Timestamp;
