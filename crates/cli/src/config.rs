@@ -59,6 +59,11 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "DURATION")]
     pub max_deferred_wait: Option<String>,
 
+    /// Days of rate-limit history (observations, quota readings) long-running processes keep
+    /// (default 14, 1-3650); older rows are pruned.
+    #[arg(long, global = true, value_name = "DAYS")]
+    pub retention_days: Option<String>,
+
     /// A TOML file with the same settings (default ./headroom.toml when it exists).
     #[arg(long, global = true, env = "HEADROOM_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -77,6 +82,7 @@ struct FileSettings {
     in_flight_ceiling: Option<u64>,
     max_deferrals: Option<u64>,
     max_deferred_wait: Option<DurationSetting>,
+    retention_days: Option<u64>,
 }
 
 /// A duration in `headroom.toml`: whole seconds, or text such as "90m" or "2h".
@@ -123,7 +129,12 @@ pub struct Settings {
     pub in_flight_ceiling: u32,
     /// Sync runs' deferral budgets (per episode of waiting).
     pub deferral: DeferralBudget,
+    /// How long rate-limit history is kept.
+    pub retention: SignedDuration,
 }
+
+/// Days of rate-limit history kept unless a setting says otherwise.
+const DEFAULT_RETENTION_DAYS: u64 = 14;
 
 /// The longest episode of waiting a setting may allow: a week.
 const MAX_DEFERRED_WAIT_SECS: u64 = 7 * 24 * 3600;
@@ -293,6 +304,15 @@ impl GlobalArgs {
         if let Some(wait) = max_wait {
             deferral.max_total_wait = wait;
         }
+        let retention_days = match &self.retention_days {
+            Some(raw) => parse_number("--retention-days", raw, 1, 3650)?,
+            None => match file.retention_days {
+                Some(n) if !(1..=3650).contains(&n) => {
+                    return Err(invalid("retention_days", format!("{n} is outside 1-3650")));
+                }
+                other => other.unwrap_or(DEFAULT_RETENTION_DAYS),
+            },
+        };
         Ok(Settings {
             db,
             policy,
@@ -302,6 +322,9 @@ impl GlobalArgs {
             read_timeout: Duration::from_secs(read_timeout),
             in_flight_ceiling: u32::try_from(ceiling).unwrap_or(10),
             deferral,
+            retention: SignedDuration::from_hours(
+                i64::try_from(retention_days.saturating_mul(24)).unwrap_or(i64::MAX / 3600),
+            ),
         })
     }
 
@@ -562,6 +585,39 @@ mod tests {
             });
             assert!(message.contains(setting), "{text}: {message}");
         }
+    }
+
+    #[test]
+    fn retention_defaults_to_fourteen_days_and_refuses_what_is_out_of_range() {
+        let s = GlobalArgs::default().resolve(&no_env()).expect("valid");
+        assert_eq!(s.retention, SignedDuration::from_hours(14 * 24));
+        let s = GlobalArgs {
+            retention_days: Some("2".into()),
+            ..Default::default()
+        }
+        .resolve(&no_env())
+        .expect("valid");
+        assert_eq!(s.retention, SignedDuration::from_hours(48));
+        for bad in ["0", "3651", "soon"] {
+            assert!(
+                error_of(GlobalArgs {
+                    retention_days: Some(bad.into()),
+                    ..Default::default()
+                })
+                .contains("--retention-days"),
+                "{bad}"
+            );
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("headroom.toml");
+        std::fs::write(&path, "retention_days = 0\n").expect("write");
+        assert!(
+            error_of(GlobalArgs {
+                config: Some(path),
+                ..Default::default()
+            })
+            .contains("retention_days")
+        );
     }
 
     #[test]

@@ -26,6 +26,7 @@ mod quota_cmd;
 #[cfg(test)]
 mod reference;
 mod registry;
+mod retention;
 mod run_cmd;
 mod serve;
 mod sim_cmd;

@@ -90,7 +90,10 @@ pub async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
         }
     };
     let sync = (!args.sync.no_sync).then(|| SyncWorker::start(&poller, &resolved, &args.sync));
+    let pruner =
+        crate::retention::spawn_pruner(poller.store.clone(), poller.clock, resolved.retention);
     let done = service.run(&mut UntilStopped, shutdown_signal()).await;
+    pruner.abort();
     if let Some(server) = server {
         server.stop().await;
     }

@@ -422,8 +422,31 @@ async fn rest_runs_while_graphql_is_closed_and_nothing_precedes_its_dependency()
         Some(headroom_store::CheckpointStatus::Done)
     );
 
-    // Still hibernating after the first wake: GraphQL's limit is tiny in every window.
-    let _ = until;
+    // The hibernation is an observation every process on the database can read: the run,
+    // the bucket it waits for and until when.
+    let observations = r
+        .store
+        .recent_rate_limit_observations("127.0.0.1", Timestamp::UNIX_EPOCH, 100)
+        .await
+        .expect("observations");
+    let hibernated: Vec<_> = observations
+        .iter()
+        .filter(|o| o.event_kind.as_deref() == Some("hibernated"))
+        .collect();
+    assert!(!hibernated.is_empty(), "{observations:?}");
+    assert!(
+        hibernated.iter().all(|o| o.sync_run_id == Some(id)
+            // Stored in milliseconds.
+            && o.reset_at.map(|r| r.as_millisecond()) == Some(until.as_millisecond())
+            && o.subject == "user:alice"),
+        "{hibernated:?} until {until}"
+    );
+    assert!(
+        hibernated
+            .iter()
+            .any(|o| o.bucket.as_deref() == Some("graphql")),
+        "{hibernated:?}"
+    );
     assert_eq!(r.sim.count_status(403), 0);
 }
 

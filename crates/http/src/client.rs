@@ -26,8 +26,9 @@ use crate::error::{ApiError, RateLimitReason, provider_message};
 use crate::policy::UrlPolicy;
 use crate::request::{ApiRequest, ApiResponse};
 use crate::sinks::{
-    CredentialRegistry, EtagStore, MemoryCredentials, MemoryEtags, MemoryRateLimitLog, MemoryUsage,
-    RateLimitEvent, RateLimitEventKind, RateLimitLog, UsageRecord, UsageSink,
+    CredentialRegistry, EtagStore, MemoryCredentials, MemoryEtags, MemoryQuotaReadings,
+    MemoryRateLimitLog, MemoryUsage, QuotaReadings, RateLimitEvent, RateLimitEventKind,
+    RateLimitLog, ReadingThrottle, UsageRecord, UsageSink,
 };
 use crate::transport::{Transport, TransportError};
 
@@ -89,6 +90,8 @@ pub struct ClientParts {
     pub credentials: Arc<dyn CredentialRegistry>,
     /// Rate-limit events: every deferral and every rate-limited refusal.
     pub rate_limits: Arc<dyn RateLimitLog>,
+    /// The governor's readings of the identities this door spends, at most once a second.
+    pub readings: Arc<dyn QuotaReadings>,
     /// Settings.
     pub config: ClientConfig,
 }
@@ -110,6 +113,7 @@ impl ClientParts {
             usage: Arc::new(MemoryUsage::default()),
             credentials: Arc::new(MemoryCredentials::default()),
             rate_limits: Arc::new(MemoryRateLimitLog::default()),
+            readings: Arc::new(MemoryQuotaReadings::default()),
             config: ClientConfig::default(),
         }
     }
@@ -124,6 +128,7 @@ pub struct Client {
 struct Inner {
     parts: ClientParts,
     rng: Mutex<StdRng>,
+    throttle: Mutex<ReadingThrottle>,
 }
 
 impl fmt::Debug for Client {
@@ -176,12 +181,18 @@ impl Client {
             inner: Arc::new(Inner {
                 parts,
                 rng: Mutex::new(StdRng::seed_from_u64(seed)),
+                throttle: Mutex::new(ReadingThrottle::default()),
             }),
         }
     }
 
     fn parts(&self) -> &ClientParts {
         &self.inner.parts
+    }
+
+    /// The provider this door speaks to.
+    pub fn provider(&self) -> Provider {
+        self.parts().config.provider
     }
 
     /// The URL policy.
@@ -403,6 +414,7 @@ impl Client {
             Some(Ok(response)) => {
                 let signal = self.read_signal(request, &response);
                 parts.governor.observe(permit, &signal).await?;
+                self.report_reading(permit.key()).await;
                 Trip::Answered(response, Box::new(signal))
             }
         })
@@ -652,6 +664,30 @@ impl Client {
         )
         .await;
         error
+    }
+
+    /// Hands the governor's reading of `key` to the readings sink when one is due (a second
+    /// since the last) and it changed. A governor that cannot be read is skipped: a reading
+    /// is a report, never a reason to fail the request.
+    async fn report_reading(&self, key: &QuotaKey) {
+        let parts = self.parts();
+        let now = parts.clock.now();
+        if !self.throttle().due(key, now) {
+            return;
+        }
+        let Ok(snapshot) = parts.governor.snapshot(key).await else {
+            return;
+        };
+        if self.throttle().admit(&snapshot, now) {
+            parts.readings.record(snapshot, now).await;
+        }
+    }
+
+    fn throttle(&self) -> std::sync::MutexGuard<'_, ReadingThrottle> {
+        self.inner
+            .throttle
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
     }
 
     /// Hands a rate-limit error to the rate-limit log, with the origin's reading if any.

@@ -236,3 +236,132 @@ impl RateLimitLog for MemoryRateLimitLog {
         Box::pin(std::future::ready(()))
     }
 }
+
+/// Receives the governor's reading of an identity after the exit door used it: at most once
+/// a second per identity, and only when it changed since the last one handed over.
+pub trait QuotaReadings: Send + Sync + fmt::Debug {
+    /// Records one reading, taken at `at`.
+    fn record(
+        &self,
+        snapshot: headroom_core::governor::IdentitySnapshot,
+        at: Timestamp,
+    ) -> BoxFuture<'_, ()>;
+}
+
+/// Readings kept in memory, in order.
+#[derive(Debug, Default)]
+pub struct MemoryQuotaReadings {
+    readings: Mutex<Vec<(headroom_core::governor::IdentitySnapshot, Timestamp)>>,
+}
+
+impl MemoryQuotaReadings {
+    /// Every reading so far.
+    pub fn readings(&self) -> Vec<(headroom_core::governor::IdentitySnapshot, Timestamp)> {
+        self.readings
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+impl QuotaReadings for MemoryQuotaReadings {
+    fn record(
+        &self,
+        snapshot: headroom_core::governor::IdentitySnapshot,
+        at: Timestamp,
+    ) -> BoxFuture<'_, ()> {
+        self.readings
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((snapshot, at));
+        Box::pin(std::future::ready(()))
+    }
+}
+
+/// Decides which readings are handed over: the pure throttle behind [`QuotaReadings`].
+#[derive(Debug, Default)]
+pub struct ReadingThrottle {
+    last: HashMap<QuotaKey, (Timestamp, headroom_core::governor::IdentitySnapshot)>,
+}
+
+impl ReadingThrottle {
+    /// The shortest spacing of two readings of one identity.
+    pub const SPACING: headroom_core::clock::SignedDuration =
+        headroom_core::clock::SignedDuration::from_secs(1);
+
+    /// Whether a reading of `key` at `now` may be taken at all (the last one handed over is
+    /// at least [`Self::SPACING`] old).
+    pub fn due(&self, key: &QuotaKey, now: Timestamp) -> bool {
+        self.last
+            .get(key)
+            .is_none_or(|(at, _)| now.duration_since(*at) >= Self::SPACING)
+    }
+
+    /// Whether `snapshot`, taken at `now`, is handed over: due and different from the last
+    /// one. Remembers it when it is.
+    pub fn admit(
+        &mut self,
+        snapshot: &headroom_core::governor::IdentitySnapshot,
+        now: Timestamp,
+    ) -> bool {
+        if !self.due(&snapshot.key, now) {
+            return false;
+        }
+        if let Some((_, last)) = self.last.get(&snapshot.key)
+            && last == snapshot
+        {
+            return false;
+        }
+        self.last
+            .insert(snapshot.key.clone(), (now, snapshot.clone()));
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use headroom_core::clock::SignedDuration;
+    use headroom_core::governor::IdentitySnapshot;
+    use proptest::prelude::*;
+
+    fn snapshot(login: &str, in_flight: u32) -> IdentitySnapshot {
+        IdentitySnapshot {
+            key: QuotaKey::user("api.github.com", login),
+            in_flight,
+            ceiling: 10,
+            buckets: Vec::new(),
+            rest_points_used: 0,
+            graphql_points_used: 0,
+        }
+    }
+
+    proptest! {
+        /// Over any sequence of readings, two handed over for one identity are at least a
+        /// second apart, and never the same reading twice in a row; a changed reading that
+        /// is due is always handed over.
+        #[test]
+        fn the_throttle_spaces_and_deduplicates(
+            steps in proptest::collection::vec((0u8..2, 0u32..3, 0i64..1500), 1..80)
+        ) {
+            let mut throttle = ReadingThrottle::default();
+            let mut at = Timestamp::UNIX_EPOCH;
+            let mut admitted: HashMap<String, (Timestamp, u32)> = HashMap::new();
+            for (who, in_flight, step_ms) in steps {
+                at += SignedDuration::from_millis(step_ms);
+                let login = format!("u{who}");
+                let reading = snapshot(&login, in_flight);
+                let expected = match admitted.get(&login) {
+                    None => true,
+                    Some((last_at, last)) => {
+                        at.duration_since(*last_at) >= ReadingThrottle::SPACING && *last != in_flight
+                    }
+                };
+                prop_assert_eq!(throttle.admit(&reading, at), expected);
+                if expected {
+                    admitted.insert(login, (at, in_flight));
+                }
+            }
+        }
+    }
+}

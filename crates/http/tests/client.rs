@@ -8,7 +8,9 @@ use bytes::Bytes;
 use headroom_core::clock::{SignedDuration, Timestamp, TokioClock};
 use headroom_core::governor::{BoxFuture, GovernorConfig};
 use headroom_core::{Bucket, Governor, QuotaKey};
-use headroom_http::sinks::{MemoryRateLimitLog, MemoryUsage, RateLimitEventKind};
+use headroom_http::sinks::{
+    MemoryQuotaReadings, MemoryRateLimitLog, MemoryUsage, RateLimitEventKind,
+};
 use headroom_http::{
     ApiError, ApiRequest, Client, ClientParts, Credential, Transport, TransportError, UrlPolicy,
 };
@@ -94,6 +96,7 @@ struct Rig {
     script: Arc<Script>,
     usage: Arc<MemoryUsage>,
     rate_limits: Arc<MemoryRateLimitLog>,
+    readings: Arc<MemoryQuotaReadings>,
 }
 
 fn rig(replies: Vec<Scripted>) -> Rig {
@@ -111,12 +114,15 @@ fn rig(replies: Vec<Scripted>) -> Rig {
     parts.usage = usage.clone();
     let rate_limits = Arc::new(MemoryRateLimitLog::default());
     parts.rate_limits = rate_limits.clone();
+    let readings = Arc::new(MemoryQuotaReadings::default());
+    parts.readings = readings.clone();
     parts.config.jitter_seed = Some(7);
     Rig {
         client: Client::new(parts),
         script,
         usage,
         rate_limits,
+        readings,
     }
 }
 
@@ -600,4 +606,47 @@ async fn secondary_limits_without_retry_after_escalate_and_a_success_resets() {
 fn clock_now(clock: &TokioClock) -> Timestamp {
     use headroom_core::clock::Clock;
     clock.now()
+}
+
+/// The governor's reading is handed over after a response, at most once a second per
+/// identity: three answers in one instant give one reading, the next second another, each
+/// with what the origin said remained.
+#[tokio::test(start_paused = true)]
+async fn readings_are_reported_at_most_once_a_second() {
+    let remaining = |n: &str| {
+        reply(
+            200,
+            &[
+                ("x-ratelimit-remaining", n),
+                ("x-ratelimit-limit", "5000"),
+                ("x-ratelimit-reset", "1800003600"),
+                ("x-ratelimit-resource", "core"),
+            ],
+            "{}",
+        )
+    };
+    let r = rig(vec![
+        remaining("4999"),
+        remaining("4998"),
+        remaining("4997"),
+        remaining("4996"),
+    ]);
+    for _ in 0..3 {
+        r.client.send(ApiRequest::get("/events")).await.expect("ok");
+    }
+    assert_eq!(r.readings.readings().len(), 1);
+    tokio::time::advance(std::time::Duration::from_secs(2)).await;
+    r.client.send(ApiRequest::get("/events")).await.expect("ok");
+    let readings = r.readings.readings();
+    assert_eq!(readings.len(), 2);
+    let core = |i: usize| {
+        readings[i]
+            .0
+            .buckets
+            .iter()
+            .find(|b| b.state.bucket == Bucket::core())
+            .and_then(|b| b.state.remaining)
+    };
+    assert_eq!((core(0), core(1)), (Some(4999), Some(4996)));
+    assert!(readings[1].1.duration_since(readings[0].1) >= SignedDuration::from_secs(1));
 }

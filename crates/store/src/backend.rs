@@ -201,6 +201,10 @@ impl<S: Engine> Store for S {
         usage::record_rate_limit_observation(self.pools(), observation).await
     }
 
+    async fn prune_rate_limit_observations(&self, before: Timestamp) -> Result<u64> {
+        usage::prune_rate_limit_observations(self.pools(), before).await
+    }
+
     async fn create_sync_run(&self, run: &NewSyncRun) -> Result<SyncRun> {
         sync::create_sync_run(self.pools(), run).await
     }

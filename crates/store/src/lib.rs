@@ -188,6 +188,10 @@ pub trait Store: StoreRead {
         observation: &RateLimitObservation,
     ) -> Result<i64>;
 
+    /// Deletes the rate-limit observations made before `before` (the retention setting);
+    /// returns how many.
+    async fn prune_rate_limit_observations(&self, before: Timestamp) -> Result<u64>;
+
     /// Creates a pending run.
     async fn create_sync_run(&self, run: &NewSyncRun) -> Result<SyncRun>;
 

@@ -182,3 +182,19 @@ pub(crate) async fn recent_rate_limit_observations(
         rows.iter().map(observation_from).collect()
     })
 }
+
+/// Deletes the observations made before `before`; returns how many.
+pub(crate) async fn prune_rate_limit_observations(
+    pools: Pools<'_>,
+    before: Timestamp,
+) -> Result<u64> {
+    on_each_pool!(pools, |pool| {
+        Ok(
+            sqlx::query("DELETE FROM rate_limit_observations WHERE observed_at_ms < $1")
+                .bind(ms(before))
+                .execute(pool)
+                .await?
+                .rows_affected(),
+        )
+    })
+}

@@ -388,6 +388,22 @@ async fn rate_limit_observations_list_newest_first(fx: &Fixture) {
         .expect("list");
     assert_eq!(limited.len(), 2);
     assert!(!limited.iter().any(|o| o.id == a));
+
+    // Retention: what is older than the cut goes, on every host; the rest stays.
+    assert_eq!(
+        s.prune_rate_limit_observations(t(15)).await.expect("prune"),
+        2
+    );
+    let kept = s
+        .recent_rate_limit_observations("api.github.com", t(-100), 10)
+        .await
+        .expect("list");
+    assert_eq!(kept.iter().map(|o| o.id).collect::<Vec<_>>(), [c]);
+    let other = s
+        .recent_rate_limit_observations("ghe.example.com", t(-100), 10)
+        .await
+        .expect("list");
+    assert_eq!(other.len(), 1);
 }
 
 async fn sync_runs_hibernate_and_wake(fx: &Fixture) {

@@ -60,6 +60,16 @@ pub(super) async fn worker(
     let env = env(settings, margin).await?;
     let runner = runner(&env, Arc::new(JsonProgress), claim_secs);
     let poll = SignedDuration::from_secs(i64::try_from(poll_secs).unwrap_or(15));
+    if once {
+        crate::retention::prune_once(env.store.as_ref(), &env.clock, settings.retention).await;
+    }
+    let _pruner = (!once).then(|| {
+        AbortOnDrop(crate::retention::spawn_pruner(
+            env.store.clone(),
+            env.clock,
+            settings.retention,
+        ))
+    });
     loop {
         let next = match worker_pass(
             &runner,
@@ -82,5 +92,14 @@ pub(super) async fn worker(
                 .clamp(SignedDuration::ZERO, poll)
         });
         env.clock.sleep(wait).await;
+    }
+}
+
+/// Stops a background task when the command returns.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }

@@ -4,9 +4,11 @@
 
 use std::collections::HashMap;
 
+use headroom_core::QuotaKey;
 use headroom_core::clock::{Clock, Timestamp};
 use headroom_core::deferral::{DeferralPlan, DeferralState};
-use headroom_store::{SyncRun, SyncRunStatus};
+use headroom_core::telemetry;
+use headroom_store::{ObservationKind, RateLimitObservation, SyncRun, SyncRunStatus};
 use rand::SeedableRng as _;
 use rand::rngs::StdRng;
 
@@ -102,15 +104,7 @@ impl Runner {
             summary.pacing_hibernations += 1;
             let why = format!("pacing {} (points per minute)", waiting_on.join(", "));
             return self
-                .hibernate(
-                    run,
-                    summary,
-                    &drive.selection,
-                    now,
-                    not_before,
-                    waiting_on,
-                    why,
-                )
+                .hibernate(run, summary, drive, now, not_before, waiting_on, why)
                 .await
                 .map(Some);
         }
@@ -193,7 +187,7 @@ impl Runner {
                         waiting_on.join(", ")
                     }
                 );
-                self.hibernate(run, summary, &drive.selection, now, run_at, waiting_on, why)
+                self.hibernate(run, summary, drive, now, run_at, waiting_on, why)
                     .await
             }
         }
@@ -206,7 +200,7 @@ impl Runner {
         &self,
         run: &mut SyncRun,
         summary: &mut RunSummary,
-        selection: &[&'static str],
+        drive: &DriveState,
         now: Timestamp,
         until: Timestamp,
         waiting_on: Vec<String>,
@@ -216,16 +210,71 @@ impl Runner {
         run.not_before = Some(until);
         summary.hibernations += 1;
         summary.hibernating_since = Some(now);
-        self.fill_status_lists(run.id, selection, summary).await?;
+        self.fill_status_lists(run.id, &drive.selection, summary)
+            .await?;
         run.summary = Some(serde_json::to_value(&*summary).unwrap_or_default());
         run.updated_at = now;
         self.store.save_sync_run(run).await?;
+        self.record_hibernation(run.id, &drive.key, now, until, &waiting_on)
+            .await;
         self.progress.event(&ProgressEvent::Hibernating {
             run_id: run.id,
             until,
             buckets: waiting_on.clone(),
         });
         Ok(RunOutcome::Hibernating { until, reason })
+    }
+}
+
+impl Runner {
+    /// One `hibernated` observation per bucket awaited (one without a bucket when the wait
+    /// names none), so every process on the database sees which work sleeps until when. A
+    /// failed write is logged; it never fails the run.
+    async fn record_hibernation(
+        &self,
+        run_id: i64,
+        key: &QuotaKey,
+        now: Timestamp,
+        until: Timestamp,
+        buckets: &[String],
+    ) {
+        let buckets: Vec<Option<String>> = if buckets.is_empty() {
+            vec![None]
+        } else {
+            buckets.iter().cloned().map(Some).collect()
+        };
+        for bucket in buckets {
+            let observation = RateLimitObservation {
+                provider: self.client.provider(),
+                key: key.clone(),
+                credential_fingerprint: self
+                    .credential
+                    .as_ref()
+                    .map(|c| c.fingerprint().to_owned()),
+                sync_run_id: Some(run_id),
+                bucket,
+                route_family: None,
+                route_family_attribution: None,
+                dimension: None,
+                reason: None,
+                retry_after: None,
+                reset_at: Some(until),
+                limit: None,
+                remaining: None,
+                used: None,
+                request_id: None,
+                observed_at: now,
+                event_kind: Some(ObservationKind::Hibernated),
+                wait_reason: None,
+            };
+            if let Err(e) = self.store.record_rate_limit_observation(&observation).await {
+                tracing::warn!(
+                    event = telemetry::STORE_WRITE_FAILED,
+                    error = %e,
+                    "Could not record a hibernation."
+                );
+            }
+        }
     }
 }
 
