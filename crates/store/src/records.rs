@@ -57,10 +57,45 @@ pub(crate) struct RowSpec {
     pub values: Vec<(&'static str, SqlValue)>,
 }
 
+/// The identity of an upsert statement's text: everything [`RowSpec::render`] reads.
+type ShapeKey = (
+    &'static str,
+    Vec<&'static str>,
+    &'static [&'static str],
+    &'static [&'static str],
+    bool,
+);
+
 impl RowSpec {
+    /// The upsert's SQL text, rendered once per shape (a table and its column list) and
+    /// kept for the process: a sync writes thousands of rows of a handful of shapes.
+    pub fn sql(&self) -> &'static str {
+        static CACHE: std::sync::OnceLock<
+            std::sync::Mutex<std::collections::HashMap<ShapeKey, &'static str>>,
+        > = std::sync::OnceLock::new();
+        let key: ShapeKey = (
+            self.table,
+            self.values.iter().map(|(c, _)| *c).collect(),
+            self.conflict,
+            self.insert_only,
+            self.returns_id,
+        );
+        let mut cache = CACHE
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some(sql) = cache.get(&key) {
+            return sql;
+        }
+        // Shapes are compile-time constants of this module, so the texts kept are bounded.
+        let sql: &'static str = Box::leak(self.render().into_boxed_str());
+        cache.insert(key, sql);
+        sql
+    }
+
     /// `INSERT INTO t (…) VALUES ($1…) ON CONFLICT (…) DO UPDATE SET c = excluded.c …`.
     /// Table and column names are compile-time constants of this module, never input.
-    pub fn sql(&self) -> String {
+    fn render(&self) -> String {
         let columns: Vec<&str> = self.values.iter().map(|(c, _)| *c).collect();
         let params: Vec<String> = (1..=columns.len()).map(|i| format!("${i}")).collect();
         let updates: Vec<String> = columns
