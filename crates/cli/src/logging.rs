@@ -11,6 +11,7 @@ use std::fmt::Debug;
 use std::io::Write;
 
 use headroom_core::clock::{Clock, SystemClock};
+use headroom_core::redact::redact;
 use serde_json::{Map, Value};
 use tracing::field::{Field, Visit};
 use tracing::{Event, Subscriber, span};
@@ -30,11 +31,49 @@ const OWNED: [&str; 4] = ["timestamp", "level", "service", "event"];
 struct Fields(Vec<(String, Value)>);
 
 impl Fields {
+    /// Keeps a field; text is redacted here, whatever emitted it (a dependency's trace event
+    /// may quote a connection string), so no credential reaches a log line.
     fn put(&mut self, field: &Field, value: Value) {
+        let value = match value {
+            Value::String(text) => Value::String(redact(&text)),
+            other => other,
+        };
         let name = field.name();
         match self.0.iter_mut().find(|(k, _)| k == name) {
             Some(slot) => slot.1 = value,
             None => self.0.push((name.to_owned(), value)),
+        }
+    }
+}
+
+/// Whether a field or parameter name says its value is a secret.
+fn names_a_secret(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    [
+        "password",
+        "passwd",
+        "pwd",
+        "token",
+        "secret",
+        "api_key",
+        "authorization",
+    ]
+    .iter()
+    .any(|s| name.contains(s))
+}
+
+impl Fields {
+    /// Masks what the names say is secret: a field named like one (`password`), and the
+    /// `value` beside a `key` naming one — how sqlx reports a connect parameter it ignores.
+    fn mask_secrets(&mut self) {
+        let keyed_secret = self
+            .0
+            .iter()
+            .any(|(k, v)| k == "key" && v.as_str().is_some_and(names_a_secret));
+        for (name, value) in &mut self.0 {
+            if names_a_secret(name) || (keyed_secret && name == "value") {
+                *value = Value::String(headroom_core::redact::MARKER.to_owned());
+            }
         }
     }
 }
@@ -168,6 +207,7 @@ where
     fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
         let mut own = Fields::default();
         event.record(&mut own);
+        own.mask_secrets();
         let spans: Vec<Vec<(String, Value)>> = ctx
             .event_scope(event)
             .map(|scope| {
@@ -232,6 +272,31 @@ mod tests {
             .lines()
             .map(|l| serde_json::from_str(l).unwrap_or(Value::Null))
             .collect()
+    }
+
+    /// A credential in any field or message — ours or a dependency's — is masked in the
+    /// line: a database URL's password, a token.
+    #[test]
+    fn credentials_never_reach_a_line() {
+        let lines = capture(|| {
+            tracing::trace!(
+                target: "sqlx::postgres",
+                url = "postgres://alice:SEC@RETPW@127.0.0.1:1/db?password=SECRETPW",
+                "connecting to postgres://bob:hunter2@db/x"
+            );
+            tracing::warn!(error = %"Bearer ghp_abcdefghijklmnopqrstuvwxyz0123", "failed");
+            tracing::warn!(
+                key = "sslpassword",
+                value = "SECRETPW",
+                "ignoring a parameter"
+            );
+        });
+        assert_eq!(lines.len(), 3);
+        let text = lines.iter().map(|l| l.to_string()).collect::<String>();
+        for secret in ["SEC", "RETPW", "SECRETPW", "hunter2", "ghp_abc"] {
+            assert!(!text.contains(secret), "{secret} in {text}");
+        }
+        assert!(text.contains("[REDACTED]"), "{text}");
     }
 
     #[test]

@@ -200,3 +200,44 @@ fn planted_tokens_never_leak() {
         );
     }
 }
+
+/// Defect: a PostgreSQL password was printed in clear. Every credential form of a database
+/// URL — a `password=` or `sslpassword=` parameter, userinfo with an unencoded `@` — is
+/// masked wherever the URL is shown, with `--db`, `HEADROOM_DB` and trace logging alike.
+#[test]
+fn a_database_password_is_never_printed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Port 1 on loopback: nothing listens, so opening fails and the error names the target.
+    let urls = [
+        "postgres://alice@127.0.0.1:1/db?password=SECRETPW",
+        "postgres://alice:SEC@RETPW@127.0.0.1:1/db",
+        "postgresql://alice@127.0.0.1:1/db?sslpassword=SECRETPW&sslmode=disable",
+    ];
+    for url in urls {
+        let (code, out, err) = headroom(dir.path(), None, &["--db", url, "status"]);
+        assert_ne!(code, 0, "{out}{err}");
+        let mut command = Command::new(BIN);
+        let env = command
+            .current_dir(dir.path())
+            .args(["status"])
+            .env("HEADROOM_DB", url)
+            .env("RUST_LOG", "trace")
+            .output()
+            .expect("runs");
+        let seen = format!(
+            "{out}{err}{}{}",
+            String::from_utf8_lossy(&env.stdout),
+            String::from_utf8_lossy(&env.stderr)
+        );
+        for secret in ["SECRETPW", "RETPW"] {
+            assert!(
+                !seen.contains(secret),
+                "{secret} printed for {url}:\n{seen}"
+            );
+        }
+        assert!(
+            seen.contains("127.0.0.1"),
+            "the error still names the host:\n{seen}"
+        );
+    }
+}

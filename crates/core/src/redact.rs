@@ -35,7 +35,7 @@ static PATTERNS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
         ),
         // key=value pairs (query strings, form bodies, log fields).
         (
-            r#"(?i)\b(private_token|access_token|api_key|token|secret)=[^&\s"',;]+"#,
+            r#"(?i)\b(private_token|access_token|api_key|token|secret|password|sslpassword|passwd|pwd)=[^&\s"',;]+"#,
             "${1}=[REDACTED]",
         ),
         // The same keys as JSON members.
@@ -43,9 +43,10 @@ static PATTERNS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
             r#"(?i)("(?:private_token|access_token|api_key|token|secret)"\s*:\s*)"[^"]*""#,
             "${1}\"[REDACTED]\"",
         ),
-        // URL userinfo: scheme://user:pass@host.
+        // URL userinfo: scheme://user:pass@host — everything of the authority before its last
+        // `@`, since a password may hold an unencoded `@`.
         (
-            r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/?#@\s]+@",
+            r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/?#\s]*@",
             "${1}[REDACTED]@",
         ),
     ];
@@ -181,6 +182,28 @@ mod tests {
         check(
             "https://x-access-token:abc@github.com/o/r.git",
             "https://[REDACTED]@github.com/o/r.git",
+        );
+    }
+
+    /// Every credential form of a database URL: userinfo (a password with an unencoded `@`
+    /// included) and password parameters.
+    #[test]
+    fn database_urls() {
+        check(
+            "cannot open postgres://alice:SEC@RETPW@127.0.0.1:1/db: refused",
+            "cannot open postgres://[REDACTED]@127.0.0.1:1/db: refused",
+        );
+        check(
+            "postgres://alice@127.0.0.1:1/db?password=SECRETPW&sslmode=disable",
+            "postgres://[REDACTED]@127.0.0.1:1/db?password=[REDACTED]&sslmode=disable",
+        );
+        check(
+            "postgresql://h/db?sslpassword=KEYPW",
+            "postgresql://h/db?sslpassword=[REDACTED]",
+        );
+        check(
+            "host=db user=alice password=SECRETPW dbname=x",
+            "host=db user=alice password=[REDACTED] dbname=x",
         );
     }
 
