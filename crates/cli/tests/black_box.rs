@@ -241,3 +241,34 @@ fn a_database_password_is_never_printed() {
         );
     }
 }
+
+/// Defect: two processes opening a new SQLite file at once, one failed ("database is
+/// locked", or a migration applied twice). Openers of one file now take turns migrating it.
+#[test]
+fn processes_opening_a_new_sqlite_file_at_once_all_succeed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for round in 0..3 {
+        let db = dir.path().join(format!("new-{round}.db"));
+        let db = db.to_str().expect("utf-8 path").to_owned();
+        let children: Vec<_> = (0..10)
+            .map(|_| {
+                Command::new(BIN)
+                    .current_dir(dir.path())
+                    .args(["--db", &db, "status"])
+                    .env_remove("HEADROOM_DB")
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .expect("spawns")
+            })
+            .collect();
+        for child in children {
+            let out = child.wait_with_output().expect("waits");
+            assert!(
+                out.status.success(),
+                "round {round}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+}

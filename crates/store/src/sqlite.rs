@@ -69,6 +69,37 @@ impl ImportLock {
     }
 }
 
+/// Held while a process opens the database and applies its migrations: SQLite has no
+/// migration lock, and two processes creating one file at once otherwise both apply the
+/// same migration and one fails. A second opener waits for the first (`flock`, released
+/// when the file closes, a killed process included). A file beside the database, as
+/// [`ImportLock`], never the database itself.
+struct OpenLock {
+    _file: std::fs::File,
+}
+
+impl OpenLock {
+    /// Waits for the lock of `database`; `None` when the file beside it cannot be created
+    /// (a read-only directory: the opener goes on unlocked, as before).
+    async fn acquire(database: &std::path::Path) -> Option<Self> {
+        let database = std::fs::canonicalize(database).unwrap_or_else(|_| database.to_owned());
+        let mut path = database.as_os_str().to_owned();
+        path.push("-open-lock");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)
+            .ok()?;
+        // A blocking wait on its own thread: the other opener holds it for one migration
+        // pass at most.
+        tokio::task::spawn_blocking(move || file.lock().map(|()| Self { _file: file }))
+            .await
+            .ok()?
+            .ok()
+    }
+}
+
 /// The names of push_events' indexes, for [`missing_deferrable`].
 pub(crate) const PUSH_EVENT_INDEXES_SQL: &str =
     "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'push_events'";
@@ -140,6 +171,10 @@ impl SqliteStore {
             SqliteConnectOptions::new().filename(target)
         };
         let file = (!in_memory).then(|| options.get_filename().to_owned());
+        let _opening = match &file {
+            Some(path) => OpenLock::acquire(path).await,
+            None => None,
+        };
         let options = options
             .create_if_missing(true)
             // A new file only (SQLite fixes the page size when it creates the database).
@@ -166,14 +201,8 @@ impl SqliteStore {
             .connect_with(options)
             .await
             .map_err(|e| StoreError::open(target, e))?;
-        // SQLite has no migration lock: two processes opening a fresh file at once can both
-        // try to apply a migration, and the loser fails on `_sqlx_migrations`' key. Its
-        // transaction rolled back, so one more pass finds the winner's rows and applies only
-        // what is still missing.
-        let migrator = sqlx::migrate!("./migrations/sqlite");
-        if migrator.run(&pool).await.is_err() {
-            migrator.run(&pool).await?;
-        }
+        // Under the open lock, so no other process is migrating this file meanwhile.
+        sqlx::migrate!("./migrations/sqlite").run(&pool).await?;
         restore_deferred_indexes(&pool, file.as_deref()).await;
         Ok(Self { pool, file })
     }
