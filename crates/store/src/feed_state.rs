@@ -17,7 +17,10 @@ mod reconcile;
 mod rows;
 mod status;
 pub(crate) use rows::{SOURCE_COLUMNS, source_from};
-pub use status::{SourceStatus, WindowStatus};
+pub use status::{
+    BatchStatus, EnrichmentStage, EnrichmentStatus, IngestionRunStatus, RequestKind, SourceStatus,
+    WindowStatus,
+};
 mod sources;
 
 use std::sync::Arc;
@@ -69,8 +72,8 @@ pub struct EventSource {
 /// What one ingestion run did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct IngestionRunEnd {
-    /// `completed`, `failed` or `deferred`.
-    pub status: String,
+    /// How it ended.
+    pub status: IngestionRunStatus,
     /// `ok`, `not_modified`, `server_error`, `rate_limited` …
     pub classification: Option<String>,
     /// Why pagination stopped.
@@ -192,6 +195,17 @@ impl EntityKind {
         match self {
             EntityKind::Actor => "actor",
             EntityKind::Repository => "repository",
+        }
+    }
+    /// The kind a stored name names; an unknown one is a corrupt row.
+    pub(crate) fn parse(value: &str) -> Result<Self> {
+        match value {
+            "actor" => Ok(EntityKind::Actor),
+            "repository" => Ok(EntityKind::Repository),
+            other => Err(crate::StoreError::corrupt(
+                "entity_kind",
+                format!("unknown entity kind {other:?}"),
+            )),
         }
     }
     fn table(&self) -> &'static str {
@@ -499,9 +513,9 @@ pub trait FeedState: Send + Sync + std::fmt::Debug {
     async fn record_batch(
         &self,
         correlation_id: &str,
-        request_kind: &str,
+        request_kind: RequestKind,
         kind: EntityKind,
-        status: &str,
+        status: BatchStatus,
         requested: u64,
         returned: Option<u64>,
         valid: Option<u64>,
@@ -717,9 +731,9 @@ where
     async fn record_batch(
         &self,
         correlation_id: &str,
-        request_kind: &str,
+        request_kind: RequestKind,
         kind: EntityKind,
-        status: &str,
+        status: BatchStatus,
         requested: u64,
         returned: Option<u64>,
         valid: Option<u64>,

@@ -7,7 +7,8 @@ mod common;
 
 use headroom_core::clock::{SignedDuration, Timestamp};
 use headroom_store::feed_state::{
-    CoreLedger, FeedState, IngestionRunEnd, SourceStatus, WindowStatus, open_feed,
+    BatchStatus, CoreLedger, FeedState, IngestionRunEnd, IngestionRunStatus, RequestKind,
+    SourceStatus, WindowStatus, open_feed,
 };
 
 fn t(secs: i64) -> Timestamp {
@@ -121,7 +122,7 @@ async fn exercise(state: &dyn FeedState) {
         .finish_ingestion_run(
             run,
             &IngestionRunEnd {
-                status: "completed".into(),
+                status: IngestionRunStatus::Completed,
                 finished_at: Some(t(21)),
                 pages_fetched: 1,
                 events_created: 4,
@@ -354,9 +355,9 @@ async fn enrichment_queries(store: &dyn headroom_store::Store, state: &dyn FeedS
     let batch = state
         .record_batch(
             "c-1",
-            "search",
+            RequestKind::Search,
             a,
-            "succeeded",
+            BatchStatus::Succeeded,
             3,
             Some(2),
             Some(2),

@@ -17,7 +17,9 @@ use headroom_github::feed::enrich::EnrichSettings;
 use headroom_github::feed::poll::{FEED_PATH, PollSettings, SOURCE_TYPE};
 use headroom_server::{AppState, Reporting, SchedulerSettings, StatusSettings};
 use headroom_store::feed_report::FeedReport;
-use headroom_store::feed_state::{CoreLedger, Enriched, EntityKind, FeedState, Lane, WindowStatus};
+use headroom_store::feed_state::{
+    BatchStatus, CoreLedger, Enriched, EntityKind, FeedState, Lane, RequestKind, WindowStatus,
+};
 use headroom_store::{EventOrigin, PgStore, PushEventWrite, SqliteStore, Store};
 use http_body_util::BodyExt as _;
 use serde_json::Value;
@@ -273,9 +275,9 @@ pub async fn seed(db: &Db) {
     );
     feed.record_batch(
         "corr-1",
-        "search",
+        RequestKind::Search,
         EntityKind::Actor,
-        "succeeded",
+        BatchStatus::Succeeded,
         2,
         Some(1),
         Some(1),

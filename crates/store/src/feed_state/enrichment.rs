@@ -165,11 +165,11 @@ pub(super) async fn enrichment_counts(
         let mut c = EnrichmentCounts::default();
         for r in rows {
             let n = to_u64("count", get(&r, "n")?)?;
-            match get::<String>(&r, "s")?.as_str() {
-                "pending" => c.pending = n,
-                "complete" => c.complete = n,
-                "retryable_failure" => c.retryable_failure = n,
-                _ => c.permanent_failure = n,
+            match EnrichmentStatus::parse(&get::<String>(&r, "s")?)? {
+                EnrichmentStatus::Pending => c.pending = n,
+                EnrichmentStatus::Complete => c.complete = n,
+                EnrichmentStatus::RetryableFailure => c.retryable_failure = n,
+                EnrichmentStatus::PermanentFailure => c.permanent_failure = n,
             }
         }
         Ok(c)
@@ -179,9 +179,9 @@ pub(super) async fn enrichment_counts(
 pub(super) async fn record_batch(
     pools: Pools<'_>,
     correlation_id: &str,
-    request_kind: &str,
+    request_kind: RequestKind,
     kind: EntityKind,
-    status: &str,
+    status: BatchStatus,
     requested: u64,
     returned: Option<u64>,
     valid: Option<u64>,
@@ -203,9 +203,9 @@ pub(super) async fn record_batch(
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id",
         )
         .bind(correlation_id.to_owned())
-        .bind(request_kind.to_owned())
+        .bind(request_kind.as_str())
         .bind(kind.as_str())
-        .bind(status.to_owned())
+        .bind(status.as_str())
         .bind(to_i64("requested_count", requested)?)
         .bind(opt_i64("returned_count", returned)?)
         .bind(opt_i64("valid_count", valid)?)

@@ -10,7 +10,9 @@ use headroom_core::quota::Bucket;
 use headroom_core::signal::RateLimitSignal;
 use headroom_core::telemetry;
 use headroom_http::{ApiError, ApiRequest};
-use headroom_store::feed_state::{Claimed, EntityKind, Lane, SearchLedger};
+use headroom_store::feed_state::{
+    BatchStatus, Claimed, EntityKind, Lane, RequestKind, SearchLedger,
+};
 use serde_json::Value;
 
 use super::{EnrichReport, Enricher, Step, backoff, other, search_envelope, validate_item};
@@ -235,9 +237,9 @@ impl Enricher {
         let batch_id = state
             .record_batch(
                 &sent.correlation,
-                "search",
+                RequestKind::Search,
                 kind,
-                "succeeded",
+                BatchStatus::Succeeded,
                 sent.requested,
                 Some(items.len() as u64),
                 None,
@@ -306,9 +308,9 @@ impl Enricher {
         state
             .record_batch(
                 &sent.correlation,
-                "search",
+                RequestKind::Search,
                 batch.kind,
-                "deferred",
+                BatchStatus::Deferred,
                 sent.requested,
                 None,
                 None,
@@ -405,9 +407,9 @@ impl Enricher {
         state
             .record_batch(
                 &sent.correlation,
-                "search",
+                RequestKind::Search,
                 kind,
-                "failed",
+                BatchStatus::Failed,
                 batch.members.len() as u64,
                 None,
                 None,

@@ -11,7 +11,7 @@ use headroom_http::paginate::{LinkPager, StopReason};
 use headroom_http::{ApiError, ApiRequest, ApiResponse};
 use headroom_store::EventOrigin;
 use headroom_store::feed_state::{
-    CoreLedger, EventSource, IngestionRunEnd, SourceStatus, WindowStatus,
+    CoreLedger, EventSource, IngestionRunEnd, IngestionRunStatus, SourceStatus, WindowStatus,
 };
 use serde_json::Value;
 
@@ -259,7 +259,7 @@ impl Poller {
         tracing::info!(event = telemetry::INGESTION_DEFERRED, run_id = %run.run_id,
             bucket = %bucket, reason = %reason, until = %until);
         let end = IngestionRunEnd {
-            status: "deferred".into(),
+            status: IngestionRunStatus::Deferred,
             classification: Some("rate_limited".into()),
             finished_at: Some(now),
             pages_fetched: run.pages,
@@ -306,7 +306,7 @@ impl Poller {
             self.client.remember_etag(request, response).await;
         }
         let end = IngestionRunEnd {
-            status: "completed".into(),
+            status: IngestionRunStatus::Completed,
             classification: Some(classification.clone()),
             stop_reason: Some(stop_reason.clone()),
             finished_at: Some(now),
@@ -378,7 +378,7 @@ impl Poller {
         source.next_poll_at = Schedule::of(source, ledger, now).next_poll_at();
         self.state.save_event_source(source, now).await?;
         let end = IngestionRunEnd {
-            status: "failed".into(),
+            status: IngestionRunStatus::Failed,
             classification: Some(
                 if permanent {
                     "permanent_failure"
