@@ -8,7 +8,7 @@ use headroom_core::clock::{Clock, SignedDuration, Timestamp};
 use headroom_core::lanes::CoreLanes;
 use headroom_core::telemetry;
 use headroom_http::paginate::{LinkPager, StopReason};
-use headroom_http::{ApiError, ApiRequest, ApiResponse};
+use headroom_http::{ApiError, ApiRequest, ApiResponse, RateLimitReason};
 use headroom_store::EventOrigin;
 use headroom_store::feed_state::{
     CoreLedger, EventSource, IngestionRunEnd, IngestionRunStatus, SourceStatus, WindowStatus,
@@ -149,9 +149,8 @@ impl Poller {
                     bucket,
                     ..
                 }) => {
-                    let reason = reason.to_string();
                     let outcome = self
-                        .deferred(run, until, reason, &bucket.to_string())
+                        .deferred(run, until, &reason, &bucket.to_string())
                         .await?;
                     return Ok(Walk::Deferred(outcome));
                 }
@@ -248,11 +247,12 @@ impl Poller {
         &self,
         run: &mut Run,
         until: Timestamp,
-        reason: String,
+        limit: &RateLimitReason,
         bucket: &str,
     ) -> Result<PollOutcome, PollError> {
         let now = self.clock.now();
-        block_globally(&mut run.ledger, until, &reason);
+        block_globally(&mut run.ledger, until, limit);
+        let reason = limit.to_string();
         self.state.save_core_ledger(&run.ledger, now).await?;
         run.source.next_poll_at = Schedule::of(&run.source, Some(&run.ledger), now).next_poll_at();
         self.state.save_event_source(&run.source, now).await?;
