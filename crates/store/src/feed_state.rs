@@ -326,6 +326,35 @@ pub struct EnrichmentCounts {
     pub permanent_failure: u64,
 }
 
+/// One enrichment request attempt, as its envelope row records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchEnvelope<'a> {
+    /// Ties the row to the request's telemetry.
+    pub correlation_id: &'a str,
+    /// A Search batch or a detail fallback.
+    pub request_kind: RequestKind,
+    /// Actors or repositories.
+    pub kind: EntityKind,
+    /// What the attempt came to.
+    pub status: BatchStatus,
+    /// Members asked for.
+    pub requested: u64,
+    /// Items the response carried, when it was read.
+    pub returned: Option<u64>,
+    /// Items that applied by id, when they were judged.
+    pub valid: Option<u64>,
+    /// Search's `incomplete_results`, when it answered.
+    pub incomplete_results: Option<bool>,
+    /// The response's status, when one came.
+    pub http_status: Option<u16>,
+    /// What went wrong (redacted when stored).
+    pub error: Option<&'a str>,
+    /// When the request was sent.
+    pub started_at: Timestamp,
+    /// When its outcome was known.
+    pub finished_at: Timestamp,
+}
+
 /// The per-minute search ledger of one identity.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SearchLedger {
@@ -509,22 +538,7 @@ pub trait FeedState: Send + Sync + std::fmt::Debug {
     async fn save_search_ledger(&self, ledger: &SearchLedger, now: Timestamp) -> Result<()>;
 
     /// Records one enrichment request attempt (its envelope); returns its id.
-    #[allow(clippy::too_many_arguments)]
-    async fn record_batch(
-        &self,
-        correlation_id: &str,
-        request_kind: RequestKind,
-        kind: EntityKind,
-        status: BatchStatus,
-        requested: u64,
-        returned: Option<u64>,
-        valid: Option<u64>,
-        incomplete_results: Option<bool>,
-        http_status: Option<u16>,
-        error: Option<&str>,
-        started_at: Timestamp,
-        finished_at: Timestamp,
-    ) -> Result<i64>;
+    async fn record_batch(&self, envelope: &BatchEnvelope<'_>) -> Result<i64>;
 
     /// Appends an observed item (read-only after this).
     async fn record_observation(
@@ -728,37 +742,8 @@ where
         ledgers::save_search_ledger(self.pools(), l, now).await
     }
 
-    async fn record_batch(
-        &self,
-        correlation_id: &str,
-        request_kind: RequestKind,
-        kind: EntityKind,
-        status: BatchStatus,
-        requested: u64,
-        returned: Option<u64>,
-        valid: Option<u64>,
-        incomplete_results: Option<bool>,
-        http_status: Option<u16>,
-        error: Option<&str>,
-        started_at: Timestamp,
-        finished_at: Timestamp,
-    ) -> Result<i64> {
-        enrichment::record_batch(
-            self.pools(),
-            correlation_id,
-            request_kind,
-            kind,
-            status,
-            requested,
-            returned,
-            valid,
-            incomplete_results,
-            http_status,
-            error,
-            started_at,
-            finished_at,
-        )
-        .await
+    async fn record_batch(&self, envelope: &BatchEnvelope<'_>) -> Result<i64> {
+        enrichment::record_batch(self.pools(), envelope).await
     }
 
     async fn record_observation(

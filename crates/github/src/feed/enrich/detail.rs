@@ -8,7 +8,7 @@ use headroom_core::lanes::{CoreLanes, DetailUsage};
 use headroom_core::telemetry;
 use headroom_http::{ApiError, ApiRequest, ApiResponse};
 use headroom_store::feed_state::{
-    BatchStatus, Claimed, CoreLedger, EntityKind, Lane, RequestKind, WindowStatus,
+    BatchEnvelope, BatchStatus, Claimed, CoreLedger, EntityKind, Lane, RequestKind, WindowStatus,
 };
 use serde_json::Value;
 
@@ -303,20 +303,20 @@ impl Enricher {
         Ok(self
             .poller
             .state
-            .record_batch(
-                &sent.correlation,
-                RequestKind::Detail,
-                sent.kind,
+            .record_batch(&BatchEnvelope {
+                correlation_id: &sent.correlation,
+                request_kind: RequestKind::Detail,
+                kind: sent.kind,
                 status,
-                1,
-                valid.map(|_| 1),
+                requested: 1,
+                returned: valid.map(|_| 1),
                 valid,
-                None,
+                incomplete_results: None,
                 http_status,
                 error,
-                sent.started,
-                now,
-            )
+                started_at: sent.started,
+                finished_at: now,
+            })
             .await?)
     }
 
