@@ -17,7 +17,7 @@ use crate::error::Result;
 use crate::model::ms;
 
 use crate::feed_state::{
-    BatchStatus, EnrichmentStage, EnrichmentStatus, EntityKind, EventSource, FeedState, Lane,
+    BatchStatus, EnrichmentStage, EnrichmentStatus, EntityKind, EventSource, FeedStateRead, Lane,
     RequestKind,
 };
 use crate::{PgStore, SqliteStore, Store};
@@ -259,11 +259,11 @@ pub trait FeedReport: Send + Sync + std::fmt::Debug {
     ) -> Result<Option<(PushEventRow, serde_json::Value)>>;
 }
 
-/// Opens the store named by `target` (as [`crate::open`]) with its feed state and report
-/// queries, all over one pool.
+/// Opens the store named by `target` (as [`crate::open`]) with the read halves its reports
+/// need — the feed state's reads and the report queries — all over one pool.
 pub async fn open_report(
     target: &str,
-) -> Result<(Arc<dyn Store>, Arc<dyn FeedState>, Arc<dyn FeedReport>)> {
+) -> Result<(Arc<dyn Store>, Arc<dyn FeedStateRead>, Arc<dyn FeedReport>)> {
     if target.starts_with("postgres://") || target.starts_with("postgresql://") {
         let store = Arc::new(PgStore::connect(target).await?);
         Ok((store.clone(), store.clone(), store))
