@@ -1,9 +1,11 @@
 //! The feed service's state: event sources and their five-component schedule, the source
 //! lease, ingestion runs, the core ledger row, and the figures of the state summary.
 //!
-//! A separate trait from [`crate::Store`] so the feed's queries live together; both backends
-//! implement it with the same SQL, each query written once over [`crate::db::Pools`]. [`open_feed`] opens a store and its
-//! feed state over one pool.
+//! Separate traits from [`crate::Store`] so the feed's queries live together, in two halves:
+//! [`FeedStateRead`] (the reads) and [`FeedState`] (the writes, and through its supertrait the
+//! reads), so a component handed only the read half cannot change the feed's state. Both
+//! backends implement both with the same SQL, each query written once over
+//! [`crate::db::Pools`]. [`open_feed`] opens a store and its feed state over one pool.
 
 // Enrichment writes name the entity, its lease and what happened: several plain arguments read
 // better than a one-use struct per call.
