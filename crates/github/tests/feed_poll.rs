@@ -245,6 +245,18 @@ async fn secondary_rate_limited_blocks_globally_for_its_retry_after(f: &Fixture)
     assert_eq!(ledger.consecutive_secondary_limits, 1);
 }
 
+/// GitHub's former wording of the secondary limit ("You have triggered an abuse detection
+/// mechanism") blocks every lane and counts a strike, exactly as the current wording does.
+async fn abuse_detection_wording_blocks_globally_as_a_secondary_limit(f: &Fixture) {
+    let r = rig(Scenario::AbuseDetection, f, PollSettings::default()).await;
+    let (until, reason) = deferred(&r.poller.poll_once(false).await.expect("poll"));
+    assert_eq!(reason, "rate_limited");
+    assert!(until.is_some_and(|u| u >= r.clock.now() + SignedDuration::from_secs(59)));
+    let ledger = r.poller.core_ledger().await.expect("read").expect("row");
+    assert_eq!(ledger.window_status, WindowStatus::GloballyBlocked);
+    assert_eq!(ledger.consecutive_secondary_limits, 1);
+}
+
 async fn an_infeasible_formula_is_refused(f: &Fixture) {
     let settings = PollSettings {
         lanes: headroom_core::lanes::CoreLaneConfig {
@@ -321,5 +333,6 @@ headroom_testkit::both_backends!(
     transient_failure_exhausted_backs_the_source_off,
     rate_limited_sets_a_global_block,
     secondary_rate_limited_blocks_globally_for_its_retry_after,
+    abuse_detection_wording_blocks_globally_as_a_secondary_limit,
     an_infeasible_formula_is_refused,
 );

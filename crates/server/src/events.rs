@@ -15,6 +15,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use headroom_core::clock::Timestamp;
 use headroom_store::feed_report::{EntitySummary, PushEventFilter, PushEventKey, PushEventRow};
+use headroom_store::feed_state::{EnrichmentStage, EnrichmentStatus};
 use serde::Serialize;
 
 use crate::{ApiError, AppState};
@@ -137,8 +138,8 @@ pub fn decode_cursor(cursor: &str) -> Option<PushEventKey> {
 struct ActorView<'a> {
     github_id: i64,
     login: &'a str,
-    enrichment_status: &'a str,
-    enrichment_stage: &'a str,
+    enrichment_status: EnrichmentStatus,
+    enrichment_stage: EnrichmentStage,
     fetched_at: Option<Timestamp>,
 }
 
@@ -146,8 +147,8 @@ struct ActorView<'a> {
 struct RepositoryView<'a> {
     github_id: i64,
     full_name: &'a str,
-    enrichment_status: &'a str,
-    enrichment_stage: &'a str,
+    enrichment_status: EnrichmentStatus,
+    enrichment_stage: EnrichmentStage,
     fetched_at: Option<Timestamp>,
 }
 
@@ -174,8 +175,8 @@ fn actor(e: &EntitySummary) -> ActorView<'_> {
     ActorView {
         github_id: e.github_id,
         login: &e.name,
-        enrichment_status: &e.enrichment_status,
-        enrichment_stage: &e.enrichment_stage,
+        enrichment_status: e.enrichment_status,
+        enrichment_stage: e.enrichment_stage,
         fetched_at: e.fetched_at,
     }
 }
@@ -184,8 +185,8 @@ fn repository(e: &EntitySummary) -> RepositoryView<'_> {
     RepositoryView {
         github_id: e.github_id,
         full_name: &e.name,
-        enrichment_status: &e.enrichment_status,
-        enrichment_stage: &e.enrichment_stage,
+        enrichment_status: e.enrichment_status,
+        enrichment_stage: e.enrichment_stage,
         fetched_at: e.fetched_at,
     }
 }

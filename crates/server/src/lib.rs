@@ -5,9 +5,10 @@
 //! `headroom status --json` prints too, so the two can never drift apart.
 //!
 //! What it must not do: call a provider, spend budget or write. That is structural — the
-//! router's state ([`AppState`]) holds the store's read-only report queries, the feed state
-//! (used for ledger reads only) and a clock; no client, transport or ledger writer — and
-//! tested: `tests/read_only.rs` fails on any write a request makes, on both backends.
+//! router's state ([`AppState`]) holds only read halves: the store's report queries, the
+//! feed state's read trait ([`FeedStateRead`], ledger rows) and a clock; no client,
+//! transport or writing trait, so a handler that wrote would not compile — and tested:
+//! `tests/read_only.rs` fails on any write a request makes, on both backends.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -22,7 +23,7 @@ use headroom_core::clock::{Clock as _, SharedClock};
 use headroom_core::telemetry;
 use headroom_store::StoreError;
 use headroom_store::feed_report::FeedReport;
-use headroom_store::feed_state::FeedState;
+use headroom_store::feed_state::FeedStateRead;
 use serde_json::json;
 
 pub mod events;
@@ -35,8 +36,8 @@ pub use crate::status::{Reporting, SchedulerSettings, StatusDocument, StatusSett
 pub struct AppState {
     /// The report queries (all plain reads).
     pub report: Arc<dyn FeedReport>,
-    /// The feed state; the server only calls its read methods (ledger rows).
-    pub feed: Arc<dyn FeedState>,
+    /// The feed state's read half (ledger rows); the writing half is not reachable from here.
+    pub feed: Arc<dyn FeedStateRead>,
     /// Time, for `captured_at`, ages and windows.
     pub clock: SharedClock,
     /// What `/status` publishes and which ledger rows it reads.

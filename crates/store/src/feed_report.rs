@@ -16,7 +16,10 @@ use crate::db::{OnPool, Pools, ReadRow, on_each_pool};
 use crate::error::Result;
 use crate::model::ms;
 
-use crate::feed_state::{EntityKind, EventSource, FeedState, Lane};
+use crate::feed_state::{
+    BatchStatus, EnrichmentStage, EnrichmentStatus, EntityKind, EventSource, FeedStateRead, Lane,
+    RequestKind,
+};
 use crate::{PgStore, SqliteStore, Store};
 
 /// Which migrations the database has applied, against the ones this build ships.
@@ -38,8 +41,8 @@ impl SchemaState {
 /// One resting stage of a class: how many rows rest there and the oldest one's `created_at`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StageCount {
-    /// The stage name.
-    pub stage: &'static str,
+    /// The stage.
+    pub stage: EnrichmentStage,
     /// Rows in it.
     pub count: u64,
     /// The oldest row's `created_at` (none when empty).
@@ -47,15 +50,7 @@ pub struct StageCount {
 }
 
 /// The seven resting stages, in pipeline order.
-pub const STAGES: [&str; 7] = [
-    "batch_pending",
-    "batch_in_flight",
-    "retry_scheduled",
-    "detail_pending",
-    "detail_in_flight",
-    "contract_complete",
-    "terminal",
-];
+pub const STAGES: &[EnrichmentStage] = EnrichmentStage::ALL;
 
 /// One class's backlog, by status and by stage.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -136,10 +131,10 @@ pub struct EntitySummary {
     pub github_id: i64,
     /// Login or full name (the latest projection).
     pub name: String,
-    /// `pending`, `complete`, `retryable_failure` or `permanent_failure`.
-    pub enrichment_status: String,
+    /// Where its enrichment has come to.
+    pub enrichment_status: EnrichmentStatus,
     /// The resting stage.
-    pub enrichment_stage: String,
+    pub enrichment_stage: EnrichmentStage,
     /// When enrichment last succeeded.
     pub fetched_at: Option<Timestamp>,
 }
@@ -231,7 +226,7 @@ pub trait FeedReport: Send + Sync + std::fmt::Debug {
         &self,
         since: Timestamp,
         until: Timestamp,
-    ) -> Result<Vec<(String, String, BatchGroup)>>;
+    ) -> Result<Vec<(RequestKind, EntityKind, BatchGroup)>>;
 
     /// Arrivals, completions and terminals of one class in `[since, until]`.
     async fn entity_flow(
@@ -264,11 +259,11 @@ pub trait FeedReport: Send + Sync + std::fmt::Debug {
     ) -> Result<Option<(PushEventRow, serde_json::Value)>>;
 }
 
-/// Opens the store named by `target` (as [`crate::open`]) with its feed state and report
-/// queries, all over one pool.
+/// Opens the store named by `target` (as [`crate::open`]) with the read halves its reports
+/// need — the feed state's reads and the report queries — all over one pool.
 pub async fn open_report(
     target: &str,
-) -> Result<(Arc<dyn Store>, Arc<dyn FeedState>, Arc<dyn FeedReport>)> {
+) -> Result<(Arc<dyn Store>, Arc<dyn FeedStateRead>, Arc<dyn FeedReport>)> {
     if target.starts_with("postgres://") || target.starts_with("postgresql://") {
         let store = Arc::new(PgStore::connect(target).await?);
         Ok((store.clone(), store.clone(), store))
@@ -321,15 +316,15 @@ fn event_from(row: &impl ReadRow) -> Result<PushEventRow> {
         actor: EntitySummary {
             github_id: row.int("a_id")?,
             name: row.text("a_name")?,
-            enrichment_status: row.text("a_status")?,
-            enrichment_stage: row.text("a_stage")?,
+            enrichment_status: EnrichmentStatus::parse(&row.text("a_status")?)?,
+            enrichment_stage: EnrichmentStage::parse(&row.text("a_stage")?)?,
             fetched_at: row.opt_ts("a_fetched")?,
         },
         repository: EntitySummary {
             github_id: row.int("r_id")?,
             name: row.text("r_name")?,
-            enrichment_status: row.text("r_status")?,
-            enrichment_stage: row.text("r_stage")?,
+            enrichment_status: EnrichmentStatus::parse(&row.text("r_status")?)?,
+            enrichment_stage: EnrichmentStage::parse(&row.text("r_stage")?)?,
             fetched_at: row.opt_ts("r_fetched")?,
         },
     })
@@ -344,20 +339,20 @@ fn earliest(a: Option<Timestamp>, b: Option<Timestamp>) -> Option<Timestamp> {
 
 /// One (stage, status) group of a class's rows, folded into its backlog.
 fn add_backlog_group(out: &mut EntityBacklog, row: &impl ReadRow) -> Result<()> {
-    let stage = row.text("stage")?;
-    let status = row.text("status")?;
+    let stage = EnrichmentStage::parse(&row.text("stage")?)?;
+    let status = EnrichmentStatus::parse(&row.text("status")?)?;
     let n = row.count("n")?;
     let oldest = row.opt_ts("oldest")?;
-    match status.as_str() {
-        "pending" => out.pending += n,
-        "complete" => out.complete += n,
-        "retryable_failure" => out.retryable_failure += n,
-        _ => out.permanent_failure += n,
+    match status {
+        EnrichmentStatus::Pending => out.pending += n,
+        EnrichmentStatus::Complete => out.complete += n,
+        EnrichmentStatus::RetryableFailure => out.retryable_failure += n,
+        EnrichmentStatus::PermanentFailure => out.permanent_failure += n,
     }
-    if matches!(status.as_str(), "pending" | "retryable_failure") {
+    if status.is_backlog() {
         out.oldest_backlog_created_at = earliest(out.oldest_backlog_created_at, oldest);
     }
-    if !matches!(stage.as_str(), "contract_complete" | "terminal") {
+    if !stage.is_settled() {
         out.contract_backlog += n;
     }
     if let Some(slot) = out.stages.iter_mut().find(|s| s.stage == stage) {
@@ -377,8 +372,8 @@ fn empty_backlog() -> EntityBacklog {
         contract_backlog: 0,
         stages: STAGES
             .iter()
-            .map(|s| StageCount {
-                stage: s,
+            .map(|&stage| StageCount {
+                stage,
                 count: 0,
                 oldest_created_at: None,
             })
@@ -387,9 +382,12 @@ fn empty_backlog() -> EntityBacklog {
 }
 
 /// One (request kind, entity kind, status) group of envelopes, folded into its group.
-fn add_batch_group(out: &mut Vec<(String, String, BatchGroup)>, row: &impl ReadRow) -> Result<()> {
-    let request_kind = row.text("request_kind")?;
-    let entity_kind = row.text("entity_kind")?;
+fn add_batch_group(
+    out: &mut Vec<(RequestKind, EntityKind, BatchGroup)>,
+    row: &impl ReadRow,
+) -> Result<()> {
+    let request_kind = RequestKind::parse(&row.text("request_kind")?)?;
+    let entity_kind = EntityKind::parse(&row.text("entity_kind")?)?;
     let i = match out
         .iter()
         .position(|(r, e, _)| *r == request_kind && *e == entity_kind)
@@ -403,12 +401,12 @@ fn add_batch_group(out: &mut Vec<(String, String, BatchGroup)>, row: &impl ReadR
     let g = &mut out[i].2;
     let n = row.count("n")?;
     g.attempts += n;
-    match row.text("status")?.as_str() {
-        "in_flight" => g.in_flight += n,
-        "succeeded" => g.succeeded += n,
-        "failed" => g.failed += n,
-        "deferred" => g.deferred += n,
-        _ => g.stale_lease += n,
+    match BatchStatus::parse(&row.text("status")?)? {
+        BatchStatus::InFlight => g.in_flight += n,
+        BatchStatus::Succeeded => g.succeeded += n,
+        BatchStatus::Failed => g.failed += n,
+        BatchStatus::Deferred => g.deferred += n,
+        BatchStatus::StaleLease => g.stale_lease += n,
     }
     g.requested_items += row.count("requested")?;
     g.returned_items += row.count("returned")?;
@@ -586,7 +584,7 @@ where
         &self,
         since: Timestamp,
         until: Timestamp,
-    ) -> Result<Vec<(String, String, BatchGroup)>> {
+    ) -> Result<Vec<(RequestKind, EntityKind, BatchGroup)>> {
         let mut out = Vec::new();
         on_each_pool!(self.pools(), |pool| {
             let rows = sqlx::query(BATCH_GROUPS_SQL)

@@ -1,9 +1,11 @@
 //! The feed service's state: event sources and their five-component schedule, the source
 //! lease, ingestion runs, the core ledger row, and the figures of the state summary.
 //!
-//! A separate trait from [`crate::Store`] so the feed's queries live together; both backends
-//! implement it with the same SQL, each query written once over [`crate::db::Pools`]. [`open_feed`] opens a store and its
-//! feed state over one pool.
+//! Separate traits from [`crate::Store`] so the feed's queries live together, in two halves:
+//! [`FeedStateRead`] (the reads) and [`FeedState`] (the writes, and through its supertrait the
+//! reads), so a component handed only the read half cannot change the feed's state. Both
+//! backends implement both with the same SQL, each query written once over
+//! [`crate::db::Pools`]. [`open_feed`] opens a store and its feed state over one pool.
 
 // Enrichment writes name the entity, its lease and what happened: several plain arguments read
 // better than a one-use struct per call.
@@ -12,12 +14,16 @@
 mod claims;
 mod enrichment;
 mod ledgers;
+mod on_pool;
 mod overview;
 mod reconcile;
 mod rows;
 mod status;
 pub(crate) use rows::{SOURCE_COLUMNS, source_from};
-pub use status::{SourceStatus, WindowStatus};
+pub use status::{
+    BatchStatus, EnrichmentStage, EnrichmentStatus, IngestionRunStatus, RequestKind, SourceStatus,
+    WindowStatus,
+};
 mod sources;
 
 use std::sync::Arc;
@@ -69,8 +75,8 @@ pub struct EventSource {
 /// What one ingestion run did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct IngestionRunEnd {
-    /// `completed`, `failed` or `deferred`.
-    pub status: String,
+    /// How it ended.
+    pub status: IngestionRunStatus,
     /// `ok`, `not_modified`, `server_error`, `rate_limited` …
     pub classification: Option<String>,
     /// Why pagination stopped.
@@ -194,6 +200,17 @@ impl EntityKind {
             EntityKind::Repository => "repository",
         }
     }
+    /// The kind a stored name names; an unknown one is a corrupt row.
+    pub(crate) fn parse(value: &str) -> Result<Self> {
+        match value {
+            "actor" => Ok(EntityKind::Actor),
+            "repository" => Ok(EntityKind::Repository),
+            other => Err(crate::StoreError::corrupt(
+                "entity_kind",
+                format!("unknown entity kind {other:?}"),
+            )),
+        }
+    }
     fn table(&self) -> &'static str {
         match self {
             EntityKind::Actor => "actors",
@@ -312,6 +329,35 @@ pub struct EnrichmentCounts {
     pub permanent_failure: u64,
 }
 
+/// One enrichment request attempt, as its envelope row records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchEnvelope<'a> {
+    /// Ties the row to the request's telemetry.
+    pub correlation_id: &'a str,
+    /// A Search batch or a detail fallback.
+    pub request_kind: RequestKind,
+    /// Actors or repositories.
+    pub kind: EntityKind,
+    /// What the attempt came to.
+    pub status: BatchStatus,
+    /// Members asked for.
+    pub requested: u64,
+    /// Items the response carried, when it was read.
+    pub returned: Option<u64>,
+    /// Items that applied by id, when they were judged.
+    pub valid: Option<u64>,
+    /// Search's `incomplete_results`, when it answered.
+    pub incomplete_results: Option<bool>,
+    /// The response's status, when one came.
+    pub http_status: Option<u16>,
+    /// What went wrong (redacted when stored).
+    pub error: Option<&'a str>,
+    /// When the request was sent.
+    pub started_at: Timestamp,
+    /// When its outcome was known.
+    pub finished_at: Timestamp,
+}
+
 /// The per-minute search ledger of one identity.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SearchLedger {
@@ -341,9 +387,37 @@ pub struct SearchLedger {
     pub reset_at: Option<Timestamp>,
 }
 
-/// The feed's state queries.
+/// The feed state's reads. Nothing here writes, takes a lease or opens a write transaction,
+/// so a holder of only this half (the HTTP server) cannot change the feed's state.
 #[async_trait]
-pub trait FeedState: Send + Sync + std::fmt::Debug {
+pub trait FeedStateRead: Send + Sync + std::fmt::Debug {
+    /// The source of that type, if it exists (a read: never creates it).
+    async fn event_source(&self, source_type: &str) -> Result<Option<EventSource>>;
+
+    /// The core ledger row of an identity.
+    async fn core_ledger(&self, host: &str, subject: &str) -> Result<Option<CoreLedger>>;
+
+    /// The persisted figures of the state summary.
+    async fn feed_overview(&self) -> Result<FeedOverview>;
+
+    /// Whether a lane of a class has a row claimable at `now`. For the batch lane this is the
+    /// backlog only (rows not yet complete); refresh candidates are [`FeedStateRead::has_refreshable`].
+    async fn has_claimable(&self, kind: EntityKind, lane: Lane, now: Timestamp) -> Result<bool>;
+
+    /// Whether [`FeedState::claim_refresh`] would find a candidate.
+    async fn has_refreshable(&self, kind: EntityKind, window: RefreshWindow) -> Result<bool>;
+
+    /// Enrichment status counts of a class.
+    async fn enrichment_counts(&self, kind: EntityKind) -> Result<EnrichmentCounts>;
+
+    /// The search ledger row.
+    async fn search_ledger(&self, host: &str, subject: &str) -> Result<Option<SearchLedger>>;
+}
+
+/// The feed's state queries that write: sources and their lease, ingestion runs, ledger
+/// rows, claims and enrichment outcomes. Every holder of it can read too.
+#[async_trait]
+pub trait FeedState: FeedStateRead {
     /// The source of that type, created (idle, enabled, nothing scheduled) if missing.
     async fn ensure_event_source(
         &self,
@@ -351,9 +425,6 @@ pub trait FeedState: Send + Sync + std::fmt::Debug {
         url: &str,
         now: Timestamp,
     ) -> Result<EventSource>;
-
-    /// The source of that type, if it exists (a read: never creates it).
-    async fn event_source(&self, source_type: &str) -> Result<Option<EventSource>>;
 
     /// Takes the source's lease for `holder` until `until`: succeeds when it is free, already
     /// `holder`'s, or lapsed at `now` (its holder died).
@@ -383,14 +454,8 @@ pub trait FeedState: Send + Sync + std::fmt::Debug {
     /// Closes an ingestion run with what it did.
     async fn finish_ingestion_run(&self, id: i64, end: &IngestionRunEnd) -> Result<()>;
 
-    /// The core ledger row of an identity.
-    async fn core_ledger(&self, host: &str, subject: &str) -> Result<Option<CoreLedger>>;
-
     /// Writes the core ledger row of an identity (insert or replace).
     async fn save_core_ledger(&self, ledger: &CoreLedger, now: Timestamp) -> Result<()>;
-
-    /// The persisted figures of the state summary.
-    async fn feed_overview(&self) -> Result<FeedOverview>;
 
     /// Claims up to `limit` rows of a lane, oldest first (created_at, id), under a lease
     /// `token` until `until`. Rows whose lease lapsed are reclaimable.
@@ -403,10 +468,6 @@ pub trait FeedState: Send + Sync + std::fmt::Debug {
         token: &str,
         until: Timestamp,
     ) -> Result<Vec<Claimed>>;
-
-    /// Whether a lane of a class has a row claimable at `now`. For the batch lane this is the
-    /// backlog only (rows not yet complete); refresh candidates are [`Self::has_refreshable`].
-    async fn has_claimable(&self, kind: EntityKind, lane: Lane, now: Timestamp) -> Result<bool>;
 
     /// Claims up to `limit` refresh candidates into a Search batch: complete rows fetched at or
     /// before `stale_before` (the TTL) and seen pushing since `active_since`, plus complete rows
@@ -421,9 +482,6 @@ pub trait FeedState: Send + Sync + std::fmt::Debug {
         token: &str,
         until: Timestamp,
     ) -> Result<Vec<Claimed>>;
-
-    /// Whether [`Self::claim_refresh`] would find a candidate.
-    async fn has_refreshable(&self, kind: EntityKind, window: RefreshWindow) -> Result<bool>;
 
     /// The reconciler's sweep: rebuilds pending work from committed rows. Creates stub entity
     /// rows for stored events whose actor or repository row is missing; puts rows whose stage
@@ -485,32 +543,11 @@ pub trait FeedState: Send + Sync + std::fmt::Debug {
         now: Timestamp,
     ) -> Result<bool>;
 
-    /// Enrichment status counts of a class.
-    async fn enrichment_counts(&self, kind: EntityKind) -> Result<EnrichmentCounts>;
-
-    /// The search ledger row.
-    async fn search_ledger(&self, host: &str, subject: &str) -> Result<Option<SearchLedger>>;
-
     /// Writes the search ledger row.
     async fn save_search_ledger(&self, ledger: &SearchLedger, now: Timestamp) -> Result<()>;
 
     /// Records one enrichment request attempt (its envelope); returns its id.
-    #[allow(clippy::too_many_arguments)]
-    async fn record_batch(
-        &self,
-        correlation_id: &str,
-        request_kind: &str,
-        kind: EntityKind,
-        status: &str,
-        requested: u64,
-        returned: Option<u64>,
-        valid: Option<u64>,
-        incomplete_results: Option<bool>,
-        http_status: Option<u16>,
-        error: Option<&str>,
-        started_at: Timestamp,
-        finished_at: Timestamp,
-    ) -> Result<i64>;
+    async fn record_batch(&self, envelope: &BatchEnvelope<'_>) -> Result<i64>;
 
     /// Appends an observed item (read-only after this).
     async fn record_observation(
@@ -533,240 +570,5 @@ pub async fn open_feed(target: &str) -> Result<(Arc<dyn Store>, Arc<dyn FeedStat
     } else {
         let store = Arc::new(SqliteStore::open(target).await?);
         Ok((store.clone(), store))
-    }
-}
-
-// Both backends answer through this one implementation; each method is an ordinary
-// function of its aggregate's module over the store's pool.
-#[async_trait]
-impl<S> FeedState for S
-where
-    S: OnPool + Send + Sync + std::fmt::Debug,
-{
-    async fn ensure_event_source(
-        &self,
-        source_type: &str,
-        url: &str,
-        now: Timestamp,
-    ) -> Result<EventSource> {
-        sources::ensure_event_source(self.pools(), source_type, url, now).await
-    }
-
-    async fn event_source(&self, source_type: &str) -> Result<Option<EventSource>> {
-        sources::event_source(self.pools(), source_type).await
-    }
-
-    async fn try_lock_event_source(
-        &self,
-        id: i64,
-        holder: &str,
-        now: Timestamp,
-        until: Timestamp,
-    ) -> Result<bool> {
-        sources::try_lock_event_source(self.pools(), id, holder, now, until).await
-    }
-
-    async fn unlock_event_source(&self, id: i64, holder: &str) -> Result<()> {
-        sources::unlock_event_source(self.pools(), id, holder).await
-    }
-
-    async fn save_event_source(&self, s: &EventSource, now: Timestamp) -> Result<()> {
-        sources::save_event_source(self.pools(), s, now).await
-    }
-
-    async fn start_ingestion_run(
-        &self,
-        run_id: &str,
-        event_source_id: Option<i64>,
-        origin: &str,
-        started_at: Timestamp,
-    ) -> Result<i64> {
-        sources::start_ingestion_run(self.pools(), run_id, event_source_id, origin, started_at)
-            .await
-    }
-
-    async fn finish_ingestion_run(&self, id: i64, e: &IngestionRunEnd) -> Result<()> {
-        sources::finish_ingestion_run(self.pools(), id, e).await
-    }
-
-    async fn core_ledger(&self, host: &str, subject: &str) -> Result<Option<CoreLedger>> {
-        ledgers::core_ledger(self.pools(), host, subject).await
-    }
-
-    async fn save_core_ledger(&self, l: &CoreLedger, now: Timestamp) -> Result<()> {
-        ledgers::save_core_ledger(self.pools(), l, now).await
-    }
-
-    async fn feed_overview(&self) -> Result<FeedOverview> {
-        overview::feed_overview(self.pools()).await
-    }
-
-    async fn claim(
-        &self,
-        kind: EntityKind,
-        lane: Lane,
-        limit: u32,
-        now: Timestamp,
-        token: &str,
-        until: Timestamp,
-    ) -> Result<Vec<Claimed>> {
-        claims::claim(self.pools(), kind, lane, limit, now, token, until).await
-    }
-
-    async fn has_claimable(&self, kind: EntityKind, lane: Lane, now: Timestamp) -> Result<bool> {
-        claims::has_claimable(self.pools(), kind, lane, now).await
-    }
-
-    async fn claim_refresh(
-        &self,
-        kind: EntityKind,
-        limit: u32,
-        window: RefreshWindow,
-        token: &str,
-        until: Timestamp,
-    ) -> Result<Vec<Claimed>> {
-        claims::claim_refresh(self.pools(), kind, limit, window, token, until).await
-    }
-
-    async fn has_refreshable(&self, kind: EntityKind, window: RefreshWindow) -> Result<bool> {
-        claims::has_refreshable(self.pools(), kind, window).await
-    }
-
-    async fn reconcile(&self, now: Timestamp, abandoned_before: Timestamp) -> Result<Reconciled> {
-        reconcile::reconcile(self.pools(), now, abandoned_before).await
-    }
-
-    async fn release(
-        &self,
-        kind: EntityKind,
-        token: &str,
-        lane: Lane,
-        now: Timestamp,
-    ) -> Result<()> {
-        claims::release(self.pools(), kind, token, lane, now).await
-    }
-
-    async fn apply(
-        &self,
-        kind: EntityKind,
-        github_id: i64,
-        token: &str,
-        item: &Enriched,
-        now: Timestamp,
-    ) -> Result<bool> {
-        enrichment::apply(self.pools(), kind, github_id, token, item, now).await
-    }
-
-    async fn admit_detail(
-        &self,
-        kind: EntityKind,
-        github_id: i64,
-        token: &str,
-        reason: &str,
-        now: Timestamp,
-    ) -> Result<bool> {
-        enrichment::admit_detail(self.pools(), kind, github_id, token, reason, now).await
-    }
-
-    async fn schedule_retry(
-        &self,
-        kind: EntityKind,
-        github_id: i64,
-        token: &str,
-        lane: Lane,
-        next_retry_at: Timestamp,
-        error: &str,
-        now: Timestamp,
-    ) -> Result<bool> {
-        enrichment::schedule_retry(
-            self.pools(),
-            kind,
-            github_id,
-            token,
-            lane,
-            next_retry_at,
-            error,
-            now,
-        )
-        .await
-    }
-
-    async fn mark_terminal(
-        &self,
-        kind: EntityKind,
-        github_id: i64,
-        token: &str,
-        reason: &str,
-        now: Timestamp,
-    ) -> Result<bool> {
-        enrichment::mark_terminal(self.pools(), kind, github_id, token, reason, now).await
-    }
-
-    async fn enrichment_counts(&self, kind: EntityKind) -> Result<EnrichmentCounts> {
-        enrichment::enrichment_counts(self.pools(), kind).await
-    }
-
-    async fn search_ledger(&self, host: &str, subject: &str) -> Result<Option<SearchLedger>> {
-        ledgers::search_ledger(self.pools(), host, subject).await
-    }
-
-    async fn save_search_ledger(&self, l: &SearchLedger, now: Timestamp) -> Result<()> {
-        ledgers::save_search_ledger(self.pools(), l, now).await
-    }
-
-    async fn record_batch(
-        &self,
-        correlation_id: &str,
-        request_kind: &str,
-        kind: EntityKind,
-        status: &str,
-        requested: u64,
-        returned: Option<u64>,
-        valid: Option<u64>,
-        incomplete_results: Option<bool>,
-        http_status: Option<u16>,
-        error: Option<&str>,
-        started_at: Timestamp,
-        finished_at: Timestamp,
-    ) -> Result<i64> {
-        enrichment::record_batch(
-            self.pools(),
-            correlation_id,
-            request_kind,
-            kind,
-            status,
-            requested,
-            returned,
-            valid,
-            incomplete_results,
-            http_status,
-            error,
-            started_at,
-            finished_at,
-        )
-        .await
-    }
-
-    async fn record_observation(
-        &self,
-        kind: EntityKind,
-        github_id: i64,
-        source: &str,
-        outcome: &str,
-        batch_id: Option<i64>,
-        raw: &serde_json::Value,
-        now: Timestamp,
-    ) -> Result<()> {
-        ledgers::record_observation(
-            self.pools(),
-            kind,
-            github_id,
-            source,
-            outcome,
-            batch_id,
-            raw,
-            now,
-        )
-        .await
     }
 }

@@ -7,7 +7,8 @@ mod common;
 
 use headroom_core::clock::{SignedDuration, Timestamp};
 use headroom_store::feed_state::{
-    CoreLedger, FeedState, IngestionRunEnd, SourceStatus, WindowStatus, open_feed,
+    BatchEnvelope, BatchStatus, CoreLedger, FeedState, IngestionRunEnd, IngestionRunStatus,
+    RequestKind, SourceStatus, WindowStatus, open_feed,
 };
 
 fn t(secs: i64) -> Timestamp {
@@ -121,7 +122,7 @@ async fn exercise(state: &dyn FeedState) {
         .finish_ingestion_run(
             run,
             &IngestionRunEnd {
-                status: "completed".into(),
+                status: IngestionRunStatus::Completed,
                 finished_at: Some(t(21)),
                 pages_fetched: 1,
                 events_created: 4,
@@ -352,20 +353,20 @@ async fn enrichment_queries(store: &dyn headroom_store::Store, state: &dyn FeedS
         Some(ledger)
     );
     let batch = state
-        .record_batch(
-            "c-1",
-            "search",
-            a,
-            "succeeded",
-            3,
-            Some(2),
-            Some(2),
-            Some(false),
-            Some(200),
-            None,
-            t(10),
-            t(11),
-        )
+        .record_batch(&BatchEnvelope {
+            correlation_id: "c-1",
+            request_kind: RequestKind::Search,
+            kind: a,
+            status: BatchStatus::Succeeded,
+            requested: 3,
+            returned: Some(2),
+            valid: Some(2),
+            incomplete_results: Some(false),
+            http_status: Some(200),
+            error: None,
+            started_at: t(10),
+            finished_at: t(11),
+        })
         .await
         .expect("batch");
     state

@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use headroom_core::clock::Timestamp;
 use serde::{Deserialize, Serialize};
 
+use crate::plan::StageState;
+
 /// Requests and quota seen for one bucket.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BucketTally {
@@ -18,11 +20,69 @@ pub struct BucketTally {
     pub waits: u64,
 }
 
+/// Where a stage ended (or stands), as its tally records it: the names of [`StageState`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StageStatus {
+    /// Totals a stage started counting before the run reported where its stages stand
+    /// (the report is filled in when the run hibernates or finishes).
+    #[default]
+    #[serde(rename = "")]
+    Unreported,
+    /// Not started.
+    Pending,
+    /// Started; its checkpoints say where to continue.
+    Running,
+    /// Finished.
+    Done,
+    /// Failed for a reason waiting cannot fix.
+    Failed,
+    /// A dependency failed.
+    Blocked,
+    /// Stopped by a wait or a transient failure.
+    Deferred,
+}
+
+impl StageStatus {
+    /// The name as the summary and `sync status` spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StageStatus::Unreported => "",
+            StageStatus::Pending => "pending",
+            StageStatus::Running => "running",
+            StageStatus::Done => "done",
+            StageStatus::Failed => "failed",
+            StageStatus::Blocked => "blocked",
+            StageStatus::Deferred => "deferred",
+        }
+    }
+}
+
+impl From<&StageState> for StageStatus {
+    fn from(state: &StageState) -> Self {
+        match state {
+            StageState::Pending => StageStatus::Pending,
+            StageState::Running => StageStatus::Running,
+            StageState::Done => StageStatus::Done,
+            StageState::Failed { .. } => StageStatus::Failed,
+            StageState::Blocked { .. } => StageStatus::Blocked,
+            StageState::Deferred { .. } => StageStatus::Deferred,
+        }
+    }
+}
+
+impl std::fmt::Display for StageStatus {
+    // `pad`, so a width in the format string (a column of `sync status`) applies.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
 /// One stage's totals.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StageTally {
-    /// Where it ended (or stands): pending, running, done, deferred, blocked, failed.
-    pub status: String,
+    /// Where it ended (or stands).
+    pub status: StageStatus,
     /// Requests answered for it.
     pub requests: u64,
     /// Pages committed.
@@ -126,5 +186,62 @@ impl RunSummary {
     /// Total requests answered.
     pub fn requests(&self) -> u64 {
         self.buckets.values().map(|b| b.requests).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A summary as builds with a text `status` stored it: a stage mid-count (empty status),
+    /// one done, one deferred with its reason.
+    const STORED: &str = r#"{
+        "stages": {
+            "org": {"status": "done", "requests": 1, "pages": 1, "rows": 1, "detail": null},
+            "issues": {"status": "deferred", "requests": 4, "pages": 3, "rows": 90,
+                       "detail": "core quota until 2030-01-01T00:00:00Z"},
+            "teams": {"status": "", "requests": 2, "pages": 2, "rows": 7, "detail": null}
+        },
+        "buckets": {"core": {"requests": 7, "points": 7, "min_remaining": 4990, "waits": 1}},
+        "responses_403": 0, "wall_time_ms": 1200, "hibernating_ms": 0, "paced_ms": 0,
+        "hibernations": 1, "hibernating_since": null, "wake_target": null,
+        "stages_done": ["org"], "stages_blocked": [], "stages_deferred": ["issues"],
+        "stages_failed": []
+    }"#;
+
+    #[test]
+    fn a_summary_stored_with_text_statuses_reads_back() {
+        let value: serde_json::Value = serde_json::from_str(STORED).expect("json");
+        let summary: RunSummary = serde_json::from_value(value.clone()).expect("summary");
+        let status = |stage: &str| summary.stages.get(stage).map(|t| t.status);
+        assert_eq!(status("org"), Some(StageStatus::Done));
+        assert_eq!(status("issues"), Some(StageStatus::Deferred));
+        assert_eq!(status("teams"), Some(StageStatus::Unreported));
+        assert_eq!(summary.pages(), 6);
+        // And it writes the same texts back.
+        let written = serde_json::to_value(&summary).expect("write");
+        for stage in ["org", "issues", "teams"] {
+            assert_eq!(
+                written["stages"][stage]["status"],
+                value["stages"][stage]["status"]
+            );
+        }
+        assert_eq!(RunSummary::from_stored(Some(&value)), summary);
+    }
+
+    #[test]
+    fn every_stage_state_has_its_status_name() {
+        let states = [
+            StageState::Pending,
+            StageState::Running,
+            StageState::Done,
+            StageState::Failed { reason: "x".into() },
+            StageState::Blocked { by: "org".into() },
+            StageState::Deferred { until: None },
+        ];
+        for state in &states {
+            assert_eq!(StageStatus::from(state).as_str(), state.name());
+        }
+        assert_eq!(format!("{:<9}|", StageStatus::Done), "done     |");
     }
 }

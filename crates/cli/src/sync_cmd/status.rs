@@ -4,18 +4,18 @@ use headroom_core::clock::Timestamp;
 use headroom_github::org;
 use headroom_store::{CheckpointStatus, Store, SyncRun, TABLES};
 use headroom_sync::RunSummary;
+use headroom_sync::summary::StageStatus;
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::config::Settings;
 use crate::outcome::{CliError, CommandResult, Outcome};
 
 #[derive(Debug, Serialize)]
-struct StageStatus {
+struct StageLine {
     stage: String,
     title: String,
     position: usize,
-    status: String,
+    status: StageStatus,
     detail: Option<String>,
     cursor: Option<String>,
     repositories_done: usize,
@@ -28,7 +28,7 @@ struct StageStatus {
 struct RunStatus {
     run: SyncRun,
     waiting_for: Option<String>,
-    stages: Vec<StageStatus>,
+    stages: Vec<StageLine>,
     /// Fields GitHub refused in answers the stages kept (from the run's summary).
     refused: Vec<headroom_sync::RefusedField>,
     tables: std::collections::BTreeMap<String, u64>,
@@ -51,11 +51,8 @@ async fn describe(
             .collect();
         let top = mine.iter().find(|c| c.scope.is_empty());
         let state = headroom_sync::runner::state_of(top.copied());
-        let status = serde_json::to_value(&state)
-            .ok()
-            .and_then(|v| v.get("status").and_then(Value::as_str).map(str::to_owned))
-            .unwrap_or_default();
-        stages.push(StageStatus {
+        let status = StageStatus::from(&state);
+        stages.push(StageLine {
             stage: decl.name.to_owned(),
             title: decl.title.to_owned(),
             position: i + 1,
@@ -100,7 +97,7 @@ async fn describe(
         headroom_store::SyncRunStatus::Hibernating => run.not_before.map(|t| {
             let deferred: Vec<&str> = stages
                 .iter()
-                .filter(|s| s.status == "deferred")
+                .filter(|s| s.status == StageStatus::Deferred)
                 .map(|s| s.stage.as_str())
                 .collect();
             format!(

@@ -224,3 +224,165 @@ impl FeedService {
             .max(SignedDuration::from_secs(600))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::expect_used)]
+
+    use std::sync::Arc;
+
+    use headroom_core::Governor;
+    use headroom_core::governor::GovernorConfig;
+    use headroom_http::transport::SimTransport;
+    use headroom_http::{Client, ClientParts, UrlPolicy};
+    use headroom_sim::{Scenario, SimConfig, Simulator};
+    use headroom_store::feed_state::{EntityKind, SourceStatus, WindowStatus, open_feed};
+
+    use super::*;
+    use crate::feed::enrich::EnrichSettings;
+    use crate::feed::poll::{PollSettings, Poller, SOURCE_TYPE};
+
+    const API: &str = "http://127.0.0.1:7000";
+
+    /// Keeps every step's report; stops after `steps` of them. Sleeps on a paused clock, so
+    /// the wait between ticks passes at once (paused only while sleeping: SQLite's pool times
+    /// out on a clock that stays paused while its worker thread runs a query).
+    struct Recorder {
+        steps: usize,
+        seen: Vec<StepReport>,
+    }
+
+    impl ServiceHooks for Recorder {
+        fn after_step(&mut self, step: &StepReport) -> impl Future<Output = bool> + Send {
+            self.seen.push(step.clone());
+            std::future::ready(self.seen.len() < self.steps)
+        }
+
+        async fn sleep(&mut self, clock: TokioClock, by: SignedDuration) {
+            tokio::time::pause();
+            clock.sleep(by).await;
+            tokio::time::resume();
+        }
+    }
+
+    async fn service(target: &str, clock: TokioClock, sim: &Simulator) -> FeedService {
+        let governor = Governor::in_memory(
+            GovernorConfig {
+                ceiling: 1,
+                ..GovernorConfig::default()
+            },
+            Arc::new(clock),
+        )
+        .expect("governor");
+        let mut parts = ClientParts::new(
+            UrlPolicy::for_api_url(API).expect("loopback API"),
+            governor,
+            Arc::new(SimTransport::new(sim.clone())),
+            clock,
+        );
+        parts.config.jitter_seed = Some(5);
+        let (store, state) = open_feed(target).await.expect("open");
+        let poller = Poller {
+            store,
+            state,
+            client: Client::new(parts),
+            credential: None,
+            clock,
+            settings: PollSettings::default(),
+        };
+        let mut enrich = EnrichSettings::default();
+        enrich.search.pacing = SignedDuration::ZERO;
+        FeedService::new(
+            Enricher::new(poller, enrich),
+            ServiceSettings {
+                tick: SignedDuration::from_secs(300),
+                reconcile_every: SignedDuration::from_secs(3_600),
+                ticks: None,
+            },
+        )
+    }
+
+    #[tokio::test]
+    async fn one_tick_polls_the_feed_then_enriches_what_it_stored() {
+        let start = Timestamp::from_second(1_800_000_000).expect("valid");
+        let clock = TokioClock::anchored_at(start);
+        let mut config = SimConfig::default().with_scenario(Scenario::Default);
+        config.public_base_url = API.to_owned();
+        let sim = Simulator::new(config, clock).expect("simulator");
+        let db = headroom_testkit::TempSqlite::new();
+        let service = service(&db.path(), clock, &sim).await;
+        let state = &service.enricher.poller.state;
+        assert_eq!(state.event_source(SOURCE_TYPE).await.expect("read"), None);
+
+        let mut hooks = Recorder {
+            steps: 2,
+            seen: Vec::new(),
+        };
+        let ticks = service.run(&mut hooks, std::future::pending()).await;
+
+        // Two ticks, the second a tick interval later on the virtual clock.
+        assert_eq!(ticks, 2);
+        assert!(clock.now() >= start + SignedDuration::from_secs(300));
+        let [first, second] = hooks.seen.as_slice() else {
+            panic!("two steps, got {:?}", hooks.seen);
+        };
+        assert!(first.ticked && !first.failed, "{first:?}");
+        // The first tick's cycle enriched what its poll stored: two search batches, two
+        // detail fallbacks; four entities applied, two gone terminal (404s).
+        let cycle = first.enrichment.as_ref().expect("a cycle after the poll");
+        assert_eq!(
+            (cycle.search_batches, cycle.detail_requests),
+            (2, 2),
+            "{cycle:?}"
+        );
+        assert_eq!((cycle.applied, cycle.terminal), (4, 2), "{cycle:?}");
+        // The second tick found the backlog empty: its cycle sent nothing.
+        assert!(second.ticked && !second.failed, "{second:?}");
+        let again = second.enrichment.as_ref().expect("a cycle after the tick");
+        assert_eq!(again.requests, 0, "{again:?}");
+
+        // What the store now holds: the page's four valid pushes (three quarantined), a
+        // completed ingestion run, the source idle and scheduled, the core window open.
+        let overview = state.feed_overview().await.expect("overview");
+        assert_eq!((overview.push_events, overview.quarantined), (4, 3));
+        assert!(overview.latest_completed_run.is_some());
+        for kind in [EntityKind::Actor, EntityKind::Repository] {
+            let c = state.enrichment_counts(kind).await.expect("counts");
+            assert_eq!(
+                (
+                    c.complete,
+                    c.permanent_failure,
+                    c.pending,
+                    c.retryable_failure
+                ),
+                (2, 1, 0, 0),
+                "{kind:?}"
+            );
+        }
+        let source = state
+            .event_source(SOURCE_TYPE)
+            .await
+            .expect("read")
+            .expect("created by the first poll");
+        assert_eq!(source.status, SourceStatus::Idle);
+        assert!(source.next_poll_at.is_some_and(|at| at > clock.now()));
+        let ledger = service
+            .enricher
+            .poller
+            .core_ledger()
+            .await
+            .expect("read")
+            .expect("row");
+        assert_eq!(ledger.window_status, WindowStatus::Active);
+        assert!(
+            ledger.poll_used >= 1 && ledger.enrichment_used >= 2,
+            "{ledger:?}"
+        );
+        let searches = sim
+            .request_log()
+            .iter()
+            .filter(|e| e.path.starts_with("/search/"))
+            .count();
+        assert_eq!(searches, 2);
+    }
+}

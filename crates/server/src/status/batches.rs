@@ -4,6 +4,7 @@
 use headroom_core::clock::Timestamp;
 use headroom_store::Result;
 use headroom_store::feed_report::{BatchGroup, FeedReport};
+use headroom_store::feed_state::{EntityKind, RequestKind};
 use serde::Serialize;
 
 use super::{Reporting, ratio, secs};
@@ -45,10 +46,10 @@ pub(super) async fn batches(
 ) -> Result<BatchesBlock> {
     let metrics_start = now - secs(reporting.metrics_window_seconds);
     let groups = report.batch_groups(metrics_start, now).await?;
-    let group = |request: &str, entity: &str| {
+    let group = |request: RequestKind, entity: EntityKind| {
         let counts = groups
             .iter()
-            .find(|(r, e, _)| r == request && e == entity)
+            .find(|(r, e, _)| *r == request && *e == entity)
             .map(|(_, _, g)| g.clone())
             .unwrap_or_default();
         BatchGroupBlock {
@@ -60,9 +61,9 @@ pub(super) async fn batches(
         window_seconds: reporting.metrics_window_seconds,
         window_start: metrics_start,
         window_end: now,
-        search_actors: group("search", "actor"),
-        search_repositories: group("search", "repository"),
-        detail_actors: group("detail", "actor"),
-        detail_repositories: group("detail", "repository"),
+        search_actors: group(RequestKind::Search, EntityKind::Actor),
+        search_repositories: group(RequestKind::Search, EntityKind::Repository),
+        detail_actors: group(RequestKind::Detail, EntityKind::Actor),
+        detail_repositories: group(RequestKind::Detail, EntityKind::Repository),
     })
 }

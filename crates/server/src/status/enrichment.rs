@@ -5,7 +5,9 @@ use headroom_core::clock::{SignedDuration, Timestamp};
 use headroom_core::lanes::{CoreLanes, DetailUsage, EntityClass};
 use headroom_store::Result;
 use headroom_store::feed_report::{EntityBacklog, FeedReport};
-use headroom_store::feed_state::{CoreLedger, EntityKind, Lane, SearchLedger, WindowStatus};
+use headroom_store::feed_state::{
+    CoreLedger, EnrichmentStage, EntityKind, Lane, SearchLedger, WindowStatus,
+};
 use serde::Serialize;
 use serde::ser::SerializeMap;
 
@@ -28,13 +30,13 @@ pub struct StageBlock {
 
 /// The seven stages as a map in pipeline order.
 #[derive(Debug, Clone)]
-pub struct Stages(pub Vec<(&'static str, StageBlock)>);
+pub struct Stages(pub Vec<(EnrichmentStage, StageBlock)>);
 
 impl Serialize for Stages {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(Some(self.0.len()))?;
         for (k, v) in &self.0 {
-            map.serialize_entry(k, v)?;
+            map.serialize_entry(k.as_str(), v)?;
         }
         map.end()
     }

@@ -9,7 +9,7 @@
 use headroom_core::clock::{SignedDuration, Timestamp};
 use headroom_store::Result;
 use headroom_store::feed_report::FeedReport;
-use headroom_store::feed_state::FeedState;
+use headroom_store::feed_state::FeedStateRead;
 use serde::Serialize;
 
 mod batches;
@@ -78,7 +78,7 @@ fn per_hour(count: u64, sample_seconds: u64) -> Option<f64> {
 /// the document's order.
 pub async fn build(
     report: &dyn FeedReport,
-    feed: &dyn FeedState,
+    feed: &dyn FeedStateRead,
     settings: &StatusSettings,
     now: Timestamp,
 ) -> Result<StatusDocument> {

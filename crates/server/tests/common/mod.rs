@@ -17,7 +17,10 @@ use headroom_github::feed::enrich::EnrichSettings;
 use headroom_github::feed::poll::{FEED_PATH, PollSettings, SOURCE_TYPE};
 use headroom_server::{AppState, Reporting, SchedulerSettings, StatusSettings};
 use headroom_store::feed_report::FeedReport;
-use headroom_store::feed_state::{CoreLedger, Enriched, EntityKind, FeedState, Lane, WindowStatus};
+use headroom_store::feed_state::{
+    BatchEnvelope, BatchStatus, CoreLedger, Enriched, EntityKind, FeedState, Lane, RequestKind,
+    WindowStatus,
+};
 use headroom_store::{EventOrigin, PgStore, PushEventWrite, SqliteStore, Store};
 use http_body_util::BodyExt as _;
 use serde_json::Value;
@@ -271,20 +274,20 @@ pub async fn seed(db: &Db) {
             .await
             .expect("apply")
     );
-    feed.record_batch(
-        "corr-1",
-        "search",
-        EntityKind::Actor,
-        "succeeded",
-        2,
-        Some(1),
-        Some(1),
-        Some(false),
-        Some(200),
-        None,
-        at(10),
-        at(11),
-    )
+    feed.record_batch(&BatchEnvelope {
+        correlation_id: "corr-1",
+        request_kind: RequestKind::Search,
+        kind: EntityKind::Actor,
+        status: BatchStatus::Succeeded,
+        requested: 2,
+        returned: Some(1),
+        valid: Some(1),
+        incomplete_results: Some(false),
+        http_status: Some(200),
+        error: None,
+        started_at: at(10),
+        finished_at: at(11),
+    })
     .await
     .expect("batch");
 

@@ -165,35 +165,21 @@ pub(super) async fn enrichment_counts(
         let mut c = EnrichmentCounts::default();
         for r in rows {
             let n = to_u64("count", get(&r, "n")?)?;
-            match get::<String>(&r, "s")?.as_str() {
-                "pending" => c.pending = n,
-                "complete" => c.complete = n,
-                "retryable_failure" => c.retryable_failure = n,
-                _ => c.permanent_failure = n,
+            match EnrichmentStatus::parse(&get::<String>(&r, "s")?)? {
+                EnrichmentStatus::Pending => c.pending = n,
+                EnrichmentStatus::Complete => c.complete = n,
+                EnrichmentStatus::RetryableFailure => c.retryable_failure = n,
+                EnrichmentStatus::PermanentFailure => c.permanent_failure = n,
             }
         }
         Ok(c)
     })
 }
 
-pub(super) async fn record_batch(
-    pools: Pools<'_>,
-    correlation_id: &str,
-    request_kind: &str,
-    kind: EntityKind,
-    status: &str,
-    requested: u64,
-    returned: Option<u64>,
-    valid: Option<u64>,
-    incomplete_results: Option<bool>,
-    http_status: Option<u16>,
-    error: Option<&str>,
-    started_at: Timestamp,
-    finished_at: Timestamp,
-) -> Result<i64> {
+pub(super) async fn record_batch(pools: Pools<'_>, e: &BatchEnvelope<'_>) -> Result<i64> {
     on_each_pool!(pools, |pool| {
-        let missing = match (returned, valid) {
-            (Some(_), Some(v)) => Some(requested.saturating_sub(v)),
+        let missing = match (e.returned, e.valid) {
+            (Some(_), Some(v)) => Some(e.requested.saturating_sub(v)),
             _ => None,
         };
         let row = sqlx::query(
@@ -202,19 +188,19 @@ pub(super) async fn record_batch(
          incomplete_results, http_status, error_message, started_at_ms, finished_at_ms) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id",
         )
-        .bind(correlation_id.to_owned())
-        .bind(request_kind.to_owned())
-        .bind(kind.as_str())
-        .bind(status.to_owned())
-        .bind(to_i64("requested_count", requested)?)
-        .bind(opt_i64("returned_count", returned)?)
-        .bind(opt_i64("valid_count", valid)?)
+        .bind(e.correlation_id.to_owned())
+        .bind(e.request_kind.as_str())
+        .bind(e.kind.as_str())
+        .bind(e.status.as_str())
+        .bind(to_i64("requested_count", e.requested)?)
+        .bind(opt_i64("returned_count", e.returned)?)
+        .bind(opt_i64("valid_count", e.valid)?)
         .bind(opt_i64("missing_count", missing)?)
-        .bind(incomplete_results)
-        .bind(http_status.map(i64::from))
-        .bind(error.map(redact))
-        .bind(ms(started_at))
-        .bind(ms(finished_at))
+        .bind(e.incomplete_results)
+        .bind(e.http_status.map(i64::from))
+        .bind(e.error.map(redact))
+        .bind(ms(e.started_at))
+        .bind(ms(e.finished_at))
         .fetch_one(pool)
         .await?;
         get(&row, "id")

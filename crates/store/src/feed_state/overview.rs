@@ -16,9 +16,10 @@ pub(super) async fn feed_overview(pools: Pools<'_>) -> Result<FeedOverview> {
         .await?;
         let latest = sqlx::query(
             "SELECT run_id, finished_at_ms FROM ingestion_runs \
-         WHERE status = 'completed' AND finished_at_ms IS NOT NULL \
+         WHERE status = $1 AND finished_at_ms IS NOT NULL \
          ORDER BY finished_at_ms DESC, id DESC LIMIT 1",
         )
+        .bind(IngestionRunStatus::Completed.as_str())
         .fetch_optional(pool)
         .await?;
         let latest_completed_run = match latest {

@@ -83,12 +83,14 @@ pub(super) async fn reconcile(
         .await?
         .rows_affected();
         found.runs_abandoned = sqlx::query(
-            "UPDATE ingestion_runs SET status = 'failed', classification = 'abandoned', \
+            "UPDATE ingestion_runs SET status = $3, classification = 'abandoned', \
          finished_at_ms = $1, error_message = 'the process running it stopped before it finished' \
-         WHERE status = 'running' AND started_at_ms <= $2",
+         WHERE status = $4 AND started_at_ms <= $2",
         )
         .bind(ms(now))
         .bind(ms(abandoned_before))
+        .bind(IngestionRunStatus::Failed.as_str())
+        .bind(IngestionRunStatus::Running.as_str())
         .execute(pool)
         .await?
         .rows_affected();

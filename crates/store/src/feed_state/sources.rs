@@ -118,11 +118,12 @@ pub(super) async fn start_ingestion_run(
     on_each_pool!(pools, |pool| {
         let row = sqlx::query(
             "INSERT INTO ingestion_runs (run_id, event_source_id, source, status, \
-         started_at_ms) VALUES ($1, $2, $3, 'running', $4) RETURNING id",
+         started_at_ms) VALUES ($1, $2, $3, $4, $5) RETURNING id",
         )
         .bind(run_id.to_owned())
         .bind(event_source_id)
         .bind(origin.to_owned())
+        .bind(IngestionRunStatus::Running.as_str())
         .bind(ms(started_at))
         .fetch_one(pool)
         .await?;
@@ -146,7 +147,7 @@ pub(super) async fn finish_ingestion_run(
          summary_json = $15 WHERE id = $1",
         )
         .bind(id)
-        .bind(e.status.clone())
+        .bind(e.status.as_str())
         .bind(e.classification.clone())
         .bind(e.stop_reason.clone())
         .bind(e.finished_at.map(ms))

@@ -6,7 +6,7 @@ use headroom_store::{Checkpoint, CheckpointStatus, StoreError, SyncRun, SyncRunS
 
 use super::{ProgressEvent, RunOutcome, Runner, SyncError};
 use crate::plan::StageState;
-use crate::summary::RunSummary;
+use crate::summary::{RunSummary, StageStatus};
 
 /// Detail prefix of a stage-level checkpoint recorded as failed (the store's checkpoint
 /// statuses have no "failed": a failed stage is `blocked` with this detail).
@@ -51,7 +51,7 @@ impl Runner {
                 }
             };
             let t = summary.stages.entry((*name).to_owned()).or_default();
-            t.status = state.name().to_owned();
+            t.status = StageStatus::from(&state);
             t.detail = detail;
         }
         Ok(())

@@ -7,7 +7,9 @@ use headroom_core::clock::{Clock, Timestamp};
 use headroom_core::lanes::{CoreLanes, DetailUsage};
 use headroom_core::telemetry;
 use headroom_http::{ApiError, ApiRequest, ApiResponse};
-use headroom_store::feed_state::{Claimed, CoreLedger, EntityKind, Lane, WindowStatus};
+use headroom_store::feed_state::{
+    BatchEnvelope, BatchStatus, Claimed, CoreLedger, EntityKind, Lane, RequestKind, WindowStatus,
+};
 use serde_json::Value;
 
 use super::{EnrichReport, Enricher, Step, backoff, class_of, other, validate_item};
@@ -100,7 +102,7 @@ impl Enricher {
                 }
                 state.save_core_ledger(&ledger, now).await?;
                 state.release(kind, &sent.token, Lane::Detail, now).await?;
-                self.record_detail(&sent, "deferred", None, None, Some(&reason), now)
+                self.record_detail(&sent, BatchStatus::Deferred, None, None, Some(&reason), now)
                     .await?;
                 return Ok(Step::Deferred("rate_limited".into(), Some(until)));
             }
@@ -184,7 +186,7 @@ impl Enricher {
         let batch_id = self
             .record_detail(
                 sent,
-                "succeeded",
+                BatchStatus::Succeeded,
                 Some(u64::from(verdict.is_ok())),
                 Some(response.status.as_u16()),
                 None,
@@ -239,8 +241,15 @@ impl Enricher {
         } else {
             "entity_gone_404"
         };
-        self.record_detail(sent, "failed", None, Some(status), Some(reason), now)
-            .await?;
+        self.record_detail(
+            sent,
+            BatchStatus::Failed,
+            None,
+            Some(status),
+            Some(reason),
+            now,
+        )
+        .await?;
         if self
             .poller
             .state
@@ -268,7 +277,7 @@ impl Enricher {
         report: &mut EnrichReport,
     ) -> Result<(), PollError> {
         let message = error.to_string();
-        self.record_detail(sent, "failed", None, None, Some(&message), now)
+        self.record_detail(sent, BatchStatus::Failed, None, None, Some(&message), now)
             .await?;
         tracing::warn!(event = telemetry::GITHUB_REQUEST, request_class = "detail",
             entity_type = sent.kind.as_str(), github_id = sent.member.github_id, error = %message);
@@ -285,7 +294,7 @@ impl Enricher {
     async fn record_detail(
         &self,
         sent: &Sent,
-        status: &str,
+        status: BatchStatus,
         valid: Option<u64>,
         http_status: Option<u16>,
         error: Option<&str>,
@@ -294,20 +303,20 @@ impl Enricher {
         Ok(self
             .poller
             .state
-            .record_batch(
-                &sent.correlation,
-                "detail",
-                sent.kind,
+            .record_batch(&BatchEnvelope {
+                correlation_id: &sent.correlation,
+                request_kind: RequestKind::Detail,
+                kind: sent.kind,
                 status,
-                1,
-                valid.map(|_| 1),
+                requested: 1,
+                returned: valid.map(|_| 1),
                 valid,
-                None,
+                incomplete_results: None,
                 http_status,
                 error,
-                sent.started,
-                now,
-            )
+                started_at: sent.started,
+                finished_at: now,
+            })
             .await?)
     }
 

@@ -10,7 +10,9 @@ use headroom_core::quota::Bucket;
 use headroom_core::signal::RateLimitSignal;
 use headroom_core::telemetry;
 use headroom_http::{ApiError, ApiRequest};
-use headroom_store::feed_state::{Claimed, EntityKind, Lane, SearchLedger};
+use headroom_store::feed_state::{
+    BatchEnvelope, BatchStatus, Claimed, EntityKind, Lane, RequestKind, SearchLedger,
+};
 use serde_json::Value;
 
 use super::{EnrichReport, Enricher, Step, backoff, other, search_envelope, validate_item};
@@ -233,20 +235,20 @@ impl Enricher {
             return Ok(Step::Sent);
         };
         let batch_id = state
-            .record_batch(
-                &sent.correlation,
-                "search",
+            .record_batch(&BatchEnvelope {
+                correlation_id: &sent.correlation,
+                request_kind: RequestKind::Search,
                 kind,
-                "succeeded",
-                sent.requested,
-                Some(items.len() as u64),
-                None,
-                incomplete,
-                Some(response.status.as_u16()),
-                None,
-                sent.started,
-                now,
-            )
+                status: BatchStatus::Succeeded,
+                requested: sent.requested,
+                returned: Some(items.len() as u64),
+                valid: None,
+                incomplete_results: incomplete,
+                http_status: Some(response.status.as_u16()),
+                error: None,
+                started_at: sent.started,
+                finished_at: now,
+            })
             .await?;
         let valid = self
             .record_members(batch, items, batch_id, now, report)
@@ -304,20 +306,20 @@ impl Enricher {
             .release(batch.kind, &batch.token, Lane::Batch, now)
             .await?;
         state
-            .record_batch(
-                &sent.correlation,
-                "search",
-                batch.kind,
-                "deferred",
-                sent.requested,
-                None,
-                None,
-                None,
-                None,
-                Some(reason),
-                sent.started,
-                now,
-            )
+            .record_batch(&BatchEnvelope {
+                correlation_id: &sent.correlation,
+                request_kind: RequestKind::Search,
+                kind: batch.kind,
+                status: BatchStatus::Deferred,
+                requested: sent.requested,
+                returned: None,
+                valid: None,
+                incomplete_results: None,
+                http_status: None,
+                error: Some(reason),
+                started_at: sent.started,
+                finished_at: now,
+            })
             .await?;
         tracing::info!(event = telemetry::SEARCH_BUDGET_BLOCKED, blocked_until = %until, reason = %reason);
         Ok(Step::Deferred("search_blocked".into(), Some(until)))
@@ -403,20 +405,20 @@ impl Enricher {
         let kind = batch.kind;
         let now = self.poller.clock.now();
         state
-            .record_batch(
-                &sent.correlation,
-                "search",
+            .record_batch(&BatchEnvelope {
+                correlation_id: &sent.correlation,
+                request_kind: RequestKind::Search,
                 kind,
-                "failed",
-                batch.members.len() as u64,
-                None,
-                None,
-                None,
-                None,
-                Some(error),
-                sent.started,
-                now,
-            )
+                status: BatchStatus::Failed,
+                requested: batch.members.len() as u64,
+                returned: None,
+                valid: None,
+                incomplete_results: None,
+                http_status: None,
+                error: Some(error),
+                started_at: sent.started,
+                finished_at: now,
+            })
             .await?;
         for m in &batch.members {
             let at = now + backoff(&self.settings, m.batch_attempts);

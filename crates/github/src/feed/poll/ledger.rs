@@ -5,6 +5,7 @@
 use headroom_core::clock::Timestamp;
 use headroom_core::lanes::{CoreLaneConfig, CoreLanes};
 use headroom_core::telemetry;
+use headroom_http::RateLimitReason;
 use headroom_store::feed_state::{CoreLedger, WindowStatus};
 
 /// A window whose reset has passed rolls: counters restart, the secondary-limit strikes stay.
@@ -146,13 +147,67 @@ pub(crate) fn reconcile_core(
 }
 
 /// A global block only ever moves later. Secondary limits count strikes that survive rollover.
-pub(super) fn block_globally(ledger: &mut CoreLedger, until: Timestamp, reason: &str) {
+///
+/// Which limit it was is the client's typed reason, not its wording: GitHub's older "abuse
+/// detection mechanism" message is the secondary limit's former name, and the triage already
+/// classifies it as secondary, so it arrives here as one.
+pub(super) fn block_globally(ledger: &mut CoreLedger, until: Timestamp, reason: &RateLimitReason) {
     if ledger.global_blocked_until.is_none_or(|b| until > b) {
         ledger.global_blocked_until = Some(until);
         tracing::info!(event = telemetry::BUDGET_GLOBAL_BLOCK_SET, global_blocked_until = %until, reason = %reason);
     }
     ledger.window_status = WindowStatus::GloballyBlocked;
-    if reason.contains("secondary") || reason.contains("abuse") {
+    if reason.is_secondary() {
         ledger.consecutive_secondary_limits += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use headroom_core::governor::WaitReason;
+    use headroom_core::quota::Bucket;
+    use headroom_core::signal::LimitReason;
+    use headroom_core::triage::{GithubTriage, triage_github};
+
+    use super::*;
+
+    fn at(secs: i64) -> Timestamp {
+        Timestamp::from_second(1_800_000_000 + secs).unwrap_or(Timestamp::UNIX_EPOCH)
+    }
+
+    /// GitHub's former name for the secondary limit, word for word.
+    const ABUSE_BODY: &str = r#"{"message":"You have triggered an abuse detection mechanism. Please wait a few minutes before you try again.","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}"#;
+
+    #[test]
+    fn the_abuse_detection_wording_is_triaged_as_a_secondary_limit() {
+        let triage = triage_github(403, &http::HeaderMap::new(), ABUSE_BODY.as_bytes());
+        assert_eq!(triage, Some(GithubTriage::Secondary));
+    }
+
+    #[test]
+    fn secondary_limits_count_strikes_and_others_do_not() {
+        let mut ledger = CoreLedger::new("api.github.com", "me");
+        // What the client reports for the abuse-detection answer: the origin's secondary.
+        block_globally(
+            &mut ledger,
+            at(60),
+            &RateLimitReason::Origin(LimitReason::Secondary),
+        );
+        assert_eq!(ledger.consecutive_secondary_limits, 1);
+        let governor = RateLimitReason::Governor(WaitReason::SecondaryBlock {
+            bucket: Bucket::core(),
+            strikes: 1,
+        });
+        block_globally(&mut ledger, at(30), &governor);
+        assert_eq!(ledger.consecutive_secondary_limits, 2);
+        // A primary limit blocks as well, but is no strike; the block never moves earlier.
+        block_globally(
+            &mut ledger,
+            at(3600),
+            &RateLimitReason::Origin(LimitReason::Primary),
+        );
+        assert_eq!(ledger.consecutive_secondary_limits, 2);
+        assert_eq!(ledger.window_status, WindowStatus::GloballyBlocked);
+        assert_eq!(ledger.global_blocked_until, Some(at(3600)));
     }
 }

@@ -8,10 +8,10 @@ use headroom_core::clock::{Clock, SignedDuration, Timestamp};
 use headroom_core::lanes::CoreLanes;
 use headroom_core::telemetry;
 use headroom_http::paginate::{LinkPager, StopReason};
-use headroom_http::{ApiError, ApiRequest, ApiResponse};
+use headroom_http::{ApiError, ApiRequest, ApiResponse, RateLimitReason};
 use headroom_store::EventOrigin;
 use headroom_store::feed_state::{
-    CoreLedger, EventSource, IngestionRunEnd, SourceStatus, WindowStatus,
+    CoreLedger, EventSource, IngestionRunEnd, IngestionRunStatus, SourceStatus, WindowStatus,
 };
 use serde_json::Value;
 
@@ -149,9 +149,8 @@ impl Poller {
                     bucket,
                     ..
                 }) => {
-                    let reason = reason.to_string();
                     let outcome = self
-                        .deferred(run, until, reason, &bucket.to_string())
+                        .deferred(run, until, &reason, &bucket.to_string())
                         .await?;
                     return Ok(Walk::Deferred(outcome));
                 }
@@ -248,18 +247,19 @@ impl Poller {
         &self,
         run: &mut Run,
         until: Timestamp,
-        reason: String,
+        limit: &RateLimitReason,
         bucket: &str,
     ) -> Result<PollOutcome, PollError> {
         let now = self.clock.now();
-        block_globally(&mut run.ledger, until, &reason);
+        block_globally(&mut run.ledger, until, limit);
+        let reason = limit.to_string();
         self.state.save_core_ledger(&run.ledger, now).await?;
         run.source.next_poll_at = Schedule::of(&run.source, Some(&run.ledger), now).next_poll_at();
         self.state.save_event_source(&run.source, now).await?;
         tracing::info!(event = telemetry::INGESTION_DEFERRED, run_id = %run.run_id,
             bucket = %bucket, reason = %reason, until = %until);
         let end = IngestionRunEnd {
-            status: "deferred".into(),
+            status: IngestionRunStatus::Deferred,
             classification: Some("rate_limited".into()),
             finished_at: Some(now),
             pages_fetched: run.pages,
@@ -306,7 +306,7 @@ impl Poller {
             self.client.remember_etag(request, response).await;
         }
         let end = IngestionRunEnd {
-            status: "completed".into(),
+            status: IngestionRunStatus::Completed,
             classification: Some(classification.clone()),
             stop_reason: Some(stop_reason.clone()),
             finished_at: Some(now),
@@ -378,7 +378,7 @@ impl Poller {
         source.next_poll_at = Schedule::of(source, ledger, now).next_poll_at();
         self.state.save_event_source(source, now).await?;
         let end = IngestionRunEnd {
-            status: "failed".into(),
+            status: IngestionRunStatus::Failed,
             classification: Some(
                 if permanent {
                     "permanent_failure"
