@@ -25,6 +25,7 @@ pub mod feed_state;
 pub mod governor;
 mod model;
 pub mod postgres;
+pub mod quota_history;
 pub mod records;
 pub mod sqlite;
 
@@ -44,6 +45,7 @@ pub use crate::model::{
     UsageTotal, Watermark, subject_label,
 };
 pub use crate::postgres::{IDLE_IN_TRANSACTION_TIMEOUT, PgStore};
+pub use crate::quota_history::{QuotaHistory, QuotaReading, QuotaRecorder, open_quota_history};
 pub use crate::records::{Record, TABLES};
 pub use crate::sqlite::SqliteStore;
 
