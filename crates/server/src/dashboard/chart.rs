@@ -108,6 +108,14 @@ pub fn svg(input: ChartInput<'_>) -> String {
             "<polyline class=\"remaining\" points=\"{}\"/>",
             line.join(" ")
         );
+        if let [(x, low, _)] = drawn.as_slice() {
+            // One slot draws no line: a dot says where it is.
+            let _ = write!(
+                out,
+                "<circle class=\"reading\" cx=\"{x:.1}\" cy=\"{:.1}\" r=\"2\"/>",
+                y_of(*low, top)
+            );
+        }
     }
     for p in points.iter().filter(|p| p.waits > 0) {
         let x = x_of(p.at, since, until);

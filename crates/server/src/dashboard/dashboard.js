@@ -4,6 +4,9 @@
   'use strict';
   var live = document.getElementById('live');
   var lastSync = null;
+  // The charts are drawn by the server: the whole <main> is fetched again at most this often.
+  var CHART_REFRESH_MS = 60000;
+  var lastReload = Date.now();
 
   function pad(n) { return n < 10 ? '0' + n : String(n); }
   function number(n) { return n === null || n === undefined ? '?' : n.toLocaleString('en-US'); }
@@ -40,7 +43,7 @@
   function reload() {
     fetch('/?part=main', { cache: 'no-store' })
       .then(function (r) { return r.ok ? r.text() : Promise.reject(new Error('HTTP ' + r.status)); })
-      .then(function (html) { document.querySelector('main').innerHTML = html; times(); })
+      .then(function (html) { document.querySelector('main').innerHTML = html; lastReload = Date.now(); times(); })
       .catch(function () { live.textContent = 'reconnecting'; });
   }
 
@@ -75,7 +78,8 @@
     lastSync = sync;
     var captured = document.querySelector('.captured time');
     if (captured) { captured.setAttribute('datetime', snapshot.quota.captured_at); }
-    if (!applyQuota(snapshot.quota) || changedRuns) { reload(); } else { times(); }
+    var stale = Date.now() - lastReload > CHART_REFRESH_MS;
+    if (!applyQuota(snapshot.quota) || changedRuns || stale) { reload(); } else { times(); }
   }
 
   times();
