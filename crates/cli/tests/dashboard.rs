@@ -22,10 +22,11 @@ use std::time::{Duration, Instant};
 use fantoccini::{Client, ClientBuilder, Locator};
 use headroom_core::QuotaKey;
 use headroom_core::clock::{SignedDuration, Timestamp};
+use headroom_core::signal::{Dimension, LimitReason, Provider};
 use headroom_store::quota_history::{QuotaStores, open_quota_history};
 use headroom_store::{
-    CheckpointStatus, CheckpointUpdate, CredentialSeen, NewSyncRun, QuotaReading, SubjectKind,
-    SyncRunStatus,
+    CheckpointStatus, CheckpointUpdate, CredentialSeen, NewSyncRun, QuotaReading,
+    RateLimitObservation, SubjectKind, SyncRunStatus,
 };
 
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -86,19 +87,53 @@ async fn seed(stores: &QuotaStores, now: Timestamp) {
             .await
             .expect("credential");
     }
-    for (i, remaining) in [4600u64, 4400, 4212].iter().enumerate() {
-        let at = now - SignedDuration::from_secs(400 - 200 * i as i64);
+    // A day of core readings every ten minutes, spent through each hour and reset, then the
+    // current one.
+    for k in (1..=144i64).rev() {
+        let at = now - SignedDuration::from_secs(600 * k);
+        let spent = 700 * (5 - k % 6) as u64;
         stores
             .recorder
-            .record_quota_reading(&reading("core", *remaining, at))
+            .record_quota_reading(&reading("core", 4900 - spent, at))
             .await
             .expect("reading");
     }
     stores
         .recorder
-        .record_quota_reading(&reading("graphql", 4990, now))
+        .record_quota_reading(&reading("core", 4212, now))
         .await
         .expect("reading");
+    let mut graphql = reading("graphql", 0, now);
+    graphql.blocked_until = Some(now + SignedDuration::from_secs(720));
+    graphql.last_reason = Some("primary limit".into());
+    graphql.waiting = 2;
+    stores
+        .recorder
+        .record_quota_reading(&graphql)
+        .await
+        .expect("reading");
+    stores
+        .store
+        .record_rate_limit_observation(&RateLimitObservation {
+            provider: Provider::GitHub,
+            key: QuotaKey::user(HOST, "alice"),
+            credential_fingerprint: None,
+            sync_run_id: None,
+            bucket: Some("core".into()),
+            route_family: Some("rest".into()),
+            route_family_attribution: None,
+            dimension: Some(Dimension::RestCore),
+            reason: Some(LimitReason::Secondary),
+            retry_after: Some(SignedDuration::from_secs(60)),
+            reset_at: None,
+            limit: None,
+            remaining: None,
+            used: None,
+            request_id: None,
+            observed_at: now - SignedDuration::from_secs(7200),
+        })
+        .await
+        .expect("observation");
     let run = stores
         .store
         .create_sync_run(&NewSyncRun {
@@ -296,6 +331,18 @@ async fn the_dashboard_shows_quota_runs_and_live_updates_in_chromium() {
     assert_eq!(
         warning,
         "these 2 credentials share alice's 5,000 requests an hour: more tokens do not add capacity"
+    );
+    let graphql = "[data-bucket=\"api.github.com|user:alice|graphql\"]";
+    let wait = text_of(&client, &format!("{graphql} .wait")).await;
+    assert!(wait.starts_with("GraphQL exhausted — reopens "), "{wait}");
+    assert_eq!(
+        client
+            .find_all(Locator::Css(&format!("{core} .limit-hit")))
+            .await
+            .expect("marks")
+            .len(),
+        2,
+        "the secondary limit is marked on the 6 h and 24 h charts, not the last hour's"
     );
     assert_eq!(
         text_of(&client, "tr[data-run] .status").await,
