@@ -109,6 +109,7 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> CommandResult {
             live_window,
             ..DashboardSettings::default()
         },
+        snapshots: Default::default(),
     };
     let served = serve_until_stopped(listener, dashboard).await;
     quota.store.close().await;

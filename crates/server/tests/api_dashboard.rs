@@ -58,6 +58,7 @@ where
         history: server,
         clock,
         settings: DashboardSettings::default(),
+        snapshots: Default::default(),
     }
 }
 

@@ -1,12 +1,14 @@
 //! `GET /api/events`: server-sent events. The stream asks the store every
 //! [`super::DashboardSettings::poll_interval`] for its [`ActivityMark`] (the newest reading,
 //! observation and sync-run update — a few `MAX`es) and, when it moved, sends one `snapshot`
-//! event: the `/api/quota` document and the first page of sync runs. The first event is sent
-//! at once, so a page that connects is current whatever it rendered.
+//! event: the `/api/quota` document and the first page of sync runs, read once per change for
+//! all streams ([`SnapshotCache`]). The first event is sent at once, so a page that connects is
+//! current whatever it rendered.
 //!
 //! It reads like every other endpoint: nothing here writes or spends.
 
 use std::convert::Infallible;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::{RawQuery, State};
@@ -15,6 +17,7 @@ use futures_util::stream::Stream;
 use headroom_core::telemetry;
 use headroom_store::quota_history::ActivityMark;
 use serde::Serialize;
+use tokio::sync::Mutex;
 
 use crate::ApiError;
 use crate::api::quota::{self, QuotaSnapshot};
@@ -46,6 +49,34 @@ pub async fn snapshot(state: &DashboardState) -> Result<Snapshot, ApiError> {
     })
 }
 
+/// The snapshot of the newest activity mark, shared by every event stream of one server: a
+/// change is read from the store once however many pages are open.
+#[derive(Debug, Clone, Default)]
+pub struct SnapshotCache(Arc<Mutex<Option<Cached>>>);
+
+/// A snapshot and the mark it was read at.
+type Cached = (ActivityMark, Arc<Snapshot>);
+
+impl SnapshotCache {
+    /// The snapshot for `mark`, read now unless another stream already read it. The lock is
+    /// held while reading, so streams that see the same change wait for one read.
+    async fn get(
+        &self,
+        state: &DashboardState,
+        mark: ActivityMark,
+    ) -> Result<Arc<Snapshot>, ApiError> {
+        let mut slot = self.0.lock().await;
+        if let Some((cached, snapshot)) = slot.as_ref()
+            && *cached == mark
+        {
+            return Ok(snapshot.clone());
+        }
+        let fresh = Arc::new(snapshot(state).await?);
+        *slot = Some((mark, fresh.clone()));
+        Ok(fresh)
+    }
+}
+
 struct Cursor {
     state: DashboardState,
     last: Option<ActivityMark>,
@@ -67,12 +98,12 @@ async fn next_event(mut cursor: Cursor) -> Option<(Result<Event, Infallible>, Cu
         if cursor.last == Some(mark) {
             continue;
         }
-        let event = match snapshot(&cursor.state).await {
+        let event = match cursor.state.snapshots.get(&cursor.state, mark).await {
             Ok(snapshot) => {
                 cursor.last = Some(mark);
                 Event::default()
                     .event("snapshot")
-                    .json_data(&snapshot)
+                    .json_data(&*snapshot)
                     .unwrap_or_else(|e| unavailable(&e.to_string()))
             }
             Err(e) => unavailable(&e.to_string()),

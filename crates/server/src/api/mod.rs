@@ -52,4 +52,6 @@ pub struct DashboardState {
     pub clock: SharedClock,
     /// How it reads.
     pub settings: DashboardSettings,
+    /// The event streams' shared snapshot (start with `Default::default()`).
+    pub snapshots: events::SnapshotCache,
 }
