@@ -15,7 +15,7 @@ mod common;
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -318,6 +318,26 @@ async fn the_dashboard_shows_quota_runs_and_live_updates_in_chromium() {
     let (_driver, driver_url) = chromedriver();
     let profile = dir.path().join("chromium-profile");
     let client = browser(&driver_url, &profile).await;
+    // docs/dashboard.png is this screenshot: rewritten with HEADROOM_WRITE_SCREENSHOT set (as
+    // docs/CLI.md is with HEADROOM_WRITE_CLI_DOCS), so a test run leaves the tree as it was.
+    let screenshot = if std::env::var_os("HEADROOM_WRITE_SCREENSHOT").is_some() {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/dashboard.png")
+    } else {
+        dir.path().join("dashboard.png")
+    };
+    let checks = tokio::spawn(check_page(client.clone(), url, stores.clone(), screenshot));
+    let outcome = checks.await;
+    // The session is closed whatever the checks found, so no browser outlives the test.
+    let closed = client.close().await;
+    stores.store.close().await;
+    if let Err(failed) = outcome {
+        std::panic::resume_unwind(failed.into_panic());
+    }
+    closed.expect("close the session");
+}
+
+/// What the page must show, and that an update arrives over the event stream.
+async fn check_page(client: Client, url: String, stores: QuotaStores, screenshot: PathBuf) {
     client.goto(&url).await.expect("the page loads");
 
     let core = "[data-bucket=\"api.github.com|user:alice|core\"]";
@@ -367,16 +387,9 @@ async fn the_dashboard_shows_quota_runs_and_live_updates_in_chromium() {
         .expect("a new reading");
     wait_for_text(&client, &format!("{core} .remaining"), "1,234").await;
 
-    // docs/dashboard.png is this screenshot: rewritten with HEADROOM_WRITE_SCREENSHOT set (as
-    // docs/CLI.md is with HEADROOM_WRITE_CLI_DOCS), so a test run leaves the tree as it was.
     let png = client.screenshot().await.expect("screenshot");
     assert!(png.starts_with(b"\x89PNG"), "a PNG");
-    let target = if std::env::var_os("HEADROOM_WRITE_SCREENSHOT").is_some() {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/dashboard.png")
-    } else {
-        dir.path().join("dashboard.png")
-    };
-    std::fs::write(&target, png).expect("write the screenshot");
+    std::fs::write(&screenshot, png).expect("write the screenshot");
 
     let log = client.issue_cmd(BrowserLog).await.expect("the browser log");
     let errors: Vec<&serde_json::Value> = log
@@ -384,6 +397,4 @@ async fn the_dashboard_shows_quota_runs_and_live_updates_in_chromium() {
         .map(|entries| entries.iter().filter(|e| e["level"] == "SEVERE").collect())
         .unwrap_or_default();
     assert!(errors.is_empty(), "console errors: {errors:?}");
-    client.close().await.expect("close the session");
-    stores.store.close().await;
 }
