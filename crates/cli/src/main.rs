@@ -29,6 +29,7 @@ mod registry;
 mod retention;
 mod run_cmd;
 mod serve;
+mod serve_cmd;
 mod sim_cmd;
 mod status_cmd;
 mod sync_cmd;
@@ -61,6 +62,9 @@ enum Command {
     Enrich(enrich_cmd::EnrichArgs),
     /// The continuous feed service: a poll tick and enrichment cycles until stopped.
     Run(run_cmd::RunArgs),
+    /// The quota dashboard and the read-only HTTP API over a database: no workers, no
+    /// provider requests, no writes.
+    Serve(serve_cmd::ServeArgs),
     /// The feed's persisted state (schedule, ledgers, enrichment), read only.
     Status(status_cmd::StatusArgs),
     /// One polling cycle of the public events feed, if due; then the persisted state.
@@ -96,6 +100,7 @@ fn main() -> ExitCode {
         Command::Ingest(args) => ("headroom", with_runtime(ingest_cmd::run(global, args))),
         Command::Enrich(args) => ("headroom", with_runtime(enrich_cmd::run(global, args))),
         Command::Run(args) => ("headroom", with_runtime(run_cmd::run(global, args))),
+        Command::Serve(args) => ("headroom", with_runtime(serve_cmd::run(global, args))),
         Command::Status(args) => ("headroom", with_runtime(status_cmd::run(global, args))),
         Command::Demo(args) => ("headroom", with_runtime(demo_cmd::run(global, args))),
     };

@@ -26,9 +26,12 @@ use headroom_store::feed_report::FeedReport;
 use headroom_store::feed_state::FeedStateRead;
 use serde_json::json;
 
+pub mod api;
+pub mod dashboard;
 pub mod events;
 pub mod status;
 
+pub use crate::api::{DashboardSettings, DashboardState};
 pub use crate::status::{Reporting, SchedulerSettings, StatusDocument, StatusSettings};
 
 /// What every handler reads from.
@@ -54,6 +57,36 @@ pub fn router(state: AppState) -> Router {
         .route("/api/push_events/{github_event_id}", get(events::show))
         .fallback(not_found)
         .with_state(state)
+}
+
+/// The feed's surface with the quota dashboard: `/`, `/api/quota`,
+/// `/api/quota/{host}/{subject}/history`, `/api/sync/runs`, `/api/sync/runs/{id}` and
+/// `/api/events` beside every route of [`router`].
+pub fn dashboard_router(dashboard: DashboardState) -> Router {
+    let feed = router(dashboard.app.clone());
+    Router::new()
+        .route("/", get(dashboard::page))
+        .route("/api/quota", get(api::quota::show))
+        .route(
+            "/api/quota/{host}/{subject}/history",
+            get(api::quota::history),
+        )
+        .route("/api/sync/runs", get(api::sync::list))
+        .route("/api/sync/runs/{id}", get(api::sync::show))
+        .route("/api/events", get(api::events::events))
+        .with_state(dashboard)
+        .merge(feed)
+}
+
+/// Serves [`dashboard_router`] on `listener` until `shutdown` completes.
+pub async fn serve_dashboard(
+    listener: tokio::net::TcpListener,
+    dashboard: DashboardState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, dashboard_router(dashboard))
+        .with_graceful_shutdown(shutdown)
+        .await
 }
 
 /// Serves `router(state)` on `listener` until `shutdown` completes; requests in flight are

@@ -27,6 +27,7 @@ mod model;
 pub mod postgres;
 mod push;
 pub mod quota;
+pub mod quota_history;
 pub mod records;
 pub mod sqlite;
 mod sync;
@@ -48,6 +49,7 @@ pub use crate::model::{
 };
 pub use crate::postgres::{IDLE_IN_TRANSACTION_TIMEOUT, PgStore};
 pub use crate::quota::{PgGovernorOptions, PgQuotaState};
+pub use crate::quota_history::{QuotaHistory, QuotaReading, QuotaRecorder, open_quota_history};
 pub use crate::records::{Record, TABLES};
 pub use crate::sqlite::SqliteStore;
 

@@ -639,4 +639,5 @@ pub const TABLES: &[&str] = &[
     "check_runs",
     "branches",
     "project_items",
+    "quota_readings",
 ];

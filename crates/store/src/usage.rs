@@ -21,7 +21,7 @@ fn opt_i64(field: &'static str, v: Option<u64>) -> Result<Option<i64>> {
     v.map(|v| to_i64(field, v)).transpose()
 }
 
-fn observation_from(row: &impl ReadRow) -> Result<StoredObservation> {
+pub(crate) fn observation_from(row: &impl ReadRow) -> Result<StoredObservation> {
     Ok(StoredObservation {
         id: get(row, "id")?,
         provider: get(row, "provider")?,

@@ -1,0 +1,187 @@
+//! `headroom serve --db URL [--listen ADDR]`: the read-only dashboard server over a database —
+//! beside `sync worker` processes, or over a copied database. It runs no worker, sends no
+//! provider request and writes nothing: it serves headroom-server's feed routes and the quota
+//! dashboard (`/`, `/api/quota`, `/api/sync/runs`, `/api/events`) until SIGTERM or Ctrl-C.
+//!
+//! It listens on loopback only: the dashboard has no authentication, so an address another
+//! machine could reach is refused (exit 2).
+
+use std::sync::Arc;
+
+use clap::Args;
+use headroom_core::clock::{SignedDuration, TokioClock};
+use headroom_core::telemetry;
+use headroom_server::{AppState, DashboardSettings, DashboardState};
+use headroom_store::quota_history::open_quota_history;
+
+use crate::config::{ConfigError, GlobalArgs, ProcessEnv};
+use crate::enrich_cmd::EnrichTuning;
+use crate::ingest_cmd::FeedArgs;
+use crate::outcome::{CliError, CommandResult, Outcome};
+use crate::serve::{ReportingArgs, status_settings, stored_subject};
+
+/// `headroom serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Serve on this loopback address (port 0: any free port; the address is printed).
+    #[arg(long, env = "HEADROOM_LISTEN", default_value = "127.0.0.1:3000")]
+    listen: String,
+    /// Seconds after which a process that stopped reporting no longer counts as in flight.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    live_window: u64,
+    /// Minimum seconds between search requests (published in the status document).
+    #[arg(long, env = "SEARCH_PACING_SECONDS", default_value_t = 6)]
+    search_pacing: u64,
+    #[command(flatten)]
+    tuning: EnrichTuning,
+    #[command(flatten)]
+    feed: FeedArgs,
+    #[command(flatten)]
+    reporting: ReportingArgs,
+}
+
+/// The listen address, if it is loopback.
+fn loopback(listen: &str) -> Result<std::net::SocketAddr, ConfigError> {
+    let refuse = |problem: String| ConfigError {
+        setting: "--listen".into(),
+        problem,
+    };
+    let addr: std::net::SocketAddr = listen
+        .parse()
+        .map_err(|e| refuse(format!("`{listen}` is not an IP address and port: {e}")))?;
+    if !addr.ip().is_loopback() {
+        return Err(refuse(format!(
+            "{addr} is not a loopback address: the dashboard has no authentication, so it \
+             serves 127.0.0.1 (or ::1) only"
+        )));
+    }
+    Ok(addr)
+}
+
+/// Runs `headroom serve`.
+pub async fn run(global: &GlobalArgs, args: ServeArgs) -> CommandResult {
+    let settings = global
+        .resolve(&ProcessEnv)
+        .map_err(|e| CliError::refused(&e))?;
+    let addr = loopback(&args.listen).map_err(|e| CliError::refused(&e))?;
+    let enrich = args
+        .tuning
+        .settings(args.feed.enrichment_lease(), args.search_pacing);
+    let stores = headroom_store::feed_report::open_report(&settings.db)
+        .await
+        .map_err(|e| CliError::refused(&e))?;
+    let (store, feed, report) = stores;
+    let quota = open_quota_history(&settings.db)
+        .await
+        .map_err(|e| CliError::refused(&e))?;
+    let subject = stored_subject(&settings, store.as_ref()).await;
+    let status = status_settings(
+        &settings,
+        &args.feed,
+        &enrich,
+        &args.reporting,
+        None,
+        subject,
+    )
+    .map_err(|e| CliError::refused(&e))?;
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+        CliError::refused(&ConfigError {
+            setting: "--listen".into(),
+            problem: format!("cannot listen on {addr}: {e}"),
+        })
+    })?;
+    let bound = listener.local_addr().map_err(|e| CliError::failed(&e))?;
+    tracing::info!(event = telemetry::SERVER_LISTENING, addr = %bound);
+    outln!("headroom serve: dashboard on http://{bound}/");
+    let clock = Arc::new(TokioClock::system());
+    let live_window = SignedDuration::from_secs(i64::try_from(args.live_window).unwrap_or(30));
+    let dashboard = DashboardState {
+        app: AppState {
+            report,
+            feed,
+            clock: clock.clone(),
+            settings: Arc::new(status),
+        },
+        store: quota.store.clone(),
+        history: quota.history.clone(),
+        clock,
+        settings: DashboardSettings {
+            live_window,
+            ..DashboardSettings::default()
+        },
+        snapshots: Default::default(),
+    };
+    let served = serve_until_stopped(listener, dashboard).await;
+    quota.store.close().await;
+    store.close().await;
+    match served {
+        Ok(()) => {
+            tracing::info!(event = telemetry::SERVER_STOPPED);
+            outln!("headroom serve: stopped");
+            Ok(Outcome::Success)
+        }
+        Err(e) => {
+            tracing::error!(event = telemetry::SERVER_FAILED, error = %e);
+            Err(CliError::failed(&e))
+        }
+    }
+}
+
+/// How long requests in flight may finish after a stop signal. Event streams never finish on
+/// their own, so once this has passed the server is dropped with them still open.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Serves until SIGTERM or Ctrl-C, then lets requests finish within [`SHUTDOWN_GRACE`].
+async fn serve_until_stopped(
+    listener: tokio::net::TcpListener,
+    dashboard: DashboardState,
+) -> std::io::Result<()> {
+    let (stop, mut stopped) = tokio::sync::watch::channel(false);
+    let server = headroom_server::serve_dashboard(listener, dashboard, async move {
+        let _ = stopped.wait_for(|s| *s).await;
+    });
+    tokio::pin!(server);
+    tokio::select! {
+        served = &mut server => served,
+        () = shutdown_signal() => {
+            let _ = stop.send(true);
+            tokio::time::timeout(SHUTDOWN_GRACE, server).await.unwrap_or(Ok(()))
+        }
+    }
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_addresses_are_served() {
+        assert!(loopback("127.0.0.1:0").is_ok());
+        assert!(loopback("[::1]:3000").is_ok());
+        assert!(loopback("0.0.0.0:3000").is_err());
+        assert!(loopback("192.0.2.1:3000").is_err());
+        assert!(loopback("localhost:3000").is_err());
+    }
+}

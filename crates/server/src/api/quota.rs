@@ -1,0 +1,324 @@
+//! `GET /api/quota` — every identity's buckets as they stand, the credentials that spend
+//! them and the shared-quota warning — and `GET /api/quota/{host}/{subject}/history`, one
+//! bucket's downsampled remaining since an instant with the identity's rate-limit
+//! observations beside it (the chart's marks).
+
+use axum::Json;
+use axum::extract::{Path, RawQuery, State};
+use headroom_core::clock::{SignedDuration, Timestamp};
+use headroom_store::quota_history::{BucketKey, BucketNow, HistoryPoint};
+use headroom_store::{StoredObservation, SubjectKind, SyncRunStatus};
+use serde::Serialize;
+
+use crate::ApiError;
+use crate::api::DashboardState;
+use crate::api::params;
+use crate::dashboard::words;
+
+/// Slots a history is cut into at most.
+pub const HISTORY_POINTS: i64 = 360;
+/// Observations a history carries at most.
+pub const HISTORY_OBSERVATIONS: u32 = 500;
+/// The history's window when `since` is absent.
+pub const DEFAULT_HISTORY: SignedDuration = SignedDuration::from_secs(3600);
+/// Sync runs read to count the ones waiting per identity.
+const RUNS_SCANNED: u32 = 200;
+
+/// One credential that spends an identity's quota (never the token: its fingerprint).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CredentialView {
+    /// A prefix of the token's SHA-256.
+    pub fingerprint: String,
+    /// Who owns it.
+    pub owner: String,
+    /// When it was last used.
+    pub last_seen_at: Timestamp,
+}
+
+/// One bucket with its wait in words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BucketView {
+    /// The bucket as it stands.
+    #[serde(flatten)]
+    pub now: BucketNow,
+    /// Why work on it waits, in words (none when it does not).
+    pub wait: Option<String>,
+}
+
+/// One quota identity.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IdentityQuota {
+    /// The API host.
+    pub host: String,
+    /// The subject label (`user:alice`, `installation:42`, `ip:ADDR`).
+    pub subject: String,
+    /// How a person names it ("alice on api.github.com").
+    pub name: String,
+    /// Its buckets, by name.
+    pub buckets: Vec<BucketView>,
+    /// The stored credentials that spend it, oldest first.
+    pub credentials: Vec<CredentialView>,
+    /// How many stored credentials share it.
+    pub credentials_sharing: u64,
+    /// Said where several credentials share it.
+    pub shared_quota_warning: Option<String>,
+    /// Sync runs on it that are pending or hibernating.
+    pub runs_waiting: u64,
+}
+
+/// The whole `/api/quota` document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct QuotaSnapshot {
+    /// When it was read.
+    pub captured_at: Timestamp,
+    /// Every identity with a reading, by host and subject.
+    pub identities: Vec<IdentityQuota>,
+}
+
+/// A subject label split into the credential table's kind and owner.
+pub fn subject_parts(subject: &str) -> Option<(SubjectKind, &str)> {
+    let (kind, owner) = subject.split_once(':')?;
+    let kind = match kind {
+        "user" => SubjectKind::User,
+        "installation" => SubjectKind::Installation,
+        "ip" => SubjectKind::Ip,
+        _ => return None,
+    };
+    Some((kind, owner))
+}
+
+/// Reads the snapshot at `now`.
+pub async fn snapshot(state: &DashboardState, now: Timestamp) -> Result<QuotaSnapshot, ApiError> {
+    let latest = state
+        .history
+        .latest_quota_readings(now - state.settings.live_window)
+        .await?;
+    let runs = state.history.sync_runs_page(None, RUNS_SCANNED).await?;
+    let mut identities: Vec<IdentityQuota> = Vec::new();
+    for bucket in latest {
+        let r = &bucket.latest.reading;
+        let same = |i: &IdentityQuota| i.host == r.host && i.subject == r.subject;
+        if !identities.iter().any(same) {
+            let waiting = runs
+                .iter()
+                .filter(|run| run.host == r.host && run.subject == r.subject)
+                .filter(|run| {
+                    matches!(
+                        run.status,
+                        SyncRunStatus::Pending | SyncRunStatus::Hibernating
+                    )
+                })
+                .count() as u64;
+            identities.push(identity(state, &r.host, &r.subject, waiting).await?);
+        }
+        let wait = words::bucket_wait(&bucket, now);
+        if let Some(identity) = identities.iter_mut().find(|i| same(i)) {
+            identity.buckets.push(BucketView { now: bucket, wait });
+        }
+    }
+    for identity in &mut identities {
+        identity.shared_quota_warning = words::shared_quota_warning(identity);
+    }
+    Ok(QuotaSnapshot {
+        captured_at: now,
+        identities,
+    })
+}
+
+async fn identity(
+    state: &DashboardState,
+    host: &str,
+    subject: &str,
+    runs_waiting: u64,
+) -> Result<IdentityQuota, ApiError> {
+    let (credentials, sharing) = match subject_parts(subject) {
+        Some((kind, owner)) => (
+            state.store.credentials_of(host, kind, owner).await?,
+            state
+                .store
+                .count_credentials_sharing(host, kind, owner)
+                .await?,
+        ),
+        None => (Vec::new(), 0),
+    };
+    Ok(IdentityQuota {
+        host: host.to_owned(),
+        subject: subject.to_owned(),
+        name: words::identity_name(host, subject),
+        buckets: Vec::new(),
+        credentials: credentials
+            .into_iter()
+            .map(|c| CredentialView {
+                fingerprint: c.fingerprint,
+                owner: c.owner_login,
+                last_seen_at: c.last_seen_at,
+            })
+            .collect(),
+        credentials_sharing: sharing,
+        shared_quota_warning: None,
+        runs_waiting,
+    })
+}
+
+/// `GET /api/quota`.
+pub async fn show(
+    State(state): State<DashboardState>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<QuotaSnapshot>, ApiError> {
+    params::pairs(raw.as_deref(), &[])?;
+    let now = state.clock.now();
+    Ok(Json(snapshot(&state, now).await?))
+}
+
+/// The parsed history query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryQuery {
+    /// The bucket.
+    pub bucket: String,
+    /// From when.
+    pub since: Timestamp,
+}
+
+/// Parses `bucket` (required) and `since` (default: an hour before `now`, not after it).
+pub fn parse_history(raw: Option<&str>, now: Timestamp) -> Result<HistoryQuery, ApiError> {
+    let mut bucket = None;
+    let mut since = now - DEFAULT_HISTORY;
+    for (name, value) in params::pairs(raw, &["bucket", "since"])? {
+        match name.as_str() {
+            "bucket" if !value.is_empty() => bucket = Some(value),
+            "bucket" => {
+                return Err(params::bad(
+                    "invalid_parameter",
+                    "bucket",
+                    "bucket must not be empty".into(),
+                ));
+            }
+            _ => since = params::instant("since", &value)?,
+        }
+    }
+    let bucket = bucket.ok_or_else(|| {
+        params::bad(
+            "missing_parameter",
+            "bucket",
+            "bucket is required (core, graphql, search …)".into(),
+        )
+    })?;
+    if since > now {
+        return Err(params::bad(
+            "invalid_parameter",
+            "since",
+            format!("since ({since}) is in the future"),
+        ));
+    }
+    Ok(HistoryQuery { bucket, since })
+}
+
+/// The slot length that cuts `[since, now]` into at most [`HISTORY_POINTS`] slots.
+pub fn history_step(since: Timestamp, now: Timestamp) -> SignedDuration {
+    let span = now.duration_since(since).as_millis().max(0);
+    let step = (span / i128::from(HISTORY_POINTS)).max(1000);
+    SignedDuration::from_millis(i64::try_from(step).unwrap_or(i64::MAX))
+}
+
+/// `GET /api/quota/{host}/{subject}/history`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct History {
+    /// The API host.
+    pub host: String,
+    /// The subject label.
+    pub subject: String,
+    /// The bucket.
+    pub bucket: String,
+    /// From when.
+    pub since: Timestamp,
+    /// Until when.
+    pub until: Timestamp,
+    /// Each slot's length.
+    pub step_seconds: f64,
+    /// The slots with readings, oldest first.
+    pub points: Vec<HistoryPoint>,
+    /// Waits, 403s and 429s of the identity on the bucket (or on no bucket), newest first.
+    pub observations: Vec<StoredObservation>,
+}
+
+/// Reads one bucket's history.
+pub async fn history_of(
+    state: &DashboardState,
+    key: BucketKey<'_>,
+    since: Timestamp,
+    now: Timestamp,
+) -> Result<History, ApiError> {
+    let step = history_step(since, now);
+    let points = state.history.quota_history(key, since, step).await?;
+    let observations = state
+        .history
+        .observations_of(key.host, key.subject, since, HISTORY_OBSERVATIONS)
+        .await?
+        .into_iter()
+        .filter(|o| o.bucket.as_deref().is_none_or(|b| b == key.bucket))
+        .collect();
+    Ok(History {
+        host: key.host.to_owned(),
+        subject: key.subject.to_owned(),
+        bucket: key.bucket.to_owned(),
+        since,
+        until: now,
+        step_seconds: step.as_secs_f64(),
+        points,
+        observations,
+    })
+}
+
+/// `GET /api/quota/{host}/{subject}/history?bucket=&since=`.
+pub async fn history(
+    State(state): State<DashboardState>,
+    Path((host, subject)): Path<(String, String)>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<History>, ApiError> {
+    let now = state.clock.now();
+    let query = parse_history(raw.as_deref(), now)?;
+    let key = BucketKey {
+        host: &host,
+        subject: &subject,
+        bucket: &query.bucket,
+    };
+    Ok(Json(history_of(&state, key, query.since, now).await?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(secs: i64) -> Timestamp {
+        Timestamp::from_second(1_800_000_000 + secs).expect("valid")
+    }
+
+    #[test]
+    fn the_history_query_is_strict() {
+        let q = parse_history(Some("bucket=core"), t(7200)).expect("ok");
+        assert_eq!((q.bucket.as_str(), q.since), ("core", t(3600)));
+        assert!(parse_history(None, t(0)).is_err());
+        assert!(parse_history(Some("bucket="), t(0)).is_err());
+        assert!(parse_history(Some("bucket=core&limit=3"), t(0)).is_err());
+        assert!(parse_history(Some("bucket=core&since=1800000100000"), t(0)).is_err());
+    }
+
+    #[test]
+    fn a_history_has_at_most_its_points_and_slots_of_a_second_at_least() {
+        assert_eq!(history_step(t(0), t(3600)), SignedDuration::from_secs(10));
+        assert_eq!(history_step(t(0), t(10)), SignedDuration::from_secs(1));
+    }
+
+    #[test]
+    fn subject_labels_split_into_kind_and_owner() {
+        assert_eq!(
+            subject_parts("user:alice"),
+            Some((SubjectKind::User, "alice"))
+        );
+        assert_eq!(
+            subject_parts("installation:42"),
+            Some((SubjectKind::Installation, "42"))
+        );
+        assert_eq!(subject_parts("alice"), None);
+    }
+}

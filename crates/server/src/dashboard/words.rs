@@ -1,0 +1,219 @@
+//! The dashboard's numbers and states in words: an identity's name, a bucket's wait ("REST
+//! exhausted — reopens 14:32 UTC (in 12 min)"), the shared-quota warning, clock times,
+//! countdowns and thousands separators. Pure functions: the page and the API say the same.
+
+use headroom_core::clock::{SignedDuration, Timestamp};
+use headroom_store::quota_history::BucketNow;
+
+use crate::api::quota::IdentityQuota;
+
+/// "alice on api.github.com", "installation 42 on …", "203.0.113.9 (no token) on …".
+pub fn identity_name(host: &str, subject: &str) -> String {
+    let who = match subject.split_once(':') {
+        Some(("user", login)) => login.to_owned(),
+        Some(("installation", id)) => format!("installation {id}"),
+        Some(("ip", ip)) => format!("{ip} (no token)"),
+        _ => subject.to_owned(),
+    };
+    format!("{who} on {host}")
+}
+
+/// The owner part of a subject label.
+pub fn owner(subject: &str) -> &str {
+    subject.split_once(':').map_or(subject, |(_, owner)| owner)
+}
+
+/// How a person names a bucket.
+pub fn bucket_label(bucket: &str) -> String {
+    match bucket {
+        "core" => "REST".to_owned(),
+        "graphql" => "GraphQL".to_owned(),
+        "search" => "Search".to_owned(),
+        "code_search" => "Code search".to_owned(),
+        other => other.to_owned(),
+    }
+}
+
+/// `1234567` as "1,234,567".
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// "14:32 UTC" (the page's script rewrites it in the reader's own time zone).
+pub fn clock_time(t: Timestamp) -> String {
+    t.strftime("%H:%M UTC").to_string()
+}
+
+/// "45 s", "12 min", "2 h 5 min", "3 d 4 h"; "now" for nothing left.
+pub fn countdown(from: Timestamp, to: Timestamp) -> String {
+    let secs = to.duration_since(from).as_secs();
+    if secs <= 0 {
+        return "now".to_owned();
+    }
+    let (d, h, m) = (secs / 86_400, secs % 86_400 / 3600, secs % 3600 / 60);
+    match (d, h, m) {
+        (0, 0, 0) => format!("{secs} s"),
+        (0, 0, m) => format!("{} min", m + i64::from(secs % 60 >= 30)),
+        (0, h, 0) => format!("{h} h"),
+        (0, h, m) => format!("{h} h {m} min"),
+        (d, 0, _) => format!("{d} d"),
+        (d, h, _) => format!("{d} d {h} h"),
+    }
+}
+
+/// "reopens 14:32 UTC (in 12 min)".
+fn reopens(at: Timestamp, now: Timestamp) -> String {
+    format!("reopens {} (in {})", clock_time(at), countdown(now, at))
+}
+
+/// Why work on a bucket waits now, in words; none when it does not.
+pub fn bucket_wait(bucket: &BucketNow, now: Timestamp) -> Option<String> {
+    let r = &bucket.latest.reading;
+    let label = bucket_label(&r.bucket);
+    let reason = r.last_reason.as_deref().filter(|s| !s.is_empty());
+    let exhausted = r.remaining == Some(0);
+    if let Some(until) = r.blocked_until.filter(|u| *u > now) {
+        let secondary = reason.is_some_and(|s| s.contains("secondary"));
+        return Some(if secondary {
+            format!(
+                "secondary limit: retry after {} ({})",
+                countdown(now, until),
+                clock_time(until)
+            )
+        } else if exhausted {
+            format!("{label} exhausted — {}", reopens(until, now))
+        } else {
+            match reason {
+                Some(reason) => format!("{reason} — {}", reopens(until, now)),
+                None => format!("{label} blocked — {}", reopens(until, now)),
+            }
+        });
+    }
+    if exhausted && let Some(reset) = r.reset_at.filter(|t| *t > now) {
+        return Some(format!("{label} exhausted — {}", reopens(reset, now)));
+    }
+    reason.filter(|_| bucket.waiting > 0).map(str::to_owned)
+}
+
+/// The warning where several credentials spend one identity's quota.
+pub fn shared_quota_warning(identity: &IdentityQuota) -> Option<String> {
+    if identity.credentials_sharing < 2 {
+        return None;
+    }
+    let owner = owner(&identity.subject);
+    let core = identity
+        .buckets
+        .iter()
+        .find(|b| b.now.latest.reading.bucket == "core")
+        .and_then(|b| b.now.latest.reading.limit);
+    let what = match core {
+        Some(limit) => format!("{owner}'s {} requests an hour", thousands(limit)),
+        None => format!("{owner}'s quota"),
+    };
+    Some(format!(
+        "these {} credentials share {what}: more tokens do not add capacity",
+        identity.credentials_sharing
+    ))
+}
+
+/// A span of time in words, for ages and waits already spent.
+pub fn duration(d: SignedDuration) -> String {
+    let zero = Timestamp::UNIX_EPOCH;
+    countdown(zero, zero + d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use headroom_store::QuotaReading;
+    use headroom_store::quota_history::StoredQuotaReading;
+
+    fn t(secs: i64) -> Timestamp {
+        // 14:20:00 UTC.
+        Timestamp::from_second(1_800_000_000 - 1_800_000_000 % 86_400 + 14 * 3600 + 20 * 60 + secs)
+            .expect("valid")
+    }
+
+    fn bucket(remaining: u64, blocked: Option<i64>, reason: Option<&str>) -> BucketNow {
+        BucketNow {
+            latest: StoredQuotaReading {
+                id: 1,
+                reading: QuotaReading {
+                    provider: "github".into(),
+                    host: "api.github.com".into(),
+                    subject: "user:alice".into(),
+                    bucket: "core".into(),
+                    limit: Some(5000),
+                    remaining: Some(remaining),
+                    used: Some(5000 - remaining),
+                    reset_at: Some(t(12 * 60)),
+                    in_flight: 0,
+                    waiting: 1,
+                    blocked_until: blocked.map(t),
+                    last_reason: reason.map(str::to_owned),
+                    process_id: "p".into(),
+                    observed_at: t(0),
+                },
+            },
+            in_flight: 0,
+            waiting: 1,
+            live_processes: 1,
+        }
+    }
+
+    #[test]
+    fn waits_read_in_words() {
+        assert_eq!(
+            bucket_wait(&bucket(0, Some(12 * 60), None), t(0)).as_deref(),
+            Some("REST exhausted — reopens 14:32 UTC (in 12 min)")
+        );
+        assert_eq!(
+            bucket_wait(&bucket(0, None, None), t(0)).as_deref(),
+            Some("REST exhausted — reopens 14:32 UTC (in 12 min)")
+        );
+        assert_eq!(
+            bucket_wait(&bucket(40, Some(60), Some("secondary limit")), t(0)).as_deref(),
+            Some("secondary limit: retry after 1 min (14:21 UTC)")
+        );
+        assert_eq!(
+            bucket_wait(&bucket(40, None, Some("paced: 900 points/min")), t(0)).as_deref(),
+            Some("paced: 900 points/min")
+        );
+        assert_eq!(bucket_wait(&bucket(40, None, None), t(0)), None);
+        // A block that has passed is no wait.
+        assert_eq!(
+            bucket_wait(&bucket(40, Some(-5), Some("x")), t(0)).as_deref(),
+            Some("x")
+        );
+    }
+
+    #[test]
+    fn numbers_names_and_countdowns() {
+        assert_eq!(thousands(5000), "5,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(thousands(12), "12");
+        assert_eq!(
+            identity_name("api.github.com", "user:alice"),
+            "alice on api.github.com"
+        );
+        assert_eq!(
+            identity_name("h", "installation:42"),
+            "installation 42 on h"
+        );
+        assert_eq!(countdown(t(0), t(45)), "45 s");
+        assert_eq!(countdown(t(0), t(2 * 3600 + 300)), "2 h 5 min");
+        assert_eq!(countdown(t(10), t(0)), "now");
+        assert_eq!(
+            duration(SignedDuration::from_secs(3 * 86_400 + 4 * 3600)),
+            "3 d 4 h"
+        );
+    }
+}

@@ -1,0 +1,210 @@
+//! The `quota_readings` queries: append, the latest reading per identity and bucket with the
+//! live processes' in flight summed, one bucket's downsampled history, and retention.
+
+use std::collections::BTreeMap;
+
+use headroom_core::clock::{SignedDuration, Timestamp};
+
+use crate::db::{Pools, ReadRow, on_each_pool};
+use crate::error::{Result, StoreError};
+use crate::model::{from_ms, ms, to_i64};
+
+use super::{BucketKey, BucketNow, HistoryPoint, QuotaReading, StoredQuotaReading};
+
+const READING_COLUMNS: &str = "id, provider, host, subject, bucket, rate_limit, remaining, \
+    used, reset_at_ms, in_flight, waiting, blocked_until_ms, last_reason, process_id, \
+    observed_at_ms";
+
+const INSERT_SQL: &str = "INSERT INTO quota_readings (provider, host, subject, bucket, \
+    rate_limit, remaining, used, reset_at_ms, in_flight, waiting, blocked_until_ms, \
+    last_reason, process_id, observed_at_ms) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id";
+
+/// The newest reading of every (host, subject, bucket).
+static LATEST_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "SELECT {READING_COLUMNS} FROM (SELECT {READING_COLUMNS}, ROW_NUMBER() OVER \
+         (PARTITION BY host, subject, bucket ORDER BY observed_at_ms DESC, id DESC) AS rn \
+         FROM quota_readings) s WHERE rn = 1 ORDER BY host, subject, bucket"
+    )
+});
+
+/// Each live process's newest reading of every bucket it reported on since `$1`.
+const LIVE_SQL: &str = "SELECT host, subject, bucket, in_flight, waiting FROM \
+    (SELECT host, subject, bucket, in_flight, waiting, ROW_NUMBER() OVER \
+     (PARTITION BY host, subject, bucket, process_id ORDER BY observed_at_ms DESC, id DESC) AS rn \
+     FROM quota_readings WHERE observed_at_ms >= $1) s WHERE rn = 1";
+
+const HISTORY_SQL: &str = "SELECT (observed_at_ms - $4) / $5 AS slot, \
+    MIN(remaining) AS remaining_min, MAX(remaining) AS remaining_max, \
+    MAX(rate_limit) AS limit_max, COUNT(*) AS n, \
+    CAST(SUM(CASE WHEN last_reason IS NULL THEN 0 ELSE 1 END) AS BIGINT) AS waits \
+    FROM quota_readings WHERE host = $1 AND subject = $2 AND bucket = $3 \
+    AND observed_at_ms >= $4 GROUP BY slot ORDER BY slot";
+
+fn opt_i64(field: &'static str, value: Option<u64>) -> Result<Option<i64>> {
+    value.map(|v| to_i64(field, v)).transpose()
+}
+
+fn opt_u64(row: &impl ReadRow, column: &'static str) -> Result<Option<u64>> {
+    row.opt_int(column)?
+        .map(|v| u64::try_from(v).map_err(|e| StoreError::corrupt(column, e)))
+        .transpose()
+}
+
+fn reading_from(row: &impl ReadRow) -> Result<StoredQuotaReading> {
+    Ok(StoredQuotaReading {
+        id: row.int("id")?,
+        reading: QuotaReading {
+            provider: row.text("provider")?,
+            host: row.text("host")?,
+            subject: row.text("subject")?,
+            bucket: row.text("bucket")?,
+            limit: opt_u64(row, "rate_limit")?,
+            remaining: opt_u64(row, "remaining")?,
+            used: opt_u64(row, "used")?,
+            reset_at: row.opt_ts("reset_at_ms")?,
+            in_flight: row.count("in_flight")?,
+            waiting: row.count("waiting")?,
+            blocked_until: row.opt_ts("blocked_until_ms")?,
+            last_reason: row.opt_text("last_reason")?,
+            process_id: row.text("process_id")?,
+            observed_at: row.ts("observed_at_ms")?,
+        },
+    })
+}
+
+/// Appends one reading.
+pub(super) async fn record(pools: Pools<'_>, r: &QuotaReading) -> Result<i64> {
+    let limit = opt_i64("limit", r.limit)?;
+    let remaining = opt_i64("remaining", r.remaining)?;
+    let used = opt_i64("used", r.used)?;
+    let in_flight = to_i64("in_flight", r.in_flight)?;
+    let waiting = to_i64("waiting", r.waiting)?;
+    on_each_pool!(pools, |pool| {
+        let row = sqlx::query(INSERT_SQL)
+            .bind(r.provider.as_str())
+            .bind(r.host.as_str())
+            .bind(r.subject.as_str())
+            .bind(r.bucket.as_str())
+            .bind(limit)
+            .bind(remaining)
+            .bind(used)
+            .bind(r.reset_at.map(ms))
+            .bind(in_flight)
+            .bind(waiting)
+            .bind(r.blocked_until.map(ms))
+            .bind(r.last_reason.as_deref())
+            .bind(r.process_id.as_str())
+            .bind(ms(r.observed_at))
+            .fetch_one(pool)
+            .await?;
+        row.int("id")
+    })
+}
+
+/// Deletes the readings observed before `before`.
+pub(super) async fn prune(pools: Pools<'_>, before: Timestamp) -> Result<u64> {
+    on_each_pool!(pools, |pool| {
+        let done = sqlx::query("DELETE FROM quota_readings WHERE observed_at_ms < $1")
+            .bind(ms(before))
+            .execute(pool)
+            .await?;
+        Ok(done.rows_affected())
+    })
+}
+
+/// In flight and waiting summed over live processes, and how many there are.
+#[derive(Debug, Default, Clone, Copy)]
+struct LiveSum {
+    in_flight: u64,
+    waiting: u64,
+    processes: u64,
+}
+
+type BucketId = (String, String, String);
+
+fn add_live(out: &mut BTreeMap<BucketId, LiveSum>, row: &impl ReadRow) -> Result<()> {
+    let key = (row.text("host")?, row.text("subject")?, row.text("bucket")?);
+    let sum = out.entry(key).or_default();
+    sum.in_flight += row.count("in_flight")?;
+    sum.waiting += row.count("waiting")?;
+    sum.processes += 1;
+    Ok(())
+}
+
+/// The newest reading per identity and bucket, with the live processes' sums.
+pub(super) async fn latest(pools: Pools<'_>, live_since: Timestamp) -> Result<Vec<BucketNow>> {
+    let mut live = BTreeMap::new();
+    let latest = on_each_pool!(pools, |pool| {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(LATEST_SQL.as_str()))
+            .fetch_all(pool)
+            .await?;
+        let latest = rows.iter().map(reading_from).collect::<Result<Vec<_>>>()?;
+        let rows = sqlx::query(LIVE_SQL)
+            .bind(ms(live_since))
+            .fetch_all(pool)
+            .await?;
+        for row in &rows {
+            add_live(&mut live, row)?;
+        }
+        latest
+    });
+    Ok(latest
+        .into_iter()
+        .map(|reading| {
+            let r = &reading.reading;
+            let key = (r.host.clone(), r.subject.clone(), r.bucket.clone());
+            let sum = live.get(&key).copied().unwrap_or_default();
+            BucketNow {
+                latest: reading,
+                in_flight: sum.in_flight,
+                waiting: sum.waiting,
+                live_processes: sum.processes,
+            }
+        })
+        .collect())
+}
+
+fn point_from(row: &impl ReadRow, since: Timestamp, step_ms: i64) -> Result<HistoryPoint> {
+    let slot = row.int("slot")?;
+    let at = from_ms(
+        "slot",
+        ms(since).saturating_add(slot.saturating_mul(step_ms)),
+    )?;
+    Ok(HistoryPoint {
+        at,
+        remaining_min: opt_u64(row, "remaining_min")?,
+        remaining_max: opt_u64(row, "remaining_max")?,
+        limit: opt_u64(row, "limit_max")?,
+        readings: row.count("n")?,
+        waits: row.count("waits")?,
+    })
+}
+
+/// One bucket's readings since `since`, in slots of `step`.
+pub(super) async fn history(
+    pools: Pools<'_>,
+    key: BucketKey<'_>,
+    since: Timestamp,
+    step: SignedDuration,
+) -> Result<Vec<HistoryPoint>> {
+    let step_ms = i64::try_from(step.as_millis()).unwrap_or(i64::MAX);
+    if step_ms <= 0 {
+        return Err(StoreError::Invalid {
+            field: "step",
+            problem: format!("a history slot must last at least a millisecond (got {step})"),
+        });
+    }
+    on_each_pool!(pools, |pool| {
+        let rows = sqlx::query(HISTORY_SQL)
+            .bind(key.host)
+            .bind(key.subject)
+            .bind(key.bucket)
+            .bind(ms(since))
+            .bind(step_ms)
+            .fetch_all(pool)
+            .await?;
+        rows.iter().map(|r| point_from(r, since, step_ms)).collect()
+    })
+}
