@@ -132,7 +132,7 @@ pub async fn print_enrichment_state(state: &Arc<dyn FeedState>) {
 
 /// Runs `headroom enrich`.
 pub async fn run(global: &GlobalArgs, args: EnrichArgs) -> CommandResult {
-    let (poller, _) = poller(global, &args.feed).await?;
+    let (poller, _, _) = poller(global, &args.feed).await?;
     let settings = args
         .tuning
         .settings(args.feed.enrichment_lease(), args.search_pacing);

@@ -95,7 +95,10 @@ pub struct IngestArgs {
 }
 
 /// Builds a poller from the global settings.
-pub async fn poller(global: &GlobalArgs, feed: &FeedArgs) -> Result<(Poller, Settings), CliError> {
+pub async fn poller(
+    global: &GlobalArgs,
+    feed: &FeedArgs,
+) -> Result<(Poller, Settings, registry::Opened), CliError> {
     let mut settings = global
         .resolve(&ProcessEnv)
         .map_err(|e| CliError::refused(&e))?;
@@ -125,12 +128,13 @@ pub async fn poller(global: &GlobalArgs, feed: &FeedArgs) -> Result<(Poller, Set
             settings: poll_settings,
         },
         settings,
+        opened,
     ))
 }
 
 /// Runs `headroom ingest`.
 pub async fn run(global: &GlobalArgs, args: IngestArgs) -> CommandResult {
-    let (poller, _) = poller(global, &args.feed).await?;
+    let (poller, _, _) = poller(global, &args.feed).await?;
     let outcome = poller.poll_once(args.force).await;
     let result = print_outcome(&outcome);
     outln!();

@@ -13,11 +13,12 @@ use headroom_core::governor::BoxFuture;
 use headroom_core::telemetry;
 use headroom_http::RateLimitReason;
 use headroom_http::sinks::{
-    CredentialRegistry, EtagStore, RateLimitEvent, RateLimitEventKind, RateLimitLog, UsageRecord,
-    UsageSink,
+    CredentialRegistry, EtagStore, QuotaReadings, RateLimitEvent, RateLimitEventKind, RateLimitLog,
+    UsageRecord, UsageSink,
 };
 use headroom_store::{
-    CredentialSeen, ObservationKind, RateLimitObservation, Store, StoredEtag, SubjectKind,
+    CredentialSeen, ObservationKind, QuotaReading, QuotaRecorder, RateLimitObservation, Store,
+    StoredEtag, SubjectKind,
 };
 
 use crate::config::ConfigError;
@@ -31,13 +32,16 @@ pub struct Opened {
 
 /// Opens the configured database (creating an SQLite file when needed).
 pub async fn open(db: &str) -> Result<Opened, ConfigError> {
-    let store = headroom_store::open(db).await.map_err(|e| ConfigError {
-        setting: "--db".into(),
-        problem: e.to_string(),
-    })?;
+    let stores = headroom_store::open_quota_history(db)
+        .await
+        .map_err(|e| ConfigError {
+            setting: "--db".into(),
+            problem: e.to_string(),
+        })?;
     Ok(Opened {
         sinks: Arc::new(StoreSinks {
-            store,
+            store: stores.store,
+            recorder: stores.recorder,
             clock: TokioClock::system(),
         }),
     })
@@ -47,7 +51,15 @@ pub async fn open(db: &str) -> Result<Opened, ConfigError> {
 #[derive(Debug)]
 pub struct StoreSinks {
     store: Arc<dyn Store>,
+    recorder: Arc<dyn QuotaRecorder>,
     clock: TokioClock,
+}
+
+impl StoreSinks {
+    /// Where quota readings are written (and pruned).
+    pub fn recorder(&self) -> &Arc<dyn QuotaRecorder> {
+        &self.recorder
+    }
 }
 
 fn subject_of(kind: SubjectKind, owner: &str) -> Subject {
@@ -204,6 +216,65 @@ pub fn observation_of(event: RateLimitEvent) -> RateLimitObservation {
             RateLimitEventKind::Refused => ObservationKind::Refused,
         }),
         wait_reason,
+    }
+}
+
+/// The rows one governor reading becomes: one per bucket, with this process's in-flight and
+/// waiting counts and, when the bucket waits, why in the governor's words.
+pub fn readings_of(
+    provider: headroom_core::signal::Provider,
+    snapshot: &headroom_core::governor::IdentitySnapshot,
+    at: headroom_core::clock::Timestamp,
+) -> Vec<QuotaReading> {
+    snapshot
+        .buckets
+        .iter()
+        .map(|b| {
+            let state = &b.state;
+            let blocked = state.blocked_until.filter(|until| *until > at);
+            let last_reason = match (blocked, state.remaining, state.reset_at) {
+                (Some(_), _, _) => Some(format!(
+                    "secondary limit ({} in a row)",
+                    state.secondary_strikes.max(1)
+                )),
+                (None, Some(0), Some(reset)) if reset > at => Some("quota exhausted".to_owned()),
+                _ => None,
+            };
+            QuotaReading {
+                provider: headroom_store::provider_name(provider).to_owned(),
+                host: snapshot.key.host.to_string(),
+                subject: headroom_store::subject_label(&snapshot.key.subject),
+                bucket: state.bucket.to_string(),
+                limit: state.limit,
+                remaining: state.remaining,
+                used: state.used,
+                reset_at: state.reset_at,
+                in_flight: u64::from(state.in_flight),
+                waiting: u64::from(state.waiting),
+                blocked_until: blocked,
+                last_reason,
+                process_id: crate::sync_cmd::holder(),
+                observed_at: at,
+            }
+        })
+        .collect()
+}
+
+impl QuotaReadings for StoreSinks {
+    fn record(
+        &self,
+        provider: headroom_core::signal::Provider,
+        snapshot: headroom_core::governor::IdentitySnapshot,
+        at: headroom_core::clock::Timestamp,
+    ) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            for reading in readings_of(provider, &snapshot, at) {
+                if let Err(e) = self.recorder.record_quota_reading(&reading).await {
+                    tracing::warn!(event = telemetry::STORE_WRITE_FAILED, error = %e, "Could not record a quota reading.");
+                    return;
+                }
+            }
+        })
     }
 }
 

@@ -68,7 +68,7 @@ struct SyncWorkerArgs {
 
 /// Runs `headroom run`.
 pub async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
-    let (poller, resolved) = poller(global, &args.feed).await?;
+    let (poller, resolved, opened) = poller(global, &args.feed).await?;
     let settings = args
         .tuning
         .settings(args.feed.enrichment_lease(), args.search_pacing);
@@ -90,8 +90,12 @@ pub async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
         }
     };
     let sync = (!args.sync.no_sync).then(|| SyncWorker::start(&poller, &resolved, &args.sync));
-    let pruner =
-        crate::retention::spawn_pruner(poller.store.clone(), poller.clock, resolved.retention);
+    let pruner = crate::retention::spawn_pruner(
+        poller.store.clone(),
+        opened.sinks.recorder().clone(),
+        poller.clock,
+        resolved.retention,
+    );
     let done = service.run(&mut UntilStopped, shutdown_signal()).await;
     pruner.abort();
     if let Some(server) = server {

@@ -111,7 +111,16 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> CommandResult {
         },
         snapshots: Default::default(),
     };
+    // Housekeeping beside the read-only server (whose state holds only read halves): the
+    // history older than the retention setting goes, as in every long-running process.
+    let pruner = crate::retention::spawn_pruner(
+        quota.store.clone(),
+        quota.recorder.clone(),
+        TokioClock::system(),
+        settings.retention,
+    );
     let served = serve_until_stopped(listener, dashboard).await;
+    pruner.abort();
     quota.store.close().await;
     store.close().await;
     match served {

@@ -35,7 +35,7 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs) -> CommandResult {
     if args.json {
         return json(global, &args).await;
     }
-    let (poller, _) = poller(global, &args.feed).await?;
+    let (poller, _, _) = poller(global, &args.feed).await?;
     print_summary(&poller).await;
     outln!();
     crate::enrich_cmd::print_enrichment_state(&poller.state).await;

@@ -74,6 +74,7 @@ pub fn client_with_margin(
     parts.credentials = sinks.clone();
     parts.etags = sinks.clone();
     parts.rate_limits = sinks.clone();
+    parts.readings = sinks.clone();
     parts.usage = sinks;
     parts.config.request_timeout = request_timeout;
     Ok(Client::new(parts))

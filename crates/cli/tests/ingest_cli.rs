@@ -195,3 +195,37 @@ fn a_closed_stdout_ends_the_command_quietly_after_the_work_is_stored() {
         "the poll was stored before the output: {status}"
     );
 }
+
+/// What a command spends is visible to every other process on the database: the exit door's
+/// reading of the identity lands in `quota_readings` (what the dashboard, `serve` and
+/// `/metrics` read), with the origin's figures.
+#[test]
+fn an_ingest_leaves_the_governors_reading_in_the_database() {
+    use headroom_core::clock::Timestamp;
+    let sim = Sim::start(&["--scenario", "default"]);
+    let dir = tempfile::tempdir().expect("tmp");
+    let (code, out) = headroom(dir.path(), &sim.url, &["ingest"]);
+    assert_eq!(code, 0, "{out}");
+    let db = dir.path().join("h.db");
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let latest = runtime.block_on(async {
+        let stores = headroom_store::open_quota_history(db.to_str().expect("utf-8"))
+            .await
+            .expect("opens");
+        let latest = stores
+            .history
+            .latest_quota_readings(Timestamp::UNIX_EPOCH)
+            .await
+            .expect("reads");
+        stores.store.close().await;
+        latest
+    });
+    let core = latest
+        .iter()
+        .find(|b| b.latest.reading.bucket == "core")
+        .unwrap_or_else(|| panic!("no core reading in {latest:?}"));
+    assert_eq!(core.latest.reading.remaining, Some(59), "{core:?}");
+    assert_eq!(core.latest.reading.limit, Some(60), "{core:?}");
+    assert_eq!(core.latest.reading.provider, "github");
+    assert!(core.latest.reading.subject.starts_with("ip:"), "{core:?}");
+}

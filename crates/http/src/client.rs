@@ -679,7 +679,10 @@ impl Client {
             return;
         };
         if self.throttle().admit(&snapshot, now) {
-            parts.readings.record(snapshot, now).await;
+            parts
+                .readings
+                .record(parts.config.provider, snapshot, now)
+                .await;
         }
     }
 

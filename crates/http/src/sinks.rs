@@ -240,9 +240,10 @@ impl RateLimitLog for MemoryRateLimitLog {
 /// Receives the governor's reading of an identity after the exit door used it: at most once
 /// a second per identity, and only when it changed since the last one handed over.
 pub trait QuotaReadings: Send + Sync + fmt::Debug {
-    /// Records one reading, taken at `at`.
+    /// Records one reading of an identity of `provider`, taken at `at`.
     fn record(
         &self,
+        provider: headroom_core::signal::Provider,
         snapshot: headroom_core::governor::IdentitySnapshot,
         at: Timestamp,
     ) -> BoxFuture<'_, ()>;
@@ -267,6 +268,7 @@ impl MemoryQuotaReadings {
 impl QuotaReadings for MemoryQuotaReadings {
     fn record(
         &self,
+        _provider: headroom_core::signal::Provider,
         snapshot: headroom_core::governor::IdentitySnapshot,
         at: Timestamp,
     ) -> BoxFuture<'_, ()> {

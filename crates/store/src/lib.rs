@@ -45,7 +45,7 @@ pub use crate::model::{
     Credential, CredentialSeen, EventOrigin, FeedEntity, NewSyncRun, ObservationKind, PageWritten,
     PushEventWrite, QuarantineRow, QuarantinedEvent, RateLimitObservation, RepositoryRef,
     StoredEtag, StoredObservation, StoredPushEvent, SubjectKind, SyncRun, SyncRunStatus,
-    UsageRecord, UsageTotal, Watermark, subject_label,
+    UsageRecord, UsageTotal, Watermark, provider_name, subject_label,
 };
 pub use crate::postgres::{IDLE_IN_TRANSACTION_TIMEOUT, PgStore};
 pub use crate::quota::{PgGovernorOptions, PgQuotaState};

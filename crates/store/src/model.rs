@@ -338,7 +338,7 @@ pub struct StoredObservation {
     pub observed_at: Timestamp,
 }
 
-pub(crate) fn provider_name(p: Provider) -> &'static str {
+pub fn provider_name(p: Provider) -> &'static str {
     match p {
         Provider::GitHub => "github",
         Provider::GitLab => "gitlab",

@@ -153,6 +153,7 @@ pub async fn run(global: &GlobalArgs, args: SyncArgs) -> CommandResult {
 
 struct Env {
     store: Arc<dyn Store>,
+    recorder: Arc<dyn headroom_store::QuotaRecorder>,
     client: Client,
     clock: TokioClock,
     settings: Settings,
@@ -170,6 +171,7 @@ async fn env(settings: &Settings, margin: SignedDuration) -> Result<Env, CliErro
         .map_err(|e| CliError::refused(&e))?;
     Ok(Env {
         store,
+        recorder: opened.sinks.recorder().clone(),
         client,
         clock,
         settings: settings.clone(),

@@ -61,11 +61,18 @@ pub(super) async fn worker(
     let runner = runner(&env, Arc::new(JsonProgress), claim_secs);
     let poll = SignedDuration::from_secs(i64::try_from(poll_secs).unwrap_or(15));
     if once {
-        crate::retention::prune_once(env.store.as_ref(), &env.clock, settings.retention).await;
+        crate::retention::prune_once(
+            env.store.as_ref(),
+            env.recorder.as_ref(),
+            &env.clock,
+            settings.retention,
+        )
+        .await;
     }
     let _pruner = (!once).then(|| {
         AbortOnDrop(crate::retention::spawn_pruner(
             env.store.clone(),
+            env.recorder.clone(),
             env.clock,
             settings.retention,
         ))

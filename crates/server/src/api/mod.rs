@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use headroom_core::clock::{SharedClock, SignedDuration};
-use headroom_store::Store;
+use headroom_store::StoreRead;
 use headroom_store::quota_history::QuotaHistory;
 
 use crate::AppState;
@@ -44,8 +44,8 @@ impl Default for DashboardSettings {
 pub struct DashboardState {
     /// The feed's surface (for the page's feed figures and the routes it shares).
     pub app: AppState,
-    /// Credentials, sync runs and checkpoints; only read methods are called.
-    pub store: Arc<dyn Store>,
+    /// Credentials, sync runs and checkpoints: the store's read half only.
+    pub store: Arc<dyn StoreRead>,
     /// The quota readings, sync-run pages and observations.
     pub history: Arc<dyn QuotaHistory>,
     /// Time, for countdowns, windows and `captured_at`.
