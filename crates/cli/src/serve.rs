@@ -103,16 +103,28 @@ pub struct ListenArgs {
 pub struct Running {
     stop: tokio::sync::watch::Sender<bool>,
     task: tokio::task::JoinHandle<std::io::Result<()>>,
+    clock: headroom_core::clock::TokioClock,
 }
 
+/// How long requests in flight may finish after a stop. The dashboard's event streams never
+/// finish on their own, so once this has passed the server is dropped with them still open.
+const SHUTDOWN_GRACE: headroom_core::clock::SignedDuration =
+    headroom_core::clock::SignedDuration::from_secs(5);
+
 impl Running {
-    /// Stops accepting, lets requests in flight finish, and waits for the server to end.
-    pub async fn stop(self) {
+    /// Stops accepting, lets requests in flight finish (within [`SHUTDOWN_GRACE`]), and
+    /// waits for the server to end.
+    pub async fn stop(mut self) {
         let _ = self.stop.send(true);
-        match self.task.await {
-            Ok(Ok(())) => tracing::info!(event = telemetry::SERVER_STOPPED),
-            Ok(Err(e)) => tracing::error!(event = telemetry::SERVER_FAILED, error = %e),
-            Err(e) => tracing::error!(event = telemetry::SERVER_FAILED, error = %e),
+        let ended = self.clock.timeout(SHUTDOWN_GRACE, &mut self.task).await;
+        match ended {
+            Some(Ok(Ok(()))) => tracing::info!(event = telemetry::SERVER_STOPPED),
+            Some(Ok(Err(e))) => tracing::error!(event = telemetry::SERVER_FAILED, error = %e),
+            Some(Err(e)) => tracing::error!(event = telemetry::SERVER_FAILED, error = %e),
+            None => {
+                self.task.abort();
+                tracing::info!(event = telemetry::SERVER_STOPPED);
+            }
         }
     }
 }
@@ -131,6 +143,9 @@ pub async fn start(
     let (_, feed, report) = headroom_store::feed_report::open_report(db)
         .await
         .map_err(|e| CliError::refused(&e))?;
+    let quota = headroom_store::open_quota_history(db)
+        .await
+        .map_err(|e| CliError::refused(&e))?;
     let listener = tokio::net::TcpListener::bind(&listen.listen)
         .await
         .map_err(|e| {
@@ -142,15 +157,33 @@ pub async fn start(
     let addr = listener.local_addr().map_err(|e| CliError::failed(&e))?;
     tracing::info!(event = telemetry::SERVER_LISTENING, addr = %addr);
     outln!("headroom run: serving HTTP on http://{addr}");
-    let state = headroom_server::AppState {
-        report,
-        feed,
-        clock: std::sync::Arc::new(clock),
-        settings: std::sync::Arc::new(status),
+    let clock_for_stop = clock;
+    let clock: headroom_core::clock::SharedClock = std::sync::Arc::new(clock);
+    // The same page and API as `headroom serve`, over the service's own database.
+    let dashboard = headroom_server::DashboardState {
+        app: headroom_server::AppState {
+            report,
+            feed,
+            clock: clock.clone(),
+            settings: std::sync::Arc::new(status),
+        },
+        store: quota.store,
+        history: quota.history,
+        clock,
+        settings: headroom_server::DashboardSettings::default(),
+        snapshots: Default::default(),
     };
     let (stop, mut stopped) = tokio::sync::watch::channel(false);
-    let task = tokio::spawn(headroom_server::serve(listener, state, async move {
-        let _ = stopped.wait_for(|s| *s).await;
-    }));
-    Ok(Some(Running { stop, task }))
+    let task = tokio::spawn(headroom_server::serve_dashboard(
+        listener,
+        dashboard,
+        async move {
+            let _ = stopped.wait_for(|s| *s).await;
+        },
+    ));
+    Ok(Some(Running {
+        stop,
+        task,
+        clock: clock_for_stop,
+    }))
 }

@@ -137,6 +137,12 @@ fn run_serves_the_api_beside_the_loop() {
     });
     let live = get(&addr, "/health/live").expect("live");
     assert_eq!(live.json, serde_json::json!({"status": "ok"}));
+    // `headroom run` serves the quota dashboard and its API too, as `headroom serve` does.
+    let page = get(&addr, "/").expect("page");
+    assert_eq!(page.status, 200);
+    let quota = get(&addr, "/api/quota").expect("quota");
+    assert_eq!(quota.status, 200);
+    assert!(quota.json.is_object(), "{:?}", quota.json);
 
     // The poll stores the default corpus page (4 push events); enrichment settles 2 + 1 per
     // class (the fourth entity of each is a planted 404).
