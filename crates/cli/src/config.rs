@@ -201,6 +201,7 @@ impl GlobalArgs {
     /// Resolves every setting, or names the first one that is wrong.
     pub fn resolve(&self, env: &dyn Environment) -> Result<Settings, ConfigError> {
         let file = self.file_settings()?;
+        let retention = self.retention(&file)?;
         let db = self
             .db
             .clone()
@@ -304,15 +305,6 @@ impl GlobalArgs {
         if let Some(wait) = max_wait {
             deferral.max_total_wait = wait;
         }
-        let retention_days = match &self.retention_days {
-            Some(raw) => parse_number("--retention-days", raw, 1, 3650)?,
-            None => match file.retention_days {
-                Some(n) if !(1..=3650).contains(&n) => {
-                    return Err(invalid("retention_days", format!("{n} is outside 1-3650")));
-                }
-                other => other.unwrap_or(DEFAULT_RETENTION_DAYS),
-            },
-        };
         Ok(Settings {
             db,
             policy,
@@ -322,10 +314,25 @@ impl GlobalArgs {
             read_timeout: Duration::from_secs(read_timeout),
             in_flight_ceiling: u32::try_from(ceiling).unwrap_or(10),
             deferral,
-            retention: SignedDuration::from_hours(
-                i64::try_from(retention_days.saturating_mul(24)).unwrap_or(i64::MAX / 3600),
-            ),
+            retention,
         })
+    }
+
+    /// How long rate-limit history is kept: `--retention-days`, else `retention_days`, else
+    /// [`DEFAULT_RETENTION_DAYS`]; 1 to 3650 days.
+    fn retention(&self, file: &FileSettings) -> Result<SignedDuration, ConfigError> {
+        let days = match &self.retention_days {
+            Some(raw) => parse_number("--retention-days", raw, 1, 3650)?,
+            None => match file.retention_days {
+                Some(n) if !(1..=3650).contains(&n) => {
+                    return Err(invalid("retention_days", format!("{n} is outside 1-3650")));
+                }
+                other => other.unwrap_or(DEFAULT_RETENTION_DAYS),
+            },
+        };
+        Ok(SignedDuration::from_hours(
+            i64::try_from(days.saturating_mul(24)).unwrap_or(i64::MAX / 3600),
+        ))
     }
 
     fn file_settings(&self) -> Result<FileSettings, ConfigError> {

@@ -27,10 +27,12 @@ use crate::policy::UrlPolicy;
 use crate::request::{ApiRequest, ApiResponse};
 use crate::sinks::{
     CredentialRegistry, EtagStore, MemoryCredentials, MemoryEtags, MemoryQuotaReadings,
-    MemoryRateLimitLog, MemoryUsage, QuotaReadings, RateLimitEvent, RateLimitEventKind,
-    RateLimitLog, ReadingThrottle, UsageRecord, UsageSink,
+    MemoryRateLimitLog, MemoryUsage, QuotaReadings, RateLimitEventKind, RateLimitLog,
+    ReadingThrottle, UsageRecord, UsageSink,
 };
 use crate::transport::{Transport, TransportError};
+
+mod report;
 
 /// Settings of the exit door. Defaults are GitHub's.
 #[derive(Debug, Clone)]
@@ -664,86 +666,6 @@ impl Client {
         )
         .await;
         error
-    }
-
-    /// Hands the governor's reading of `key` to the readings sink when one is due (a second
-    /// since the last) and it changed. A governor that cannot be read is skipped: a reading
-    /// is a report, never a reason to fail the request.
-    async fn report_reading(&self, key: &QuotaKey) {
-        let parts = self.parts();
-        let now = parts.clock.now();
-        if !self.throttle().due(key, now) {
-            return;
-        }
-        let Ok(snapshot) = parts.governor.snapshot(key).await else {
-            return;
-        };
-        if self.throttle().admit(&snapshot, now) {
-            parts
-                .readings
-                .record(parts.config.provider, snapshot, now)
-                .await;
-        }
-    }
-
-    fn throttle(&self) -> std::sync::MutexGuard<'_, ReadingThrottle> {
-        self.inner
-            .throttle
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Hands a rate-limit error to the rate-limit log, with the origin's reading if any.
-    async fn log_rate_limit(
-        &self,
-        key: &QuotaKey,
-        request: &ApiRequest,
-        kind: RateLimitEventKind,
-        error: &ApiError,
-        signal: Option<&RateLimitSignal>,
-    ) {
-        let ApiError::RateLimited {
-            until,
-            bucket,
-            reason,
-            request_id,
-            ..
-        } = error
-        else {
-            return;
-        };
-        let parts = self.parts();
-        let reset_at = signal.and_then(|s| s.reset_at).or(match reason {
-            RateLimitReason::Governor(headroom_core::governor::WaitReason::Exhausted {
-                reset_at,
-                ..
-            }) => Some(*reset_at),
-            _ => None,
-        });
-        parts
-            .rate_limits
-            .record(RateLimitEvent {
-                provider: parts.config.provider,
-                key: key.clone(),
-                credential_fingerprint: request
-                    .credential
-                    .as_ref()
-                    .map(|c| c.fingerprint().to_owned()),
-                bucket: bucket.clone(),
-                route_family: request.route_family.to_string(),
-                dimension: request.dimension,
-                kind,
-                reason: reason.clone(),
-                until: *until,
-                retry_after: signal.and_then(|s| s.retry_after),
-                reset_at,
-                limit: signal.and_then(|s| s.limit),
-                remaining: signal.and_then(|s| s.remaining),
-                used: signal.and_then(|s| s.used),
-                request_id: request_id.clone(),
-                at: parts.clock.now(),
-            })
-            .await;
     }
 
     fn wire_request(

@@ -707,9 +707,9 @@ pub struct FeedEntity {
     /// Login (actors) or full name (repositories).
     pub name: String,
     /// `pending`, `complete`, `retryable_failure` or `permanent_failure`.
-    pub enrichment_status: String,
+    pub enrichment_status: crate::feed_state::EnrichmentStatus,
     /// Where in the staged pipeline it rests.
-    pub enrichment_stage: String,
+    pub enrichment_stage: crate::feed_state::EnrichmentStage,
     /// First seen in an accepted event.
     pub first_seen_at: Option<Timestamp>,
     /// Last seen in an accepted event.

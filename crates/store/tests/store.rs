@@ -1338,7 +1338,8 @@ async fn a_page_of_push_events_is_written_as_one_by_one(fx: &Fixture) {
             .await
             .expect("read")
             .expect("present")
-            .enrichment_stage,
+            .enrichment_stage
+            .as_str(),
         "batch_pending"
     );
 

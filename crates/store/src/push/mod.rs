@@ -9,6 +9,7 @@ use headroom_core::redact::redact;
 
 use crate::db::{Conn, Pools, ReadRow, get, on_each_conn, on_each_pool};
 use crate::error::{Result, StoreError};
+use crate::feed_state::{EnrichmentStage, EnrichmentStatus};
 use crate::model::{
     self, FeedEntity, PushEventWrite, QuarantineRow, QuarantinedEvent, StoredPushEvent, ms,
 };
@@ -140,8 +141,8 @@ fn feed_entity_from(row: &impl ReadRow) -> Result<FeedEntity> {
     Ok(FeedEntity {
         github_id: row.int("github_id")?,
         name: row.text("name")?,
-        enrichment_status: get(row, "enrichment_status")?,
-        enrichment_stage: get(row, "enrichment_stage")?,
+        enrichment_status: EnrichmentStatus::parse(&row.text("enrichment_status")?)?,
+        enrichment_stage: EnrichmentStage::parse(&row.text("enrichment_stage")?)?,
         first_seen_at: row.opt_ts("first_seen_at_ms")?,
         last_seen_at: row.opt_ts("last_seen_at_ms")?,
         latest_event_at: row.opt_ts("latest_event_at_ms")?,
