@@ -57,8 +57,10 @@ fn tiny_sim(log: &Path) -> Sim {
         "t1=alice",
         "--core-limit",
         "60",
+        // Long enough that the wait left when core runs out is always longer than the
+        // runner's inline wait (5 s), so the run hibernates however loaded the machine is.
         "--window-secs",
-        "8",
+        "14",
         "--log",
         log.to_str().expect("utf-8"),
     ])
@@ -107,6 +109,11 @@ fn hibernate(dir: &Path, sim: &Sim) -> String {
         ],
     );
     assert_eq!(code, 0, "{out}\n{err}");
+    // Every caller needs a hibernating run; without one a service would wait for it forever.
+    assert!(
+        out.contains("\"event\":\"sync.run_hibernating\""),
+        "the run did not hibernate:\n{out}"
+    );
     out
 }
 

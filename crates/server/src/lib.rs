@@ -29,6 +29,7 @@ use serde_json::json;
 pub mod api;
 pub mod dashboard;
 pub mod events;
+pub mod metrics;
 pub mod status;
 
 pub use crate::api::{DashboardSettings, DashboardState};
@@ -74,6 +75,7 @@ pub fn dashboard_router(dashboard: DashboardState) -> Router {
         .route("/api/sync/runs", get(api::sync::list))
         .route("/api/sync/runs/{id}", get(api::sync::show))
         .route("/api/events", get(api::events::events))
+        .route("/metrics", get(metrics::metrics))
         .with_state(dashboard)
         .merge(feed)
 }

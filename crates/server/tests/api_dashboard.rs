@@ -216,6 +216,7 @@ async fn every_read(app: &axum::Router, runs: &[i64]) {
         ("/api/sync/runs/abc", StatusCode::BAD_REQUEST),
         ("/api/sync/runs/999999", StatusCode::NOT_FOUND),
         ("/api/events?x=1", StatusCode::BAD_REQUEST),
+        ("/metrics?x=1", StatusCode::BAD_REQUEST),
         ("/?part=all", StatusCode::BAD_REQUEST),
         ("/status", StatusCode::OK),
     ] {
@@ -232,6 +233,19 @@ async fn every_read(app: &axum::Router, runs: &[i64]) {
         "<svg class=\"chart\"",
     ] {
         assert!(page.text.contains(needle), "the page lacks {needle}");
+    }
+    let metrics = get(app, "/metrics").await;
+    assert_eq!(metrics.status, StatusCode::OK, "{}", metrics.text);
+    for needle in [
+        "headroom_quota_remaining{host=\"api.github.com\",subject=\"user:alice\",bucket=\"core\"} 4212",
+        "headroom_quota_in_flight{host=\"api.github.com\",subject=\"user:alice\",bucket=\"core\"} 4",
+        "headroom_sync_runs{status=\"hibernating\"} 1",
+    ] {
+        assert!(
+            metrics.text.contains(needle),
+            "/metrics lacks {needle}:\n{}",
+            metrics.text
+        );
     }
     first_event(app).await;
 }

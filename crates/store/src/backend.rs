@@ -170,6 +170,10 @@ impl<S: Engine> StoreRead for S {
     async fn repository(&self, github_id: i64) -> Result<Option<FeedEntity>> {
         push::entity(self.pools(), Entity::Repository, github_id).await
     }
+
+    async fn store_totals(&self) -> Result<crate::metrics::StoreTotals> {
+        crate::metrics::store_totals(self.pools()).await
+    }
 }
 
 #[async_trait]

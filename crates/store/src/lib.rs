@@ -23,6 +23,7 @@ mod db;
 mod error;
 pub mod feed_report;
 pub mod feed_state;
+pub mod metrics;
 mod model;
 pub mod postgres;
 mod push;
@@ -161,6 +162,9 @@ pub trait StoreRead: Send + Sync + std::fmt::Debug {
 
     /// A repository by GitHub id.
     async fn repository(&self, github_id: i64) -> Result<Option<FeedEntity>>;
+
+    /// The counters `/metrics` publishes (see [`metrics::StoreTotals`]).
+    async fn store_totals(&self) -> Result<metrics::StoreTotals>;
 }
 
 /// Everything headroom writes, on either backend (and, through [`StoreRead`], reads).
