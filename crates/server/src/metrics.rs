@@ -60,6 +60,9 @@ fn family(out: &mut String, name: &str, kind: &str, help: &str, samples: &[(Stri
     }
 }
 
+/// What one per-bucket gauge reads from a bucket.
+type BucketValue = dyn Fn(&BucketNow) -> Option<f64>;
+
 fn seconds(t: Timestamp) -> f64 {
     t.as_millisecond() as f64 / 1000.0
 }
@@ -67,7 +70,7 @@ fn seconds(t: Timestamp) -> f64 {
 /// The whole exposition.
 pub fn render(buckets: &[BucketNow], totals: &StoreTotals) -> String {
     let mut out = String::new();
-    let per_bucket = |value: &dyn Fn(&BucketNow) -> Option<f64>| -> Vec<(String, f64)> {
+    let per_bucket = |value: &BucketValue| -> Vec<(String, f64)> {
         buckets
             .iter()
             .filter_map(|b| {
@@ -86,7 +89,7 @@ pub fn render(buckets: &[BucketNow], totals: &StoreTotals) -> String {
             })
             .collect()
     };
-    let quota: [(&str, &str, &dyn Fn(&BucketNow) -> Option<f64>); 5] = [
+    let quota: [(&str, &str, &BucketValue); 5] = [
         (
             "headroom_quota_remaining",
             "What the identity has left in the bucket's window, as last read.",
