@@ -30,6 +30,7 @@ mod retention;
 mod run_cmd;
 mod serve;
 mod serve_cmd;
+mod signals;
 mod sim_cmd;
 mod status_cmd;
 mod sync_cmd;

@@ -96,7 +96,9 @@ pub async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
         poller.clock,
         resolved.retention,
     );
-    let done = service.run(&mut UntilStopped, shutdown_signal()).await;
+    let done = service
+        .run(&mut UntilStopped, crate::signals::stop_requested())
+        .await;
     pruner.abort();
     if let Some(server) = server {
         server.stop().await;
@@ -296,26 +298,4 @@ async fn start_server(
     )
     .map_err(|e| CliError::refused(&e))?;
     crate::serve::start(&args.http, status, &resolved.db, enricher.poller.clock).await
-}
-
-async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }

@@ -152,32 +152,10 @@ async fn serve_until_stopped(
     tokio::pin!(server);
     tokio::select! {
         served = &mut server => served,
-        () = shutdown_signal() => {
+        () = crate::signals::stop_requested() => {
             let _ = stop.send(true);
             tokio::time::timeout(SHUTDOWN_GRACE, server).await.unwrap_or(Ok(()))
         }
-    }
-}
-
-async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
     }
 }
 

@@ -197,7 +197,11 @@ pub fn run(args: SimArgs) -> CommandResult {
         // The first stdout line is a contract: later tooling reads the address from it.
         let _ = writeln!(out, "{line}").and_then(|()| out.flush());
     };
-    match runtime.block_on(serve_until(args, announce, stopped())) {
+    match runtime.block_on(serve_until(
+        args,
+        announce,
+        crate::signals::stop_requested(),
+    )) {
         Ok(()) => Ok(Outcome::Success),
         Err(e) => Err(CliError::Failed(format!("{e:#}"))),
     }
@@ -263,28 +267,6 @@ fn read_feed(path: &std::path::Path) -> anyhow::Result<Vec<serde_json::Value>> {
                 .with_context(|| format!("{} line {}: not a JSON event", path.display(), i + 1))
         })
         .collect()
-}
-
-async fn stopped() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {},
-                    _ = term.recv() => {},
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }
 
 #[cfg(test)]

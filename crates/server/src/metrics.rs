@@ -70,6 +70,13 @@ fn seconds(t: Timestamp) -> f64 {
 /// The whole exposition.
 pub fn render(buckets: &[BucketNow], totals: &StoreTotals) -> String {
     let mut out = String::new();
+    quota_families(&mut out, buckets);
+    total_families(&mut out, totals);
+    out
+}
+
+/// The per-identity, per-bucket gauges.
+fn quota_families(out: &mut String, buckets: &[BucketNow]) {
     let per_bucket = |value: &BucketValue| -> Vec<(String, f64)> {
         buckets
             .iter()
@@ -117,8 +124,12 @@ pub fn render(buckets: &[BucketNow], totals: &StoreTotals) -> String {
         ),
     ];
     for (name, help, value) in quota {
-        family(&mut out, name, "gauge", help, &per_bucket(value));
+        family(out, name, "gauge", help, &per_bucket(value));
     }
+}
+
+/// The database's totals: rate-limit events, requests, sync runs, feed events.
+fn total_families(out: &mut String, totals: &StoreTotals) {
     let events: Vec<(String, f64)> = totals
         .rate_limit_events
         .iter()
@@ -135,7 +146,7 @@ pub fn render(buckets: &[BucketNow], totals: &StoreTotals) -> String {
         })
         .collect();
     family(
-        &mut out,
+        out,
         "headroom_rate_limit_events",
         "gauge",
         "Rate-limit events kept (deferrals, refusals, hibernations), by kind, provider reason and governor reason.",
@@ -158,14 +169,14 @@ pub fn render(buckets: &[BucketNow], totals: &StoreTotals) -> String {
             .collect()
     };
     family(
-        &mut out,
+        out,
         "headroom_requests_total",
         "counter",
         "Round trips to the provider, by route family and dimension.",
         &requests(false),
     );
     family(
-        &mut out,
+        out,
         "headroom_request_units_total",
         "counter",
         "Quota units spent (requests, or GraphQL points), by route family and dimension.",
@@ -177,21 +188,21 @@ pub fn render(buckets: &[BucketNow], totals: &StoreTotals) -> String {
         .map(|(status, n)| (format!("status=\"{}\"", label(status)), *n as f64))
         .collect();
     family(
-        &mut out,
+        out,
         "headroom_sync_runs",
         "gauge",
         "Sync runs by status (hibernating: waiting for a quota window).",
         &runs,
     );
     family(
-        &mut out,
+        out,
         "headroom_sync_pages_total",
         "counter",
         "Pages sync runs stored.",
         &[(String::new(), totals.sync_pages as f64)],
     );
     family(
-        &mut out,
+        out,
         "headroom_sync_rows_total",
         "counter",
         "Rows sync runs wrote.",
@@ -203,13 +214,12 @@ pub fn render(buckets: &[BucketNow], totals: &StoreTotals) -> String {
         .map(|(outcome, n)| (format!("outcome=\"{outcome}\""), *n as f64))
         .collect();
     family(
-        &mut out,
+        out,
         "headroom_feed_events_total",
         "counter",
         "Feed events by outcome (created, duplicate, quarantined, ignored).",
         &feed,
     );
-    out
 }
 
 #[cfg(test)]

@@ -53,20 +53,26 @@ impl ImportLock {
     /// The lock, or `None` when another process (or writer) holds it or the file beside the
     /// database cannot be created (a read-only directory: nothing is deferred then).
     pub(crate) fn try_acquire(database: &std::path::Path) -> Option<Self> {
-        // One lock per database file, however it is reached: through a symlink or another
-        // relative path, the same file must name the same lock.
-        let database = std::fs::canonicalize(database).unwrap_or_else(|_| database.to_owned());
-        let mut path = database.as_os_str().to_owned();
-        path.push("-import-lock");
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path)
-            .ok()?;
+        let file = lock_file(database, "-import-lock")?;
         file.try_lock().ok()?;
         Some(Self { _file: file })
     }
+}
+
+/// The file beside `database` whose `flock` a lock of this module takes, created if missing.
+/// One per database file however it is reached: through a symlink or another relative path,
+/// the same file names the same lock. `None` when it cannot be created (a read-only
+/// directory).
+fn lock_file(database: &std::path::Path, suffix: &str) -> Option<std::fs::File> {
+    let database = std::fs::canonicalize(database).unwrap_or_else(|_| database.to_owned());
+    let mut path = database.as_os_str().to_owned();
+    path.push(suffix);
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .ok()
 }
 
 /// Held while a process opens the database and applies its migrations: SQLite has no
@@ -82,15 +88,7 @@ impl OpenLock {
     /// Waits for the lock of `database`; `None` when the file beside it cannot be created
     /// (a read-only directory: the opener goes on unlocked, as before).
     async fn acquire(database: &std::path::Path) -> Option<Self> {
-        let database = std::fs::canonicalize(database).unwrap_or_else(|_| database.to_owned());
-        let mut path = database.as_os_str().to_owned();
-        path.push("-open-lock");
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path)
-            .ok()?;
+        let file = lock_file(database, "-open-lock")?;
         // A blocking wait on its own thread: the other opener holds it for one migration
         // pass at most.
         tokio::task::spawn_blocking(move || file.lock().map(|()| Self { _file: file }))
