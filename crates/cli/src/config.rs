@@ -133,6 +133,24 @@ pub struct Settings {
     pub retention: SignedDuration,
 }
 
+impl Settings {
+    /// For commands that only read: the database must exist already, since opening a missing
+    /// SQLite file would create (and migrate) an empty one and report its zeros.
+    pub fn require_existing_database(&self) -> Result<(), ConfigError> {
+        match headroom_store::sqlite::database_file(&self.db) {
+            Some(path) if !path.exists() => Err(invalid(
+                "--db",
+                format!(
+                    "{} does not exist; a read-only command never creates a database \
+                     (ingest, import, sync org or demo --db create one)",
+                    path.display()
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// Days of rate-limit history kept unless a setting says otherwise.
 const DEFAULT_RETENTION_DAYS: u64 = 14;
 

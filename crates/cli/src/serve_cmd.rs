@@ -63,6 +63,9 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> CommandResult {
     let settings = global
         .resolve(&ProcessEnv)
         .map_err(|e| CliError::refused(&e))?;
+    settings
+        .require_existing_database()
+        .map_err(|e| CliError::refused(&e))?;
     let addr = loopback(&args.listen).map_err(|e| CliError::refused(&e))?;
     let enrich = args
         .tuning

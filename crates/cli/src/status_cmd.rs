@@ -32,6 +32,10 @@ pub struct StatusArgs {
 
 /// Runs `headroom status`.
 pub async fn run(global: &GlobalArgs, args: StatusArgs) -> CommandResult {
+    global
+        .resolve(&ProcessEnv)
+        .and_then(|settings| settings.require_existing_database())
+        .map_err(|e| CliError::refused(&e))?;
     if args.json {
         return json(global, &args).await;
     }

@@ -247,6 +247,10 @@ fn a_database_password_is_never_printed() {
 #[test]
 fn processes_opening_a_new_sqlite_file_at_once_all_succeed() {
     let dir = tempfile::tempdir().expect("tempdir");
+    // An import of an empty file: it opens (creating) the database and stores nothing.
+    let empty = dir.path().join("empty.json");
+    std::fs::write(&empty, "").expect("writes");
+    let empty = empty.to_str().expect("utf-8 path").to_owned();
     for round in 0..3 {
         let db = dir.path().join(format!("new-{round}.db"));
         let db = db.to_str().expect("utf-8 path").to_owned();
@@ -254,7 +258,7 @@ fn processes_opening_a_new_sqlite_file_at_once_all_succeed() {
             .map(|_| {
                 Command::new(BIN)
                     .current_dir(dir.path())
-                    .args(["--db", &db, "status"])
+                    .args(["--db", &db, "import", "gharchive", &empty])
                     .env_remove("HEADROOM_DB")
                     .stdout(std::process::Stdio::piped())
                     .stderr(std::process::Stdio::piped())
@@ -271,4 +275,85 @@ fn processes_opening_a_new_sqlite_file_at_once_all_succeed() {
             );
         }
     }
+}
+
+/// Defect: read-only commands wrote — `status` on a mistyped path created and migrated a
+/// database and reported zeros. They now refuse a missing SQLite file and create nothing.
+#[test]
+fn read_only_commands_never_create_a_database() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for args in [
+        &["--db", "typo.db", "status"][..],
+        &["--db", "typo.db", "status", "--json"],
+        &["--db", "typo.db", "sync", "status"],
+        &["--db", "typo.db", "serve", "--listen", "127.0.0.1:0"],
+    ] {
+        let (code, out, err) = headroom(dir.path(), None, args);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(err.contains("does not exist"), "{args:?}: {err}");
+        assert!(err.contains("--db"), "the message names the setting: {err}");
+        assert!(!dir.path().join("typo.db").exists(), "{args:?} created it");
+    }
+}
+
+/// Defect: importing into another application's SQLite file added headroom's thirty tables
+/// to it silently. A file with tables but no headroom schema is refused and left as it was;
+/// an empty file is taken.
+#[test]
+fn another_applications_database_is_refused_and_left_alone() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let foreign = dir.path().join("app.db");
+    let tables = |path: &Path| -> Vec<String> {
+        let runtime = tokio::runtime::Runtime::new().expect("runtime");
+        runtime.block_on(async {
+            use sqlx::Connection as _;
+            let url = format!("sqlite://{}?mode=rwc", path.display());
+            let mut conn = sqlx::SqliteConnection::connect(&url)
+                .await
+                .expect("connects");
+            sqlx::query("CREATE TABLE IF NOT EXISTS invoices (id INTEGER PRIMARY KEY)")
+                .execute(&mut conn)
+                .await
+                .expect("creates");
+            let names: Vec<(String,)> =
+                sqlx::query_as("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+                    .fetch_all(&mut conn)
+                    .await
+                    .expect("lists");
+            names.into_iter().map(|(n,)| n).collect()
+        })
+    };
+    assert_eq!(tables(&foreign), ["invoices"]);
+    let events = dir.path().join("events.json");
+    std::fs::write(&events, "").expect("writes");
+    let db = foreign.to_str().expect("utf-8");
+    let (code, out, err) = headroom(
+        dir.path(),
+        None,
+        &[
+            "--db",
+            db,
+            "import",
+            "gharchive",
+            events.to_str().expect("utf-8"),
+        ],
+    );
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("another application"), "{err}");
+    assert_eq!(tables(&foreign), ["invoices"], "nothing was added to it");
+    // An empty file is a new database.
+    let empty = dir.path().join("empty.db");
+    std::fs::write(&empty, "").expect("writes");
+    let (code, out, err) = headroom(
+        dir.path(),
+        None,
+        &[
+            "--db",
+            empty.to_str().expect("utf-8"),
+            "import",
+            "gharchive",
+            events.to_str().expect("utf-8"),
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
 }

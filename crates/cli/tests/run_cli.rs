@@ -70,9 +70,6 @@ fn a_killed_run_restarted_loses_and_duplicates_nothing() {
     // Search pacing (6 s) keeps the first run mid-cycle: it is killed between search batches.
     // Leases of one second, so the restart can reclaim what the killed run held.
     let leases = ["--source-lease", "1", "--enrichment-lease", "1"];
-    // Create the database first: two processes migrating a fresh SQLite file at once can
-    // collide on the migrations table, which is not what this test is about.
-    status(dir.path(), &sim.url);
     let mut child = command(
         dir.path(),
         &sim.url,

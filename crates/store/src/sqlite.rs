@@ -140,6 +140,48 @@ async fn restore_deferred_indexes(pool: &SqlitePool, file: Option<&std::path::Pa
     let _ = tx.commit().await;
 }
 
+/// Refuses a database another application made: tables, but none of headroom's migration
+/// records. Adding thirty tables to someone else's file silently is worse than stopping; an
+/// empty file is taken.
+async fn refuse_foreign(pool: &SqlitePool, target: &str) -> Result<()> {
+    let (tables, ours): (i64, i64) = sqlx::query_as(
+        "SELECT COUNT(*), COUNT(CASE WHEN name = '_sqlx_migrations' THEN 1 END) \
+         FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+    )
+    .fetch_one(pool)
+    .await?;
+    if tables > 0 && ours == 0 {
+        return Err(StoreError::open(
+            target,
+            format!(
+                "it holds {tables} table(s) of another application and no headroom schema; \
+                 headroom uses a database of its own (an empty or new file)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The file an SQLite target names (`PATH`, `sqlite:PATH`, `sqlite://PATH?…`); `None` for an
+/// in-memory database or a PostgreSQL URL.
+pub fn database_file(target: &str) -> Option<std::path::PathBuf> {
+    if target.starts_with("postgres://") || target.starts_with("postgresql://") {
+        return None;
+    }
+    if matches!(target, ":memory:" | "sqlite::memory:" | "sqlite://:memory:") {
+        return None;
+    }
+    let path = match target.strip_prefix("sqlite:") {
+        Some(rest) => rest
+            .trim_start_matches("//")
+            .split('?')
+            .next()
+            .unwrap_or_default(),
+        None => target,
+    };
+    (!path.is_empty()).then(|| std::path::PathBuf::from(path))
+}
+
 /// A store on an SQLite file.
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
@@ -199,6 +241,7 @@ impl SqliteStore {
             .connect_with(options)
             .await
             .map_err(|e| StoreError::open(target, e))?;
+        refuse_foreign(&pool, target).await?;
         // Under the open lock, so no other process is migrating this file meanwhile.
         sqlx::migrate!("./migrations/sqlite").run(&pool).await?;
         restore_deferred_indexes(&pool, file.as_deref()).await;

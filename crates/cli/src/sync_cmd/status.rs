@@ -138,6 +138,9 @@ fn refused_line(r: &headroom_sync::RefusedField) -> String {
 }
 
 pub(super) async fn status(settings: &Settings, run_id: Option<i64>, json: bool) -> CommandResult {
+    settings
+        .require_existing_database()
+        .map_err(|e| CliError::refused(&e))?;
     let store = headroom_store::open(&settings.db)
         .await
         .map_err(|e| CliError::refused(&e))?;
