@@ -171,6 +171,7 @@ pub async fn start(
         history: quota.history,
         clock,
         settings: headroom_server::DashboardSettings::default(),
+        pacer: headroom_core::clock::TokioClock::system(),
         snapshots: Default::default(),
     };
     let (stop, mut stopped) = tokio::sync::watch::channel(false);

@@ -112,6 +112,7 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> CommandResult {
             live_window,
             ..DashboardSettings::default()
         },
+        pacer: headroom_core::clock::TokioClock::system(),
         snapshots: Default::default(),
     };
     // Housekeeping beside the read-only server (whose state holds only read halves): the

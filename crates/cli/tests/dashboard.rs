@@ -17,11 +17,11 @@ use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fantoccini::{Client, ClientBuilder, Locator};
 use headroom_core::QuotaKey;
-use headroom_core::clock::{SignedDuration, Timestamp};
+use headroom_core::clock::{Clock as _, SignedDuration, SystemClock, Timestamp, TokioClock};
 use headroom_core::signal::{Dimension, LimitReason, Provider};
 use headroom_store::quota_history::{QuotaStores, open_quota_history};
 use headroom_store::{
@@ -212,9 +212,12 @@ fn chromedriver() -> (Process, String) {
         .stderr(Stdio::null())
         .spawn()
         .expect("chromedriver starts");
-    let started = Instant::now();
+    let started = SystemClock.now();
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(started.elapsed() < BOUND, "chromedriver did not listen");
+        assert!(
+            elapsed_since(started) < BOUND,
+            "chromedriver did not listen"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     (Process(child), format!("http://127.0.0.1:{port}"))
@@ -283,7 +286,7 @@ async fn text_of(client: &Client, css: &str) -> String {
 
 /// Waits, at most [`BOUND`], until `css`'s text is `expected`.
 async fn wait_for_text(client: &Client, css: &str, expected: &str) {
-    let started = Instant::now();
+    let started = SystemClock.now();
     loop {
         if let Ok(element) = client.find(Locator::Css(css)).await
             && element.text().await.is_ok_and(|t| t == expected)
@@ -291,11 +294,13 @@ async fn wait_for_text(client: &Client, css: &str, expected: &str) {
             return;
         }
         assert!(
-            started.elapsed() < BOUND,
+            elapsed_since(started) < BOUND,
             "{css} never read {expected:?} (last: {:?})",
             text_of(client, css).await
         );
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        TokioClock::system()
+            .sleep(SignedDuration::from_millis(200))
+            .await;
     }
 }
 
@@ -312,7 +317,7 @@ async fn the_dashboard_shows_quota_runs_and_live_updates_in_chromium() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("dashboard.db");
     let db = db.to_str().expect("utf-8 path").to_owned();
-    let now = Timestamp::now();
+    let now = SystemClock.now();
     let stores = open_quota_history(&db).await.expect("open");
     seed(&stores, now).await;
 
@@ -384,7 +389,7 @@ async fn check_page(client: Client, url: String, stores: QuotaStores, screenshot
 
     stores
         .recorder
-        .record_quota_reading(&reading("core", 1234, Timestamp::now()))
+        .record_quota_reading(&reading("core", 1234, SystemClock.now()))
         .await
         .expect("a new reading");
     wait_for_text(&client, &format!("{core} .remaining"), "1,234").await;
@@ -399,4 +404,9 @@ async fn check_page(client: Client, url: String, stores: QuotaStores, screenshot
         .map(|entries| entries.iter().filter(|e| e["level"] == "SEVERE").collect())
         .unwrap_or_default();
     assert!(errors.is_empty(), "console errors: {errors:?}");
+}
+
+/// Wall time since `started`, through the clock module (this test drives real processes).
+fn elapsed_since(started: Timestamp) -> Duration {
+    Duration::try_from(SystemClock.now().duration_since(started)).unwrap_or(Duration::ZERO)
 }

@@ -7,7 +7,9 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use headroom_core::clock::{Clock as _, SystemClock};
 
 mod common;
 use common::BIN;
@@ -109,13 +111,14 @@ fn serve_reads_a_demo_database_and_stops_on_sigterm() {
         .status()
         .expect("kill");
     assert!(killed.success());
-    let started = Instant::now();
+    let started = SystemClock.now();
     let code = loop {
         if let Some(status) = child.try_wait().expect("wait") {
             break status.code();
         }
         assert!(
-            started.elapsed() < Duration::from_secs(30),
+            SystemClock.now().duration_since(started)
+                < headroom_core::clock::SignedDuration::from_secs(30),
             "serve did not stop on SIGTERM"
         );
         std::thread::sleep(Duration::from_millis(100));

@@ -58,6 +58,7 @@ where
         history: server,
         clock,
         settings: DashboardSettings::default(),
+        pacer: headroom_core::clock::TokioClock::system(),
         snapshots: Default::default(),
     }
 }

@@ -7,6 +7,7 @@
 //!
 //! It reads like every other endpoint: nothing here writes or spends.
 
+use headroom_core::clock::SignedDuration;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
@@ -88,7 +89,9 @@ struct Cursor {
 async fn next_event(mut cursor: Cursor) -> Option<(Result<Event, Infallible>, Cursor)> {
     loop {
         if !cursor.first {
-            tokio::time::sleep(cursor.state.settings.poll_interval).await;
+            let pause = SignedDuration::try_from(cursor.state.settings.poll_interval)
+                .unwrap_or(SignedDuration::from_secs(1));
+            cursor.state.pacer.sleep(pause).await;
         }
         cursor.first = false;
         let mark = match cursor.state.history.activity_mark().await {

@@ -14,7 +14,7 @@ pub mod sync;
 use std::sync::Arc;
 use std::time::Duration;
 
-use headroom_core::clock::{SharedClock, SignedDuration};
+use headroom_core::clock::{SharedClock, SignedDuration, TokioClock};
 use headroom_store::StoreRead;
 use headroom_store::quota_history::QuotaHistory;
 
@@ -50,6 +50,9 @@ pub struct DashboardState {
     pub history: Arc<dyn QuotaHistory>,
     /// Time, for countdowns, windows and `captured_at`.
     pub clock: SharedClock,
+    /// What the event streams pause on between two looks at the store (tokio time, so a
+    /// paused test clock pauses them too).
+    pub pacer: TokioClock,
     /// How it reads.
     pub settings: DashboardSettings,
     /// The event streams' shared snapshot (start with `Default::default()`).
