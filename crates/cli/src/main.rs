@@ -64,7 +64,7 @@ enum Command {
     /// The continuous feed service: a poll tick and enrichment cycles until stopped.
     Run(run_cmd::RunArgs),
     /// The quota dashboard and the read-only HTTP API over a database: no workers, no
-    /// provider requests, no writes.
+    /// provider requests, no request writes (old rate-limit history is pruned).
     Serve(serve_cmd::ServeArgs),
     /// The feed's persisted state (schedule, ledgers, enrichment), read only.
     Status(status_cmd::StatusArgs),
