@@ -134,26 +134,28 @@ pub fn decode_cursor(cursor: &str) -> Option<PushEventKey> {
     })
 }
 
-#[derive(Debug, Serialize)]
-struct ActorView<'a> {
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ActorView<'a> {
     github_id: i64,
     login: &'a str,
     enrichment_status: EnrichmentStatus,
     enrichment_stage: EnrichmentStage,
+    #[schema(value_type = Option<String>, format = DateTime)]
     fetched_at: Option<Timestamp>,
 }
 
-#[derive(Debug, Serialize)]
-struct RepositoryView<'a> {
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct RepositoryView<'a> {
     github_id: i64,
     full_name: &'a str,
     enrichment_status: EnrichmentStatus,
     enrichment_stage: EnrichmentStage,
+    #[schema(value_type = Option<String>, format = DateTime)]
     fetched_at: Option<Timestamp>,
 }
 
-#[derive(Debug, Serialize)]
-struct EventView<'a> {
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct EventView<'a> {
     github_event_id: &'a str,
     github_push_id: Option<i64>,
     #[serde(rename = "ref")]
@@ -162,7 +164,9 @@ struct EventView<'a> {
     before_sha: Option<&'a str>,
     commit_count: Option<i64>,
     distinct_commit_count: Option<i64>,
+    #[schema(value_type = String, format = DateTime)]
     occurred_at: Timestamp,
+    #[schema(value_type = String, format = DateTime)]
     created_at: Timestamp,
     source: &'a str,
     actor: ActorView<'a>,
@@ -209,16 +213,16 @@ fn view<'a>(row: &'a PushEventRow, raw: Option<&'a serde_json::Value>) -> EventV
     }
 }
 
-#[derive(Debug, Serialize)]
-struct Pagination {
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Pagination {
     limit: u32,
     returned: usize,
     has_more: bool,
     next_cursor: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
-struct Page<'a> {
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Page<'a> {
     data: Vec<EventView<'a>>,
     pagination: Pagination,
 }
@@ -237,6 +241,22 @@ fn next_link(query: &ListQuery, cursor: &str) -> String {
 }
 
 /// `GET /api/push_events`.
+#[utoipa::path(
+    get,
+    path = "/api/push_events",
+    tag = "feed",
+    params(
+        ("limit" = Option<u32>, Query, description = "Rows per page, 1 to 100"),
+        ("cursor" = Option<String>, Query, description = "Where the previous page stopped (`pagination.next_cursor`)"),
+        ("actor_id" = Option<i64>, Query, description = "Only this actor's events (a GitHub id)"),
+        ("repository_id" = Option<i64>, Query, description = "Only this repository's events (a GitHub id)"),
+    ),
+    responses(
+        (status = 200, description = "Push events, newest first; a `Link: rel=\"next\"` header when more exist", body = Page),
+        (status = 400, description = "A parameter was refused (unknown, repeated or malformed)", body = crate::ErrorBody),
+        (status = 503, description = "The database did not answer", body = crate::ErrorBody),
+    )
+)]
 pub async fn list(
     State(state): State<AppState>,
     RawQuery(raw): RawQuery,
@@ -270,22 +290,33 @@ pub async fn list(
     Ok(response)
 }
 
+/// One event's document.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct EventDetail<'a> {
+    data: EventView<'a>,
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/push_events/{github_event_id}",
+    tag = "feed",
+    params(("github_event_id" = String, Path, description = "GitHub's event id")),
+    responses(
+        (status = 200, description = "One push event with its raw payload", body = EventDetail),
+        (status = 404, description = "No such event", body = crate::ErrorBody),
+        (status = 503, description = "The database did not answer", body = crate::ErrorBody),
+    )
+)]
 /// `GET /api/push_events/{github_event_id}`.
 pub async fn show(
     State(state): State<AppState>,
     Path(github_event_id): Path<String>,
 ) -> Result<Response, ApiError> {
     match state.report.push_event_detail(&github_event_id).await? {
-        Some((row, raw)) => {
-            #[derive(Serialize)]
-            struct One<'a> {
-                data: EventView<'a>,
-            }
-            Ok(Json(One {
-                data: view(&row, Some(&raw)),
-            })
-            .into_response())
-        }
+        Some((row, raw)) => Ok(Json(EventDetail {
+            data: view(&row, Some(&raw)),
+        })
+        .into_response()),
         None => Err(ApiError::NotFound(format!(
             "no push event with GitHub event id `{github_event_id}`"
         ))),

@@ -30,6 +30,7 @@ pub mod api;
 pub mod dashboard;
 pub mod events;
 pub mod metrics;
+pub mod openapi;
 pub mod status;
 
 pub use crate::api::{DashboardSettings, DashboardState};
@@ -76,6 +77,7 @@ pub fn dashboard_router(dashboard: DashboardState) -> Router {
         .route("/api/sync/runs/{id}", get(api::sync::show))
         .route("/api/events", get(api::events::events))
         .route("/metrics", get(metrics::metrics))
+        .route("/openapi.json", get(openapi::document))
         .with_state(dashboard)
         .merge(feed)
 }
@@ -103,6 +105,25 @@ pub async fn serve(
         .await
 }
 
+/// The body of every refusal: `{"error": {...}}`.
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
+pub struct ErrorBody {
+    /// What went wrong.
+    pub error: ErrorDetail,
+}
+
+/// One refusal.
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
+pub struct ErrorDetail {
+    /// Machine-readable reason (`unknown_parameter`, `not_found`, `database_unavailable` …).
+    pub code: String,
+    /// What was wrong, for a person.
+    pub message: String,
+    /// The parameter at fault, when one was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parameter: Option<String>,
+}
+
 /// An error answered as JSON: `{"error": {"code", "message", "parameter"?}}`.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -126,36 +147,53 @@ pub enum ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let (status, body) = match &self {
+        let (status, code, parameter) = match &self {
             ApiError::BadRequest {
-                code,
-                parameter,
-                message,
-            } => (
-                StatusCode::BAD_REQUEST,
-                json!({"error": {"code": code, "parameter": parameter, "message": message}}),
-            ),
-            ApiError::NotFound(message) => (
-                StatusCode::NOT_FOUND,
-                json!({"error": {"code": "not_found", "message": message}}),
-            ),
+                code, parameter, ..
+            } => (StatusCode::BAD_REQUEST, *code, Some(parameter.clone())),
+            ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found", None),
             ApiError::Store(e) => {
                 tracing::warn!(event = telemetry::SERVER_STORE_UNAVAILABLE, error = %e);
                 (
                     StatusCode::SERVICE_UNAVAILABLE,
-                    json!({"error": {"code": "database_unavailable", "message": e.to_string()}}),
+                    "database_unavailable",
+                    None,
                 )
             }
+        };
+        let body = ErrorBody {
+            error: ErrorDetail {
+                code: code.to_owned(),
+                message: self.to_string(),
+                parameter,
+            },
         };
         (status, Json(body)).into_response()
     }
 }
 
+#[utoipa::path(
+    get,
+    path = "/health/live",
+    tag = "health",
+    responses((status = 200, description = "The process answers (touches nothing else)", body = Object, example = json!({"status": "ok"})))
+)]
+/// `GET /health/live`: answers while the process runs.
 async fn live() -> Json<serde_json::Value> {
     // Deliberately touches nothing: a database outage must not make the process look dead.
     Json(json!({"status": "ok"}))
 }
 
+#[utoipa::path(
+    get,
+    path = "/health/ready",
+    tag = "health",
+    responses(
+        (status = 200, description = "The database answers and its schema is current", body = Object, example = json!({"status": "ok"})),
+        (status = 503, description = "The database does not answer, or migrations are missing (`reason`, `missing_migrations`)", body = Object),
+    )
+)]
+/// `GET /health/ready`: ok once the database answers with the current schema.
 async fn ready(State(state): State<AppState>) -> Response {
     match state.report.schema_state().await {
         Ok(schema) if schema.is_current() => Json(json!({"status": "ok"})).into_response(),
@@ -188,6 +226,16 @@ async fn ready(State(state): State<AppState>) -> Response {
     }
 }
 
+#[utoipa::path(
+    get,
+    path = "/status",
+    tag = "feed",
+    responses(
+        (status = 200, description = "The feed's status document (the same as `headroom status --json`)", body = StatusDocument),
+        (status = 503, description = "The database did not answer", body = ErrorBody),
+    )
+)]
+/// `GET /status`: the feed's ledgers, backlog, throughput and catch-up verdict.
 async fn status_handler(State(state): State<AppState>) -> Result<Response, ApiError> {
     let now = state.clock.now();
     let document = status::build(

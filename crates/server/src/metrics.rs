@@ -21,6 +21,16 @@ use crate::api::DashboardState;
 const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 /// Serves the exposition (no parameter is accepted).
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    tag = "metrics",
+    responses(
+        (status = 200, description = "Prometheus text exposition (docs/DASHBOARD.md names every family)", content_type = "text/plain", body = String),
+        (status = 400, description = "A parameter was refused (unknown, repeated or malformed)", body = crate::ErrorBody),
+        (status = 503, description = "The database did not answer", body = crate::ErrorBody),
+    )
+)]
 pub async fn metrics(
     State(state): State<DashboardState>,
     RawQuery(raw): RawQuery,

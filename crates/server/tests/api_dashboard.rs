@@ -220,6 +220,8 @@ async fn every_read(app: &axum::Router, runs: &[i64]) {
         ("/metrics?x=1", StatusCode::BAD_REQUEST),
         ("/?part=all", StatusCode::BAD_REQUEST),
         ("/status", StatusCode::OK),
+        ("/openapi.json", StatusCode::OK),
+        ("/openapi.json?x=1", StatusCode::BAD_REQUEST),
     ] {
         let reply = get(app, uri).await;
         assert_eq!(reply.status, expected, "{uri}: {}", reply.text);

@@ -72,7 +72,7 @@ pub struct EntityBacklog {
 }
 
 /// Enrichment request envelopes of one (request kind, entity kind) group over a window.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct BatchGroup {
     /// Envelopes recorded.
     pub attempts: u64,

@@ -294,7 +294,7 @@ pub struct RateLimitObservation {
 
 /// A stored observation: its id and what was stored. The identity comes back as its host and
 /// [`subject_label`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct StoredObservation {
     /// Surrogate key.
     pub id: i64,
@@ -321,6 +321,7 @@ pub struct StoredObservation {
     /// Seconds to wait.
     pub retry_after_secs: Option<u64>,
     /// The reset.
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub reset_at: Option<Timestamp>,
     /// The limit.
     pub limit: Option<u64>,
@@ -335,6 +336,7 @@ pub struct StoredObservation {
     /// The governor's reason for a deferral.
     pub wait_reason: Option<String>,
     /// When.
+    #[schema(value_type = String, format = DateTime)]
     pub observed_at: Timestamp,
 }
 
@@ -349,7 +351,7 @@ pub fn provider_name(p: Provider) -> &'static str {
 }
 
 /// The status of a sync run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SyncRunStatus {
     /// Created, not started.
@@ -404,7 +406,7 @@ pub struct NewSyncRun {
 }
 
 /// A sync run: read it, change the mutable fields, and [`crate::Store::save_sync_run`] it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct SyncRun {
     /// The run id.
     pub id: i64,
@@ -421,12 +423,15 @@ pub struct SyncRun {
     /// The stages asked for.
     pub requested_stages: Option<Vec<String>>,
     /// Not to be woken before then.
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub not_before: Option<Timestamp>,
     /// Deferrals so far.
     pub deferral_count: u32,
     /// The first deferral.
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub first_deferred_at: Option<Timestamp>,
     /// Time spent hibernating.
+    #[schema(value_type = String)]
     pub total_wait: SignedDuration,
     /// Why it failed.
     pub failure_reason: Option<String>,
@@ -436,19 +441,24 @@ pub struct SyncRun {
     /// [`crate::Store::save_sync_run`].
     pub claimed_by: Option<String>,
     /// When that claim lapses.
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub claim_expires_at: Option<Timestamp>,
     /// Created.
+    #[schema(value_type = String, format = DateTime)]
     pub created_at: Timestamp,
     /// First started.
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub started_at: Option<Timestamp>,
     /// Finished.
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub finished_at: Option<Timestamp>,
     /// Last saved.
+    #[schema(value_type = String, format = DateTime)]
     pub updated_at: Timestamp,
 }
 
 /// Where one (stage, scope) of a run stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckpointStatus {
     /// Not started.
@@ -488,7 +498,7 @@ impl CheckpointStatus {
 }
 
 /// A stored checkpoint.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Checkpoint {
     /// The run.
     pub sync_run_id: i64,
@@ -507,6 +517,7 @@ pub struct Checkpoint {
     /// A note (why blocked or deferred).
     pub detail: Option<String>,
     /// Last written.
+    #[schema(value_type = String, format = DateTime)]
     pub updated_at: Timestamp,
 }
 

@@ -23,7 +23,7 @@ use crate::model::{StoredObservation, SyncRun};
 use crate::{PgStore, SqliteStore, Store};
 
 /// One process's reading of one identity's bucket, as its governor holds it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct QuotaReading {
     /// The provider's stored name (`github`).
     pub provider: String,
@@ -40,23 +40,26 @@ pub struct QuotaReading {
     /// What the window has used.
     pub used: Option<u64>,
     /// When the window resets.
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub reset_at: Option<Timestamp>,
     /// Requests this process has in flight on the bucket.
     pub in_flight: u64,
     /// Callers of this process waiting on the bucket.
     pub waiting: u64,
     /// Nothing is sent on the bucket before then.
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub blocked_until: Option<Timestamp>,
     /// Why the bucket waits, as the governor words it (none when it does not).
     pub last_reason: Option<String>,
     /// The process that saw it (its holder name).
     pub process_id: String,
     /// When it was seen.
+    #[schema(value_type = String, format = DateTime)]
     pub observed_at: Timestamp,
 }
 
 /// A stored reading.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct StoredQuotaReading {
     /// Surrogate key (the order readings were appended in).
     pub id: i64,
@@ -67,7 +70,7 @@ pub struct StoredQuotaReading {
 
 /// Where one identity's bucket stands now: its newest reading, with in flight and waiting
 /// summed over the processes whose own newest reading is recent enough to count as live.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct BucketNow {
     /// The newest reading of the bucket, whichever process wrote it.
     pub latest: StoredQuotaReading,
@@ -80,9 +83,10 @@ pub struct BucketNow {
 }
 
 /// One slot of a bucket's downsampled history.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct HistoryPoint {
     /// The slot's start.
+    #[schema(value_type = String, format = DateTime)]
     pub at: Timestamp,
     /// The lowest remaining read in the slot.
     pub remaining_min: Option<u64>,

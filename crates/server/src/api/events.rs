@@ -26,7 +26,7 @@ use crate::api::sync::{self, RunsPage, RunsQuery};
 use crate::api::{DashboardState, params};
 
 /// What one `snapshot` event carries.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Snapshot {
     /// As `GET /api/quota` answers.
     pub quota: QuotaSnapshot,
@@ -133,6 +133,15 @@ pub fn stream(state: DashboardState) -> impl Stream<Item = Result<Event, Infalli
 }
 
 /// `GET /api/events`.
+#[utoipa::path(
+    get,
+    path = "/api/events",
+    tag = "dashboard",
+    responses(
+        (status = 200, description = "Server-sent events: `snapshot` (the quota document, the sync runs and the feed's figures) whenever something changed, `unavailable` while the database does not answer", content_type = "text/event-stream", body = Snapshot),
+        (status = 400, description = "A parameter was given (none is accepted)", body = crate::ErrorBody),
+    )
+)]
 pub async fn events(
     State(state): State<DashboardState>,
     RawQuery(raw): RawQuery,

@@ -25,18 +25,19 @@ pub const DEFAULT_HISTORY: SignedDuration = SignedDuration::from_secs(3600);
 const RUNS_SCANNED: u32 = 200;
 
 /// One credential that spends an identity's quota (never the token: its fingerprint).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct CredentialView {
     /// A prefix of the token's SHA-256.
     pub fingerprint: String,
     /// Who owns it.
     pub owner: String,
     /// When it was last used.
+    #[schema(value_type = String, format = DateTime)]
     pub last_seen_at: Timestamp,
 }
 
 /// One bucket with its wait in words.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct BucketView {
     /// The bucket as it stands.
     #[serde(flatten)]
@@ -46,7 +47,7 @@ pub struct BucketView {
 }
 
 /// One quota identity.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct IdentityQuota {
     /// The API host.
     pub host: String,
@@ -67,9 +68,10 @@ pub struct IdentityQuota {
 }
 
 /// The whole `/api/quota` document.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct QuotaSnapshot {
     /// When it was read.
+    #[schema(value_type = String, format = DateTime)]
     pub captured_at: Timestamp,
     /// Every identity with a reading, by host and subject.
     pub identities: Vec<IdentityQuota>,
@@ -161,6 +163,16 @@ async fn identity(
 }
 
 /// `GET /api/quota`.
+#[utoipa::path(
+    get,
+    path = "/api/quota",
+    tag = "quota",
+    responses(
+        (status = 200, description = "Every identity's buckets as they stand", body = QuotaSnapshot),
+        (status = 400, description = "A parameter was refused (unknown, repeated or malformed)", body = crate::ErrorBody),
+        (status = 503, description = "The database did not answer", body = crate::ErrorBody),
+    )
+)]
 pub async fn show(
     State(state): State<DashboardState>,
     RawQuery(raw): RawQuery,
@@ -221,7 +233,7 @@ pub fn history_step(since: Timestamp, now: Timestamp) -> SignedDuration {
 }
 
 /// `GET /api/quota/{host}/{subject}/history`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct History {
     /// The API host.
     pub host: String,
@@ -230,8 +242,10 @@ pub struct History {
     /// The bucket.
     pub bucket: String,
     /// From when.
+    #[schema(value_type = String, format = DateTime)]
     pub since: Timestamp,
     /// Until when.
+    #[schema(value_type = String, format = DateTime)]
     pub until: Timestamp,
     /// Each slot's length.
     pub step_seconds: f64,
@@ -270,6 +284,22 @@ pub async fn history_of(
 }
 
 /// `GET /api/quota/{host}/{subject}/history?bucket=&since=`.
+#[utoipa::path(
+    get,
+    path = "/api/quota/{host}/{subject}/history",
+    tag = "quota",
+    params(
+        ("host" = String, Path, description = "The identity's API host (api.github.com)"),
+        ("subject" = String, Path, description = "The identity's subject label, URL-encoded: `user:alice`, `installation:42`, `ip:ADDR`"),
+        ("bucket" = String, Query, description = "The bucket (core, graphql, search …)"),
+        ("since" = Option<String>, Query, description = "From when (RFC 3339); an hour ago when absent, never in the future"),
+    ),
+    responses(
+        (status = 200, description = "The bucket's remaining over time, downsampled, with the identity's rate-limit observations", body = History),
+        (status = 400, description = "A parameter was refused (unknown, repeated or malformed)", body = crate::ErrorBody),
+        (status = 503, description = "The database did not answer", body = crate::ErrorBody),
+    )
+)]
 pub async fn history(
     State(state): State<DashboardState>,
     Path((host, subject)): Path<(String, String)>,

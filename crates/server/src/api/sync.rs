@@ -34,7 +34,7 @@ pub const ORG_STAGES: [&str; 8] = [
 ];
 
 /// Where a run stands, from its checkpoints.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct RunProgress {
     /// Stages the run covers.
     pub stages_total: u64,
@@ -53,13 +53,14 @@ pub struct RunProgress {
     /// Rows written, every stage together.
     pub rows: u64,
     /// When the run is to be woken.
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub next_wake: Option<Timestamp>,
     /// Why its stages wait (the deferred checkpoints' reasons, each once).
     pub waiting_because: Vec<String>,
 }
 
 /// A run with its progress.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct RunView {
     /// The run as stored.
     #[serde(flatten)]
@@ -183,7 +184,7 @@ pub fn parse_runs(raw: Option<&str>) -> Result<RunsQuery, ApiError> {
 }
 
 /// One page of runs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct RunsPage {
     /// Newest first.
     pub runs: Vec<RunView>,
@@ -209,6 +210,20 @@ pub async fn page(state: &DashboardState, query: RunsQuery) -> Result<RunsPage, 
 }
 
 /// `GET /api/sync/runs?limit=&before=`.
+#[utoipa::path(
+    get,
+    path = "/api/sync/runs",
+    tag = "sync",
+    params(
+        ("limit" = Option<u32>, Query, description = "Runs per page, 1 to 100 (20 when absent)"),
+        ("before" = Option<i64>, Query, description = "Only runs with a smaller id (the keyset cursor of `next`)"),
+    ),
+    responses(
+        (status = 200, description = "Sync runs, newest first, each with its progress; a `Link: rel=\"next\"` header when more exist", body = RunsPage),
+        (status = 400, description = "A parameter was refused (unknown, repeated or malformed)", body = crate::ErrorBody),
+        (status = 503, description = "The database did not answer", body = crate::ErrorBody),
+    )
+)]
 pub async fn list(
     State(state): State<DashboardState>,
     RawQuery(raw): RawQuery,
@@ -227,7 +242,7 @@ pub async fn list(
 }
 
 /// A run in full.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct RunDetail {
     /// The run and its progress.
     #[serde(flatten)]
@@ -237,6 +252,18 @@ pub struct RunDetail {
 }
 
 /// `GET /api/sync/runs/{id}`.
+#[utoipa::path(
+    get,
+    path = "/api/sync/runs/{id}",
+    tag = "sync",
+    params(("id" = i64, Path, description = "The run id")),
+    responses(
+        (status = 200, description = "The run, its progress and its checkpoints", body = RunDetail),
+        (status = 404, description = "No such run", body = crate::ErrorBody),
+        (status = 400, description = "A parameter was refused (unknown, repeated or malformed)", body = crate::ErrorBody),
+        (status = 503, description = "The database did not answer", body = crate::ErrorBody),
+    )
+)]
 pub async fn show(
     State(state): State<DashboardState>,
     Path(id): Path<String>,

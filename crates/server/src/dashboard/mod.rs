@@ -102,6 +102,17 @@ pub async fn data(state: &DashboardState) -> Result<PageData, ApiError> {
 
 /// `GET /`: the page; `GET /?part=main` only its `<main>` content (what the script swaps in
 /// when the page's shape changed).
+#[utoipa::path(
+    get,
+    path = "/",
+    tag = "dashboard",
+    params(("part" = Option<String>, Query, description = "`main`: only the page's `<main>` content")),
+    responses(
+        (status = 200, description = "The dashboard page (server-rendered HTML)", content_type = "text/html", body = String),
+        (status = 400, description = "A parameter was refused (unknown, repeated or malformed)", body = crate::ErrorBody),
+        (status = 503, description = "The database did not answer", body = crate::ErrorBody),
+    )
+)]
 pub async fn page(
     State(state): State<DashboardState>,
     RawQuery(raw): RawQuery,

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::{Reporting, ratio, secs};
 
 /// One request-kind × entity-kind group.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct BatchGroupBlock {
     /// The counts.
     #[serde(flatten)]
@@ -20,13 +20,15 @@ pub struct BatchGroupBlock {
 }
 
 /// Batch quality over the metrics window.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct BatchesBlock {
     /// The window's length.
     pub window_seconds: u64,
     /// Its start (on `started_at`).
+    #[schema(value_type = String, format = DateTime)]
     pub window_start: Timestamp,
     /// Its end.
+    #[schema(value_type = String, format = DateTime)]
     pub window_end: Timestamp,
     /// Search batches for actors.
     pub search_actors: BatchGroupBlock,

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::{Reporting, percent, secs};
 
 /// One coverage percentage with its numerator.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Coverage {
     /// Events counted.
     pub events: u64,
@@ -18,15 +18,17 @@ pub struct Coverage {
 }
 
 /// §11's three coverage percentages.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct CoverageBlock {
     /// What the window is measured on: `created_at` (when headroom persisted the event).
     pub basis: &'static str,
     /// The window's length.
     pub window_seconds: u64,
     /// Its start.
+    #[schema(value_type = String, format = DateTime)]
     pub window_start: Timestamp,
     /// Its end.
+    #[schema(value_type = String, format = DateTime)]
     pub window_end: Timestamp,
     /// The denominator: push events persisted in the window.
     pub events_in_window: u64,

@@ -18,11 +18,12 @@ use super::{StatusSettings, age};
 const KINDS: [EntityKind; 2] = [EntityKind::Actor, EntityKind::Repository];
 
 /// One resting stage.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct StageBlock {
     /// Rows resting there.
     pub count: u64,
     /// The oldest one's `created_at`.
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub oldest_created_at: Option<Timestamp>,
     /// Its age in seconds.
     pub oldest_age_seconds: Option<i64>,
@@ -43,7 +44,7 @@ impl Serialize for Stages {
 }
 
 /// Whether each lane of a class has a row claimable now.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, utoipa::ToSchema)]
 pub struct LaneClaimable {
     /// Search batches.
     pub batch: bool,
@@ -52,7 +53,7 @@ pub struct LaneClaimable {
 }
 
 /// One entity class.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ClassBlock {
     /// `enrichment_status = 'pending'` exactly.
     pub pending: u64,
@@ -67,17 +68,19 @@ pub struct ClassBlock {
     /// Rows neither at the contract nor terminal, counted by stage.
     pub contract_backlog_count: u64,
     /// The oldest backlog row's `created_at`.
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub oldest_pending_at: Option<Timestamp>,
     /// Its age.
     pub oldest_pending_age_seconds: Option<i64>,
     /// All seven resting stages.
+    #[schema(value_type = Object)]
     pub stages: Stages,
     /// Rows claimable now per lane (rows only; ledgers are judged in `claimable_now`).
     pub rows_claimable: LaneClaimable,
 }
 
 /// The enrichment block.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct EnrichmentBlock {
     /// Actors.
     pub actors: ClassBlock,
@@ -88,13 +91,14 @@ pub struct EnrichmentBlock {
     /// When work next becomes eligible: now when `claimable_now`; null with an empty
     /// backlog, or when the instant depends on something not yet known (a core window no
     /// poll has opened yet).
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub next_enrichment_at: Option<Timestamp>,
     /// Which gate holds each lane now (null when it is open or has nothing to do).
     pub gates: Gates,
 }
 
 /// The gate of each lane.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Gates {
     /// Search batches.
     pub batch: Option<String>,

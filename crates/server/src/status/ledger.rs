@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::StatusSettings;
 
 /// A used/allowance pair.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, utoipa::ToSchema)]
 pub struct Allowance {
     /// Spent this window.
     pub used: Option<u64>,
@@ -19,7 +19,7 @@ pub struct Allowance {
 }
 
 /// A detail fairness share.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, utoipa::ToSchema)]
 pub struct Share {
     /// Spent this window.
     pub used: Option<u64>,
@@ -30,7 +30,7 @@ pub struct Share {
 }
 
 /// The core ledger.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct LedgerBlock {
     /// Whether the row exists ("no ledger yet" is not "remaining 0").
     pub present: bool,
@@ -49,10 +49,13 @@ pub struct LedgerBlock {
     /// Never spent.
     pub reserve: Option<u64>,
     /// When the window was initialized.
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub window_started_at: Option<Timestamp>,
     /// The window's reset.
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub reset_at: Option<Timestamp>,
     /// The global block, if one was ever set.
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub global_blocked_until: Option<Timestamp>,
     /// Whether that block holds now.
     pub globally_blocked_now: Option<bool>,
@@ -71,7 +74,7 @@ pub struct LedgerBlock {
 }
 
 /// The search ledger.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct SearchLedgerBlock {
     /// Whether the row exists.
     pub present: bool,
@@ -82,6 +85,7 @@ pub struct SearchLedgerBlock {
     /// Remaining per the headers.
     pub remaining: Option<u64>,
     /// The minute's reset.
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub reset_at: Option<Timestamp>,
     /// Whether the stored minute is still open (its reset ahead, or, without headers, a
     /// request within the last 60 s); when not, `used` belongs to a past minute.
@@ -99,10 +103,13 @@ pub struct SearchLedgerBlock {
     /// Repository batches in it.
     pub repository_used: Option<u64>,
     /// Search-scoped block.
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub blocked_until: Option<Timestamp>,
     /// The last search request.
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub last_request_at: Option<Timestamp>,
     /// last_request_at + pacing.
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub next_request_earliest_at: Option<Timestamp>,
 }
 

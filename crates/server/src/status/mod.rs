@@ -29,9 +29,10 @@ pub use sources::SourceBlock;
 pub use throughput::{CatchUp, FlowBlock, ThroughputBlock, catch_up_state};
 
 /// The whole document, blocks in their fixed order.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct StatusDocument {
     /// When it was read.
+    #[schema(value_type = String, format = DateTime)]
     pub captured_at: Timestamp,
     /// The poll schedule per event source.
     pub sources: Vec<SourceBlock>,

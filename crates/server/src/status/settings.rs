@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 /// The reporting windows (they change what is reported, never what the service does).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct Reporting {
     /// `ENRICHMENT_METRICS_WINDOW_SECONDS`: behind the batches and throughput blocks.
     pub metrics_window_seconds: u64,
@@ -25,7 +25,7 @@ impl Default for Reporting {
 }
 
 /// Every staged tunable, published so reading the status needs no shell access.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct SchedulerSettings {
     /// The core quota's configured limit (before any header corrects it).
     pub core_limit: u64,
@@ -86,7 +86,7 @@ pub struct SchedulerSettings {
 }
 
 /// Refresh tunables.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct RefreshSettings {
     /// Earliest re-fetch of an actor.
     pub actor_refresh_ttl_seconds: i64,

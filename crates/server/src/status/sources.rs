@@ -9,7 +9,7 @@ use headroom_store::feed_state::{CoreLedger, EventSource, SourceStatus};
 use serde::Serialize;
 
 /// One source's schedule: the five components side by side, and which one binds.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct SourceBlock {
     /// `github_public_events`.
     pub source_type: String,
@@ -25,18 +25,25 @@ pub struct SourceBlock {
     /// The last failure, redacted.
     pub last_error: Option<String>,
     /// When it was last polled.
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub last_polled_at: Option<Timestamp>,
     /// Cadence.
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub cadence_due_at: Option<Timestamp>,
     /// GitHub's `X-Poll-Interval` floor.
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub poll_floor_until: Option<Timestamp>,
     /// Own retry backoff.
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub retry_not_before_at: Option<Timestamp>,
     /// The core ledger's global block.
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub global_blocked_until: Option<Timestamp>,
     /// Poll-class exhaustion (derived).
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub poll_class_blocked_until: Option<Timestamp>,
     /// The cached answer (never an input).
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub next_poll_at: Option<Timestamp>,
     /// Whether a poll may run now (`false` with `binding` null only when the source is out
     /// of service or switched off — then `binding` names that).
@@ -44,6 +51,7 @@ pub struct SourceBlock {
     /// The constraint holding it, if any.
     pub binding: Option<String>,
     /// Until when that constraint holds (null for the out-of-service ones).
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub binding_until: Option<Timestamp>,
 }
 

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::{Reporting, per_hour, secs};
 
 /// Measured flow of one lane (or both).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct FlowBlock {
     /// New entity rows in the sample.
     pub arrivals: u64,
@@ -33,7 +33,7 @@ pub struct FlowBlock {
 }
 
 /// The catch-up verdict.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct CatchUp {
     /// `keeping_up`, `not_keeping_up` or `insufficient_sample`.
     pub state: &'static str,
@@ -46,14 +46,16 @@ pub struct CatchUp {
 }
 
 /// Throughput over the metrics window.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ThroughputBlock {
     /// The metrics window's length.
     pub window_seconds: u64,
     /// The sample's start: the window's start, or the first recorded activity if later
     /// (null when nothing was ever recorded).
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub sample_start: Option<Timestamp>,
     /// The sample's end (captured_at).
+    #[schema(value_type = String, format = DateTime)]
     pub sample_end: Timestamp,
     /// Its length.
     pub sample_seconds: u64,

@@ -27,6 +27,7 @@ use serde_json::Value;
 use sqlx::postgres::PgPoolOptions;
 use tower::ServiceExt as _;
 
+pub mod document;
 #[path = "../../../store/tests/common/push.rs"]
 mod push;
 #[allow(unused_imports)] // each test binary uses its own part of it
@@ -184,6 +185,13 @@ pub async fn get(app: &axum::Router, uri: &str) -> Reply {
         .to_bytes();
     let text = String::from_utf8(bytes.to_vec()).expect("utf-8");
     let json = serde_json::from_str(&text).unwrap_or(Value::Null);
+    let is_json = headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if is_json {
+        document::conforms(uri, status.as_u16(), &json);
+    }
     Reply {
         status,
         headers,

@@ -18,7 +18,7 @@ macro_rules! stored_text {
         }
     ) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
         #[serde(rename_all = "snake_case")]
         pub enum $name {
             $( $(#[$vmeta])* $variant, )+
