@@ -640,4 +640,5 @@ pub const TABLES: &[&str] = &[
     "branches",
     "project_items",
     "quota_readings",
+    "quota_latest",
 ];

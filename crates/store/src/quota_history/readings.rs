@@ -1,5 +1,7 @@
-//! The `quota_readings` queries: append, the latest reading per identity and bucket with the
-//! live processes' in flight summed, one bucket's downsampled history, and retention.
+//! The `quota_readings` queries: append (with `quota_latest`, each process's newest reading
+//! per bucket, in the same transaction), the latest reading per identity and bucket with the
+//! live processes' in flight summed — read from `quota_latest`'s few rows, never by ranking
+//! the history —, one bucket's downsampled history, and retention.
 
 use std::collections::BTreeMap;
 
@@ -20,20 +22,26 @@ const INSERT_SQL: &str = "INSERT INTO quota_readings (provider, host, subject, b
     last_reason, process_id, observed_at_ms) \
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id";
 
-/// The newest reading of every (host, subject, bucket).
+const LATEST_UPSERT_SQL: &str = "INSERT INTO quota_latest (host, subject, bucket, \
+    process_id, reading_id, observed_at_ms) VALUES ($1, $2, $3, $4, $5, $6) \
+    ON CONFLICT (host, subject, bucket, process_id) DO UPDATE SET \
+    reading_id = excluded.reading_id, observed_at_ms = excluded.observed_at_ms \
+    WHERE excluded.observed_at_ms >= quota_latest.observed_at_ms";
+
+/// The newest reading of every (host, subject, bucket): the newest of its processes' newest.
 static LATEST_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     format!(
-        "SELECT {READING_COLUMNS} FROM (SELECT {READING_COLUMNS}, ROW_NUMBER() OVER \
-         (PARTITION BY host, subject, bucket ORDER BY observed_at_ms DESC, id DESC) AS rn \
-         FROM quota_readings) s WHERE rn = 1 ORDER BY host, subject, bucket"
+        "SELECT {READING_COLUMNS} FROM quota_readings WHERE id IN (SELECT reading_id FROM \
+         (SELECT reading_id, ROW_NUMBER() OVER (PARTITION BY host, subject, bucket \
+         ORDER BY observed_at_ms DESC, reading_id DESC) AS rn FROM quota_latest) s \
+         WHERE rn = 1) ORDER BY host, subject, bucket"
     )
 });
 
 /// Each live process's newest reading of every bucket it reported on since `$1`.
-const LIVE_SQL: &str = "SELECT host, subject, bucket, in_flight, waiting FROM \
-    (SELECT host, subject, bucket, in_flight, waiting, ROW_NUMBER() OVER \
-     (PARTITION BY host, subject, bucket, process_id ORDER BY observed_at_ms DESC, id DESC) AS rn \
-     FROM quota_readings WHERE observed_at_ms >= $1) s WHERE rn = 1";
+const LIVE_SQL: &str = "SELECT r.host, r.subject, r.bucket, r.in_flight, r.waiting \
+    FROM quota_latest l JOIN quota_readings r ON r.id = l.reading_id \
+    WHERE l.observed_at_ms >= $1";
 
 const HISTORY_SQL: &str = "SELECT (observed_at_ms - $4) / $5 AS slot, \
     MIN(remaining) AS remaining_min, MAX(remaining) AS remaining_max, \
@@ -82,6 +90,7 @@ pub(super) async fn record(pools: Pools<'_>, r: &QuotaReading) -> Result<i64> {
     let in_flight = to_i64("in_flight", r.in_flight)?;
     let waiting = to_i64("waiting", r.waiting)?;
     on_each_pool!(pools, |pool| {
+        let mut tx = pool.begin().await?;
         let row = sqlx::query(INSERT_SQL)
             .bind(r.provider.as_str())
             .bind(r.host.as_str())
@@ -97,19 +106,36 @@ pub(super) async fn record(pools: Pools<'_>, r: &QuotaReading) -> Result<i64> {
             .bind(r.last_reason.as_deref())
             .bind(r.process_id.as_str())
             .bind(ms(r.observed_at))
-            .fetch_one(pool)
+            .fetch_one(&mut *tx)
             .await?;
-        row.int("id")
+        let id = row.int("id")?;
+        sqlx::query(LATEST_UPSERT_SQL)
+            .bind(r.host.as_str())
+            .bind(r.subject.as_str())
+            .bind(r.bucket.as_str())
+            .bind(r.process_id.as_str())
+            .bind(id)
+            .bind(ms(r.observed_at))
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(id)
     })
 }
 
 /// Deletes the readings observed before `before`.
 pub(super) async fn prune(pools: Pools<'_>, before: Timestamp) -> Result<u64> {
     on_each_pool!(pools, |pool| {
+        let mut tx = pool.begin().await?;
+        sqlx::query("DELETE FROM quota_latest WHERE observed_at_ms < $1")
+            .bind(ms(before))
+            .execute(&mut *tx)
+            .await?;
         let done = sqlx::query("DELETE FROM quota_readings WHERE observed_at_ms < $1")
             .bind(ms(before))
-            .execute(pool)
+            .execute(&mut *tx)
             .await?;
+        tx.commit().await?;
         Ok(done.rows_affected())
     })
 }
