@@ -150,7 +150,9 @@ pub async fn run(global: &GlobalArgs, args: EnrichArgs) -> CommandResult {
             ClassArg::Repository => EntityKind::Repository,
         }),
     };
-    let code = match enricher.run(options).await {
+    let cycle = enricher.run(options).await;
+    enricher.poller.client.flush_readings().await;
+    let code = match cycle {
         Ok(report) => {
             print_report(&report);
             Ok(Outcome::Success)

@@ -136,6 +136,7 @@ pub async fn poller(
 pub async fn run(global: &GlobalArgs, args: IngestArgs) -> CommandResult {
     let (poller, _, _) = poller(global, &args.feed).await?;
     let outcome = poller.poll_once(args.force).await;
+    poller.client.flush_readings().await;
     let result = print_outcome(&outcome);
     outln!();
     print_summary(&poller).await;

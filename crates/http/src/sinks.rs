@@ -318,6 +318,29 @@ impl ReadingThrottle {
             .insert(snapshot.key.clone(), (now, snapshot.clone()));
         true
     }
+
+    /// Every identity a reading was handed over for.
+    pub fn keys(&self) -> Vec<QuotaKey> {
+        self.last.keys().cloned().collect()
+    }
+
+    /// Whether `snapshot` is handed over by a flush: whenever it differs from the last one
+    /// handed over, however recent that was (what the spacing held back is not lost when the
+    /// process goes quiet or exits). Remembers it when it is.
+    pub fn admit_changed(
+        &mut self,
+        snapshot: &headroom_core::governor::IdentitySnapshot,
+        now: Timestamp,
+    ) -> bool {
+        if let Some((_, last)) = self.last.get(&snapshot.key)
+            && last == snapshot
+        {
+            return false;
+        }
+        self.last
+            .insert(snapshot.key.clone(), (now, snapshot.clone()));
+        true
+    }
 }
 
 #[cfg(test)]

@@ -187,6 +187,8 @@ impl FeedService {
                 }
             }
         }
+        // The step's burst is over: what the reading spacing held back is handed over.
+        poller.client.flush_readings().await;
         report
     }
 

@@ -32,6 +32,28 @@ impl Client {
         }
     }
 
+    /// Hands over the reading of every identity this client reported on whose reading changed
+    /// since the last one handed over, the spacing notwithstanding. Called when a process goes
+    /// quiet (a sync run hibernates or ends, a feed tick is done) and before it exits, so the
+    /// last word of a burst — remaining 0, nothing in flight — reaches the dashboard instead
+    /// of the reading a second before it.
+    pub async fn flush_readings(&self) {
+        let parts = self.parts();
+        let keys = self.throttle().keys();
+        for key in keys {
+            let Ok(snapshot) = parts.governor.snapshot(&key).await else {
+                continue;
+            };
+            let now = parts.clock.now();
+            if self.throttle().admit_changed(&snapshot, now) {
+                parts
+                    .readings
+                    .record(parts.config.provider, snapshot, now)
+                    .await;
+            }
+        }
+    }
+
     fn throttle(&self) -> std::sync::MutexGuard<'_, ReadingThrottle> {
         self.inner
             .throttle

@@ -242,6 +242,13 @@ impl Runner {
     /// stopped anywhere (a crash included): done stages are skipped, a running stage
     /// continues from its checkpoints.
     pub async fn run(&self, run_id: i64) -> Result<RunOutcome, SyncError> {
+        let outcome = self.run_to_rest(run_id).await;
+        // Whatever the outcome, the run goes quiet here: its last readings are handed over.
+        self.client.flush_readings().await;
+        outcome
+    }
+
+    async fn run_to_rest(&self, run_id: i64) -> Result<RunOutcome, SyncError> {
         let mut run = self
             .store
             .sync_run(run_id)
