@@ -6,6 +6,12 @@
 //! must hold no error. Its screenshot is docs/dashboard.png (`HEADROOM_WRITE_SCREENSHOT=1`
 //! rewrites it).
 //!
+//! A second test drives real processes: `headroom run --listen` (the feed service, which also
+//! wakes sync runs) and a `headroom sync org` beside it, each with its own token of one user,
+//! against `headroom sim` with a tiny REST quota. The page, loaded before the sync starts, must
+//! follow over the event stream alone: the simulator's limit, the two credentials' warning, the
+//! run hibernating with its reason and wake time, then finished by the service.
+//!
 //! Without /usr/bin/chromium and /usr/bin/chromedriver the test says it was skipped and why —
 //! except under `CI`, where it fails (scripts/test installs them there).
 
@@ -409,4 +415,189 @@ async fn check_page(client: Client, url: String, stores: QuotaStores, screenshot
 /// Wall time since `started`, through the clock module (this test drives real processes).
 fn elapsed_since(started: Timestamp) -> Duration {
     Duration::try_from(SystemClock.now().duration_since(started)).unwrap_or(Duration::ZERO)
+}
+
+/// `headroom` in `dir` on `dash.db` against `sim` with `token`, nothing else from the
+/// environment.
+fn headroom(dir: &Path, sim: &common::Sim, token: &str, args: &[&str]) -> Command {
+    let mut c = Command::new(common::BIN);
+    c.current_dir(dir)
+        .args(["--db", "dash.db", "--api-url", &sim.url])
+        .args(args)
+        .env_remove("GH_TOKEN")
+        .env_remove("HEADROOM_DB")
+        .env_remove("HEADROOM_LISTEN")
+        .env_remove("GITHUB_API_URL")
+        .env("GITHUB_TOKEN", token)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    c
+}
+
+/// Waits, at most [`BOUND`], until `url` answers.
+fn wait_until_listening(port: u16) {
+    let started = SystemClock.now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(elapsed_since(started) < BOUND, "nothing listens on {port}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Waits, at most `bound`, until `css`'s text satisfies `accept`; returns it.
+async fn wait_for(
+    client: &Client,
+    css: &str,
+    bound: Duration,
+    accept: impl Fn(&str) -> bool,
+) -> String {
+    let started = SystemClock.now();
+    loop {
+        if let Ok(element) = client.find(Locator::Css(css)).await
+            && let Ok(text) = element.text().await
+            && accept(&text)
+        {
+            return text;
+        }
+        assert!(
+            elapsed_since(started) < bound,
+            "{css} never read as expected (last: {:?})",
+            match client.find(Locator::Css(css)).await {
+                Ok(e) => e.text().await.unwrap_or_default(),
+                Err(e) => e.to_string(),
+            }
+        );
+        TokioClock::system()
+            .sleep(SignedDuration::from_millis(200))
+            .await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_follows_a_service_and_a_sync_sharing_one_identity() {
+    if let Some(reason) = browser_missing() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{reason}, but CI is set: scripts/test installs chromium and chromium-driver"
+        );
+        println!("skipped: {reason} (apt-get install chromium chromium-driver)");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Two tokens of alice; 60 REST requests per 20-second window: the sync's ~100 REST
+    // requests need several windows, so it hibernates.
+    let sim = common::Sim::start(&[
+        "--org",
+        "acme",
+        "--repos",
+        "2",
+        "--seed",
+        "4",
+        "--token",
+        "t1=alice",
+        "--token",
+        "t2=alice",
+        "--core-limit",
+        "60",
+        "--window-secs",
+        "20",
+    ]);
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let _service = Process(
+        headroom(
+            dir.path(),
+            &sim,
+            "t1",
+            &[
+                "run",
+                "--listen",
+                &listen,
+                "--reset-margin-secs",
+                "1",
+                "--sync-poll-secs",
+                "1",
+            ],
+        )
+        .spawn()
+        .expect("headroom run starts"),
+    );
+    wait_until_listening(port);
+    let (_driver, driver_url) = chromedriver();
+    let client = browser(&driver_url, &dir.path().join("chromium-profile")).await;
+    let outcome = tokio::spawn(follow_live_processes(
+        client.clone(),
+        format!("http://{listen}/"),
+        dir.path().to_owned(),
+        sim,
+    ))
+    .await;
+    let closed = client.close().await;
+    if let Err(failed) = outcome {
+        std::panic::resume_unwind(failed.into_panic());
+    }
+    closed.expect("close the session");
+}
+
+async fn follow_live_processes(client: Client, url: String, dir: PathBuf, sim: common::Sim) {
+    client.goto(&url).await.expect("the page loads");
+    wait_for_text(&client, "#live", "live").await;
+    // The second process: a sync of the simulator's organization with alice's other token.
+    let sync = headroom(
+        &dir,
+        &sim,
+        "t2",
+        &[
+            "sync",
+            "org",
+            "acme",
+            "--hold-secs",
+            "0",
+            "--reset-margin-secs",
+            "1",
+        ],
+    )
+    .status()
+    .expect("headroom sync org runs");
+    assert!(sync.success(), "sync org failed: {sync}");
+
+    // Everything below arrives over the event stream: the page is never reloaded.
+    // The identity's host is the API's: the simulator's address.
+    let core = "[data-bucket=\"127.0.0.1|user:alice|core\"]";
+    wait_for_text(&client, &format!("{core} .limit"), "60").await;
+    let warning = wait_for(&client, ".warning.shared-quota", BOUND, |t| !t.is_empty()).await;
+    assert!(
+        warning.starts_with("these 2 credentials share alice's 60 requests"),
+        "{warning}"
+    );
+    // The sync exhausted the window within a second or two of its start and hibernated for
+    // the rest of it: the page shows why and until when before the service wakes it.
+    wait_for(&client, "tr[data-run] .status", BOUND, |t| {
+        t == "hibernating"
+    })
+    .await;
+    let why = text_of(&client, "tr[data-run] .why").await;
+    assert!(why.contains("core quota exhausted"), "why: {why}");
+    let wake = text_of(&client, "tr[data-run] .wake").await;
+    assert!(wake.contains("(in "), "wake: {wake}");
+    // The sync's last reading (the window spent down to what it could not safely send) was
+    // handed over as it went quiet, not left behind the one-a-second spacing.
+    wait_for(&client, &format!("{core} .remaining"), BOUND, |t| {
+        t.parse::<u64>().is_ok_and(|n| n <= 11)
+    })
+    .await;
+    // The service wakes the run when the window reopens and finishes it.
+    wait_for(
+        &client,
+        "tr[data-run] .status",
+        Duration::from_secs(120),
+        |t| t == "done",
+    )
+    .await;
+
+    let log = client.issue_cmd(BrowserLog).await.expect("the browser log");
+    let errors: Vec<&serde_json::Value> = log
+        .as_array()
+        .map(|entries| entries.iter().filter(|e| e["level"] == "SEVERE").collect())
+        .unwrap_or_default();
+    assert!(errors.is_empty(), "console errors: {errors:?}");
 }
