@@ -641,4 +641,5 @@ pub const TABLES: &[&str] = &[
     "project_items",
     "quota_readings",
     "quota_latest",
+    "quota_minutes",
 ];

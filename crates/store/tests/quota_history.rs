@@ -155,8 +155,22 @@ async fn history_is_downsampled_and_pruned(fx: &Fixture) {
         .quota_history(key, t(61), SignedDuration::from_secs(3600))
         .await
         .expect("history");
+    // Slots of a minute or more are read from the per-minute summaries: they start at
+    // `since`'s minute, so the reading at t(60) counts.
     assert_eq!(later.len(), 1);
-    assert_eq!((later[0].at, later[0].readings), (t(61), 3));
+    assert_eq!((later[0].at, later[0].readings), (t(60), 4));
+    assert_eq!(
+        (later[0].remaining_min, later[0].remaining_max, later[0].waits),
+        (Some(50), Some(80), 1)
+    );
+    // Shorter slots read the readings themselves, from `since` exactly.
+    let raw = q
+        .history
+        .quota_history(key, t(61), SignedDuration::from_secs(30))
+        .await
+        .expect("history");
+    assert_eq!(raw.iter().map(|p| p.readings).sum::<u64>(), 3);
+    assert_eq!(raw[0].at, t(61));
     assert!(
         q.history
             .quota_history(key, t(0), SignedDuration::ZERO)
@@ -171,6 +185,11 @@ async fn history_is_downsampled_and_pruned(fx: &Fixture) {
     assert_eq!(
         q.store.count_rows("quota_readings").await.expect("count"),
         4
+    );
+    // The minutes wholly before the bound go with their readings: core's 08:00 and search's.
+    assert_eq!(
+        q.store.count_rows("quota_minutes").await.expect("count"),
+        2
     );
 }
 

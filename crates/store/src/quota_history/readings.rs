@@ -1,7 +1,9 @@
 //! The `quota_readings` queries: append (with `quota_latest`, each process's newest reading
 //! per bucket, in the same transaction), the latest reading per identity and bucket with the
 //! live processes' in flight summed — read from `quota_latest`'s few rows, never by ranking
-//! the history —, one bucket's downsampled history, and retention.
+//! the history —, one bucket's downsampled history (from `quota_minutes`, the per-minute
+//! summaries written beside each reading, when its slots are a minute or longer), and
+//! retention.
 
 use std::collections::BTreeMap;
 
@@ -49,6 +51,35 @@ const HISTORY_SQL: &str = "SELECT (observed_at_ms - $4) / $5 AS slot, \
     CAST(SUM(CASE WHEN last_reason IS NULL THEN 0 ELSE 1 END) AS BIGINT) AS waits \
     FROM quota_readings WHERE host = $1 AND subject = $2 AND bucket = $3 \
     AND observed_at_ms >= $4 GROUP BY slot ORDER BY slot";
+
+/// A minute of a bucket's readings.
+const MINUTE_UPSERT_SQL: &str = "INSERT INTO quota_minutes (host, subject, bucket, \
+    minute_ms, remaining_min, remaining_max, limit_max, readings, waits) \
+    VALUES ($1, $2, $3, $4, $5, $5, $6, 1, $7) \
+    ON CONFLICT (host, subject, bucket, minute_ms) DO UPDATE SET \
+    remaining_min = CASE WHEN quota_minutes.remaining_min IS NULL \
+        OR excluded.remaining_min < quota_minutes.remaining_min \
+        THEN excluded.remaining_min ELSE quota_minutes.remaining_min END, \
+    remaining_max = CASE WHEN quota_minutes.remaining_max IS NULL \
+        OR excluded.remaining_max > quota_minutes.remaining_max \
+        THEN excluded.remaining_max ELSE quota_minutes.remaining_max END, \
+    limit_max = CASE WHEN quota_minutes.limit_max IS NULL \
+        OR excluded.limit_max > quota_minutes.limit_max \
+        THEN excluded.limit_max ELSE quota_minutes.limit_max END, \
+    readings = quota_minutes.readings + 1, \
+    waits = quota_minutes.waits + excluded.waits";
+
+/// [`HISTORY_SQL`] over the per-minute summaries, for slots of a minute or more (`$4` is
+/// `since` rounded down to its minute).
+const MINUTES_HISTORY_SQL: &str = "SELECT (minute_ms - $4) / $5 AS slot, \
+    MIN(remaining_min) AS remaining_min, MAX(remaining_max) AS remaining_max, \
+    MAX(limit_max) AS limit_max, CAST(SUM(readings) AS BIGINT) AS n, \
+    CAST(SUM(waits) AS BIGINT) AS waits \
+    FROM quota_minutes WHERE host = $1 AND subject = $2 AND bucket = $3 \
+    AND minute_ms >= $4 GROUP BY slot ORDER BY slot";
+
+/// The summaries' granularity.
+const MINUTE_MS: i64 = 60_000;
 
 fn opt_i64(field: &'static str, value: Option<u64>) -> Result<Option<i64>> {
     value.map(|v| to_i64(field, v)).transpose()
@@ -118,6 +149,17 @@ pub(super) async fn record(pools: Pools<'_>, r: &QuotaReading) -> Result<i64> {
             .bind(ms(r.observed_at))
             .execute(&mut *tx)
             .await?;
+        let observed = ms(r.observed_at);
+        sqlx::query(MINUTE_UPSERT_SQL)
+            .bind(r.host.as_str())
+            .bind(r.subject.as_str())
+            .bind(r.bucket.as_str())
+            .bind(observed - observed.rem_euclid(MINUTE_MS))
+            .bind(remaining)
+            .bind(limit)
+            .bind(i64::from(r.last_reason.is_some()))
+            .execute(&mut *tx)
+            .await?;
         tx.commit().await?;
         Ok(id)
     })
@@ -129,6 +171,12 @@ pub(super) async fn prune(pools: Pools<'_>, before: Timestamp) -> Result<u64> {
         let mut tx = pool.begin().await?;
         sqlx::query("DELETE FROM quota_latest WHERE observed_at_ms < $1")
             .bind(ms(before))
+            .execute(&mut *tx)
+            .await?;
+        // A minute is dropped once all of it is older than the bound.
+        sqlx::query("DELETE FROM quota_minutes WHERE minute_ms + $2 <= $1")
+            .bind(ms(before))
+            .bind(MINUTE_MS)
             .execute(&mut *tx)
             .await?;
         let done = sqlx::query("DELETE FROM quota_readings WHERE observed_at_ms < $1")
@@ -222,15 +270,24 @@ pub(super) async fn history(
             problem: format!("a history slot must last at least a millisecond (got {step})"),
         });
     }
+    // Slots of a minute or more read the per-minute summaries, counted from `since`'s minute;
+    // shorter ones the readings themselves.
+    let (sql, start) = if step_ms >= MINUTE_MS {
+        let since_ms = ms(since);
+        (MINUTES_HISTORY_SQL, since_ms - since_ms.rem_euclid(MINUTE_MS))
+    } else {
+        (HISTORY_SQL, ms(since))
+    };
+    let start_at = from_ms("since", start)?;
     on_each_pool!(pools, |pool| {
-        let rows = sqlx::query(HISTORY_SQL)
+        let rows = sqlx::query(sql)
             .bind(key.host)
             .bind(key.subject)
             .bind(key.bucket)
-            .bind(ms(since))
+            .bind(start)
             .bind(step_ms)
             .fetch_all(pool)
             .await?;
-        rows.iter().map(|r| point_from(r, since, step_ms)).collect()
+        rows.iter().map(|r| point_from(r, start_at, step_ms)).collect()
     })
 }
