@@ -166,6 +166,7 @@ pub async fn start(
             feed,
             clock: clock.clone(),
             settings: std::sync::Arc::new(status),
+            status: Default::default(),
         },
         store: quota.store,
         history: quota.history,

@@ -104,6 +104,7 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> CommandResult {
             feed,
             clock: clock.clone(),
             settings: Arc::new(status),
+            status: Default::default(),
         },
         store: quota.store.clone(),
         history: quota.history.clone(),

@@ -19,7 +19,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use headroom_core::clock::{Clock as _, SharedClock};
+use headroom_core::clock::SharedClock;
 use headroom_core::telemetry;
 use headroom_store::StoreError;
 use headroom_store::feed_report::FeedReport;
@@ -47,6 +47,8 @@ pub struct AppState {
     pub clock: SharedClock,
     /// What `/status` publishes and which ledger rows it reads.
     pub settings: Arc<StatusSettings>,
+    /// The last status document built, reused a few seconds (start with `Default::default()`).
+    pub status: status::StatusCache,
 }
 
 /// The feed's HTTP surface.
@@ -237,15 +239,8 @@ async fn ready(State(state): State<AppState>) -> Response {
 )]
 /// `GET /status`: the feed's ledgers, backlog, throughput and catch-up verdict.
 async fn status_handler(State(state): State<AppState>) -> Result<Response, ApiError> {
-    let now = state.clock.now();
-    let document = status::build(
-        state.report.as_ref(),
-        state.feed.as_ref(),
-        &state.settings,
-        now,
-    )
-    .await?;
-    Ok(Json(document).into_response())
+    let document = state.status.get(&state).await?;
+    Ok(Json(&*document).into_response())
 }
 
 async fn not_found() -> ApiError {

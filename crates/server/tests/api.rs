@@ -5,6 +5,8 @@
 
 mod common;
 
+use headroom_core::clock::Clock as _;
+
 use axum::http::StatusCode;
 use common::{Db, app, at, get, seed};
 use serde_json::Value;
@@ -480,8 +482,51 @@ async fn sources_name_what_holds_them(db: &Db) {
     assert_eq!(source["last_error"], "HTTP 404 on /events");
 }
 
+/// `/status` is reused for five seconds of the server's clock, then served stale once while
+/// one background build replaces it; `captured_at` always says when it was read.
+async fn the_status_document_is_reused_briefly_then_rebuilt(db: &Db) {
+    let clock = std::sync::Arc::new(headroom_core::clock::ManualClock::new(at(60)));
+    let app = headroom_server::router(headroom_server::AppState {
+        report: db.report.clone(),
+        feed: db.feed.clone(),
+        clock: clock.clone(),
+        settings: std::sync::Arc::new(common::settings()),
+        status: Default::default(),
+    });
+    let first = get(&app, "/status").await;
+    assert_eq!(first.json["coverage"]["events_in_window"], 0);
+    common::write_events(db, &[common::event("2001", 101, 201, 30, 59)]).await;
+    clock.advance(headroom_core::clock::SignedDuration::from_secs(4));
+    let reused = get(&app, "/status").await;
+    assert_eq!(
+        reused.json, first.json,
+        "a 4-second-old document is served as it is"
+    );
+    clock.advance(headroom_core::clock::SignedDuration::from_secs(2));
+    let stale = get(&app, "/status").await;
+    assert_eq!(stale.json["captured_at"], first.json["captured_at"]);
+    // The rebuild the stale read started lands; the next read has the new event.
+    let started = headroom_core::clock::SystemClock.now();
+    loop {
+        let fresh = get(&app, "/status").await;
+        if fresh.json["coverage"]["events_in_window"] == 1 {
+            assert_ne!(fresh.json["captured_at"], first.json["captured_at"]);
+            break;
+        }
+        assert!(
+            headroom_core::clock::SystemClock
+                .now()
+                .duration_since(started)
+                < headroom_core::clock::SignedDuration::from_secs(10),
+            "the background rebuild never landed"
+        );
+        tokio::task::yield_now().await;
+    }
+}
+
 headroom_testkit::both_backends!(
     multi_thread:
+    the_status_document_is_reused_briefly_then_rebuilt,
     sources_name_what_holds_them,
     gates_decide_claimable_now,
     ready_needs_the_current_schema,

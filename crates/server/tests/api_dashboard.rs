@@ -53,6 +53,7 @@ where
             feed: server.clone(),
             clock: clock.clone(),
             settings: Arc::new(settings()),
+            status: Default::default(),
         },
         store: server.clone(),
         history: server,

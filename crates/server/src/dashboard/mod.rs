@@ -88,10 +88,12 @@ pub async fn data(state: &DashboardState) -> Result<PageData, ApiError> {
     .await?;
     let charts = charts_of(state, &quota, now).await?;
     let app = &state.app;
-    let feed = crate::status::build(app.report.as_ref(), app.feed.as_ref(), &app.settings, now)
+    let feed = app
+        .status
+        .get(app)
         .await
         .map_err(|e| e.to_string())
-        .and_then(|document| serde_json::to_value(document).map_err(|e| e.to_string()));
+        .and_then(|document| serde_json::to_value(&*document).map_err(|e| e.to_string()));
     Ok(PageData {
         quota,
         runs,

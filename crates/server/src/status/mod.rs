@@ -1,7 +1,8 @@
 //! The status document: persisted state only, as nine blocks in a fixed order — captured_at,
 //! sources, ledger, search_ledger, scheduler, enrichment, batches, throughput, coverage.
 //!
-//! Built here once and served by `GET /status` and printed by `headroom status --json`.
+//! Built here once and served by `GET /status` (reused a few seconds: [`cache`]) and printed
+//! by `headroom status --json`.
 //! Conventions: a counted zero is `0`, a number that does not exist is `null` (an empty
 //! window's percentages, a ratio with nothing requested, a rate with no sample); every ratio
 //! has its denominator beside it; there is no ETA anywhere.
@@ -13,6 +14,7 @@ use headroom_store::feed_state::FeedStateRead;
 use serde::Serialize;
 
 mod batches;
+pub mod cache;
 mod coverage;
 mod enrichment;
 mod ledger;
@@ -21,6 +23,7 @@ mod sources;
 mod throughput;
 
 pub use batches::{BatchGroupBlock, BatchesBlock};
+pub use cache::StatusCache;
 pub use coverage::{Coverage, CoverageBlock};
 pub use enrichment::{ClassBlock, EnrichmentBlock, Gates, LaneClaimable, StageBlock, Stages};
 pub use ledger::{Allowance, LedgerBlock, SearchLedgerBlock, Share};

@@ -159,6 +159,7 @@ pub fn app(db: &Db, now: Timestamp) -> axum::Router {
         feed: db.feed.clone(),
         clock: Arc::new(ManualClock::new(now)),
         settings: Arc::new(settings()),
+        status: Default::default(),
     })
 }
 
