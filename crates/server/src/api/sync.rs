@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use headroom_core::clock::Timestamp;
 use headroom_github::org::names;
 use headroom_store::{Checkpoint, CheckpointStatus, SyncRun, SyncRunStatus};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::ApiError;
 use crate::api::DashboardState;
@@ -57,6 +57,66 @@ pub struct RunProgress {
     pub next_wake: Option<Timestamp>,
     /// Why its stages wait (the deferred checkpoints' reasons, each once).
     pub waiting_because: Vec<String>,
+    /// What it spent per bucket, from its summary.
+    pub spent: Vec<BucketSpend>,
+    /// Fields GitHub refused in answers the run kept, from its summary.
+    pub refused: Vec<RefusedField>,
+}
+
+/// What a run spent on one bucket.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct BucketSpend {
+    /// The bucket (`core`, `graphql`, …).
+    #[serde(default)]
+    pub bucket: String,
+    /// Requests answered.
+    #[serde(default)]
+    pub requests: u64,
+    /// Units spent (GraphQL points as reported; one per REST request).
+    #[serde(default)]
+    pub points: u64,
+    /// Waits the run met on it.
+    #[serde(default)]
+    pub waits: u64,
+}
+
+/// A field GitHub refused while answering the rest of a query.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct RefusedField {
+    /// The stage that asked.
+    pub stage: String,
+    /// Where in the answer (`organization.membersWithRole`).
+    pub path: String,
+    /// GitHub's error type (`FORBIDDEN`, `NOT_FOUND`, …).
+    pub kind: String,
+}
+
+/// The per-bucket spend and refused fields of a stored run summary (the sync runner's
+/// `RunSummary` JSON: `buckets` by name, `refused` as a list); a summary of another shape
+/// yields nothing rather than an error.
+fn summary_parts(summary: Option<&serde_json::Value>) -> (Vec<BucketSpend>, Vec<RefusedField>) {
+    let Some(summary) = summary else {
+        return (Vec::new(), Vec::new());
+    };
+    let spent = summary
+        .get("buckets")
+        .and_then(serde_json::Value::as_object)
+        .map(|buckets| {
+            buckets
+                .iter()
+                .filter_map(|(name, tally)| {
+                    let mut spend: BucketSpend = serde_json::from_value(tally.clone()).ok()?;
+                    spend.bucket.clone_from(name);
+                    Some(spend)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let refused = summary
+        .get("refused")
+        .and_then(|r| serde_json::from_value(r.clone()).ok())
+        .unwrap_or_default();
+    (spent, refused)
 }
 
 /// A run with its progress.
@@ -127,6 +187,7 @@ pub fn progress(run: &SyncRun, checkpoints: &[Checkpoint]) -> RunProgress {
         }
         None => (0, 0, 0),
     };
+    let (spent, refused) = summary_parts(run.summary.as_ref());
     let mut waiting_because: Vec<String> = Vec::new();
     if !finished {
         for c in checkpoints {
@@ -149,6 +210,8 @@ pub fn progress(run: &SyncRun, checkpoints: &[Checkpoint]) -> RunProgress {
         rows: checkpoints.iter().map(|c| c.rows_written).sum(),
         next_wake: run.not_before.filter(|_| !finished),
         waiting_because,
+        spent,
+        refused,
     }
 }
 
@@ -287,6 +350,35 @@ pub async fn show(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_summary_gives_its_spend_per_bucket_and_its_refused_fields() {
+        let summary = serde_json::json!({
+            "buckets": {
+                "core": {"requests": 112, "points": 112, "min_remaining": 0, "waits": 2},
+                "graphql": {"requests": 9, "points": 340, "min_remaining": 4660, "waits": 0}
+            },
+            "refused": [{"stage": "org", "path": "organization.membersWithRole",
+                         "kind": "FORBIDDEN", "message": "Resource not accessible"}]
+        });
+        let (spent, refused) = summary_parts(Some(&summary));
+        assert_eq!(spent.len(), 2);
+        assert_eq!(
+            (spent[0].bucket.as_str(), spent[0].requests, spent[0].waits),
+            ("core", 112, 2)
+        );
+        assert_eq!(
+            (spent[1].bucket.as_str(), spent[1].points),
+            ("graphql", 340)
+        );
+        assert_eq!(refused[0].path, "organization.membersWithRole");
+        // A summary of another shape yields nothing, never an error.
+        assert_eq!(
+            summary_parts(Some(&serde_json::json!([1, 2]))),
+            (vec![], vec![])
+        );
+        assert_eq!(summary_parts(None), (vec![], vec![]));
+    }
     use headroom_core::clock::SignedDuration;
 
     fn t(secs: i64) -> Timestamp {

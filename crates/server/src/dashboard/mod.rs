@@ -7,6 +7,7 @@
 //! `data` reads what the page shows; `render`, `chart` and `words` are pure.
 
 pub mod chart;
+pub mod feed_words;
 pub mod render;
 pub mod words;
 

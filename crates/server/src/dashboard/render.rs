@@ -102,7 +102,7 @@ pub fn main(data: &PageData) -> String {
     }
     out.push_str("</section>");
     out.push_str(&runs_table(&data.runs, now));
-    out.push_str(&feed_panel(&data.feed));
+    out.push_str(&feed_panel(&data.feed, data.quota.captured_at));
     out
 }
 
@@ -235,6 +235,22 @@ pub fn progress_words(view: &RunView) -> String {
     out
 }
 
+/// What a run spent, per bucket, in words: "core 112 requests · graphql 340 points".
+pub fn spent_words(view: &RunView) -> String {
+    view.progress
+        .spent
+        .iter()
+        .map(|b| {
+            if b.bucket == "graphql" {
+                format!("{} {} points", b.bucket, words::thousands(b.points))
+            } else {
+                format!("{} {} requests", b.bucket, words::thousands(b.requests))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
 /// The sync runs table.
 pub fn runs_table(runs: &RunsPage, now: Timestamp) -> String {
     let mut out = String::from("<section class=\"sync\"><h2>Sync runs</h2>");
@@ -244,7 +260,7 @@ pub fn runs_table(runs: &RunsPage, now: Timestamp) -> String {
     }
     out.push_str(
         "<table class=\"runs\"><thead><tr><th>run</th><th>target</th><th>status</th>\
-         <th>progress</th><th>rows</th><th>next wake</th><th>why</th></tr></thead><tbody>",
+         <th>progress</th><th>rows</th><th>spent</th><th>next wake</th><th>why</th></tr></thead><tbody>",
     );
     for view in &runs.runs {
         let run = &view.run;
@@ -263,7 +279,8 @@ pub fn runs_table(runs: &RunsPage, now: Timestamp) -> String {
         let _ = write!(
             out,
             "<tr data-run=\"{}\"><td>{}</td><td>{} {}</td><td class=\"status\">{}</td>\
-             <td class=\"progress\">{}</td><td class=\"rows\">{}</td><td class=\"wake\">{wake}</td>\
+             <td class=\"progress\">{}</td><td class=\"rows\">{}</td>\
+             <td class=\"spent\">{}</td><td class=\"wake\">{wake}</td>\
              <td class=\"why\">{}</td></tr>",
             run.id,
             run.id,
@@ -272,16 +289,40 @@ pub fn runs_table(runs: &RunsPage, now: Timestamp) -> String {
             run.status.as_str(),
             escape(&progress_words(view)),
             words::thousands(view.progress.rows),
+            escape(&spent_words(view)),
             escape(&why),
         );
+        if !view.progress.refused.is_empty() {
+            let refused: Vec<String> = view
+                .progress
+                .refused
+                .iter()
+                .map(|f| format!("{} ({}, {})", f.path, f.kind, f.stage))
+                .collect();
+            let _ = write!(
+                out,
+                "<tr class=\"refused\" data-run-refused=\"{}\"><td></td>\
+                 <td colspan=\"8\">GitHub refused: {}</td></tr>",
+                run.id,
+                escape(&refused.join("; ")),
+            );
+        }
     }
     out.push_str("</tbody></table></section>");
     out
 }
 
-/// Every scalar of the feed's status document, by its path, one table per block.
-pub fn feed_panel(feed: &Result<serde_json::Value, String>) -> String {
+/// The feed's status document: a few sentences, then every scalar by its path, one table per
+/// block.
+pub fn feed_panel(feed: &Result<serde_json::Value, String>, now: Timestamp) -> String {
     let mut out = String::from("<section class=\"feed\"><h2>Feed</h2>");
+    if let Ok(document @ serde_json::Value::Object(_)) = feed {
+        out.push_str("<ul class=\"feed-words\">");
+        for sentence in super::feed_words::summary(document, now) {
+            let _ = write!(out, "<li>{}</li>", escape(&sentence));
+        }
+        out.push_str("</ul>");
+    }
     match feed {
         Err(message) => {
             let _ = write!(
@@ -426,6 +467,25 @@ mod tests {
                 rows: 12_345,
                 next_wake: Some(t(900)),
                 waiting_because: vec!["REST exhausted".into()],
+                spent: vec![
+                    crate::api::sync::BucketSpend {
+                        bucket: "core".into(),
+                        requests: 1_120,
+                        points: 1_120,
+                        waits: 1,
+                    },
+                    crate::api::sync::BucketSpend {
+                        bucket: "graphql".into(),
+                        requests: 40,
+                        points: 340,
+                        waits: 0,
+                    },
+                ],
+                refused: vec![crate::api::sync::RefusedField {
+                    stage: "org".into(),
+                    path: "organization.membersWithRole".into(),
+                    kind: "FORBIDDEN".into(),
+                }],
             },
         }
     }
@@ -479,6 +539,8 @@ mod tests {
             "(in <time class=\"countdown\" datetime=\"2027-01-15T08:15:00Z\">15 min</time>)"
         ));
         assert!(html.contains("<td class=\"rows\">12,345</td>"));
+        assert!(html.contains("<td class=\"spent\">core 1,120 requests · graphql 340 points</td>"));
+        assert!(html.contains("GitHub refused: organization.membersWithRole (FORBIDDEN, org)"));
     }
 
     #[test]
