@@ -160,7 +160,11 @@ async fn history_is_downsampled_and_pruned(fx: &Fixture) {
     assert_eq!(later.len(), 1);
     assert_eq!((later[0].at, later[0].readings), (t(60), 4));
     assert_eq!(
-        (later[0].remaining_min, later[0].remaining_max, later[0].waits),
+        (
+            later[0].remaining_min,
+            later[0].remaining_max,
+            later[0].waits
+        ),
         (Some(50), Some(80), 1)
     );
     // Shorter slots read the readings themselves, from `since` exactly.
@@ -187,10 +191,7 @@ async fn history_is_downsampled_and_pruned(fx: &Fixture) {
         4
     );
     // The minutes wholly before the bound go with their readings: core's 08:00 and search's.
-    assert_eq!(
-        q.store.count_rows("quota_minutes").await.expect("count"),
-        2
-    );
+    assert_eq!(q.store.count_rows("quota_minutes").await.expect("count"), 2);
 }
 
 async fn sync_runs_page_newest_first_by_keyset(fx: &Fixture) {

@@ -274,7 +274,10 @@ pub(super) async fn history(
     // shorter ones the readings themselves.
     let (sql, start) = if step_ms >= MINUTE_MS {
         let since_ms = ms(since);
-        (MINUTES_HISTORY_SQL, since_ms - since_ms.rem_euclid(MINUTE_MS))
+        (
+            MINUTES_HISTORY_SQL,
+            since_ms - since_ms.rem_euclid(MINUTE_MS),
+        )
     } else {
         (HISTORY_SQL, ms(since))
     };
@@ -288,6 +291,8 @@ pub(super) async fn history(
             .bind(step_ms)
             .fetch_all(pool)
             .await?;
-        rows.iter().map(|r| point_from(r, start_at, step_ms)).collect()
+        rows.iter()
+            .map(|r| point_from(r, start_at, step_ms))
+            .collect()
     })
 }
