@@ -65,7 +65,14 @@ struct Report {
     credential_fingerprint: Option<String>,
     credentials_sharing: Vec<String>,
     snapshot: IdentitySnapshot,
+    /// The newest reading of each of the identity's buckets that any headroom process on this
+    /// database recorded, with in flight summed over the live ones.
+    recorded: Vec<headroom_store::quota_history::BucketNow>,
 }
+
+/// How recent a process's reading must be for its in flight to count.
+const LIVE_WINDOW: headroom_core::clock::SignedDuration =
+    headroom_core::clock::SignedDuration::from_secs(30);
 
 /// Runs `headroom quota …`.
 pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> CommandResult {
@@ -114,6 +121,19 @@ pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> CommandResult {
         .await
         .map_err(|e| CliError::failed(&e))?;
     let sharing = client.credentials().sharing(&key.host, &key.subject).await;
+    // This process's reading first, so what it just saw is in the database's picture too.
+    client.flush_readings().await;
+    let subject = headroom_store::subject_label(&key.subject);
+    let recorded: Vec<_> = opened
+        .history
+        .latest_quota_readings(clock.now() - LIVE_WINDOW)
+        .await
+        .map_err(|e| CliError::failed(&e))?
+        .into_iter()
+        .filter(|b| {
+            b.latest.reading.host == key.host.to_string() && b.latest.reading.subject == subject
+        })
+        .collect();
     let owner = match &key.subject {
         Subject::User(login) => format!("{login}'s"),
         Subject::Installation(id) => format!("installation {id}'s"),
@@ -126,6 +146,7 @@ pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> CommandResult {
         credential_fingerprint: credential.map(|c| c.fingerprint().to_owned()),
         credentials_sharing: sharing.clone(),
         snapshot,
+        recorded,
     };
     if json {
         match serde_json::to_string_pretty(&report) {
@@ -169,6 +190,28 @@ pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> CommandResult {
             b.bucket.as_str(),
             b.in_flight
         );
+    }
+    if !report.recorded.is_empty() {
+        outln!("Recorded by every headroom process on this database:");
+        for bucket in &report.recorded {
+            let r = &bucket.latest.reading;
+            let left = match (r.remaining, r.limit) {
+                (None, None) => "no rate-limit headers".to_owned(),
+                (remaining, limit) => format!(
+                    "{} / {}",
+                    remaining.map_or("?".to_owned(), |v| v.to_string()),
+                    limit.map_or("?".to_owned(), |v| v.to_string())
+                ),
+            };
+            outln!(
+                "  {:<12} {left} · {} in flight over {} live process{} · read {}",
+                r.bucket,
+                bucket.in_flight,
+                bucket.live_processes,
+                if bucket.live_processes == 1 { "" } else { "es" },
+                r.observed_at.strftime("%H:%M:%S UTC")
+            );
+        }
     }
     if sharing.len() >= 2 {
         outln!(

@@ -28,6 +28,8 @@ use crate::config::ConfigError;
 pub struct Opened {
     /// The exit door's sinks (which also hand out the store).
     pub sinks: Arc<StoreSinks>,
+    /// What every process on this database recorded: readings, observations, run pages.
+    pub history: Arc<dyn headroom_store::QuotaHistory>,
 }
 
 /// Opens the configured database (creating an SQLite file when needed).
@@ -39,6 +41,7 @@ pub async fn open(db: &str) -> Result<Opened, ConfigError> {
             problem: e.to_string(),
         })?;
     Ok(Opened {
+        history: stores.history,
         sinks: Arc::new(StoreSinks {
             store: stores.store,
             recorder: stores.recorder,

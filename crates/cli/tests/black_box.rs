@@ -71,6 +71,64 @@ fn quota_show_names_the_owner_and_the_credentials_that_share_it() {
     assert_eq!(json["snapshot"]["buckets"][0]["bucket"], "core");
 }
 
+/// `quota show` probes core only, yet shows what other processes on the same database spent:
+/// after a `sync org` (REST and GraphQL) in another process, both buckets are listed as
+/// recorded, GraphQL's remaining being what the sync last read.
+#[test]
+fn quota_show_sees_what_other_processes_on_the_database_spent() {
+    let sim = Sim::start(&["--org", "acme", "--repos", "2", "--token", "t1=alice"]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (code, out, err) = headroom(
+        dir.path(),
+        Some("t1"),
+        &["--db", "q.db", "--api-url", &sim.url, "sync", "org", "acme"],
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+    let (code, out, err) = headroom(
+        dir.path(),
+        Some("t1"),
+        &[
+            "--db",
+            "q.db",
+            "quota",
+            "show",
+            "--json",
+            "--api-url",
+            &sim.url,
+        ],
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let own: Vec<&str> = json["snapshot"]["buckets"]
+        .as_array()
+        .expect("buckets")
+        .iter()
+        .filter_map(|b| b["bucket"].as_str())
+        .collect();
+    assert_eq!(own, ["core"], "the probe itself touches core only");
+    let recorded = json["recorded"].as_array().expect("recorded");
+    let graphql = recorded
+        .iter()
+        .find(|b| b["latest"]["bucket"] == "graphql")
+        .unwrap_or_else(|| panic!("the sync's GraphQL bucket is not recorded: {out}"));
+    let remaining = graphql["latest"]["remaining"].as_u64().expect("remaining");
+    assert!(
+        remaining < 5000,
+        "the sync spent GraphQL points: {remaining}"
+    );
+    let (code, text, _) = headroom(
+        dir.path(),
+        Some("t1"),
+        &["--db", "q.db", "quota", "show", "--api-url", &sim.url],
+    );
+    assert_eq!(code, 0);
+    assert!(
+        text.contains("Recorded by every headroom process on this database:")
+            && text.contains("graphql"),
+        "{text}"
+    );
+}
+
 /// GitHub Enterprise Server with rate limiting off: no headers to read and `/rate_limit` a
 /// 404. `quota show` still answers, and says the limits are off rather than unknown.
 #[test]
