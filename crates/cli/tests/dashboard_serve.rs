@@ -1,6 +1,7 @@
 //! `headroom serve` over a database `headroom demo` left: the page, the API and the feed's
 //! routes answer; a non-loopback address is refused (exit 2); SIGTERM stops it even while an
-//! event stream is open.
+//! event stream is open. And over a database a finished `headroom sync org` left: the run is
+//! on the page, done, with what it spent.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
@@ -128,4 +129,52 @@ fn serve_reads_a_demo_database_and_stops_on_sigterm() {
     stdout.read_line(&mut last).expect("last line");
     assert_eq!(last.trim(), "headroom serve: stopped");
     drop(events);
+}
+
+/// Starts `headroom serve` on a free loopback port over `db`; the child and its address.
+fn serve(db: &std::path::Path) -> (std::process::Child, String) {
+    let mut child = serve_command(db, "127.0.0.1:0")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("serve starts");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut first = String::new();
+    stdout.read_line(&mut first).expect("first line");
+    let addr = first
+        .trim()
+        .strip_prefix("headroom serve: dashboard on http://")
+        .and_then(|rest| rest.strip_suffix('/'))
+        .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
+        .to_owned();
+    (child, addr)
+}
+
+#[test]
+fn serve_reads_the_database_a_finished_sync_left() {
+    let sim = common::Sim::start(&["--org", "acme", "--repos", "2", "--token", "t1=alice"]);
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = dir.path().join("sync.db");
+    let (code, out, err) = common::run_against(dir.path(), &sim, &["sync", "org", "acme"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    drop(sim);
+    let (mut child, addr) = serve(&db);
+    let (status, page) = get(&addr, "/");
+    assert_eq!(status, 200);
+    assert!(page.contains("<td class=\"status\">done</td>"), "{page}");
+    assert!(page.contains("org acme"), "the run's target is on the page");
+    assert!(
+        page.contains("<td class=\"spent\">core "),
+        "what the run spent is shown"
+    );
+    let (status, runs) = get(&addr, "/api/sync/runs");
+    assert_eq!(status, 200, "{runs}");
+    let runs: serde_json::Value = serde_json::from_str(&runs).expect("json");
+    assert_eq!(runs["runs"][0]["status"], "done");
+    assert!(runs["runs"][0]["progress"]["spent"][0]["requests"].as_u64() > Some(0));
+    let (status, quota) = get(&addr, "/api/quota");
+    assert_eq!(status, 200, "{quota}");
+    assert!(quota.contains("alice on 127.0.0.1"), "{quota}");
+    let _ = child.kill();
+    let _ = child.wait();
 }
