@@ -120,6 +120,7 @@ pub async fn snapshot(state: &DashboardState, now: Timestamp) -> Result<QuotaSna
     }
     for identity in &mut identities {
         identity.shared_quota_warning = words::shared_quota_warning(identity);
+        words::note_meanwhile(&mut identity.buckets);
     }
     Ok(QuotaSnapshot {
         captured_at: now,

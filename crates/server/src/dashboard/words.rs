@@ -103,6 +103,28 @@ pub fn bucket_wait(bucket: &BucketNow, now: Timestamp) -> Option<String> {
     reason.filter(|_| bucket.waiting > 0).map(str::to_owned)
 }
 
+/// Adds to each waiting bucket's words what goes on meanwhile on the identity's other buckets
+/// ("REST exhausted — reopens 14:32 (in 12 min); GraphQL requests in flight meanwhile"), so a
+/// wait on one bucket does not read as the whole identity standing still.
+pub fn note_meanwhile(buckets: &mut [crate::api::quota::BucketView]) {
+    let busy: Vec<String> = buckets
+        .iter()
+        .filter(|b| b.wait.is_none() && b.now.in_flight > 0)
+        .map(|b| bucket_label(&b.now.latest.reading.bucket))
+        .collect();
+    if busy.is_empty() {
+        return;
+    }
+    for bucket in buckets.iter_mut() {
+        if let Some(wait) = &mut bucket.wait {
+            wait.push_str(&format!(
+                "; {} requests in flight meanwhile",
+                busy.join(" and ")
+            ));
+        }
+    }
+}
+
 /// The warning where several credentials spend one identity's quota.
 pub fn shared_quota_warning(identity: &IdentityQuota) -> Option<String> {
     if identity.credentials_sharing < 2 {
@@ -192,6 +214,43 @@ mod tests {
         assert_eq!(
             bucket_wait(&bucket(40, Some(-5), Some("x")), t(0)).as_deref(),
             Some("x")
+        );
+    }
+
+    #[test]
+    fn a_wait_says_what_the_other_buckets_do_meanwhile() {
+        let rest = crate::api::quota::BucketView {
+            wait: bucket_wait(&bucket(0, None, None), t(0)),
+            now: bucket(0, None, None),
+        };
+        let mut graphql = bucket(4000, None, None);
+        graphql.latest.reading.bucket = "graphql".into();
+        graphql.in_flight = 3;
+        let graphql = crate::api::quota::BucketView {
+            wait: None,
+            now: graphql,
+        };
+        let mut buckets = vec![rest.clone(), graphql.clone()];
+        note_meanwhile(&mut buckets);
+        assert_eq!(
+            buckets[0].wait.as_deref(),
+            Some(
+                "REST exhausted — reopens 14:32 UTC (in 12 min); GraphQL requests in flight meanwhile"
+            )
+        );
+        assert_eq!(buckets[1].wait, None);
+        // Nothing in flight elsewhere: the wait is said alone.
+        let mut idle = vec![
+            rest,
+            crate::api::quota::BucketView {
+                wait: None,
+                now: bucket(4000, None, None),
+            },
+        ];
+        note_meanwhile(&mut idle);
+        assert_eq!(
+            idle[0].wait.as_deref(),
+            Some("REST exhausted — reopens 14:32 UTC (in 12 min)")
         );
     }
 
