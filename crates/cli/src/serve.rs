@@ -84,6 +84,32 @@ pub fn status_settings(
     })
 }
 
+/// The address to listen on: an IP address and port (`localhost:PORT` is 127.0.0.1), on
+/// loopback unless `allow_remote` — the HTTP surface has no authentication.
+pub fn listen_address(
+    listen: &str,
+    allow_remote: bool,
+) -> Result<std::net::SocketAddr, ConfigError> {
+    let refuse = |problem: String| ConfigError {
+        setting: "--listen".into(),
+        problem,
+    };
+    let parsed = match listen.strip_prefix("localhost:") {
+        Some(port) => format!("127.0.0.1:{port}").parse(),
+        None => listen.parse::<std::net::SocketAddr>(),
+    };
+    let addr =
+        parsed.map_err(|e| refuse(format!("`{listen}` is not an IP address and port: {e}")))?;
+    if !allow_remote && !addr.ip().is_loopback() {
+        return Err(refuse(format!(
+            "{addr} is not a loopback address: the HTTP API and dashboard have no \
+             authentication, so they serve 127.0.0.1 (or ::1) only unless --allow-remote says \
+             otherwise"
+        )));
+    }
+    Ok(addr)
+}
+
 /// Where `headroom run` serves HTTP.
 #[derive(Debug, Clone, Args)]
 pub struct ListenArgs {
@@ -94,6 +120,10 @@ pub struct ListenArgs {
     /// Serve no HTTP at all.
     #[arg(long)]
     pub no_listen: bool,
+    /// Accept a `--listen` address other machines can reach (the API and dashboard have no
+    /// authentication: put them behind something that has).
+    #[arg(long)]
+    pub allow_remote: bool,
     #[command(flatten)]
     pub reporting: ReportingArgs,
 }
@@ -146,14 +176,14 @@ pub async fn start(
     let quota = headroom_store::open_quota_history(db)
         .await
         .map_err(|e| CliError::refused(&e))?;
-    let listener = tokio::net::TcpListener::bind(&listen.listen)
-        .await
-        .map_err(|e| {
-            CliError::refused(&ConfigError {
-                setting: "--listen".into(),
-                problem: format!("cannot listen on {}: {e}", listen.listen),
-            })
-        })?;
+    let addr =
+        listen_address(&listen.listen, listen.allow_remote).map_err(|e| CliError::refused(&e))?;
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+        CliError::refused(&ConfigError {
+            setting: "--listen".into(),
+            problem: format!("cannot listen on {}: {e}", listen.listen),
+        })
+    })?;
     let addr = listener.local_addr().map_err(|e| CliError::failed(&e))?;
     tracing::info!(event = telemetry::SERVER_LISTENING, addr = %addr);
     outln!("headroom run: serving HTTP on http://{addr}");

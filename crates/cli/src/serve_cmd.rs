@@ -3,8 +3,8 @@
 //! provider request and writes nothing: it serves headroom-server's feed routes and the quota
 //! dashboard (`/`, `/api/quota`, `/api/sync/runs`, `/api/events`) until SIGTERM or Ctrl-C.
 //!
-//! It listens on loopback only: the dashboard has no authentication, so an address another
-//! machine could reach is refused (exit 2).
+//! It listens on loopback only unless `--allow-remote` says otherwise: the dashboard has no
+//! authentication, so an address another machine could reach is refused (exit 2).
 
 use std::sync::Arc;
 
@@ -26,6 +26,10 @@ pub struct ServeArgs {
     /// Serve on this loopback address (port 0: any free port; the address is printed).
     #[arg(long, env = "HEADROOM_LISTEN", default_value = "127.0.0.1:3000")]
     listen: String,
+    /// Accept a `--listen` address other machines can reach. The dashboard has no
+    /// authentication: put it behind something that has.
+    #[arg(long)]
+    allow_remote: bool,
     /// Seconds after which a process that stopped reporting no longer counts as in flight.
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     live_window: u64,
@@ -40,24 +44,6 @@ pub struct ServeArgs {
     reporting: ReportingArgs,
 }
 
-/// The listen address, if it is loopback.
-fn loopback(listen: &str) -> Result<std::net::SocketAddr, ConfigError> {
-    let refuse = |problem: String| ConfigError {
-        setting: "--listen".into(),
-        problem,
-    };
-    let addr: std::net::SocketAddr = listen
-        .parse()
-        .map_err(|e| refuse(format!("`{listen}` is not an IP address and port: {e}")))?;
-    if !addr.ip().is_loopback() {
-        return Err(refuse(format!(
-            "{addr} is not a loopback address: the dashboard has no authentication, so it \
-             serves 127.0.0.1 (or ::1) only"
-        )));
-    }
-    Ok(addr)
-}
-
 /// Runs `headroom serve`.
 pub async fn run(global: &GlobalArgs, args: ServeArgs) -> CommandResult {
     let settings = global
@@ -66,7 +52,8 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> CommandResult {
     settings
         .require_existing_database()
         .map_err(|e| CliError::refused(&e))?;
-    let addr = loopback(&args.listen).map_err(|e| CliError::refused(&e))?;
+    let addr = crate::serve::listen_address(&args.listen, args.allow_remote)
+        .map_err(|e| CliError::refused(&e))?;
     let enrich = args
         .tuning
         .settings(args.feed.enrichment_lease(), args.search_pacing);
@@ -166,14 +153,18 @@ async fn serve_until_stopped(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
-    fn only_loopback_addresses_are_served() {
-        assert!(loopback("127.0.0.1:0").is_ok());
-        assert!(loopback("[::1]:3000").is_ok());
-        assert!(loopback("0.0.0.0:3000").is_err());
-        assert!(loopback("192.0.2.1:3000").is_err());
-        assert!(loopback("localhost:3000").is_err());
+    fn only_loopback_addresses_are_served_unless_remote_is_allowed() {
+        use crate::serve::listen_address;
+        assert!(listen_address("127.0.0.1:0", false).is_ok());
+        assert!(listen_address("[::1]:3000", false).is_ok());
+        assert_eq!(
+            listen_address("localhost:3000", false).ok(),
+            "127.0.0.1:3000".parse().ok()
+        );
+        assert!(listen_address("0.0.0.0:3000", false).is_err());
+        assert!(listen_address("192.0.2.1:3000", false).is_err());
+        assert!(listen_address("0.0.0.0:3000", true).is_ok());
+        assert!(listen_address("example.org:3000", true).is_err());
     }
 }

@@ -68,7 +68,33 @@ fn serve_reads_a_demo_database_and_stops_on_sigterm() {
         Some(2),
         "a public address is refused"
     );
-    assert!(String::from_utf8_lossy(&refused.stderr).contains("--listen"));
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        said.contains("--listen") && said.contains("--allow-remote"),
+        "{said}"
+    );
+    // `headroom run` refuses it too (issue 20: a public address only when asked for).
+    let run = Command::new(BIN)
+        .arg("--db")
+        .arg(&db)
+        .args(["run", "--listen", "0.0.0.0:0"])
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("GH_TOKEN")
+        .env_remove("HEADROOM_DB")
+        .env_remove("HEADROOM_LISTEN")
+        .env("RUST_LOG", "off")
+        .output()
+        .expect("runs");
+    assert_eq!(
+        run.status.code(),
+        Some(2),
+        "run on a public address is refused"
+    );
+    let said = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        said.contains("--listen") && said.contains("--allow-remote"),
+        "{said}"
+    );
 
     let mut child = serve_command(&db, "127.0.0.1:0")
         .stdout(Stdio::piped())

@@ -262,6 +262,10 @@ catalog! {
     SERVER_FAILED = "server.failed" [Error] [error]
     /// A read endpoint could not reach the store and answered 503.
     SERVER_STORE_UNAVAILABLE = "server.store_unavailable" [Warn] [error]
+    /// A connection was closed at once: the server holds as many as it serves.
+    SERVER_CONNECTION_REFUSED = "server.connection_refused" [Warn] [limit]
+    /// Accepting a connection failed (out of file descriptors, …); the server goes on.
+    SERVER_ACCEPT_FAILED = "server.accept_failed" [Warn] [error]
     /// A read of the store behind the exit door failed (a remembered ETag or credential owner);
     /// the request goes on without it.
     STORE_READ_FAILED = "store.read_failed" [Warn] [error]

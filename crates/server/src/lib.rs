@@ -29,6 +29,7 @@ use serde_json::json;
 pub mod api;
 pub mod dashboard;
 pub mod events;
+pub mod listen;
 pub mod metrics;
 pub mod openapi;
 pub mod status;
@@ -84,27 +85,36 @@ pub fn dashboard_router(dashboard: DashboardState) -> Router {
         .merge(feed)
 }
 
-/// Serves [`dashboard_router`] on `listener` until `shutdown` completes.
+/// Serves [`dashboard_router`] on `listener` within the default [`listen::ServeLimits`] until
+/// `shutdown` completes.
 pub async fn serve_dashboard(
     listener: tokio::net::TcpListener,
     dashboard: DashboardState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, dashboard_router(dashboard))
-        .with_graceful_shutdown(shutdown)
-        .await
+    listen::serve_router(
+        listener,
+        dashboard_router(dashboard),
+        listen::ServeLimits::default(),
+        shutdown,
+    )
+    .await
 }
 
-/// Serves `router(state)` on `listener` until `shutdown` completes; requests in flight are
-/// allowed to finish.
+/// Serves `router(state)` on `listener` within the default [`listen::ServeLimits`] until
+/// `shutdown` completes; requests in flight are allowed to finish.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown)
-        .await
+    listen::serve_router(
+        listener,
+        router(state),
+        listen::ServeLimits::default(),
+        shutdown,
+    )
+    .await
 }
 
 /// The body of every refusal: `{"error": {...}}`.

@@ -10,6 +10,7 @@
 use std::sync::Arc;
 
 use headroom_core::clock::{Clock as _, SignedDuration, Timestamp};
+use headroom_core::telemetry;
 use headroom_store::Result;
 use tokio::sync::Mutex;
 
@@ -66,7 +67,7 @@ impl StatusCache {
             Ok(document) => slot.document = Some(Arc::new(document)),
             // The stale document stays; the next read after it tries again.
             Err(e) => tracing::warn!(
-                event = headroom_core::telemetry::SERVER_STORE_UNAVAILABLE,
+                event = telemetry::SERVER_STORE_UNAVAILABLE,
                 error = %e
             ),
         }
