@@ -189,7 +189,10 @@ mod tests {
     fn gitlab_retries_429_500_502_503_504_timeouts_and_connection_errors() {
         let read = RequestKind::REST_READ;
         for s in [429, 500, 502, 503, 504] {
-            assert!(is_retryable(Provider::GitLab, read, status(s, false)), "{s}");
+            assert!(
+                is_retryable(Provider::GitLab, read, status(s, false)),
+                "{s}"
+            );
         }
         for s in [400, 401, 403, 404, 405, 406, 409, 422, 501] {
             assert!(
