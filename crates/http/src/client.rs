@@ -15,7 +15,7 @@ use headroom_core::retry::{Failure, RetryPolicy, is_retryable};
 use headroom_core::signal::{self, LimitReason, Provider, RateLimitSignal, WaitBounds};
 use headroom_core::telemetry;
 use headroom_core::{QuotaKey, RequestKind, Subject, Surface};
-use http::header::{ACCEPT, AUTHORIZATION, ETAG, IF_NONE_MATCH, LOCATION, USER_AGENT};
+use http::header::{ETAG, IF_NONE_MATCH, LOCATION, USER_AGENT};
 use http::{HeaderValue, StatusCode};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -32,6 +32,7 @@ use crate::sinks::{
 };
 use crate::transport::{Transport, TransportError};
 
+mod dialect;
 mod report;
 
 /// Settings of the exit door. Defaults are GitHub's.
@@ -169,6 +170,8 @@ enum Next {
     Done(Box<ApiResponse>),
     /// Back off, then acquire and send again.
     Retry,
+    /// Wait what the provider announced (within the in-place cap), then acquire and send again.
+    RetryAfter(SignedDuration),
     /// A redirect was accepted: acquire and send to the new URL at once.
     Follow,
 }
@@ -280,14 +283,15 @@ impl Client {
         let request = ApiRequest::get("/user")
             .credential(Some(credential))
             .route("identity", signal::Dimension::RestCore);
+        let field = dialect::identity_field(self.provider());
         match self.send_as(&provisional, request).await {
             Ok(response) => {
                 let login = response
                     .json::<serde_json::Value>()?
-                    .get("login")
+                    .get(field)
                     .and_then(|l| l.as_str())
                     .map(str::to_owned)
-                    .ok_or_else(|| ApiError::Identity("GET /user returned no login".into()))?;
+                    .ok_or_else(|| ApiError::Identity(format!("GET /user returned no {field}")))?;
                 Ok(Subject::User(login.into()))
             }
             // An installation token cannot read /user; its quota is the installation's. Without
@@ -346,6 +350,7 @@ impl Client {
             match next {
                 Next::Done(response) => return Ok(*response),
                 Next::Retry => self.back_off(attempt.attempts).await,
+                Next::RetryAfter(wait) => self.parts().clock.sleep(wait).await,
                 Next::Follow => {}
             }
         }
@@ -432,7 +437,7 @@ impl Client {
         let now = parts.clock.now();
         let status = response.status().as_u16();
         let (headers, body, bounds) = (response.headers(), response.body(), &parts.config.bounds);
-        match (parts.config.provider, request.kind.surface) {
+        let mut signal = match (parts.config.provider, request.kind.surface) {
             (Provider::GitHub, Surface::GraphQl) => {
                 signal::github_graphql(status, headers, body, now, bounds)
             }
@@ -443,7 +448,9 @@ impl Client {
             (Provider::Jira, _) => signal::jira(status, headers, now, bounds),
             (Provider::Linear, _) => signal::linear(status, headers, body, now, bounds),
             (Provider::LaunchDarkly, _) => signal::launchdarkly(status, headers, now, bounds),
-        }
+        };
+        dialect::qualify(parts.config.provider, status, &mut signal);
+        signal
     }
 
     /// One usage record per round trip, answered or not.
@@ -526,8 +533,30 @@ impl Client {
                         message: provider_message(response.body()),
                     })
                 }
-                // The reading is in the governor already; it decides when to come back.
-                Some(_) => Err(self.rate_limited(key, request, &signal).await),
+                // A GitLab read answered 429 waits what GitLab announced, when that fits in
+                // place; otherwise the governor (already fed the reading) decides when.
+                Some(_) => {
+                    let parts = self.parts();
+                    let failure = Failure::Status {
+                        status: status.as_u16(),
+                        rate_limit_remaining_zero: signal.remaining == Some(0),
+                    };
+                    let wait = dialect::in_place_wait(
+                        parts.config.provider,
+                        status.as_u16(),
+                        &signal,
+                        parts.clock.now(),
+                        &parts.config.bounds,
+                    );
+                    match wait {
+                        Some(wait)
+                            if self.should_retry(request.kind, failure, attempt.attempts) =>
+                        {
+                            Ok(Next::RetryAfter(wait))
+                        }
+                        _ => Err(self.rate_limited(key, request, &signal).await),
+                    }
+                }
             },
             404 | 410 => Err(ApiError::Gone {
                 status: status.as_u16(),
@@ -683,27 +712,13 @@ impl Client {
             .headers_mut()
             .ok_or_else(|| ApiError::Decode("invalid request".into()))?;
         headers.extend(request.headers.clone());
-        headers.insert(
-            ACCEPT,
-            HeaderValue::from_static("application/vnd.github+json"),
-        );
+        let provider = parts.config.provider;
+        dialect::default_headers(provider, parts.config.api_version.as_deref(), headers);
         if let Ok(ua) = HeaderValue::from_str(&parts.config.user_agent) {
             headers.insert(USER_AGENT, ua);
         }
-        if let Some(version) = parts
-            .config
-            .api_version
-            .as_deref()
-            .and_then(|v| HeaderValue::from_str(v).ok())
-        {
-            headers.insert("x-github-api-version", version);
-        }
         if with_credential && let Some(credential) = &request.credential {
-            let mut value = HeaderValue::from_str(&credential.authorization()).map_err(|_| {
-                ApiError::Identity("the token contains characters not allowed in a header".into())
-            })?;
-            value.set_sensitive(true);
-            headers.insert(AUTHORIZATION, value);
+            dialect::credential_header(provider, credential, headers)?;
         }
         if let Some(tag) = etag.and_then(|t| HeaderValue::from_str(t).ok()) {
             headers.insert(IF_NONE_MATCH, tag);
