@@ -21,7 +21,9 @@ use crate::config::TokenOwner;
 use crate::sim::{LogEntry, Reply, Simulator, http_date, lock, token_fingerprint, ts_millis};
 
 mod branches;
-// @@LATER
+mod commits;
+mod merge;
+mod merge_requests;
 mod paging;
 mod projects;
 mod render;
@@ -249,7 +251,19 @@ impl Simulator {
             ["projects", id, "protected_branches"] if *m == Method::POST => {
                 branches::protect(ctx, &mut gl, id)
             }
-            // @@ROUTES
+            ["projects", id, "repository", "commits"] if *m == Method::POST => {
+                commits::create(ctx, &mut gl, id)
+            }
+            ["projects", id, "merge_requests"] if get => merge_requests::list(ctx, &gl, id),
+            ["projects", id, "merge_requests"] if *m == Method::POST => {
+                merge_requests::create(ctx, &mut gl, id)
+            }
+            ["projects", id, "merge_requests", iid] if get => {
+                merge_requests::get(ctx, &gl, id, iid)
+            }
+            ["projects", id, "merge_requests", iid, "merge"] if *m == Method::PUT => {
+                merge::merge(ctx, &mut gl, id, iid)
+            }
             _ => Reply::json(StatusCode::NOT_FOUND, &json!({"error": "404 Not Found"})),
         }
     }

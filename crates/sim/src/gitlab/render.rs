@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::GlUser;
-use super::state::{Commit, Project, ProtectedBranch};
+use super::state::{Commit, MergeRequest, MrState, Project, ProtectedBranch};
 use crate::render::ts;
 
 /// What an access level is called.
@@ -124,5 +124,56 @@ pub(super) fn protected_branch(pb: &ProtectedBranch) -> Value {
         "unprotect_access_levels": [],
         "allow_force_push": pb.allow_force_push,
         "code_owner_approval_required": false,
+    })
+}
+/// A merge request, its merge status computed from the branches as they are now.
+pub(super) fn merge_request(base: &str, p: &Project, mr: &MergeRequest) -> Value {
+    let open = mr.state == MrState::Opened;
+    let sha = if open {
+        p.branches.get(&mr.source_branch).cloned()
+    } else {
+        Some(mr.sha.clone())
+    };
+    let conflicts = open && super::merge::merged_tree(p, mr).is_err();
+    let status = if !open {
+        "can_be_merged"
+    } else if conflicts {
+        "cannot_be_merged"
+    } else {
+        "can_be_merged"
+    };
+    let detailed = if !open {
+        "not_open"
+    } else if mr.is_draft() {
+        "draft_status"
+    } else if conflicts {
+        "broken_status"
+    } else {
+        "mergeable"
+    };
+    json!({
+        "id": mr.id,
+        "iid": mr.iid,
+        "project_id": p.id,
+        "title": mr.title,
+        "description": mr.description,
+        "state": mr.state.name(),
+        "created_at": ts(mr.created_at),
+        "updated_at": ts(mr.merged_at.unwrap_or(mr.created_at)),
+        "merged_at": mr.merged_at.map(ts),
+        "source_branch": mr.source_branch,
+        "target_branch": mr.target_branch,
+        "source_project_id": p.id,
+        "target_project_id": p.id,
+        "author": {"username": mr.author, "name": mr.author},
+        "draft": mr.is_draft(),
+        "work_in_progress": mr.is_draft(),
+        "merge_status": status,
+        "detailed_merge_status": detailed,
+        "has_conflicts": conflicts,
+        "sha": sha,
+        "merge_commit_sha": mr.merge_commit_sha,
+        "squash_commit_sha": mr.squash_commit_sha,
+        "web_url": format!("{base}/{}/-/merge_requests/{}", p.path_with_namespace(), mr.iid),
     })
 }

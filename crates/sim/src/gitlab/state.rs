@@ -240,6 +240,7 @@ pub struct GitlabState {
     /// Projects, by creation.
     pub projects: Vec<Project>,
     pub(crate) last_project_id: u64,
+    pub(crate) last_mr_id: u64,
     pub(crate) last_protected_id: u64,
     pub(crate) commit_seq: u64,
 }
@@ -266,6 +267,12 @@ impl GitlabState {
     pub(crate) fn next_project_id(&mut self) -> u64 {
         self.last_project_id += 1;
         self.last_project_id
+    }
+
+    /// A fresh merge request id.
+    pub(crate) fn next_mr_id(&mut self) -> u64 {
+        self.last_mr_id += 1;
+        self.last_mr_id
     }
 
     /// A fresh protected branch id.
