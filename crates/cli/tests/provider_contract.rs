@@ -94,4 +94,4 @@ macro_rules! contract_suite {
 }
 
 contract_suite!(github);
-// GITLAB_PENDING
+contract_suite!(gitlab);
