@@ -223,5 +223,9 @@ async fn every_request_and_answer_of_the_operations_matches_githubs_description(
         .pointer("/requestBody/content/application~1json/schema")
         .cloned()
         .expect("create-repo body schema");
-    assert!(!description.validator(&schema).is_valid(&serde_json::json!({"name": 5})));
+    assert!(
+        !description
+            .validator(&schema)
+            .is_valid(&serde_json::json!({"name": 5}))
+    );
 }
