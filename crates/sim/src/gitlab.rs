@@ -26,6 +26,7 @@ mod merge;
 mod merge_requests;
 mod paging;
 mod projects;
+mod quota;
 mod render;
 pub mod state;
 
@@ -166,6 +167,8 @@ pub(crate) struct Seen {
     pub(crate) identity: String,
     pub(crate) request_id: String,
     pub(crate) now: headroom_core::clock::Timestamp,
+    /// The throttle's reading, when the instance reports one.
+    pub(crate) reading: Option<quota::Reading>,
 }
 
 impl Simulator {
@@ -206,12 +209,17 @@ impl Simulator {
             identity: peer.to_string(),
             request_id: self.next_request_id(),
             now,
+            reading: None,
         };
         let Some(user) = user else {
             let reply = message(StatusCode::UNAUTHORIZED, "401 Unauthorized");
             return self.finish_gitlab(reply, &seen);
         };
         seen.identity = user.username.clone();
+        if let Some(refusal) = self.gitlab_limits(&parts.method, parts.uri.path(), &user, &mut seen)
+        {
+            return self.finish_gitlab(refusal, &seen);
+        }
         let query = crate::sim::parse_query(parts.uri.query());
         let params = params_of(&query, &parts.headers, &body);
         let segments = crate::sim::path_segments(parts.uri.path())
@@ -229,6 +237,39 @@ impl Simulator {
         };
         let reply = self.gitlab_route(&ctx);
         self.finish_gitlab(reply, &seen)
+    }
+
+    /// Counts the request against the throttle (unless self-managed) and, for a project
+    /// creation, the application limit; the refusal, if either refuses.
+    fn gitlab_limits(
+        &self,
+        method: &Method,
+        path: &str,
+        user: &GlUser,
+        seen: &mut Seen,
+    ) -> Option<Reply> {
+        let config = &self.inner.config;
+        let mut gl = lock(&self.inner.gitlab);
+        if !config.gitlab_self_managed {
+            let reading =
+                gl.quota
+                    .throttle(&user.username, seen.now, config.gitlab_requests_per_minute);
+            seen.reading = Some(reading);
+            if reading.exceeded() {
+                return Some(quota::throttled(None));
+            }
+        }
+        let creation = *method == Method::POST && path.trim_end_matches('/') == "/api/v4/projects";
+        if creation
+            && !gl.quota.allow_project_creation(
+                &user.username,
+                seen.now,
+                config.gitlab_project_creations_per_minute,
+            )
+        {
+            return Some(quota::application_limited());
+        }
+        None
     }
 
     /// Dispatches a GitLab request whose identity is settled.
@@ -270,7 +311,10 @@ impl Simulator {
 
     /// Adds GitLab's common headers, logs the request and builds the response.
     pub(crate) fn finish_gitlab(&self, reply: Reply, seen: &Seen) -> Response<Bytes> {
-        let mut reply = reply;
+        let mut reply = match &seen.reading {
+            Some(r) => quota::add_headers(reply, r),
+            None => reply,
+        };
         let h = &mut reply.headers;
         if let Ok(v) = HeaderValue::from_str(&seen.request_id) {
             h.insert(HeaderName::from_static("x-request-id"), v);
@@ -289,9 +333,9 @@ impl Simulator {
             method: seen.method.as_str().to_owned(),
             path: seen.path_and_query.clone(),
             status: reply.status.as_u16(),
-            bucket: None,
-            cost: 0,
-            remaining: None,
+            bucket: seen.reading.map(|_| quota::THROTTLE_NAME.to_owned()),
+            cost: u64::from(seen.reading.is_some()),
+            remaining: seen.reading.map(|r| r.remaining),
             in_flight: 0,
             request_id: seen.request_id.clone(),
         });

@@ -243,6 +243,7 @@ pub struct GitlabState {
     pub(crate) last_mr_id: u64,
     pub(crate) last_protected_id: u64,
     pub(crate) commit_seq: u64,
+    pub(crate) quota: super::quota::GitlabQuota,
 }
 
 impl GitlabState {
