@@ -25,7 +25,8 @@ use headroom_sim::{SimConfig, Simulator, TokenSpec};
 const TOKEN: &str = "glpat-opsgitlabtoken0000000000001";
 
 /// Records each request's method, path and headers; answers the next `fail` GETs of
-/// `fail_path` with a 429 carrying `Retry-After: retry_after`.
+/// `fail_path` with a 429 carrying `Retry-After: retry_after` while its `RateLimit-*` headers
+/// still show room (GitLab's application limits answer so).
 #[derive(Debug)]
 struct Recording {
     inner: SimTransport,
@@ -60,7 +61,8 @@ impl Transport for Recording {
                     .header("retry-after", retry_after.to_string())
                     .header("ratelimit-name", "throttle_authenticated_api")
                     .header("ratelimit-limit", "2000")
-                    .header("ratelimit-remaining", "0")
+                    // An application limit: the headers still show room.
+                    .header("ratelimit-remaining", "1500")
                     .body(Bytes::from_static(b"Retry later"))
                     .unwrap();
                 return Ok(response);

@@ -9,7 +9,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use headroom_core::clock::{Clock, SignedDuration, TokioClock};
+use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
 use headroom_core::governor::{Acquire, Governor, Headroom, Permit};
 use headroom_core::retry::{Failure, RetryPolicy, is_retryable};
 use headroom_core::signal::{self, LimitReason, Provider, RateLimitSignal, WaitBounds};
@@ -533,28 +533,16 @@ impl Client {
                         message: provider_message(response.body()),
                     })
                 }
-                // A GitLab read answered 429 waits what GitLab announced, when that fits in
-                // place; otherwise the governor (already fed the reading) decides when.
+                // A GitLab read answered 429 waits in place when the wait fits; otherwise
+                // the governor (already fed the reading) decides when to come back.
                 Some(_) => {
-                    let parts = self.parts();
-                    let failure = Failure::Status {
-                        status: status.as_u16(),
-                        rate_limit_remaining_zero: signal.remaining == Some(0),
-                    };
-                    let wait = dialect::in_place_wait(
-                        parts.config.provider,
-                        status.as_u16(),
-                        &signal,
-                        parts.clock.now(),
-                        &parts.config.bounds,
-                    );
-                    match wait {
-                        Some(wait)
-                            if self.should_retry(request.kind, failure, attempt.attempts) =>
-                        {
-                            Ok(Next::RetryAfter(wait))
-                        }
-                        _ => Err(self.rate_limited(key, request, &signal).await),
+                    let code = status.as_u16();
+                    match self
+                        .wait_in_place(key, request, code, &signal, attempt.attempts)
+                        .await
+                    {
+                        Some(wait) => Ok(Next::RetryAfter(wait)),
+                        None => Err(self.rate_limited(key, request, &signal).await),
                     }
                 }
             },
@@ -652,14 +640,14 @@ impl Client {
         self.parts().clock.sleep(delay).await;
     }
 
-    /// The error for a rate-limited response: the governor (already fed the reading) says until
-    /// when; the signal's own instant is the fallback.
-    async fn rate_limited(
+    /// When a rate-limited request may come back, and why: the governor's verdict (it was
+    /// already fed the reading), else the signal's own instant; with the bucket it names.
+    pub(super) async fn come_back_at(
         &self,
         key: &QuotaKey,
         request: &ApiRequest,
         signal: &RateLimitSignal,
-    ) -> ApiError {
+    ) -> (Timestamp, RateLimitReason, headroom_core::Bucket) {
         let parts = self.parts();
         let now = parts.clock.now();
         let bucket = signal
@@ -670,15 +658,29 @@ impl Client {
             .governor
             .headroom(key, &bucket, request.estimated_cost, request.kind)
             .await;
-        let (until, reason) = match verdict {
-            Ok(Headroom::Closed(wait)) => (wait.until, RateLimitReason::Governor(wait.reason)),
+        match verdict {
+            Ok(Headroom::Closed(wait)) => {
+                (wait.until, RateLimitReason::Governor(wait.reason), bucket)
+            }
             _ => (
                 signal
                     .not_before(now)
                     .unwrap_or_else(|| now + parts.config.bounds.default_wait),
                 RateLimitReason::Origin(signal.reason.unwrap_or(LimitReason::Unknown)),
+                bucket,
             ),
-        };
+        }
+    }
+
+    /// The error for a rate-limited response: the governor (already fed the reading) says until
+    /// when; the signal's own instant is the fallback.
+    async fn rate_limited(
+        &self,
+        key: &QuotaKey,
+        request: &ApiRequest,
+        signal: &RateLimitSignal,
+    ) -> ApiError {
+        let (until, reason, bucket) = self.come_back_at(key, request, signal).await;
         let error = ApiError::RateLimited {
             until,
             bucket,

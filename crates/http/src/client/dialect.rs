@@ -7,13 +7,18 @@
 //! every answer, so a 403 with those headers is still a permission refusal unless they say the
 //! quota is spent or a `Retry-After` comes with it.
 
-use headroom_core::clock::{SignedDuration, Timestamp};
+use headroom_core::clock::{Clock as _, SignedDuration, Timestamp};
 use headroom_core::signal::{LimitReason, Provider, RateLimitSignal, WaitBounds};
 use http::header::{ACCEPT, AUTHORIZATION};
 use http::{HeaderMap, HeaderValue};
 
+use headroom_core::QuotaKey;
+use headroom_core::retry::Failure;
+
+use super::Client;
 use crate::credential::Credential;
 use crate::error::ApiError;
+use crate::request::ApiRequest;
 
 /// The provider's default headers (`Accept`, GitHub's API version).
 pub(super) fn default_headers(
@@ -83,21 +88,43 @@ pub(super) fn qualify(provider: Provider, status: u16, signal: &mut RateLimitSig
     }
 }
 
-/// How long a GitLab read answered 429 may wait in place before its retry: what the provider
-/// announced, when that fits within the in-place cap; `None` means defer instead.
-pub(super) fn in_place_wait(
-    provider: Provider,
-    status: u16,
-    signal: &RateLimitSignal,
+/// How long a wait of `until` may be spent in place: all of it when it fits within the
+/// in-place cap; `None` means defer instead.
+pub(super) fn fits_in_place(
+    until: Timestamp,
     now: Timestamp,
     bounds: &WaitBounds,
 ) -> Option<SignedDuration> {
-    if provider != Provider::GitLab || status != 429 {
-        return None;
-    }
-    let until = signal.not_before(now)?;
     let wait = until.duration_since(now);
     (wait <= bounds.max_in_place_wait).then(|| bounds.in_place(wait))
+}
+
+impl Client {
+    /// A GitLab read answered 429 waits in place before its retry — until the instant the
+    /// governor (fed the reading) or, failing it, GitLab announced — when that fits the cap and
+    /// the read has attempts left. `None`: defer (every other provider, status and kind).
+    pub(super) async fn wait_in_place(
+        &self,
+        key: &QuotaKey,
+        request: &ApiRequest,
+        status: u16,
+        signal: &RateLimitSignal,
+        attempts: u32,
+    ) -> Option<SignedDuration> {
+        let parts = self.parts();
+        let failure = Failure::Status {
+            status,
+            rate_limit_remaining_zero: signal.remaining == Some(0),
+        };
+        if parts.config.provider != Provider::GitLab
+            || status != 429
+            || !self.should_retry(request.kind, failure, attempts)
+        {
+            return None;
+        }
+        let (until, _, _) = self.come_back_at(key, request, signal).await;
+        fits_in_place(until, parts.clock.now(), &parts.config.bounds)
+    }
 }
 
 #[cfg(test)]
@@ -161,28 +188,18 @@ mod tests {
     }
 
     #[test]
-    fn a_gitlab_429_waits_in_place_only_within_the_cap() {
+    fn a_wait_is_spent_in_place_only_within_the_cap() {
         let now = Timestamp::from_second(1_800_000_000).expect("valid");
         let bounds = WaitBounds::default();
-        let short = RateLimitSignal {
-            retry_after: Some(SignedDuration::from_secs(20)),
-            ..signal(LimitReason::Primary)
-        };
+        let later = |secs| now + SignedDuration::from_secs(secs);
         assert_eq!(
-            in_place_wait(Provider::GitLab, 429, &short, now, &bounds),
+            fits_in_place(later(20), now, &bounds),
             Some(SignedDuration::from_secs(20))
         );
-        let long = RateLimitSignal {
-            retry_after: Some(SignedDuration::from_secs(3600)),
-            ..signal(LimitReason::Primary)
-        };
         assert_eq!(
-            in_place_wait(Provider::GitLab, 429, &long, now, &bounds),
-            None
+            fits_in_place(later(300), now, &bounds),
+            Some(SignedDuration::from_secs(300))
         );
-        assert_eq!(
-            in_place_wait(Provider::GitHub, 429, &short, now, &bounds),
-            None
-        );
+        assert_eq!(fits_in_place(later(301), now, &bounds), None);
     }
 }
