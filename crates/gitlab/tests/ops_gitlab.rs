@@ -80,10 +80,16 @@ struct Rig {
 }
 
 fn rig() -> Rig {
+    rig_with(|c| c)
+}
+
+fn rig_with(configure: impl FnOnce(SimConfig) -> SimConfig) -> Rig {
     let clock = TokioClock::anchored_at(Timestamp::from_second(1_800_000_000).expect("valid"));
-    let config = SimConfig::default()
-        .with_token(TokenSpec::user(TOKEN, "alice"))
-        .with_token(TokenSpec::user("glpat-bob", "bob"));
+    let config = configure(
+        SimConfig::default()
+            .with_token(TokenSpec::user(TOKEN, "alice"))
+            .with_token(TokenSpec::user("glpat-bob", "bob")),
+    );
     let sim = Simulator::new(config, clock).expect("simulator");
     let governor =
         Governor::in_memory(GovernorConfig::default(), Arc::new(clock)).expect("governor");
@@ -302,4 +308,78 @@ async fn gitlabs_refusals_say_what_happened() {
         ops.protect_branch(&widgets(), &approvals).await,
         Err(ProviderError::Validation(_))
     ));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_self_managed_instance_without_rate_limit_headers_serves_every_operation() {
+    let rig = rig_with(SimConfig::with_gitlab_self_managed);
+    let ops = &rig.ops;
+    create(ops).await;
+    let branch = NewBranch {
+        name: "feature".into(),
+        from: "main".into(),
+    };
+    ops.create_branch(&widgets(), &branch)
+        .await
+        .expect("branch");
+    ops.commit_files(
+        &widgets(),
+        &commit("feature", vec![file("a.txt", "a", false)]),
+    )
+    .await
+    .expect("commit");
+    let new = NewPullRequest {
+        title: "a".into(),
+        head: "feature".into(),
+        base: "main".into(),
+        body: None,
+    };
+    let opened = ops
+        .open_pull_request(&widgets(), &new)
+        .await
+        .expect("opened");
+    let merge = MergePullRequest {
+        number: opened.number,
+        method: MergeMethod::Squash,
+        commit_message: None,
+        expected_head_sha: None,
+    };
+    ops.merge_pull_request(&widgets(), &merge)
+        .await
+        .expect("merged");
+    assert_eq!(
+        ops.list_branches(&widgets()).await.expect("branches").len(),
+        2
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_project_creation_limit_is_a_rate_limit_and_the_creation_is_sent_once() {
+    let rig = rig_with(|mut c| {
+        c.gitlab_project_creations_per_minute = 2;
+        c
+    });
+    let new = |name: &str| NewRepository {
+        name: name.into(),
+        owner: None,
+        description: None,
+        private: false,
+        initialize: false,
+    };
+    rig.ops.create_repo(&new("one")).await.expect("first");
+    rig.ops.create_repo(&new("two")).await.expect("second");
+    let third = rig.ops.create_repo(&new("three")).await;
+    assert!(
+        matches!(third, Err(ProviderError::RateLimited { .. })),
+        "{third:?}"
+    );
+    let posts = rig
+        .transport
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(m, p, _)| m == "POST" && p == "/api/v4/projects")
+        .count();
+    assert_eq!(posts, 3, "the refused creation went out once");
 }
