@@ -21,6 +21,7 @@ mod enrich_cmd;
 mod import_cmd;
 mod ingest_cmd;
 mod logging;
+mod op_cmd;
 mod outcome;
 mod quota_cmd;
 #[cfg(test)]
@@ -74,6 +75,9 @@ enum Command {
     Import(import_cmd::ImportArgs),
     /// Serve a simulated GitHub API on loopback (the demo, benchmarks, other clients).
     Sim(Box<sim_cmd::SimArgs>),
+    /// Git provider operations on GitHub or GitLab, each mutation sent once.
+    #[command(subcommand_required = true)]
+    Op(op_cmd::OpArgs),
     /// Organization sync: a graph of stages chosen by quota headroom, resumed exactly.
     #[command(subcommand_required = true)]
     Sync(sync_cmd::SyncArgs),
@@ -104,6 +108,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => ("headroom", with_runtime(serve_cmd::run(global, args))),
         Command::Status(args) => ("headroom", with_runtime(status_cmd::run(global, args))),
         Command::Demo(args) => ("headroom", with_runtime(demo_cmd::run(global, args))),
+        Command::Op(args) => ("headroom", with_runtime(op_cmd::run(global, args))),
     };
     outcome::exit_code(program, result)
 }

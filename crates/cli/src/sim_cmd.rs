@@ -39,11 +39,13 @@ fn parse_probability(s: &str) -> Result<f64, String> {
     }
 }
 
-/// Serve a simulated GitHub API on loopback (HTTP or HTTPS) until stopped.
+/// Serve a simulated GitHub API, and GitLab's REST v4 under /api/v4, on loopback (HTTP or
+/// HTTPS) until stopped.
 ///
 /// Prints `listening on http://127.0.0.1:PORT` (or https) as its first line. Defaults are
 /// GitHub's: 5,000/h core per user, 60/h per IP unauthenticated, search 30/min (10
-/// unauthenticated), GraphQL 5,000 points/h, 100 concurrent requests per identity.
+/// unauthenticated), GraphQL 5,000 points/h, 100 concurrent requests per identity; GitLab's
+/// throttle 2,000 requests per user per minute.
 #[derive(Debug, clap::Args)]
 #[command(after_help = scenario_help())]
 pub struct SimArgs {
@@ -114,6 +116,17 @@ pub struct SimArgs {
     /// secondary limits still apply).
     #[arg(long, value_enum, default_value_t = RateLimits::On)]
     rate_limits: RateLimits,
+    /// GitLab (served under /api/v4): authenticated requests per user per minute before the
+    /// throttle answers 429 "Retry later".
+    #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(1..))]
+    gitlab_requests_per_minute: u64,
+    /// GitLab: play a self-managed instance, limits off: no throttle, no RateLimit-* headers.
+    #[arg(long)]
+    gitlab_self_managed: bool,
+    /// GitLab: project creations per user per minute before the application limit answers 429
+    /// while the RateLimit-* headers still show room (0: no limit).
+    #[arg(long, default_value_t = 10)]
+    gitlab_project_creations_per_minute: u64,
     /// Serve these events as the public feed instead of the scenario's: a JSON array or one
     /// envelope per line (a corpus file, a GH Archive hour), newest first, capped at 300.
     #[arg(long, value_name = "FILE")]
@@ -163,6 +176,9 @@ impl SimArgs {
         c.external_spend = self.external_spend.clone();
         c.lying_rate_limit = self.lying_rate_limit;
         c.rate_limiting = self.rate_limits == RateLimits::On;
+        c.gitlab_requests_per_minute = self.gitlab_requests_per_minute;
+        c.gitlab_self_managed = self.gitlab_self_managed;
+        c.gitlab_project_creations_per_minute = self.gitlab_project_creations_per_minute;
         c.log_file = self.log.clone();
         let ms = |v: u64| SignedDuration::from_millis(i64::try_from(v).unwrap_or(i64::MAX));
         c.faults.latency = ms(self.latency_ms);
@@ -298,6 +314,27 @@ mod tests {
         assert_eq!(c.window, SignedDuration::from_secs(3_600));
         assert_eq!(c.scenario, Scenario::Default);
         assert!(c.rate_limiting);
+    }
+
+    #[test]
+    fn the_gitlab_settings_parse() {
+        let c = parse(&[]).expect("valid").config();
+        assert_eq!(c.gitlab_requests_per_minute, 2_000);
+        assert!(!c.gitlab_self_managed);
+        assert_eq!(c.gitlab_project_creations_per_minute, 10);
+        let c = parse(&[
+            "--gitlab-requests-per-minute",
+            "5",
+            "--gitlab-self-managed",
+            "--gitlab-project-creations-per-minute",
+            "0",
+        ])
+        .expect("valid")
+        .config();
+        assert_eq!(c.gitlab_requests_per_minute, 5);
+        assert!(c.gitlab_self_managed);
+        assert_eq!(c.gitlab_project_creations_per_minute, 0);
+        assert!(parse(&["--gitlab-requests-per-minute", "0"]).is_err());
     }
 
     #[test]

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use headroom_core::clock::TokioClock;
 use headroom_core::governor::GovernorConfig;
+use headroom_core::signal::Provider;
 use headroom_core::{Governor, SignedDuration};
 use headroom_http::{Client, ClientParts, LiveConfig, LiveTransport};
 use headroom_store::PgGovernorOptions;
@@ -30,6 +31,17 @@ pub fn client_with_margin(
     clock: TokioClock,
     opened: &Opened,
     margin: SignedDuration,
+) -> Result<Client, ConfigError> {
+    client_for(settings, clock, opened, margin, Provider::GitHub)
+}
+
+/// [`client_with_margin`] speaking `provider`'s dialect (GitLab: no GitHub API version).
+pub fn client_for(
+    settings: &Settings,
+    clock: TokioClock,
+    opened: &Opened,
+    margin: SignedDuration,
+    provider: Provider,
 ) -> Result<Client, ConfigError> {
     let governor_config = GovernorConfig {
         ceiling: settings.in_flight_ceiling,
@@ -77,6 +89,10 @@ pub fn client_with_margin(
     parts.readings = sinks.clone();
     parts.usage = sinks;
     parts.config.request_timeout = request_timeout;
+    parts.config.provider = provider;
+    if provider != Provider::GitHub {
+        parts.config.api_version = None;
+    }
     Ok(Client::new(parts))
 }
 

@@ -2,8 +2,8 @@
 //!
 //! Owns the clock abstraction, quota keys and buckets, the quota governor and its grant rule,
 //! normalized rate-limit signals and the header parsers of every provider, GitHub's 403/429
-//! triage, the retry policy, deferral planning, the feed service's budget lanes, redaction and
-//! the catalog of log events (`telemetry`).
+//! triage, the retry policy, the Git provider contract (`provider`), deferral planning, the
+//! feed service's budget lanes, redaction and the catalog of log events (`telemetry`).
 //!
 //! It must not do I/O, spawn tasks or depend on an async runtime (the optional `tokio` feature
 //! only adds an async clock). Nothing here reads the system time except [`clock::SystemClock`].
@@ -21,6 +21,7 @@ pub use quota::{Bucket, QuotaKey, RequestKind, Subject, Surface};
 pub use signal::{Dimension, LimitReason, Provider, RateLimitSignal};
 pub mod deferral;
 pub mod lanes;
+pub mod provider;
 pub mod redact;
 pub mod retry;
 pub mod telemetry;

@@ -69,11 +69,13 @@ pub fn is_retryable(provider: Provider, kind: RequestKind, failure: Failure) -> 
             }
             Failure::Timeout | Failure::Connection => true,
         },
-        // Timeouts and 500/503/504 only.
+        // 429 (the caller waits what the provider announced, within the in-place cap),
+        // 500/502/503/504, timeouts and connection errors. A 403 is a permission problem
+        // unless rate-limit headers qualify it, and then it is a limit to defer, not retry.
+        // (docs/decisions/0001-gitlab-read-retries.md says why 429 and 502 are in.)
         Provider::GitLab => match failure {
-            Failure::Status { status, .. } => matches!(status, 500 | 503 | 504),
-            Failure::Timeout => true,
-            Failure::Connection => false,
+            Failure::Status { status, .. } => matches!(status, 429 | 500 | 502 | 503 | 504),
+            Failure::Timeout | Failure::Connection => true,
         },
         Provider::Jira | Provider::Linear | Provider::LaunchDarkly => match failure {
             Failure::Status { status, .. } => status == 429 || (500..=599).contains(&status),
@@ -184,18 +186,23 @@ mod tests {
     }
 
     #[test]
-    fn gitlab_retries_timeouts_and_500_503_504_only() {
+    fn gitlab_retries_429_500_502_503_504_timeouts_and_connection_errors() {
         let read = RequestKind::REST_READ;
-        for s in [500, 503, 504] {
-            assert!(is_retryable(Provider::GitLab, read, status(s, false)));
+        for s in [429, 500, 502, 503, 504] {
+            assert!(
+                is_retryable(Provider::GitLab, read, status(s, false)),
+                "{s}"
+            );
         }
-        for s in [403, 404, 429, 502] {
+        for s in [400, 401, 403, 404, 405, 406, 409, 422, 501] {
             assert!(
                 !is_retryable(Provider::GitLab, read, status(s, false)),
                 "{s}"
             );
         }
+        assert!(!is_retryable(Provider::GitLab, read, status(403, true)));
         assert!(is_retryable(Provider::GitLab, read, Failure::Timeout));
+        assert!(is_retryable(Provider::GitLab, read, Failure::Connection));
     }
 
     #[test]

@@ -9,13 +9,13 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use headroom_core::clock::{Clock, SignedDuration, TokioClock};
+use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
 use headroom_core::governor::{Acquire, Governor, Headroom, Permit};
 use headroom_core::retry::{Failure, RetryPolicy, is_retryable};
 use headroom_core::signal::{self, LimitReason, Provider, RateLimitSignal, WaitBounds};
 use headroom_core::telemetry;
 use headroom_core::{QuotaKey, RequestKind, Subject, Surface};
-use http::header::{ACCEPT, AUTHORIZATION, ETAG, IF_NONE_MATCH, LOCATION, USER_AGENT};
+use http::header::{ETAG, IF_NONE_MATCH, LOCATION, USER_AGENT};
 use http::{HeaderValue, StatusCode};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -32,6 +32,7 @@ use crate::sinks::{
 };
 use crate::transport::{Transport, TransportError};
 
+mod dialect;
 mod report;
 
 /// Settings of the exit door. Defaults are GitHub's.
@@ -169,6 +170,8 @@ enum Next {
     Done(Box<ApiResponse>),
     /// Back off, then acquire and send again.
     Retry,
+    /// Wait what the provider announced (within the in-place cap), then acquire and send again.
+    RetryAfter(SignedDuration),
     /// A redirect was accepted: acquire and send to the new URL at once.
     Follow,
 }
@@ -280,14 +283,15 @@ impl Client {
         let request = ApiRequest::get("/user")
             .credential(Some(credential))
             .route("identity", signal::Dimension::RestCore);
+        let field = dialect::identity_field(self.provider());
         match self.send_as(&provisional, request).await {
             Ok(response) => {
                 let login = response
                     .json::<serde_json::Value>()?
-                    .get("login")
+                    .get(field)
                     .and_then(|l| l.as_str())
                     .map(str::to_owned)
-                    .ok_or_else(|| ApiError::Identity("GET /user returned no login".into()))?;
+                    .ok_or_else(|| ApiError::Identity(format!("GET /user returned no {field}")))?;
                 Ok(Subject::User(login.into()))
             }
             // An installation token cannot read /user; its quota is the installation's. Without
@@ -346,6 +350,7 @@ impl Client {
             match next {
                 Next::Done(response) => return Ok(*response),
                 Next::Retry => self.back_off(attempt.attempts).await,
+                Next::RetryAfter(wait) => self.parts().clock.sleep(wait).await,
                 Next::Follow => {}
             }
         }
@@ -432,7 +437,7 @@ impl Client {
         let now = parts.clock.now();
         let status = response.status().as_u16();
         let (headers, body, bounds) = (response.headers(), response.body(), &parts.config.bounds);
-        match (parts.config.provider, request.kind.surface) {
+        let mut signal = match (parts.config.provider, request.kind.surface) {
             (Provider::GitHub, Surface::GraphQl) => {
                 signal::github_graphql(status, headers, body, now, bounds)
             }
@@ -443,7 +448,9 @@ impl Client {
             (Provider::Jira, _) => signal::jira(status, headers, now, bounds),
             (Provider::Linear, _) => signal::linear(status, headers, body, now, bounds),
             (Provider::LaunchDarkly, _) => signal::launchdarkly(status, headers, now, bounds),
-        }
+        };
+        dialect::qualify(parts.config.provider, status, &mut signal);
+        signal
     }
 
     /// One usage record per round trip, answered or not.
@@ -526,8 +533,18 @@ impl Client {
                         message: provider_message(response.body()),
                     })
                 }
-                // The reading is in the governor already; it decides when to come back.
-                Some(_) => Err(self.rate_limited(key, request, &signal).await),
+                // A GitLab read answered 429 waits in place when the wait fits; otherwise
+                // the governor (already fed the reading) decides when to come back.
+                Some(_) => {
+                    let code = status.as_u16();
+                    match self
+                        .wait_in_place(key, request, code, &signal, attempt.attempts)
+                        .await
+                    {
+                        Some(wait) => Ok(Next::RetryAfter(wait)),
+                        None => Err(self.rate_limited(key, request, &signal).await),
+                    }
+                }
             },
             404 | 410 => Err(ApiError::Gone {
                 status: status.as_u16(),
@@ -623,14 +640,14 @@ impl Client {
         self.parts().clock.sleep(delay).await;
     }
 
-    /// The error for a rate-limited response: the governor (already fed the reading) says until
-    /// when; the signal's own instant is the fallback.
-    async fn rate_limited(
+    /// When a rate-limited request may come back, and why: the governor's verdict (it was
+    /// already fed the reading), else the signal's own instant; with the bucket it names.
+    pub(super) async fn come_back_at(
         &self,
         key: &QuotaKey,
         request: &ApiRequest,
         signal: &RateLimitSignal,
-    ) -> ApiError {
+    ) -> (Timestamp, RateLimitReason, headroom_core::Bucket) {
         let parts = self.parts();
         let now = parts.clock.now();
         let bucket = signal
@@ -641,15 +658,29 @@ impl Client {
             .governor
             .headroom(key, &bucket, request.estimated_cost, request.kind)
             .await;
-        let (until, reason) = match verdict {
-            Ok(Headroom::Closed(wait)) => (wait.until, RateLimitReason::Governor(wait.reason)),
+        match verdict {
+            Ok(Headroom::Closed(wait)) => {
+                (wait.until, RateLimitReason::Governor(wait.reason), bucket)
+            }
             _ => (
                 signal
                     .not_before(now)
                     .unwrap_or_else(|| now + parts.config.bounds.default_wait),
                 RateLimitReason::Origin(signal.reason.unwrap_or(LimitReason::Unknown)),
+                bucket,
             ),
-        };
+        }
+    }
+
+    /// The error for a rate-limited response: the governor (already fed the reading) says until
+    /// when; the signal's own instant is the fallback.
+    async fn rate_limited(
+        &self,
+        key: &QuotaKey,
+        request: &ApiRequest,
+        signal: &RateLimitSignal,
+    ) -> ApiError {
+        let (until, reason, bucket) = self.come_back_at(key, request, signal).await;
         let error = ApiError::RateLimited {
             until,
             bucket,
@@ -683,27 +714,13 @@ impl Client {
             .headers_mut()
             .ok_or_else(|| ApiError::Decode("invalid request".into()))?;
         headers.extend(request.headers.clone());
-        headers.insert(
-            ACCEPT,
-            HeaderValue::from_static("application/vnd.github+json"),
-        );
+        let provider = parts.config.provider;
+        dialect::default_headers(provider, parts.config.api_version.as_deref(), headers);
         if let Ok(ua) = HeaderValue::from_str(&parts.config.user_agent) {
             headers.insert(USER_AGENT, ua);
         }
-        if let Some(version) = parts
-            .config
-            .api_version
-            .as_deref()
-            .and_then(|v| HeaderValue::from_str(v).ok())
-        {
-            headers.insert("x-github-api-version", version);
-        }
         if with_credential && let Some(credential) = &request.credential {
-            let mut value = HeaderValue::from_str(&credential.authorization()).map_err(|_| {
-                ApiError::Identity("the token contains characters not allowed in a header".into())
-            })?;
-            value.set_sensitive(true);
-            headers.insert(AUTHORIZATION, value);
+            dialect::credential_header(provider, credential, headers)?;
         }
         if let Some(tag) = etag.and_then(|t| HeaderValue::from_str(t).ok()) {
             headers.insert(IF_NONE_MATCH, tag);

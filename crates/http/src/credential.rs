@@ -44,6 +44,11 @@ impl Credential {
         self.token.starts_with("ghs_")
     }
 
+    /// The token itself (GitLab's `PRIVATE-TOKEN` header). Only the transport step may call this.
+    pub(crate) fn token(&self) -> &str {
+        &self.token
+    }
+
     /// The `Authorization` header value. Only the transport step may call this.
     pub(crate) fn authorization(&self) -> String {
         format!("Bearer {}", self.token)

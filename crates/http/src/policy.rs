@@ -335,4 +335,33 @@ mod tests {
         let ip = Url::parse("https://10.1.2.3/x").expect("url");
         assert!(p.check_download(&ip).is_err());
     }
+
+    #[test]
+    fn a_gitlab_base_under_api_v4_is_accepted_and_bounds_the_paths() {
+        for base in [
+            "https://gitlab.com/api/v4",
+            "https://git.example.org/api/v4/",
+        ] {
+            let p = UrlPolicy::for_api_url(base).expect("a GitLab base URL");
+            let url = p
+                .resolve("/projects/alice%2Fwidgets/repository/branches?per_page=100")
+                .expect("inside the base");
+            assert!(
+                url.path()
+                    .ends_with("/api/v4/projects/alice%2Fwidgets/repository/branches")
+            );
+            let outside = Url::parse(&format!("https://{}/api/v3/user", p.host())).expect("url");
+            assert!(matches!(
+                p.check_api(&outside),
+                Err(PolicyError::Path { .. })
+            ));
+        }
+        let sim = UrlPolicy::for_api_url("http://127.0.0.1:7000/api/v4").expect("loopback");
+        assert!(
+            sim.resolve("/user")
+                .expect("inside")
+                .as_str()
+                .ends_with("/api/v4/user")
+        );
+    }
 }

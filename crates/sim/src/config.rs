@@ -206,6 +206,16 @@ pub struct SimConfig {
     /// In the `resource_limited` scenario, GraphQL queries that may return more nodes than
     /// this (by GitHub's node count) exceed GitHub's resource limits (3,000).
     pub resource_limit_nodes: u64,
+    /// GitLab: authenticated API requests per user per fixed minute before the throttle
+    /// answers 429 (2,000, the simulator's stand-in for GitLab.com's).
+    pub gitlab_requests_per_minute: u64,
+    /// GitLab: play a self-managed instance, whose limits ship off: no throttle and no
+    /// `RateLimit-*` header on any response. The application limit still applies.
+    pub gitlab_self_managed: bool,
+    /// GitLab: project creations per user per fixed minute before the application limit
+    /// answers 429 while the throttle's headers still show room (10, the simulator's choice,
+    /// small enough for a test to reach; 0 turns it off).
+    pub gitlab_project_creations_per_minute: u64,
 }
 
 /// Sizes and miss rates of the generated feed's entity pools. Every `n`th entity (`n` > 0)
@@ -275,6 +285,9 @@ impl Default for SimConfig {
             log_file: None,
             feed_pool: FeedPool::default(),
             resource_limit_nodes: 3_000,
+            gitlab_requests_per_minute: 2_000,
+            gitlab_self_managed: false,
+            gitlab_project_creations_per_minute: 10,
         }
     }
 }
@@ -321,6 +334,12 @@ impl SimConfig {
         self
     }
 
+    /// Plays a self-managed GitLab ([`SimConfig::gitlab_self_managed`]).
+    pub fn with_gitlab_self_managed(mut self) -> Self {
+        self.gitlab_self_managed = true;
+        self
+    }
+
     /// Adds an external spender.
     pub fn with_external_spend(mut self, spend: ExternalSpend) -> Self {
         self.external_spend.push(spend);
@@ -335,6 +354,9 @@ impl SimConfig {
         }
         if self.core_limit == 0 || self.search_limit == 0 || self.graphql_limit == 0 {
             return bad("limits must be at least 1");
+        }
+        if self.gitlab_requests_per_minute == 0 {
+            return bad("the GitLab request limit must be at least 1 a minute");
         }
         if self.concurrency_limit == 0 {
             return bad("the concurrency limit must be at least 1");

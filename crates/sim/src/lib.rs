@@ -11,6 +11,7 @@
 pub mod config;
 pub mod error;
 pub mod feed;
+pub mod gitlab;
 pub mod graphql;
 pub mod quota;
 pub mod render;

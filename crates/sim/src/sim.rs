@@ -20,6 +20,7 @@ use sha2::{Digest, Sha256};
 
 use crate::config::{SimConfig, TokenOwner};
 use crate::error::SimError;
+use crate::gitlab::{self, GitlabState};
 use crate::graphql::{self, GitHubSchema, GqlCtx, RateInfo};
 use crate::quota::{Quotas, Reading, Resource, SecondaryHit, SecondaryKind, Subject};
 use crate::render::ts;
@@ -101,6 +102,7 @@ pub(crate) struct Inner {
     seq: AtomicU64,
     fault_rng: Mutex<StdRng>,
     pub(crate) scenario_state: Mutex<ScenarioState>,
+    pub(crate) gitlab: Mutex<GitlabState>,
 }
 
 impl std::fmt::Debug for Inner {
@@ -123,8 +125,9 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-use request::{Class, classify, parse_query, path_segments};
+use request::{Class, classify};
 pub(crate) use request::{Ctx, Reply};
+pub(crate) use request::{parse_query, path_segments};
 
 impl Simulator {
     /// Builds a simulator: generates the data from the seed and opens the log file.
@@ -166,6 +169,7 @@ impl Simulator {
                 seq: AtomicU64::new(0),
                 fault_rng: Mutex::new(fault_rng),
                 scenario_state: Mutex::new(ScenarioState::default()),
+                gitlab: Mutex::new(GitlabState::default()),
                 started: now,
                 clock,
                 config,
@@ -211,6 +215,21 @@ impl Simulator {
         lock(&self.inner.log).entries.iter().cloned().collect()
     }
 
+    /// How many logged requests had this method and path (the query string ignored): the
+    /// per-route count a test uses to prove a mutation was sent exactly once.
+    pub fn count_requests(&self, method: &str, path: &str) -> usize {
+        lock(&self.inner.log)
+            .entries
+            .iter()
+            .filter(|e| e.method == method && e.path.split('?').next() == Some(path))
+            .count()
+    }
+
+    /// Reads or changes the simulated GitLab's data in place.
+    pub fn with_gitlab<R>(&self, f: impl FnOnce(&mut GitlabState) -> R) -> R {
+        f(&mut lock(&self.inner.gitlab))
+    }
+
     /// How many requests were logged with this status.
     pub fn count_status(&self, status: u16) -> usize {
         lock(&self.inner.log)
@@ -248,7 +267,7 @@ impl Simulator {
         }
     }
 
-    fn next_request_id(&self) -> String {
+    pub(crate) fn next_request_id(&self) -> String {
         let n = self.inner.seq.fetch_add(1, Ordering::SeqCst) + 1;
         let s = self.inner.config.seed;
         format!(
@@ -265,6 +284,9 @@ impl Simulator {
     /// (`http://127.0.0.1:PORT/events?…`) or origin-form (`/events?…`). Latency and timeout
     /// faults sleep on the clock before answering.
     pub async fn handle(&self, req: Request<Bytes>, peer: IpAddr) -> Response<Bytes> {
+        if gitlab::is_gitlab_path(req.uri().path()) {
+            return self.handle_gitlab(req, peer).await;
+        }
         let inner = &self.inner;
         let now = inner.clock.now();
         let request_id = self.next_request_id();
@@ -384,7 +406,7 @@ impl Simulator {
 
     /// The API root this request reached: its absolute URI's, else its `Host` on the configured
     /// scheme, else the configured public URL.
-    fn request_base(&self, uri: &http::Uri, headers: &HeaderMap) -> String {
+    pub(crate) fn request_base(&self, uri: &http::Uri, headers: &HeaderMap) -> String {
         let inner = &self.inner;
         match (uri.scheme_str(), uri.authority()) {
             (Some(scheme), Some(auth)) => format!("{scheme}://{auth}"),
@@ -595,7 +617,7 @@ impl Simulator {
             h.insert(http::header::CONTENT_LENGTH, v);
         }
 
-        let entry = LogEntry {
+        self.record(LogEntry {
             time: ts_millis(a.now),
             identity: a.subject.log_name(),
             token_fingerprint: a.fingerprint,
@@ -607,7 +629,16 @@ impl Simulator {
             remaining: reading.map(|r| r.remaining),
             in_flight: a.in_flight,
             request_id: a.request_id,
-        };
+        });
+        let mut resp = Response::new(reply.body);
+        *resp.status_mut() = reply.status;
+        *resp.headers_mut() = reply.headers;
+        resp
+    }
+
+    /// Appends one entry to the request log (and its file), dropping the oldest beyond capacity.
+    pub(crate) fn record(&self, entry: LogEntry) {
+        let inner = &self.inner;
         {
             let mut log = lock(&inner.log);
             if let Some(f) = log.file.as_mut()
@@ -621,11 +652,11 @@ impl Simulator {
                 log.entries.pop_front();
             }
         }
+    }
 
-        let mut resp = Response::new(reply.body);
-        *resp.status_mut() = reply.status;
-        *resp.headers_mut() = reply.headers;
-        resp
+    /// Who owns a token, if the simulator accepts it.
+    pub(crate) fn token_owner(&self, token: &str) -> Option<TokenOwner> {
+        self.inner.tokens.get(token).cloned()
     }
 }
 
@@ -665,7 +696,7 @@ fn gateway_timeout() -> Reply {
     )
 }
 
-fn ts_millis(t: Timestamp) -> String {
+pub(crate) fn ts_millis(t: Timestamp) -> String {
     t.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
 }
 
@@ -745,7 +776,7 @@ fn secondary_reply(hit: SecondaryHit, request_id: &str, as_date: Option<Timestam
 }
 
 /// An RFC 9110 HTTP-date (`Sun, 06 Nov 1994 08:49:37 GMT`).
-fn http_date(t: Timestamp) -> String {
+pub(crate) fn http_date(t: Timestamp) -> String {
     t.strftime("%a, %d %b %Y %H:%M:%S GMT").to_string()
 }
 

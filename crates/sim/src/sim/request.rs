@@ -99,14 +99,14 @@ pub(super) fn percent_decode(s: &str) -> String {
 }
 
 /// A path's non-empty segments, percent-decoded.
-pub(super) fn path_segments(path: &str) -> Vec<String> {
+pub(crate) fn path_segments(path: &str) -> Vec<String> {
     path.split('/')
         .filter(|s| !s.is_empty())
         .map(percent_decode)
         .collect()
 }
 
-pub(super) fn parse_query(q: Option<&str>) -> Vec<(String, String)> {
+pub(crate) fn parse_query(q: Option<&str>) -> Vec<(String, String)> {
     q.unwrap_or("")
         .split('&')
         .filter(|p| !p.is_empty())

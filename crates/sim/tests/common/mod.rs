@@ -2,6 +2,8 @@
 //! paused clock, one way to send a request, one way to read the answer.
 #![allow(dead_code)]
 
+pub mod gitlab;
+
 use std::net::{IpAddr, Ipv4Addr};
 
 use bytes::Bytes;

@@ -1,0 +1,525 @@
+//! `headroom op …`: the eight provider operations of the Git provider contract, on GitHub or
+//! GitLab, through the same exit door, governor and store as every other command.
+//!
+//! Exit codes: 0 done; 1 the provider said no or the outcome is unknown (the error's kind is
+//! printed: `not_found`, `conflict`, `permission`, `rate_limited`, `validation`, `transient`,
+//! `ambiguous`); 2 refused before sending anything (bad arguments or settings).
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand, ValueEnum};
+use headroom_core::clock::TokioClock;
+use headroom_core::governor::GovernorConfig;
+use headroom_core::provider::{
+    CommitFiles, FileChange, FileContent, FileMode, GitProvider, MergeMethod, MergePullRequest,
+    NewBranch, NewPullRequest, NewRepository, ProtectionRule, ProviderError, Recheck, RepoRef,
+};
+use headroom_core::signal::Provider;
+use headroom_github::ops::GitHubOps;
+use headroom_gitlab::GitLabOps;
+use headroom_http::Credential;
+use serde_json::{Value, json};
+
+use crate::config::{Environment, GlobalArgs, ProcessEnv};
+use crate::outcome::{CliError, CommandResult, Outcome};
+use crate::{registry, wiring};
+
+/// Which Git host the API URL belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ProviderArg {
+    /// GitHub or GitHub Enterprise Server (REST v3).
+    Github,
+    /// GitLab.com or a self-managed GitLab (REST v4, `https://HOST/api/v4`).
+    Gitlab,
+}
+
+/// Provider operations.
+#[derive(Debug, Args)]
+pub struct OpArgs {
+    /// The provider (default: GitLab when the API URL's path ends in /api/v4, else GitHub).
+    #[arg(long, value_enum)]
+    provider: Option<ProviderArg>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+    /// After an ambiguous failure of create-repo, create-branch or open-pr, look for what it
+    /// would have created and return it when it matches (never a second send).
+    #[arg(long)]
+    recheck: bool,
+    #[command(subcommand)]
+    command: OpCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum OpCommand {
+    /// One repository (OWNER/NAME).
+    GetRepo { repo: String },
+    /// Every branch of a repository.
+    ListBranches { repo: String },
+    /// Create a repository for the token's user, or in --owner (GitHub: an organization;
+    /// GitLab: a namespace id).
+    CreateRepo {
+        name: String,
+        #[arg(long)]
+        owner: Option<String>,
+        #[arg(long)]
+        description: Option<String>,
+        #[arg(long)]
+        private: bool,
+        /// Create it empty, without a first commit (no default branch yet).
+        #[arg(long)]
+        empty: bool,
+    },
+    /// Create a branch from another.
+    CreateBranch {
+        repo: String,
+        name: String,
+        #[arg(long)]
+        from: String,
+    },
+    /// Protect a branch.
+    ProtectBranch {
+        repo: String,
+        branch: String,
+        /// Changes land through pull requests only.
+        #[arg(long)]
+        require_pull_request: bool,
+        /// Approvals a pull request needs (GitHub).
+        #[arg(long, default_value_t = 0)]
+        approvals: u32,
+        #[arg(long)]
+        allow_force_push: bool,
+    },
+    /// One commit of several files: each PATH is read from disk and written at the same path
+    /// in the repository (executable files keep their mode); --stdin-as PATH writes standard
+    /// input at PATH.
+    CommitFiles {
+        repo: String,
+        #[arg(long)]
+        branch: String,
+        #[arg(long)]
+        message: String,
+        paths: Vec<PathBuf>,
+        #[arg(long)]
+        stdin_as: Option<String>,
+        /// The files exist already (GitLab tells an update from a create).
+        #[arg(long)]
+        update: bool,
+        /// Delete these repository paths in the same commit.
+        #[arg(long)]
+        delete: Vec<String>,
+    },
+    /// Open a pull request (GitLab: merge request).
+    OpenPr {
+        repo: String,
+        #[arg(long)]
+        head: String,
+        #[arg(long)]
+        base: String,
+        #[arg(long)]
+        title: String,
+        #[arg(long)]
+        body: Option<String>,
+    },
+    /// Merge a pull request (GitLab: the merge request's iid).
+    MergePr {
+        repo: String,
+        number: u64,
+        #[arg(long, value_enum, default_value_t = MethodArg::Merge)]
+        method: MethodArg,
+        /// Merge only if the head is still this commit.
+        #[arg(long)]
+        sha: Option<String>,
+        #[arg(long)]
+        message: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum MethodArg {
+    Merge,
+    Squash,
+    Rebase,
+}
+
+/// An operation with its inputs read and checked: nothing can refuse it any more.
+#[derive(Debug)]
+enum Prepared {
+    GetRepo(RepoRef),
+    ListBranches(RepoRef),
+    CreateRepo(NewRepository),
+    CreateBranch(RepoRef, NewBranch),
+    ProtectBranch(RepoRef, ProtectionRule),
+    CommitFiles(RepoRef, CommitFiles),
+    OpenPr(RepoRef, NewPullRequest),
+    MergePr(RepoRef, MergePullRequest),
+}
+
+/// Runs `headroom op …`.
+pub async fn run(global: &GlobalArgs, args: OpArgs) -> CommandResult {
+    let settings = global
+        .resolve(&ProcessEnv)
+        .map_err(|e| CliError::refused(&e))?;
+    let provider = match args.provider {
+        Some(ProviderArg::Github) => Provider::GitHub,
+        Some(ProviderArg::Gitlab) => Provider::GitLab,
+        None => provider_of(settings.policy.base().path()),
+    };
+    let credential = credential_for(provider, global, settings.credential.clone(), &ProcessEnv);
+    let prepared = prepare(args.command, &mut std::io::stdin().lock())?;
+    let opened = registry::open(&settings.db)
+        .await
+        .map_err(|e| CliError::refused(&e))?;
+    let margin = GovernorConfig::default().margin;
+    let client = wiring::client_for(&settings, TokioClock::system(), &opened, margin, provider)
+        .map_err(|e| CliError::refused(&e))?;
+    let recheck = if args.recheck {
+        Recheck::AfterAmbiguous
+    } else {
+        Recheck::Never
+    };
+    let result = match provider {
+        Provider::GitLab => {
+            let ops = GitLabOps::new(client, credential).with_recheck(recheck);
+            perform(&ops, prepared).await
+        }
+        _ => {
+            let ops = GitHubOps::new(client, credential).with_recheck(recheck);
+            perform(&ops, prepared).await
+        }
+    };
+    report(result, args.json)
+}
+
+/// GitLab when the API URL's path ends in `/api/v4`.
+fn provider_of(base_path: &str) -> Provider {
+    if base_path.trim_end_matches('/').ends_with("/api/v4") {
+        Provider::GitLab
+    } else {
+        Provider::GitHub
+    }
+}
+
+/// The token for `provider`: `--token-file` (or the config file's) for either; else GitLab's
+/// `GITLAB_TOKEN`, GitHub's `GITHUB_TOKEN`/`GH_TOKEN`. A GitHub token from the environment is
+/// never sent to GitLab.
+fn credential_for(
+    provider: Provider,
+    global: &GlobalArgs,
+    resolved: Option<Credential>,
+    env: &dyn Environment,
+) -> Option<Credential> {
+    if provider != Provider::GitLab || global.token_file.is_some() {
+        return resolved;
+    }
+    let from_github_env = |c: &Credential| {
+        ["GITHUB_TOKEN", "GH_TOKEN"].iter().any(|name| {
+            env.var(name)
+                .is_some_and(|t| Credential::new(&t).fingerprint() == c.fingerprint())
+        })
+    };
+    match env.var("GITLAB_TOKEN") {
+        Some(token) if !token.trim().is_empty() => Some(Credential::new(&token)),
+        _ => resolved.filter(|c| !from_github_env(c)),
+    }
+}
+
+fn repo_ref(text: &str) -> Result<RepoRef, CliError> {
+    RepoRef::parse(text).ok_or_else(|| CliError::Refused(format!("`{text}` is not OWNER/NAME")))
+}
+
+/// Reads and checks the inputs; every problem here is a refusal (exit 2).
+fn prepare(command: OpCommand, stdin: &mut dyn std::io::Read) -> Result<Prepared, CliError> {
+    Ok(match command {
+        OpCommand::GetRepo { repo } => Prepared::GetRepo(repo_ref(&repo)?),
+        OpCommand::ListBranches { repo } => Prepared::ListBranches(repo_ref(&repo)?),
+        OpCommand::CreateRepo {
+            name,
+            owner,
+            description,
+            private,
+            empty,
+        } => Prepared::CreateRepo(NewRepository {
+            name,
+            owner,
+            description,
+            private,
+            initialize: !empty,
+        }),
+        OpCommand::CreateBranch { repo, name, from } => {
+            Prepared::CreateBranch(repo_ref(&repo)?, NewBranch { name, from })
+        }
+        OpCommand::ProtectBranch {
+            repo,
+            branch,
+            require_pull_request,
+            approvals,
+            allow_force_push,
+        } => Prepared::ProtectBranch(
+            repo_ref(&repo)?,
+            ProtectionRule {
+                branch,
+                require_pull_request,
+                required_approvals: approvals,
+                allow_force_push,
+            },
+        ),
+        OpCommand::CommitFiles {
+            repo,
+            branch,
+            message,
+            paths,
+            stdin_as,
+            update,
+            delete,
+        } => {
+            let mut files = Vec::new();
+            for path in &paths {
+                files.push(file_from_disk(path, update)?);
+            }
+            if let Some(target) = stdin_as {
+                let mut bytes = Vec::new();
+                stdin
+                    .read_to_end(&mut bytes)
+                    .map_err(|e| CliError::Refused(format!("cannot read standard input: {e}")))?;
+                files.push(change(target, bytes, FileMode::Regular, update));
+            }
+            files.extend(delete.into_iter().map(|path| FileChange {
+                path,
+                content: None,
+                mode: FileMode::Regular,
+                exists: true,
+            }));
+            if files.is_empty() {
+                return Err(CliError::Refused(
+                    "commit-files needs at least one PATH, --stdin-as or --delete".into(),
+                ));
+            }
+            Prepared::CommitFiles(
+                repo_ref(&repo)?,
+                CommitFiles {
+                    branch,
+                    message,
+                    files,
+                },
+            )
+        }
+        OpCommand::OpenPr {
+            repo,
+            head,
+            base,
+            title,
+            body,
+        } => Prepared::OpenPr(
+            repo_ref(&repo)?,
+            NewPullRequest {
+                title,
+                head,
+                base,
+                body,
+            },
+        ),
+        OpCommand::MergePr {
+            repo,
+            number,
+            method,
+            sha,
+            message,
+        } => Prepared::MergePr(
+            repo_ref(&repo)?,
+            MergePullRequest {
+                number,
+                method: match method {
+                    MethodArg::Merge => MergeMethod::Merge,
+                    MethodArg::Squash => MergeMethod::Squash,
+                    MethodArg::Rebase => MergeMethod::Rebase,
+                },
+                commit_message: message,
+                expected_head_sha: sha,
+            },
+        ),
+    })
+}
+
+/// A file's change: text when it is UTF-8, else binary.
+fn change(path: String, bytes: Vec<u8>, mode: FileMode, exists: bool) -> FileChange {
+    let content = match String::from_utf8(bytes) {
+        Ok(text) => FileContent::Text(text),
+        Err(e) => FileContent::Binary(e.into_bytes()),
+    };
+    FileChange {
+        path,
+        content: Some(content),
+        mode,
+        exists,
+    }
+}
+
+/// A file read from disk, written at the same relative path (`/`-separated).
+fn file_from_disk(path: &Path, exists: bool) -> Result<FileChange, CliError> {
+    let refused = |problem: String| CliError::Refused(format!("{}: {problem}", path.display()));
+    if path.is_absolute() || path.components().any(|c| c.as_os_str() == "..") {
+        return Err(refused("give a relative path inside the repository".into()));
+    }
+    let bytes = std::fs::read(path).map_err(|e| refused(e.to_string()))?;
+    let mode = if is_executable(path) {
+        FileMode::Executable
+    } else {
+        FileMode::Regular
+    };
+    let target = path
+        .components()
+        .filter_map(|c| c.as_os_str().to_str())
+        .filter(|c| *c != ".")
+        .collect::<Vec<_>>()
+        .join("/");
+    Ok(change(target, bytes, mode, exists))
+}
+
+#[cfg(unix)]
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable(_: &Path) -> bool {
+    false
+}
+
+/// Performs the operation; its answer as JSON.
+async fn perform<P: GitProvider>(ops: &P, prepared: Prepared) -> Result<Value, ProviderError> {
+    fn to_json<T: serde::Serialize>(value: T) -> Result<Value, ProviderError> {
+        serde_json::to_value(value).map_err(|e| ProviderError::Transient(e.to_string()))
+    }
+    match prepared {
+        Prepared::GetRepo(repo) => to_json(ops.get_repo(&repo).await?),
+        Prepared::ListBranches(repo) => to_json(ops.list_branches(&repo).await?),
+        Prepared::CreateRepo(new) => to_json(ops.create_repo(&new).await?),
+        Prepared::CreateBranch(repo, new) => to_json(ops.create_branch(&repo, &new).await?),
+        Prepared::ProtectBranch(repo, rule) => to_json(ops.protect_branch(&repo, &rule).await?),
+        Prepared::CommitFiles(repo, commit) => to_json(ops.commit_files(&repo, &commit).await?),
+        Prepared::OpenPr(repo, new) => to_json(ops.open_pull_request(&repo, &new).await?),
+        Prepared::MergePr(repo, merge) => to_json(ops.merge_pull_request(&repo, &merge).await?),
+    }
+}
+
+/// Prints the answer or the error: 0 done, 1 failed with its kind.
+fn report(result: Result<Value, ProviderError>, json: bool) -> CommandResult {
+    match (result, json) {
+        (Ok(value), true) => {
+            outln!("{}", json!({ "ok": true, "result": value }));
+            Ok(Outcome::Success)
+        }
+        (Ok(value), false) => {
+            let text = serde_json::to_string_pretty(&value).map_err(|e| CliError::failed(&e))?;
+            outln!("{text}");
+            Ok(Outcome::Success)
+        }
+        (Err(error), true) => {
+            let until = match &error {
+                ProviderError::RateLimited { until } => Some(until.to_string()),
+                _ => None,
+            };
+            outln!(
+                "{}",
+                json!({ "ok": false, "error": { "kind": error.kind(), "message": headroom_core::redact(&error.to_string()), "until": until } })
+            );
+            Ok(Outcome::Unsuccessful)
+        }
+        (Err(error), false) => Err(CliError::Failed(format!(
+            "{}: {}",
+            error.kind(),
+            headroom_core::redact(&error.to_string())
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Env(Vec<(&'static str, &'static str)>);
+    impl Environment for Env {
+        fn var(&self, name: &str) -> Option<String> {
+            self.0
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| (*v).to_owned())
+        }
+    }
+
+    #[test]
+    fn the_provider_follows_the_api_url_path() {
+        assert_eq!(provider_of("/api/v4/"), Provider::GitLab);
+        assert_eq!(provider_of("/gitlab/api/v4"), Provider::GitLab);
+        assert_eq!(provider_of("/"), Provider::GitHub);
+        assert_eq!(provider_of("/api/v3/"), Provider::GitHub);
+    }
+
+    #[test]
+    fn a_github_token_from_the_environment_never_goes_to_gitlab() {
+        let global = GlobalArgs::default();
+        let github = Some(Credential::new("ghp_fromenv"));
+        let env = Env(vec![("GITHUB_TOKEN", "ghp_fromenv")]);
+        assert!(credential_for(Provider::GitLab, &global, github.clone(), &env).is_none());
+        let both = Env(vec![
+            ("GITHUB_TOKEN", "ghp_fromenv"),
+            ("GITLAB_TOKEN", "glpat-x"),
+        ]);
+        let chosen = credential_for(Provider::GitLab, &global, github.clone(), &both);
+        assert_eq!(
+            chosen.map(|c| c.fingerprint().to_owned()),
+            Some(Credential::new("glpat-x").fingerprint().to_owned())
+        );
+        let kept = credential_for(Provider::GitHub, &global, github, &both);
+        assert_eq!(
+            kept.map(|c| c.fingerprint().to_owned()),
+            Some(Credential::new("ghp_fromenv").fingerprint().to_owned())
+        );
+    }
+
+    #[test]
+    fn commit_files_reads_stdin_and_refuses_nothing_to_commit() {
+        let command = OpCommand::CommitFiles {
+            repo: "alice/widgets".into(),
+            branch: "main".into(),
+            message: "m".into(),
+            paths: Vec::new(),
+            stdin_as: Some("notes.txt".into()),
+            update: false,
+            delete: Vec::new(),
+        };
+        let mut input: &[u8] = b"hello\n";
+        match prepare(command, &mut input) {
+            Ok(Prepared::CommitFiles(_, commit)) => {
+                assert_eq!(commit.files[0].path, "notes.txt");
+                assert_eq!(
+                    commit.files[0].content,
+                    Some(FileContent::Text("hello\n".into()))
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let empty = OpCommand::CommitFiles {
+            repo: "alice/widgets".into(),
+            branch: "main".into(),
+            message: "m".into(),
+            paths: Vec::new(),
+            stdin_as: None,
+            update: false,
+            delete: Vec::new(),
+        };
+        assert!(matches!(
+            prepare(empty, &mut &b""[..]),
+            Err(CliError::Refused(_))
+        ));
+        let bad = OpCommand::GetRepo {
+            repo: "nothing".into(),
+        };
+        assert!(matches!(
+            prepare(bad, &mut &b""[..]),
+            Err(CliError::Refused(_))
+        ));
+    }
+}

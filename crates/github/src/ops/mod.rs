@@ -1,0 +1,311 @@
+//! The Git provider contract on GitHub's REST v3: the eight operations of
+//! [`headroom_core::provider::GitProvider`] over headroom-http's exit door.
+//!
+//! Every request goes through [`Client::send`]. Reads are `RequestKind::REST_READ` (the door
+//! retries them with full jitter); mutations are built with [`ApiRequest::mutation`], so the
+//! door never retries them and the governor charges GitHub's 5 secondary points for each, and
+//! the content-creation limits (80/min, 500/h) for those that create content (a repository, a
+//! branch, a commit, a pull request).
+
+use headroom_core::provider::{
+    Branch, Commit, CommitFiles, GitProvider, MergeOutcome, MergePullRequest, NewBranch,
+    NewPullRequest, NewRepository, OpResult, ProtectionRule, ProviderError, PullRequest, Recheck,
+    RepoRef, Repository,
+};
+use headroom_core::{Dimension, Subject};
+use headroom_http::paginate::LinkPager;
+use headroom_http::{ApiRequest, Client, Credential};
+use http::Method;
+use serde_json::{Value, json};
+
+mod commit;
+mod errors;
+mod recheck;
+mod wire;
+
+use errors::{Sent, from_api};
+
+/// Pages of branches fetched at most (100 each).
+const BRANCH_PAGE_CAP: u32 = 100;
+
+/// GitHub's side of the provider contract.
+#[derive(Debug, Clone)]
+pub struct GitHubOps {
+    client: Client,
+    credential: Option<Credential>,
+    recheck: Recheck,
+}
+
+impl GitHubOps {
+    /// Operations through `client`, spending `credential`, with no re-check.
+    pub fn new(client: Client, credential: Option<Credential>) -> Self {
+        Self {
+            client,
+            credential,
+            recheck: Recheck::Never,
+        }
+    }
+
+    /// What mutations do after an ambiguous failure.
+    pub fn with_recheck(mut self, recheck: Recheck) -> Self {
+        self.recheck = recheck;
+        self
+    }
+
+    /// A read's JSON body; `what` names the thing for a not-found error.
+    async fn read(&self, target: String, what: &str) -> OpResult<Value> {
+        let request = ApiRequest::get(target)
+            .credential(self.credential.as_ref())
+            .route("ops", Dimension::RestCore);
+        let response = self
+            .client
+            .send(request)
+            .await
+            .map_err(|e| from_api(e, Sent::Read, what))?;
+        response.json().map_err(|e| from_api(e, Sent::Read, what))
+    }
+
+    /// A mutation's JSON body (`Value::Null` for an empty one). Sent once, whatever happens.
+    async fn mutate(
+        &self,
+        method: Method,
+        target: String,
+        body: &Value,
+        creates_content: bool,
+        what: &str,
+    ) -> OpResult<Value> {
+        let request = ApiRequest::mutation(method, target, body, creates_content)
+            .credential(self.credential.as_ref())
+            .route("ops", Dimension::RestCore);
+        let response = self
+            .client
+            .send(request)
+            .await
+            .map_err(|e| from_api(e, Sent::Mutation, what))?;
+        if response.body.is_empty() {
+            return Ok(Value::Null);
+        }
+        response
+            .json()
+            .map_err(|e| from_api(e, Sent::Mutation, what))
+    }
+
+    /// The login whose token this is (the owner of a repository created for the user).
+    async fn login(&self) -> OpResult<String> {
+        let key = self
+            .client
+            .identity(self.credential.as_ref())
+            .await
+            .map_err(|e| from_api(e, Sent::Read, "the token's user"))?;
+        match key.subject {
+            Subject::User(login) => Ok(login.to_string()),
+            other => Err(ProviderError::Permission(format!(
+                "{other} has no user account to own a repository"
+            ))),
+        }
+    }
+
+    /// The commit a branch points to.
+    async fn branch_head(&self, repo: &RepoRef, branch: &str) -> OpResult<String> {
+        let v = self
+            .read(
+                format!("/repos/{}/git/ref/heads/{branch}", repo.full_name()),
+                &format!("branch {branch} of {}", repo.full_name()),
+            )
+            .await?;
+        wire::ref_sha(&v)
+    }
+
+    /// Whether the re-check applies to an error.
+    fn rechecks(&self, error: &ProviderError) -> bool {
+        self.recheck == Recheck::AfterAmbiguous && matches!(error, ProviderError::Ambiguous(_))
+    }
+}
+
+impl GitProvider for GitHubOps {
+    async fn get_repo(&self, repo: &RepoRef) -> OpResult<Repository> {
+        let full = repo.full_name();
+        let v = self
+            .read(format!("/repos/{full}"), &format!("repository {full}"))
+            .await?;
+        wire::repository(&v)
+    }
+
+    async fn list_branches(&self, repo: &RepoRef) -> OpResult<Vec<Branch>> {
+        let full = repo.full_name();
+        let what = format!("repository {full}");
+        let first = self
+            .client
+            .policy()
+            .resolve(&format!("/repos/{full}/branches?per_page=100"))
+            .map_err(|e| ProviderError::validation(&e.to_string()))?;
+        let mut pager = LinkPager::new(first, BRANCH_PAGE_CAP);
+        let mut branches = Vec::new();
+        while let Some(url) = pager.next_url() {
+            let request = ApiRequest::get(url.as_str())
+                .credential(self.credential.as_ref())
+                .route("ops", Dimension::RestCore);
+            let response = self
+                .client
+                .send(request)
+                .await
+                .map_err(|e| from_api(e, Sent::Read, &what))?;
+            pager.record(&response.url, &response.headers);
+            let page: Vec<Value> = response
+                .json()
+                .map_err(|e| from_api(e, Sent::Read, &what))?;
+            for b in &page {
+                branches.push(wire::branch(b)?);
+            }
+        }
+        Ok(branches)
+    }
+
+    async fn create_repo(&self, new: &NewRepository) -> OpResult<Repository> {
+        let target = match &new.owner {
+            Some(org) => format!("/orgs/{org}/repos"),
+            None => "/user/repos".to_owned(),
+        };
+        let body = json!({
+            "name": new.name,
+            "description": new.description,
+            "private": new.private,
+            "auto_init": new.initialize,
+        });
+        match self
+            .mutate(
+                Method::POST,
+                target,
+                &body,
+                true,
+                &format!("owner of {}", new.name),
+            )
+            .await
+        {
+            Ok(v) => wire::repository(&v),
+            // GitHub answers a taken name 422 "Repository creation failed." (the detail is in
+            // its `errors`).
+            Err(ProviderError::Validation(m)) if m.contains("Repository creation failed") => Err(
+                ProviderError::Conflict(format!("{}: name already exists", new.name)),
+            ),
+            Err(e) if self.rechecks(&e) => self.recheck_repo(new, e).await,
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn create_branch(&self, repo: &RepoRef, new: &NewBranch) -> OpResult<Branch> {
+        let sha = self.branch_head(repo, &new.from).await?;
+        let body = json!({ "ref": format!("refs/heads/{}", new.name), "sha": sha });
+        let target = format!("/repos/{}/git/refs", repo.full_name());
+        match self
+            .mutate(
+                Method::POST,
+                target,
+                &body,
+                true,
+                &format!("repository {}", repo.full_name()),
+            )
+            .await
+        {
+            Ok(_) => Ok(Branch {
+                name: new.name.clone(),
+                sha,
+                protected: false,
+            }),
+            Err(e) if self.rechecks(&e) => self.recheck_branch(repo, new, &sha, e).await,
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn protect_branch(
+        &self,
+        repo: &RepoRef,
+        rule: &ProtectionRule,
+    ) -> OpResult<ProtectionRule> {
+        let reviews = rule
+            .require_pull_request
+            .then(|| json!({ "required_approving_review_count": rule.required_approvals }));
+        let body = json!({
+            "required_status_checks": null,
+            "enforce_admins": false,
+            "required_pull_request_reviews": reviews,
+            "restrictions": null,
+            "allow_force_pushes": rule.allow_force_push,
+        });
+        let target = format!(
+            "/repos/{}/branches/{}/protection",
+            repo.full_name(),
+            rule.branch
+        );
+        self.mutate(
+            Method::PUT,
+            target,
+            &body,
+            false,
+            &format!("branch {} of {}", rule.branch, repo.full_name()),
+        )
+        .await?;
+        Ok(rule.clone())
+    }
+
+    async fn commit_files(&self, repo: &RepoRef, commit: &CommitFiles) -> OpResult<Commit> {
+        commit::commit_files(self, repo, commit).await
+    }
+
+    async fn open_pull_request(
+        &self,
+        repo: &RepoRef,
+        new: &NewPullRequest,
+    ) -> OpResult<PullRequest> {
+        let body = json!({
+            "title": new.title,
+            "head": new.head,
+            "base": new.base,
+            "body": new.body,
+        });
+        let target = format!("/repos/{}/pulls", repo.full_name());
+        match self
+            .mutate(
+                Method::POST,
+                target,
+                &body,
+                true,
+                &format!("repository {}", repo.full_name()),
+            )
+            .await
+        {
+            Ok(v) => wire::pull_request(&v),
+            Err(e) if self.rechecks(&e) => self.recheck_pull(repo, new, e).await,
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn merge_pull_request(
+        &self,
+        repo: &RepoRef,
+        merge: &MergePullRequest,
+    ) -> OpResult<MergeOutcome> {
+        let mut body = json!({ "merge_method": merge.method.as_str() });
+        if let Some(message) = &merge.commit_message {
+            body["commit_title"] = json!(message);
+        }
+        if let Some(sha) = &merge.expected_head_sha {
+            body["sha"] = json!(sha);
+        }
+        let target = format!("/repos/{}/pulls/{}/merge", repo.full_name(), merge.number);
+        let what = format!("pull request #{} of {}", merge.number, repo.full_name());
+        // 405 (not mergeable: closed, conflicting, reviews missing) and 409 (the head moved)
+        // are conflicts.
+        let v = self
+            .mutate(Method::PUT, target, &body, false, &what)
+            .await?;
+        let sha = v
+            .get("sha")
+            .and_then(Value::as_str)
+            .ok_or_else(|| ProviderError::Ambiguous("the merge's answer named no commit".into()))?;
+        Ok(MergeOutcome {
+            number: merge.number,
+            sha: sha.to_owned(),
+        })
+    }
+}

@@ -1,0 +1,205 @@
+//! What differs on the wire between providers, beside the rate-limit headers the core
+//! parses: the default headers, the credential's header, the identity field of `GET /user`,
+//! what a GitLab 403 means, and a GitLab read's wait in place after a 429.
+//!
+//! GitHub gets its media type and API version; GitLab gets neither (they mean nothing there)
+//! and its `PRIVATE-TOKEN` header. A GitLab.com response carries `RateLimit-*` headers on
+//! every answer, so a 403 with those headers is still a permission refusal unless they say the
+//! quota is spent or a `Retry-After` comes with it.
+
+use headroom_core::clock::{Clock as _, SignedDuration, Timestamp};
+use headroom_core::signal::{LimitReason, Provider, RateLimitSignal, WaitBounds};
+use http::header::{ACCEPT, AUTHORIZATION};
+use http::{HeaderMap, HeaderValue};
+
+use headroom_core::QuotaKey;
+use headroom_core::retry::Failure;
+
+use super::Client;
+use crate::credential::Credential;
+use crate::error::ApiError;
+use crate::request::ApiRequest;
+
+/// The provider's default headers (`Accept`, GitHub's API version).
+pub(super) fn default_headers(
+    provider: Provider,
+    api_version: Option<&str>,
+    headers: &mut HeaderMap,
+) {
+    match provider {
+        Provider::GitHub => {
+            headers.insert(
+                ACCEPT,
+                HeaderValue::from_static("application/vnd.github+json"),
+            );
+            if let Some(version) = api_version.and_then(|v| HeaderValue::from_str(v).ok()) {
+                headers.insert("x-github-api-version", version);
+            }
+        }
+        _ => {
+            headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
+        }
+    }
+}
+
+/// The credential's header: `PRIVATE-TOKEN` on GitLab, `Authorization: Bearer` elsewhere.
+/// Marked sensitive so no header dump shows it.
+pub(super) fn credential_header(
+    provider: Provider,
+    credential: &Credential,
+    headers: &mut HeaderMap,
+) -> Result<(), ApiError> {
+    let refused =
+        || ApiError::Identity("the token contains characters not allowed in a header".into());
+    match provider {
+        Provider::GitLab => {
+            let mut value = HeaderValue::from_str(credential.token()).map_err(|_| refused())?;
+            value.set_sensitive(true);
+            headers.insert("private-token", value);
+        }
+        _ => {
+            let mut value =
+                HeaderValue::from_str(&credential.authorization()).map_err(|_| refused())?;
+            value.set_sensitive(true);
+            headers.insert(AUTHORIZATION, value);
+        }
+    }
+    Ok(())
+}
+
+/// The field of `GET /user` that names the account: GitLab's `username`, GitHub's `login`.
+pub(super) fn identity_field(provider: Provider) -> &'static str {
+    match provider {
+        Provider::GitLab => "username",
+        _ => "login",
+    }
+}
+
+/// A GitLab 403 is a permission refusal unless its headers qualify it as a limit (quota
+/// spent, or a wait announced); headers present on every response do not.
+pub(super) fn qualify(provider: Provider, status: u16, signal: &mut RateLimitSignal) {
+    if provider == Provider::GitLab
+        && status == 403
+        && signal.reason == Some(LimitReason::Secondary)
+        && signal.retry_after.is_none()
+        && signal.remaining != Some(0)
+    {
+        signal.reason = Some(LimitReason::Permission);
+    }
+}
+
+/// How long a wait of `until` may be spent in place: all of it when it fits within the
+/// in-place cap; `None` means defer instead.
+pub(super) fn fits_in_place(
+    until: Timestamp,
+    now: Timestamp,
+    bounds: &WaitBounds,
+) -> Option<SignedDuration> {
+    let wait = until.duration_since(now);
+    (wait <= bounds.max_in_place_wait).then(|| bounds.in_place(wait))
+}
+
+impl Client {
+    /// A GitLab read answered 429 waits in place before its retry — until the instant the
+    /// governor (fed the reading) or, failing it, GitLab announced — when that fits the cap and
+    /// the read has attempts left. `None`: defer (every other provider, status and kind).
+    pub(super) async fn wait_in_place(
+        &self,
+        key: &QuotaKey,
+        request: &ApiRequest,
+        status: u16,
+        signal: &RateLimitSignal,
+        attempts: u32,
+    ) -> Option<SignedDuration> {
+        let parts = self.parts();
+        let failure = Failure::Status {
+            status,
+            rate_limit_remaining_zero: signal.remaining == Some(0),
+        };
+        if parts.config.provider != Provider::GitLab
+            || status != 429
+            || !self.should_retry(request.kind, failure, attempts)
+        {
+            return None;
+        }
+        let (until, _, _) = self.come_back_at(key, request, signal).await;
+        fits_in_place(until, parts.clock.now(), &parts.config.bounds)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn signal(reason: LimitReason) -> RateLimitSignal {
+        RateLimitSignal {
+            provider: Some(Provider::GitLab),
+            reason: Some(reason),
+            limit: Some(2000),
+            remaining: Some(1500),
+            ..RateLimitSignal::default()
+        }
+    }
+
+    #[test]
+    fn gitlab_gets_no_github_headers_and_its_own_token_header() {
+        let mut headers = HeaderMap::new();
+        default_headers(Provider::GitLab, Some("2022-11-28"), &mut headers);
+        credential_header(
+            Provider::GitLab,
+            &Credential::new("glpat-secret"),
+            &mut headers,
+        )
+        .expect("valid");
+        assert_eq!(headers.get(ACCEPT).expect("accept"), "application/json");
+        assert!(headers.get("x-github-api-version").is_none());
+        assert!(headers.get(AUTHORIZATION).is_none());
+        assert_eq!(headers.get("private-token").expect("token"), "glpat-secret");
+        assert!(headers.get("private-token").expect("token").is_sensitive());
+
+        let mut github = HeaderMap::new();
+        default_headers(Provider::GitHub, Some("2022-11-28"), &mut github);
+        credential_header(Provider::GitHub, &Credential::new("ghp_x"), &mut github).expect("ok");
+        assert_eq!(
+            github.get(ACCEPT).expect("accept"),
+            "application/vnd.github+json"
+        );
+        assert_eq!(github.get("x-github-api-version").expect("v"), "2022-11-28");
+        assert_eq!(github.get(AUTHORIZATION).expect("auth"), "Bearer ghp_x");
+    }
+
+    #[test]
+    fn a_gitlab_403_is_a_limit_only_when_its_headers_say_so() {
+        let mut permission = signal(LimitReason::Secondary);
+        qualify(Provider::GitLab, 403, &mut permission);
+        assert_eq!(permission.reason, Some(LimitReason::Permission));
+        let mut spent = RateLimitSignal {
+            remaining: Some(0),
+            ..signal(LimitReason::Secondary)
+        };
+        qualify(Provider::GitLab, 403, &mut spent);
+        assert_eq!(spent.reason, Some(LimitReason::Secondary));
+        let mut waiting = RateLimitSignal {
+            retry_after: Some(SignedDuration::from_secs(30)),
+            ..signal(LimitReason::Secondary)
+        };
+        qualify(Provider::GitLab, 403, &mut waiting);
+        assert_eq!(waiting.reason, Some(LimitReason::Secondary));
+    }
+
+    #[test]
+    fn a_wait_is_spent_in_place_only_within_the_cap() {
+        let now = Timestamp::from_second(1_800_000_000).expect("valid");
+        let bounds = WaitBounds::default();
+        let later = |secs| now + SignedDuration::from_secs(secs);
+        assert_eq!(
+            fits_in_place(later(20), now, &bounds),
+            Some(SignedDuration::from_secs(20))
+        );
+        assert_eq!(
+            fits_in_place(later(300), now, &bounds),
+            Some(SignedDuration::from_secs(300))
+        );
+        assert_eq!(fits_in_place(later(301), now, &bounds), None);
+    }
+}
