@@ -18,7 +18,10 @@ use http::{HeaderMap, Method, Request, Response, StatusCode};
 use serde_json::{Map, Value, json};
 
 use crate::config::TokenOwner;
-use crate::sim::{LogEntry, Reply, Simulator, http_date, lock, token_fingerprint, ts_millis};
+use crate::sim::{
+    LogEntry, Provider, ProviderFault, Reply, Simulator, bad_gateway, http_date, lock,
+    token_fingerprint, ts_millis,
+};
 
 mod branches;
 mod commits;
@@ -216,8 +219,17 @@ impl Simulator {
             return self.finish_gitlab(reply, &seen);
         };
         seen.identity = user.username.clone();
+        let mutation = !matches!(parts.method, Method::GET | Method::HEAD);
+        let fault = self.provider_fault(Provider::GitLab, &user.username, mutation);
+        if fault == Some(ProviderFault::Read502) {
+            return self.finish_gitlab(bad_gateway(), &seen);
+        }
         if let Some(refusal) = self.gitlab_limits(&parts.method, parts.uri.path(), &user, &mut seen)
         {
+            return self.finish_gitlab(refusal, &seen);
+        }
+        if fault == Some(ProviderFault::Mutation429) {
+            let refusal = quota::scenario_throttled(seen.reading.as_ref(), now);
             return self.finish_gitlab(refusal, &seen);
         }
         let query = crate::sim::parse_query(parts.uri.query());
@@ -236,6 +248,9 @@ impl Simulator {
             now,
         };
         let reply = self.gitlab_route(&ctx);
+        if fault == Some(ProviderFault::ResponseLost) {
+            self.lose_response().await;
+        }
         self.finish_gitlab(reply, &seen)
     }
 

@@ -1,4 +1,5 @@
-//! headroom-sim: a model of GitHub good enough to be wrong in the same ways GitHub is.
+//! headroom-sim: a model of GitHub good enough to be wrong in the same ways GitHub is, with
+//! GitLab's REST v4 for the provider operations under `/api/v4` on the same port ([`gitlab`]).
 //!
 //! It owns one request handler ([`Simulator::handle`]) that runs in-process on the shared
 //! clock (deterministic tests under a paused tokio clock) or behind an HTTP(S) server on

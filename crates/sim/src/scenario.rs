@@ -1,6 +1,7 @@
 //! Named scenarios. The first fourteen reproduce, by the same names, the rows of the feed
-//! service's fixture scenario matrix; the rest are the simulator's own additions, the last
-//! four GitHub's partial GraphQL answers and resource limits.
+//! service's fixture scenario matrix; the rest are the simulator's own additions: four of
+//! GitHub's partial GraphQL answers and resource limits, then three failures of the provider
+//! operations (on GitHub and GitLab alike).
 
 use std::fmt;
 use std::str::FromStr;
@@ -65,11 +66,22 @@ pub enum Scenario {
     /// with its fields null and "Resource limits for this query exceeded."; smaller pages
     /// succeed.
     ResourceLimited,
+    /// The first mutation of each identity (per provider) is applied, then its answer stalls
+    /// on the simulator's clock for `Faults::timeout_after` (60 s): a client with a shorter
+    /// timeout never sees it, and finds the change when it looks.
+    MutationResponseLost,
+    /// The first mutation of each identity (per provider) is refused with 429 and not applied:
+    /// GitHub's secondary-limit body with `retry-after: 60`; GitLab's throttle answer
+    /// (`Retry later`, `Retry-After`, `RateLimit-ResetTime`).
+    Mutation429,
+    /// The first read of each identity (per provider) answers an HTML 502 from the gateway,
+    /// counted by no limit; then reads are served.
+    Read502,
 }
 
 impl Scenario {
     /// Every scenario, in documentation order.
-    pub const ALL: [Scenario; 22] = [
+    pub const ALL: [Scenario; 25] = [
         Scenario::Default,
         Scenario::Paginated,
         Scenario::PaginatedFinalPage,
@@ -92,6 +104,9 @@ impl Scenario {
         Scenario::SamlEnforced,
         Scenario::RepositoriesGone,
         Scenario::ResourceLimited,
+        Scenario::MutationResponseLost,
+        Scenario::Mutation429,
+        Scenario::Read502,
     ];
 
     /// The scenario's name, as used on the command line.
@@ -119,6 +134,9 @@ impl Scenario {
             Scenario::SamlEnforced => "saml_enforced",
             Scenario::RepositoriesGone => "repositories_gone",
             Scenario::ResourceLimited => "resource_limited",
+            Scenario::MutationResponseLost => "mutation_response_lost",
+            Scenario::Mutation429 => "mutation_429",
+            Scenario::Read502 => "read_502",
         }
     }
 
@@ -190,6 +208,15 @@ impl Scenario {
             }
             Scenario::ResourceLimited => {
                 "GraphQL queries that may return more than resource_limit_nodes nodes (3,000) answer 200 with their fields null and \"Resource limits for this query exceeded.\"; smaller pages succeed"
+            }
+            Scenario::MutationResponseLost => {
+                "GitHub and GitLab: each identity's first mutation is applied, then its answer stalls 60 s (faults.timeout_after) on the simulator's clock, past a client's timeout"
+            }
+            Scenario::Mutation429 => {
+                "GitHub and GitLab: each identity's first mutation answers 429 unapplied (GitHub: secondary-limit body, retry-after: 60; GitLab: Retry later, Retry-After, RateLimit-ResetTime)"
+            }
+            Scenario::Read502 => {
+                "GitHub and GitLab: each identity's first read answers an HTML 502 Bad Gateway, counted by no limit; later reads are served"
             }
         }
     }

@@ -1,7 +1,7 @@
 //! The request handler: identity, in-flight accounting, latency and faults, secondary and
 //! primary limits, routing, headers, and the request log.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::net::IpAddr;
@@ -22,13 +22,19 @@ use crate::config::{SimConfig, TokenOwner};
 use crate::error::SimError;
 use crate::gitlab::{self, GitlabState};
 use crate::graphql::{self, GitHubSchema, GqlCtx, RateInfo};
-use crate::quota::{Quotas, Reading, Resource, SecondaryHit, SecondaryKind, Subject};
+use crate::quota::{Quotas, Reading, Resource, Subject};
 use crate::render::ts;
 use crate::scenario::Scenario;
 use crate::world::World;
 
 mod graphql_endpoint;
+mod provider_faults;
+mod replies;
 mod request;
+
+pub(crate) use provider_faults::{Provider, ProviderFault, bad_gateway};
+
+use replies::{gateway_timeout, injected_error, primary_reply, secondary_reply};
 
 /// One line of the request log.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -77,6 +83,8 @@ pub(crate) struct ScenarioState {
     pub(crate) graphql_timeouts_answered: u32,
     /// Bounded like the request log.
     pub(crate) graphql_queries: VecDeque<GraphqlQuery>,
+    /// Identities whose first request of the provider scenario's kind was taken.
+    pub(crate) provider_firsts: HashSet<(Provider, String)>,
 }
 
 /// One GraphQL query as the simulator costed it: what a test needs to see page sizes.
@@ -103,6 +111,9 @@ pub(crate) struct Inner {
     fault_rng: Mutex<StdRng>,
     pub(crate) scenario_state: Mutex<ScenarioState>,
     pub(crate) gitlab: Mutex<GitlabState>,
+    /// Requests by method and path, counted on arrival (an answer that never leaves, as in
+    /// `mutation_response_lost`, still counts).
+    arrivals: Mutex<HashMap<(String, String), usize>>,
 }
 
 impl std::fmt::Debug for Inner {
@@ -170,6 +181,7 @@ impl Simulator {
                 fault_rng: Mutex::new(fault_rng),
                 scenario_state: Mutex::new(ScenarioState::default()),
                 gitlab: Mutex::new(GitlabState::default()),
+                arrivals: Mutex::new(HashMap::new()),
                 started: now,
                 clock,
                 config,
@@ -215,14 +227,12 @@ impl Simulator {
         lock(&self.inner.log).entries.iter().cloned().collect()
     }
 
-    /// How many logged requests had this method and path (the query string ignored): the
-    /// per-route count a test uses to prove a mutation was sent exactly once.
+    /// How many requests arrived with this method and path (as sent, percent-encoding
+    /// included, the query string ignored), answered or not: the per-route count a test uses
+    /// to prove a mutation was sent exactly once.
     pub fn count_requests(&self, method: &str, path: &str) -> usize {
-        lock(&self.inner.log)
-            .entries
-            .iter()
-            .filter(|e| e.method == method && e.path.split('?').next() == Some(path))
-            .count()
+        let key = (method.to_owned(), path.to_owned());
+        lock(&self.inner.arrivals).get(&key).copied().unwrap_or(0)
     }
 
     /// Reads or changes the simulated GitLab's data in place.
@@ -284,9 +294,40 @@ impl Simulator {
     /// (`http://127.0.0.1:PORT/events?…`) or origin-form (`/events?…`). Latency and timeout
     /// faults sleep on the clock before answering.
     pub async fn handle(&self, req: Request<Bytes>, peer: IpAddr) -> Response<Bytes> {
+        let route = (
+            req.method().as_str().to_owned(),
+            req.uri().path().to_owned(),
+        );
+        *lock(&self.inner.arrivals).entry(route).or_insert(0) += 1;
         if gitlab::is_gitlab_path(req.uri().path()) {
-            return self.handle_gitlab(req, peer).await;
+            self.handle_gitlab(req, peer).await
+        } else {
+            self.handle_github(req, peer).await
         }
+    }
+
+    /// The identity of a GitHub request (`None`: a token the simulator does not know) and its
+    /// token's fingerprint.
+    fn github_subject(
+        &self,
+        headers: &HeaderMap,
+        peer: IpAddr,
+    ) -> (Option<Subject>, Option<String>) {
+        let auth = headers
+            .get(http::header::AUTHORIZATION)
+            .and_then(|h| h.to_str().ok())
+            .map(str::trim);
+        let token = auth.and_then(token_of);
+        let fingerprint = token.as_deref().map(token_fingerprint);
+        let subject = match (&token, auth) {
+            (Some(t), _) => self.inner.tokens.get(t).map(|owner| self.subject_of(owner)),
+            (None, Some(_)) => None,
+            (None, None) => Some(Subject::Ip(peer)),
+        };
+        (subject, fingerprint)
+    }
+
+    async fn handle_github(&self, req: Request<Bytes>, peer: IpAddr) -> Response<Bytes> {
         let inner = &self.inner;
         let now = inner.clock.now();
         let request_id = self.next_request_id();
@@ -300,19 +341,7 @@ impl Simulator {
             .unwrap_or_else(|| path.clone());
         let segments = path_segments(&path);
 
-        // Identity.
-        let auth = parts
-            .headers
-            .get(http::header::AUTHORIZATION)
-            .and_then(|h| h.to_str().ok())
-            .map(str::trim);
-        let token = auth.and_then(token_of);
-        let fingerprint = token.as_deref().map(token_fingerprint);
-        let subject = match (&token, auth) {
-            (Some(t), _) => inner.tokens.get(t).map(|owner| self.subject_of(owner)),
-            (None, Some(_)) => None,
-            (None, None) => Some(Subject::Ip(peer)),
-        };
+        let (subject, fingerprint) = self.github_subject(&parts.headers, peer);
         let Some(subject) = subject else {
             let reply = Reply::message(
                 StatusCode::UNAUTHORIZED,
@@ -384,6 +413,15 @@ impl Simulator {
             return finish(gateway_timeout(), Some(reading), 0);
         }
 
+        let read = matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS);
+        let mutation = !read && !class.graphql;
+        let fault = self.provider_fault(Provider::GitHub, &subject.log_name(), mutation);
+        if let Some((reply, reading)) =
+            self.github_fault_answer(fault, &subject, class.resource, now, &request_id)
+        {
+            return finish(reply, reading, 0);
+        }
+
         if class.graphql {
             let (reply, reading, spent) = self.graphql(&ctx, in_flight).await;
             return finish(reply, reading, spent);
@@ -399,6 +437,9 @@ impl Simulator {
         }
 
         let reply = self.rest_reply(&ctx, &class);
+        if fault == Some(ProviderFault::ResponseLost) {
+            self.lose_response().await;
+        }
         let (reply, reading, spent) =
             self.answer_conditionally(&ctx, reply, fingerprint.as_deref(), reading, spent);
         finish(reply, Some(reading), spent)
@@ -660,40 +701,11 @@ impl Simulator {
     }
 }
 
-/// One of the injected server errors: a JSON 500, an HTML 502 or a JSON 503.
-fn injected_error(pick: u8) -> Reply {
-    match pick {
-        0 => Reply::json(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            &json!({"message": "Server Error"}),
-        ),
-        1 => Reply {
-            status: StatusCode::BAD_GATEWAY,
-            headers: HeaderMap::new(),
-            body: Bytes::from_static(b"<html><body><h1>502 Bad Gateway</h1></body></html>"),
-            etag: false,
-        },
-        _ => Reply::json(
-            StatusCode::SERVICE_UNAVAILABLE,
-            &json!({"message": "Service Unavailable"}),
-        ),
-    }
-}
-
 /// The token of an `Authorization: token …` or `Bearer …` header.
 fn token_of(authorization: &str) -> Option<String> {
     let (scheme, rest) = authorization.split_once(' ')?;
     let scheme = scheme.to_ascii_lowercase();
     (scheme == "token" || scheme == "bearer").then(|| rest.trim().to_owned())
-}
-
-/// GitHub's answer to a request it could not answer in time.
-fn gateway_timeout() -> Reply {
-    Reply::message(
-        StatusCode::GATEWAY_TIMEOUT,
-        "We couldn't respond to your request in time. Sorry about that. Please try resubmitting your request and contact us if the problem persists.",
-        "https://docs.github.com/rest",
-    )
 }
 
 pub(crate) fn ts_millis(t: Timestamp) -> String {
@@ -721,57 +733,6 @@ struct InFlight {
 impl Drop for InFlight {
     fn drop(&mut self) {
         lock(&self.sim.inner.quotas).leave(&self.subject);
-    }
-}
-
-fn primary_reply(subject: &Subject, request_id: &str, resource: Resource) -> Reply {
-    let mut message = subject.exceeded_message(false);
-    if subject.is_authenticated() {
-        message.push_str(&format!(
-            " If you reach out to GitHub Support for help, please include the request ID {request_id}."
-        ));
-    }
-    let doc = match resource {
-        Resource::Search | Resource::CodeSearch => {
-            "https://docs.github.com/rest/search/search#rate-limit"
-        }
-        _ => "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api",
-    };
-    Reply::json(
-        StatusCode::FORBIDDEN,
-        &json!({"message": message, "documentation_url": doc}),
-    )
-}
-
-/// `as_date` is `Some(now)` when `retry-after` is to be sent as an HTTP-date.
-fn secondary_reply(hit: SecondaryHit, request_id: &str, as_date: Option<Timestamp>) -> Reply {
-    let message = match hit.kind {
-        SecondaryKind::Abuse => format!(
-            "You have triggered an abuse detection mechanism. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID {request_id}."
-        ),
-        SecondaryKind::ContentCreation => format!(
-            "You have exceeded a secondary rate limit and have been temporarily blocked from content creation. Please retry your request again later. If you reach out to GitHub Support for help, please include the request ID {request_id}."
-        ),
-        _ => format!(
-            "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID {request_id}."
-        ),
-    };
-    let reply = Reply::json(
-        StatusCode::FORBIDDEN,
-        &json!({
-            "message": message,
-            "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits",
-        }),
-    );
-    match hit.retry_after {
-        Some(secs) => match as_date {
-            Some(now) => {
-                let at = now + SignedDuration::from_secs(i64::try_from(secs).unwrap_or(3600));
-                reply.header("retry-after", &http_date(at))
-            }
-            None => reply.header("retry-after", &secs.to_string()),
-        },
-        None => reply,
     }
 }
 

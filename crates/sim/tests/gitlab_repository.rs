@@ -514,3 +514,95 @@ async fn a_squash_merge_records_its_squash_commit() {
     assert_eq!(parents, Some(1));
     assert_eq!(file(&sim, "main", "f2").map(|f| f.0), Some("x".to_owned()));
 }
+
+#[tokio::test(start_paused = true)]
+async fn refusals_of_malformed_or_unauthorized_requests() {
+    let sim = sim(config());
+    let p = gl(
+        &sim,
+        Method::POST,
+        "/projects",
+        "t1",
+        Some(json!({"name": "widgets", "visibility": "public", "initialize_with_readme": true})),
+    )
+    .await;
+    assert_eq!(p.status(), 201);
+    // Unknown routes answer GitLab's 404.
+    let r = gl_get(&sim, "/nothing/here", "t1").await;
+    assert_eq!(r.status(), 404);
+    assert_eq!(json(&r), json!({"error": "404 Not Found"}));
+    // Bob reads the public project but may not create branches or protect them.
+    assert_eq!(
+        gl_get(&sim, "/projects/alice%2Fwidgets", "tb")
+            .await
+            .status(),
+        200
+    );
+    let r = gl(
+        &sim,
+        Method::POST,
+        "/projects/alice%2Fwidgets/repository/branches?branch=b&ref=main",
+        "tb",
+        None,
+    )
+    .await;
+    assert_eq!(r.status(), 403);
+    let r = gl(
+        &sim,
+        Method::POST,
+        "/projects/alice%2Fwidgets/protected_branches",
+        "tb",
+        Some(json!({"name": "main"})),
+    )
+    .await;
+    assert_eq!(r.status(), 403);
+    // Missing parameters, same branches, absent branches.
+    let r = gl(
+        &sim,
+        Method::POST,
+        "/projects/alice%2Fwidgets/merge_requests",
+        "t1",
+        Some(json!({"source_branch": "main", "target_branch": "main"})),
+    )
+    .await;
+    assert_eq!(r.status(), 400);
+    assert_eq!(json(&r), json!({"error": "title is missing"}));
+    let r = gl(
+        &sim,
+        Method::POST,
+        "/projects/alice%2Fwidgets/merge_requests",
+        "t1",
+        Some(json!({"source_branch": "main", "target_branch": "main", "title": "t"})),
+    )
+    .await;
+    assert_eq!(r.status(), 400);
+    let r = open_mr(&sim, "ghost", "t").await;
+    assert_eq!(r.status(), 400);
+    let r = gl(
+        &sim,
+        Method::POST,
+        "/projects/alice%2Fwidgets/repository/branches?branch=x",
+        "t1",
+        None,
+    )
+    .await;
+    assert_eq!(r.status(), 400);
+    assert_eq!(json(&r), json!({"error": "ref is missing"}));
+    let r = gl(
+        &sim,
+        Method::POST,
+        "/projects/alice%2Fwidgets/repository/branches?branch=a..b&ref=main",
+        "t1",
+        None,
+    )
+    .await;
+    assert_eq!(r.status(), 400);
+    let r = merge(&sim, 9, json!({})).await;
+    assert_eq!(r.status(), 404);
+    // Nothing was created by any of them.
+    let names = sim.with_gitlab(|gl| {
+        gl.project("alice/widgets")
+            .map(|p| (p.branches.len(), p.merge_requests.len(), p.protected.len()))
+    });
+    assert_eq!(names, Some((1, 0, 0)));
+}

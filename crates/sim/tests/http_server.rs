@@ -163,3 +163,44 @@ async fn https_with_a_generated_self_signed_certificate() {
     server.await.expect("server stopped");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn gitlab_is_served_under_api_v4_on_the_same_port() {
+    let (base, stop, server) = start(None).await;
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .expect("client");
+    let r = client
+        .post(format!("{base}/api/v4/projects"))
+        .header("private-token", "t1")
+        .json(&serde_json::json!({"name": "widgets", "initialize_with_readme": true}))
+        .send()
+        .await
+        .expect("response");
+    assert_eq!(r.status(), 201);
+    assert_eq!(r.headers()["ratelimit-name"], "throttle_authenticated_api");
+    let project: serde_json::Value = r.json().await.expect("json");
+    assert_eq!(project["web_url"], format!("{base}/alice/widgets"));
+    let r = client
+        .get(format!(
+            "{base}/api/v4/projects/alice%2Fwidgets/repository/branches"
+        ))
+        .bearer_auth("t2")
+        .send()
+        .await
+        .expect("response");
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["x-total"], "1");
+    // GitHub still answers beside it.
+    let r = client
+        .get(format!("{base}/user"))
+        .header("authorization", "token t1")
+        .send()
+        .await
+        .expect("response");
+    assert_eq!(r.status(), 200);
+    let _ = stop.send(());
+    server.await.expect("server task");
+}

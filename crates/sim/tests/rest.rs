@@ -614,5 +614,5 @@ async fn conflicting_changes_make_a_pull_request_unmergeable() {
     )
     .await;
     assert_eq!(r.status(), 405);
-    assert_eq!(json(&r)["message"], "Pull Request is not mergeable");
+    assert_eq!(json(&r)["message"], "Merge conflict");
 }

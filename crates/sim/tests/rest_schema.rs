@@ -1206,6 +1206,36 @@ async fn git_data(o: &mut Oracle, sim: &Simulator) {
     )
     .await;
     let refs = "/repos/{owner}/{repo}/git/refs/{ref}";
+    // `mutations` left main protected (reviews required, admins included): GitHub refuses the
+    // move until the protection is lifted.
+    let refused = o
+        .call(
+            sim,
+            Method::PATCH,
+            refs,
+            "/repos/acme/svc/git/refs/heads/main",
+            t,
+            Some(json!({"sha": new})),
+            422,
+        )
+        .await;
+    assert_eq!(
+        refused["message"],
+        "Protected branch update failed for refs/heads/main."
+    );
+    // The vendored description lacks this operation: lifted outside the oracle.
+    let lifted = sim
+        .handle(
+            request(
+                Method::DELETE,
+                "/repos/acme/svc/branches/main/protection",
+                t,
+                None,
+            ),
+            PEER,
+        )
+        .await;
+    assert_eq!(lifted.status(), 204);
     let moved = o
         .call(
             sim,

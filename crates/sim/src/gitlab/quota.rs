@@ -134,3 +134,20 @@ pub(crate) fn application_limited() -> Reply {
         serde_json::json!({"error": "This endpoint has been requested too many times. Try again later."}),
     )
 }
+
+/// The throttle's refusal as the `mutation_429` scenario plays it, whatever the count: the
+/// plain-text 429 with `Retry-After` to the end of the minute and, where the instance sends
+/// headers, `RateLimit-ResetTime` (the other `RateLimit-*` headers are added as on every
+/// answer).
+pub(crate) fn scenario_throttled(reading: Option<&Reading>, now: Timestamp) -> Reply {
+    let secs = now.as_second();
+    let reset = secs.div_euclid(PERIOD) * PERIOD + PERIOD;
+    let reply = throttled(Some((reset - secs).max(1)));
+    match reading {
+        Some(r) => {
+            let at = Timestamp::from_second(r.reset).unwrap_or(Timestamp::UNIX_EPOCH);
+            reply.header("ratelimit-resettime", &http_date(at))
+        }
+        None => reply,
+    }
+}

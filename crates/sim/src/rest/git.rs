@@ -276,8 +276,15 @@ pub(super) fn update_ref(
         return unprocessable("Object does not exist");
     }
     let current = c.branch(branch).map(|b| b.sha.clone()).unwrap_or_default();
-    if !force && current != sha && !ancestors(c, sha).contains(&current) {
+    let fast_forward = current == sha || ancestors(c, sha).contains(&current);
+    if !force && !fast_forward {
         return unprocessable("Update is not a fast forward");
+    }
+    let protection = c.branch(branch).and_then(|b| b.protection.as_ref());
+    if protection.is_some_and(|p| refuses_push(p, fast_forward)) {
+        return unprocessable(&format!(
+            "Protected branch update failed for refs/heads/{branch}."
+        ));
     }
     if let Some(b) = c.branches.iter_mut().find(|b| b.name == branch) {
         b.sha = sha.to_owned();
@@ -293,6 +300,25 @@ pub(super) fn update_ref(
             "object": {"type": "commit", "sha": sha, "url": format!("{base}/repos/{full}/git/commits/{sha}")},
         }),
     )
+}
+
+/// Whether branch protection `p` (as sent to `PUT …/protection`) refuses a direct ref
+/// update. The simulator's users administer what they reach, so `enforce_admins: false` lets
+/// them through, as GitHub lets admins; otherwise required reviews, required status checks
+/// (the simulator runs none) or push restrictions refuse any update, and a force update is
+/// refused unless `allow_force_pushes` is true.
+fn refuses_push(p: &Value, fast_forward: bool) -> bool {
+    let set = |key: &str| {
+        p.get(key)
+            .is_some_and(|v| !v.is_null() && *v != json!(false))
+    };
+    if !fast_forward && !set("allow_force_pushes") {
+        return true;
+    }
+    set("enforce_admins")
+        && (set("required_pull_request_reviews")
+            || set("required_status_checks")
+            || set("restrictions"))
 }
 
 impl Simulator {

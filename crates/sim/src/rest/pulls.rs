@@ -272,11 +272,7 @@ impl Simulator {
         let pr_files = changed_by_pull(c, &pull.base_sha, &head_now);
         let base_since = changed_on_base_since(c, &pull.base_sha, &base_b.sha);
         if pr_files.intersection(&base_since).next().is_some() {
-            return Reply::message(
-                StatusCode::METHOD_NOT_ALLOWED,
-                "Pull Request is not mergeable",
-                DOC,
-            );
+            return Reply::message(StatusCode::METHOD_NOT_ALLOWED, "Merge conflict", DOC);
         }
         let (tree, files) = merged_tree(c, &head_now, &base_b.sha, &pr_files);
         let title = body
