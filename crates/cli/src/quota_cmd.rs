@@ -155,8 +155,19 @@ pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> CommandResult {
         }
         return Ok(Outcome::Success);
     }
+    print_report(&report, &owner, credential.is_some(), clock.now());
+    Ok(Outcome::Success)
+}
+
+/// `quota show`'s text: the probe's buckets, what every process recorded, who shares it.
+fn print_report(
+    report: &Report,
+    owner: &str,
+    authenticated: bool,
+    now: headroom_core::clock::Timestamp,
+) {
     outln!("{} on {}", report.identity, report.host);
-    let now = clock.now();
+
     for bucket in &report.snapshot.buckets {
         let b = &bucket.state;
         let remaining = b.remaining.map_or("?".to_owned(), |r| r.to_string());
@@ -213,16 +224,15 @@ pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> CommandResult {
             );
         }
     }
-    if sharing.len() >= 2 {
+    if report.credentials_sharing.len() >= 2 {
         outln!(
             "{} credentials share {owner} quota on {}",
-            sharing.len(),
+            report.credentials_sharing.len(),
             report.host
         );
-    } else if credential.is_some() {
+    } else if authenticated {
         outln!("1 credential known for {owner} quota on {}", report.host);
     }
-    Ok(Outcome::Success)
 }
 
 /// Longest governor wait a probe spends in place (the in-flight ceiling's short waits);
