@@ -1,47 +1,25 @@
-//! What the exit door's errors mean for a provider operation on GitLab.
-//!
-//! GitLab says "already exists" with a 400 (`Branch already exists`, `has already been taken`,
-//! `A file with this name already exists`) or a 409, and "cannot merge" with 405, 406 or 409.
-//! A mutation that was sent and got no usable answer may have been applied: ambiguous.
+//! What a GitLab refusal means for a provider operation. GitLab says "already exists" with a
+//! 400 (`Branch already exists`, `has already been taken`, `A file with this name already
+//! exists`) or a 409, and "cannot merge" with 405, 406 or 409. The rest of the mapping (reads
+//! transient, unanswered mutations ambiguous) is the exit door's, shared by every provider
+//! (`headroom_http::ops`).
 
 use headroom_core::provider::ProviderError;
 use headroom_http::ApiError;
+pub(crate) use headroom_http::ops::Sent;
 
-/// Whether the failed request was a read or a mutation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Sent {
-    /// A read: nothing changed whatever happened.
-    Read,
-    /// A mutation: an unanswered one may have been applied.
-    Mutation,
+/// GitLab's refusals.
+pub(crate) fn gitlab_status(status: u16, message: String) -> ProviderError {
+    match status {
+        405 | 406 | 409 => ProviderError::Conflict(message),
+        400 if message.contains("already") => ProviderError::Conflict(message),
+        _ => ProviderError::validation(&message),
+    }
 }
 
 /// The contract's error for `error`; `what` names the thing asked for.
 pub(crate) fn from_api(error: ApiError, sent: Sent, what: &str) -> ProviderError {
-    let unknown = |message: String| match sent {
-        Sent::Read => ProviderError::Transient(message),
-        Sent::Mutation => ProviderError::Ambiguous(message),
-    };
-    match error {
-        ApiError::RateLimited { until, .. } => ProviderError::RateLimited { until },
-        ApiError::Forbidden { message, .. } => ProviderError::Permission(message),
-        ApiError::Identity(message) => ProviderError::Permission(message),
-        ApiError::Gone { .. } => ProviderError::NotFound(what.to_owned()),
-        ApiError::Status { status, message } => match status {
-            405 | 406 | 409 => ProviderError::Conflict(message),
-            400 if message.contains("already") => ProviderError::Conflict(message),
-            _ => ProviderError::validation(&message),
-        },
-        e @ (ApiError::Server { .. }
-        | ApiError::Timeout { .. }
-        | ApiError::Transport { .. }
-        | ApiError::Decode(_)) => unknown(e.to_string()),
-        e @ (ApiError::Refused(_)
-        | ApiError::Redirect { .. }
-        | ApiError::TooManyRedirects { .. }
-        | ApiError::Cost(_)) => ProviderError::validation(&e.to_string()),
-        e => unknown(e.to_string()),
-    }
+    headroom_http::ops::provider_error(error, sent, what, gitlab_status)
 }
 
 #[cfg(test)]

@@ -92,20 +92,19 @@ impl GitLabOps {
         creates_content: bool,
         what: &str,
     ) -> OpResult<Value> {
-        let request = ApiRequest::mutation(method, target, body, creates_content)
-            .credential(self.credential.as_ref())
-            .route("ops", Dimension::RestCore);
-        let response = self
-            .client
-            .send(request)
-            .await
-            .map_err(|e| from_api(e, Sent::Mutation, what))?;
-        if response.body.is_empty() {
-            return Ok(Value::Null);
-        }
-        response
-            .json()
-            .map_err(|e| from_api(e, Sent::Mutation, what))
+        headroom_http::ops::send_json(
+            &self.client,
+            self.credential.as_ref(),
+            target,
+            headroom_http::ops::OpRequest::Mutation {
+                method: &method,
+                body,
+                creates_content,
+            },
+            what,
+            crate::errors::gitlab_status,
+        )
+        .await
     }
 
     /// The username whose token this is.

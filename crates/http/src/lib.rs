@@ -12,6 +12,7 @@ pub mod client;
 pub mod credential;
 pub mod error;
 pub mod graphql;
+pub mod ops;
 pub mod paginate;
 pub mod policy;
 pub mod request;

@@ -17,13 +17,12 @@
 mod push;
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use criterion::{Criterion, criterion_group, criterion_main};
 use headroom_core::QuotaKey;
-use headroom_core::clock::{ManualClock, SignedDuration, Timestamp};
+use headroom_core::clock::{Clock as _, ManualClock, SignedDuration, SystemClock, Timestamp};
 use headroom_github::feed::enrich::EnrichSettings;
 use headroom_github::feed::poll::PollSettings;
 use headroom_server::{
@@ -285,7 +284,7 @@ fn dashboard_reads(c: &mut Criterion) {
     });
     let reuse = kept.is_some() && std::path::Path::new(&path).exists();
     let store = runtime.block_on(SqliteStore::open(&path)).expect("open");
-    let started = Instant::now();
+    let started = SystemClock.now();
     let last_run = runtime.block_on(async {
         if reuse {
             let newest = store.sync_runs_page(None, 1).await.expect("runs");
@@ -296,9 +295,9 @@ fn dashboard_reads(c: &mut Criterion) {
         seed_runs(&store).await
     });
     eprintln!(
-        "seeded {} events, {RUNS} runs and a week of history in {:.0?}",
+        "seeded {} events, {RUNS} runs and a week of history in {:#}",
         events(),
-        started.elapsed()
+        SystemClock.now().duration_since(started)
     );
     let app = headroom_server::dashboard_router(dashboard(&store));
     let uris = [

@@ -10,7 +10,7 @@
 #![allow(clippy::expect_used)]
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use headroom_core::clock::{Clock as _, SignedDuration, SystemClock, TokioClock};
 use headroom_github::feed::enrich::EnrichSettings;
@@ -119,12 +119,13 @@ async fn client(addr: std::net::SocketAddr, received: Arc<std::sync::atomic::Ato
 }
 
 async fn phase(name: &str, pacer: TokioClock, during: impl std::future::Future<Output = ()>) {
-    let (cpu, wall) = (cpu_time(), Instant::now());
+    let (cpu, wall) = (cpu_time(), SystemClock.now());
     tokio::select! {
         () = pacer.sleep(SignedDuration::try_from(PHASE).expect("fits")) => {}
         () = during => {}
     }
-    let (cpu, wall) = (cpu_time() - cpu, wall.elapsed());
+    let wall = Duration::try_from(SystemClock.now().duration_since(wall)).unwrap_or_default();
+    let cpu = cpu_time() - cpu;
     println!(
         "{name:<48} {:>6.0} ms CPU over {:>4.1} s = {:>5.2} % of a core",
         cpu.as_secs_f64() * 1000.0,

@@ -1,50 +1,24 @@
-//! What the exit door's errors mean for a provider operation on GitHub.
-//!
-//! A read that failed changed nothing: its transient failures are [`ProviderError::Transient`].
-//! A mutation whose request was sent and got no usable answer (a timeout, a 5xx, a broken
-//! connection, an unreadable body) may have been applied: [`ProviderError::Ambiguous`].
+//! What a GitHub refusal means for a provider operation; the rest of the mapping (reads
+//! transient, unanswered mutations ambiguous) is the exit door's, shared by every provider
+//! (`headroom_http::ops`).
 
 use headroom_core::provider::ProviderError;
 use headroom_http::ApiError;
+pub(crate) use headroom_http::ops::Sent;
 
-/// Whether the failed request was a read or a mutation (what an unknown outcome means).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Sent {
-    /// A read: nothing changed whatever happened.
-    Read,
-    /// A mutation: an unanswered one may have been applied.
-    Mutation,
+/// GitHub's refusals: 405 and 409 (not mergeable, a conflict), 422 "… already exists".
+pub(crate) fn github_status(status: u16, message: String) -> ProviderError {
+    match status {
+        405 | 409 => ProviderError::Conflict(message),
+        422 if message.contains("already exists") => ProviderError::Conflict(message),
+        _ => ProviderError::validation(&message),
+    }
 }
 
 /// The contract's error for `error`, the request having been `sent`; `what` names the thing
 /// asked for (for not-found messages).
 pub(crate) fn from_api(error: ApiError, sent: Sent, what: &str) -> ProviderError {
-    let unknown = |message: String| match sent {
-        Sent::Read => ProviderError::Transient(message),
-        Sent::Mutation => ProviderError::Ambiguous(message),
-    };
-    match error {
-        ApiError::RateLimited { until, .. } => ProviderError::RateLimited { until },
-        ApiError::Forbidden { message, .. } => ProviderError::Permission(message),
-        ApiError::Identity(message) => ProviderError::Permission(message),
-        ApiError::Gone { .. } => ProviderError::NotFound(what.to_owned()),
-        ApiError::Status { status, message } => match status {
-            405 | 409 => ProviderError::Conflict(message),
-            422 if message.contains("already exists") => ProviderError::Conflict(message),
-            _ => ProviderError::validation(&message),
-        },
-        e @ (ApiError::Server { .. }
-        | ApiError::Timeout { .. }
-        | ApiError::Transport { .. }
-        | ApiError::Decode(_)) => unknown(e.to_string()),
-        e @ (ApiError::Refused(_)
-        | ApiError::Redirect { .. }
-        | ApiError::TooManyRedirects { .. }
-        | ApiError::Cost(_)) => ProviderError::validation(&e.to_string()),
-        // Nothing was sent (the governor's backend failed), or a kind added later: a read's
-        // retry is harmless, a mutation's outcome is not known.
-        e => unknown(e.to_string()),
-    }
+    headroom_http::ops::provider_error(error, sent, what, github_status)
 }
 
 #[cfg(test)]

@@ -54,15 +54,15 @@ impl GitHubOps {
 
     /// A read's JSON body; `what` names the thing for a not-found error.
     async fn read(&self, target: String, what: &str) -> OpResult<Value> {
-        let request = ApiRequest::get(target)
-            .credential(self.credential.as_ref())
-            .route("ops", Dimension::RestCore);
-        let response = self
-            .client
-            .send(request)
-            .await
-            .map_err(|e| from_api(e, Sent::Read, what))?;
-        response.json().map_err(|e| from_api(e, Sent::Read, what))
+        headroom_http::ops::send_json(
+            &self.client,
+            self.credential.as_ref(),
+            target,
+            headroom_http::ops::OpRequest::Read,
+            what,
+            errors::github_status,
+        )
+        .await
     }
 
     /// A mutation's JSON body (`Value::Null` for an empty one). Sent once, whatever happens.
@@ -74,20 +74,19 @@ impl GitHubOps {
         creates_content: bool,
         what: &str,
     ) -> OpResult<Value> {
-        let request = ApiRequest::mutation(method, target, body, creates_content)
-            .credential(self.credential.as_ref())
-            .route("ops", Dimension::RestCore);
-        let response = self
-            .client
-            .send(request)
-            .await
-            .map_err(|e| from_api(e, Sent::Mutation, what))?;
-        if response.body.is_empty() {
-            return Ok(Value::Null);
-        }
-        response
-            .json()
-            .map_err(|e| from_api(e, Sent::Mutation, what))
+        headroom_http::ops::send_json(
+            &self.client,
+            self.credential.as_ref(),
+            target,
+            headroom_http::ops::OpRequest::Mutation {
+                method: &method,
+                body,
+                creates_content,
+            },
+            what,
+            errors::github_status,
+        )
+        .await
     }
 
     /// The login whose token this is (the owner of a repository created for the user).
