@@ -284,7 +284,12 @@ async fn killed_and_completed(db: &Target, dir: &std::path::Path, options: &[&st
 
     let out = import(db.arg(), &file);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}");
+    assert!(
+        out.status.success(),
+        "{}\nstdout: {stdout}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
     let created = KILL_TEST_ENVELOPES as i64 - kept;
     assert!(
         stdout.contains(&format!("Push events created:              {created}\n")),
