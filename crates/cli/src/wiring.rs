@@ -8,7 +8,7 @@ use headroom_core::governor::GovernorConfig;
 use headroom_core::signal::Provider;
 use headroom_core::{Governor, SignedDuration};
 use headroom_http::{Client, ClientParts, LiveConfig, LiveTransport};
-use headroom_store::PgGovernorOptions;
+use headroom_store::SharedGovernorOptions;
 
 use crate::config::{ConfigError, Settings};
 use crate::registry::Opened;
@@ -55,7 +55,7 @@ pub fn client_for(
     let request_timeout =
         SignedDuration::try_from(settings.connect_timeout + settings.read_timeout)
             .unwrap_or(SignedDuration::from_secs(20));
-    let options = PgGovernorOptions {
+    let options = SharedGovernorOptions {
         // A lease must outlive the slowest request, plus slack.
         lease_ttl: request_timeout + SignedDuration::from_secs(30),
         holder: format!("headroom:{}", std::process::id()),

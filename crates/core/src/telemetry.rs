@@ -67,6 +67,9 @@ catalog! {
     QUOTA_DENIED = "quota.denied" [Info] [identity, bucket, until, reason]
     /// The exit door learned which identity a credential spends (one `GET /user` per credential).
     IDENTITY_DISCOVERED = "identity.discovered" [Info] [host, fingerprint, subject]
+    /// A credential's first request could not be counted against its owner's points (the
+    /// governor's store failed); the owner's first minute may go one request over.
+    GOVERNOR_CHARGE_FAILED = "governor.charge_failed" [Warn] [error]
     /// A redirect was not followed because its target failed the URL policy.
     HTTP_REDIRECT_REFUSED = "http.redirect_refused" [Warn] [location, reason]
 

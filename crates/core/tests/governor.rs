@@ -718,3 +718,28 @@ proptest! {
         prop_assert_eq!((b.reset_at, b.used), (Some(t(3600 * (newest.0 + 1))), Some(newest.1)));
     }
 }
+
+/// A request sent outside the rule (a credential's first `GET /user`) is charged to the
+/// points windows even with every in-flight slot taken, and takes no slot itself.
+#[test]
+fn a_charged_request_spends_points_at_the_ceiling_and_holds_no_slot() {
+    let s = state();
+    let core = Bucket::core();
+    let now = t(0);
+    let held: Vec<Permit> = (0..10).map(|_| grant(read(&s, &core, 1, now))).collect();
+    assert!(matches!(
+        wait(read(&s, &core, 1, now)).reason,
+        WaitReason::InFlightCeiling { .. }
+    ));
+    for _ in 0..890 {
+        s.charge_now(&alice(), RequestKind::REST_READ, now);
+    }
+    drop(held);
+    let snapshot = s.snapshot_now(&alice(), now);
+    assert_eq!(snapshot.in_flight, 0);
+    // 10 granted + 890 charged = 900 points: the minute is full.
+    assert!(matches!(
+        wait(read(&s, &core, 1, now)).reason,
+        WaitReason::LocalPoints { .. }
+    ));
+}

@@ -242,24 +242,21 @@ impl Client {
             .record(&host, credential.fingerprint(), &subject)
             .await;
         // The discovery's GET /user went out under a provisional key; count it against the
-        // owner's local points limiter too, or the owner's first minute can go one request
-        // over GitHub's secondary limit. (A grant taken and released at once: nothing is sent.)
+        // owner's local points windows too, or the owner's first minute can go one request
+        // over GitHub's secondary limit — whatever else the owner has in flight (a grant would
+        // be refused at the ceiling, and the request has been sent all the same).
         let owner = QuotaKey {
             host: host.as_str().into(),
             subject: subject.clone(),
         };
-        if let Ok(Acquire::Grant(permit)) = self
+        if let Err(e) = self
             .parts()
             .governor
-            .acquire(
-                &owner,
-                &headroom_core::Bucket::core(),
-                1,
-                RequestKind::REST_READ,
-            )
+            .charge(&owner, RequestKind::REST_READ)
             .await
         {
-            drop(permit);
+            tracing::warn!(event = telemetry::GOVERNOR_CHARGE_FAILED, error = %e,
+                "Could not count a credential's first request against its owner's quota.");
         }
         tracing::info!(
             event = telemetry::IDENTITY_DISCOVERED,

@@ -24,7 +24,7 @@ use crate::model::{
 };
 use crate::push::Entity;
 use crate::records::{Record, TABLES, queries};
-use crate::{PgGovernorOptions, Store, StoreRead, StoreTx, credentials, push, sync, usage};
+use crate::{SharedGovernorOptions, Store, StoreRead, StoreTx, credentials, push, sync, usage};
 
 /// What one backend does its own way.
 #[async_trait]
@@ -38,7 +38,7 @@ pub(crate) trait Engine: OnPool + Send + Sync + std::fmt::Debug {
     fn quota_state(
         &self,
         config: GovernorConfig,
-        options: PgGovernorOptions,
+        options: SharedGovernorOptions,
     ) -> std::result::Result<Arc<dyn QuotaState>, ConfigError>;
 
     /// This backend's bulk writer.
@@ -181,7 +181,7 @@ impl<S: Engine> Store for S {
     fn quota_state(
         &self,
         config: GovernorConfig,
-        options: PgGovernorOptions,
+        options: SharedGovernorOptions,
     ) -> std::result::Result<Arc<dyn QuotaState>, ConfigError> {
         Engine::quota_state(self, config, options)
     }

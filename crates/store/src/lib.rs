@@ -3,7 +3,7 @@
 //! Owns the schema (one logical schema, migrations for SQLite and PostgreSQL under
 //! `migrations/`), the queries behind the [`Store`] trait — implemented by [`SqliteStore`] and
 //! [`PgStore`], two sibling modules with the same behaviour — and the governor's PostgreSQL
-//! state backend ([`PgQuotaState`]), which lets several processes share one identity's quota.
+//! state backend ([`SharedQuotaState`]), which lets several processes share one identity's quota.
 //!
 //! Rules it keeps:
 //! - Tokens are never stored: a credential is (host, fingerprint, owner).
@@ -49,7 +49,7 @@ pub use crate::model::{
     UsageRecord, UsageTotal, Watermark, provider_name, subject_label,
 };
 pub use crate::postgres::{IDLE_IN_TRANSACTION_TIMEOUT, PgStore};
-pub use crate::quota::{PgGovernorOptions, PgQuotaState};
+pub use crate::quota::{SharedGovernorOptions, SharedQuotaState};
 pub use crate::quota_history::{QuotaHistory, QuotaReading, QuotaRecorder, open_quota_history};
 pub use crate::records::{Record, TABLES};
 pub use crate::sqlite::SqliteStore;
@@ -176,7 +176,7 @@ pub trait Store: StoreRead {
     fn quota_state(
         &self,
         config: GovernorConfig,
-        options: PgGovernorOptions,
+        options: SharedGovernorOptions,
     ) -> std::result::Result<Arc<dyn QuotaState>, ConfigError>;
 
     /// Records that a credential was seen, with its owner; returns the stored row.

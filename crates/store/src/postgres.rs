@@ -1,5 +1,5 @@
 //! The PostgreSQL backend: for several workers on several machines. The same schema and
-//! queries as SQLite; it also holds the governor's shared state ([`crate::PgQuotaState`]).
+//! queries as SQLite; the governor's shared state ([`crate::SharedQuotaState`]) runs over its pool.
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -78,12 +78,12 @@ impl crate::backend::Engine for PgStore {
     fn quota_state(
         &self,
         config: headroom_core::governor::GovernorConfig,
-        options: crate::PgGovernorOptions,
+        options: crate::SharedGovernorOptions,
     ) -> std::result::Result<
         std::sync::Arc<dyn headroom_core::governor::QuotaState>,
         headroom_core::governor::ConfigError,
     > {
-        Ok(std::sync::Arc::new(crate::PgQuotaState::new(
+        Ok(std::sync::Arc::new(crate::SharedQuotaState::postgres(
             self.pool.clone(),
             config,
             options,

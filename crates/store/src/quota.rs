@@ -1,17 +1,20 @@
-//! The governor's state on PostgreSQL: several processes on several machines share one
-//! identity's quota.
+//! The governor's state in the database: every process on one database — an SQLite file or a
+//! PostgreSQL database reached from several machines — shares one identity's quota.
 //!
 //! Each identity is one row of `governor_identities` holding the serialized
-//! [`IdentityState`]. Every decision loads that row under `SELECT … FOR UPDATE`, applies the
-//! same pure functions as the in-memory backend ([`rule::evaluate`], [`rule::commit_grant`],
-//! [`rule::apply_reading`]) and writes it back in the same transaction, so two processes
-//! decide one after the other, never on the same stale reading.
+//! [`IdentityState`]. Every decision loads that row inside a write transaction (PostgreSQL:
+//! `SELECT … FOR UPDATE`; SQLite: `BEGIN IMMEDIATE`, which takes the file's write lock before
+//! the read), applies the same pure functions as the in-memory backend ([`rule::evaluate`],
+//! [`rule::commit_grant`], [`rule::apply_reading`]) and writes it back in the same
+//! transaction, so two processes decide one after the other, never on the same stale reading:
+//! the in-flight ceiling, the points-per-minute limiters, secondary blocks and their
+//! escalation are one state per identity.
 //!
 //! In-flight slots are leases (`governor_leases`) that expire after
-//! [`PgGovernorOptions::lease_ttl`]. Before every decision the in-flight counts are recomputed
-//! from the unexpired leases, so a process killed with permits outstanding frees its capacity
-//! when its leases expire. Dropping a [`Permit`] deletes its lease on a spawned task (the
-//! release hook is synchronous); [`PgQuotaState::settled`] waits for those deletions.
+//! [`SharedGovernorOptions::lease_ttl`]. Before every decision the in-flight counts are
+//! recomputed from the unexpired leases, so a process killed with permits outstanding frees its
+//! capacity when its leases expire. Dropping a [`Permit`] deletes its lease on a spawned task
+//! (the release hook is synchronous); [`SharedQuotaState::settled`] waits for those deletions.
 //!
 //! Waiters ([`WaitTicket`]) are counted in-process only: waiting is a local affair and a
 //! ticket's release cannot do I/O.
@@ -34,15 +37,16 @@ use headroom_core::governor::{
 use headroom_core::quota::{Bucket, QuotaKey, RequestKind};
 use headroom_core::redact::redact;
 use headroom_core::signal::RateLimitSignal;
-use sqlx::Row as _;
-use sqlx::postgres::{PgConnection, PgPool};
+use sqlx::postgres::PgPool;
+use sqlx::sqlite::SqlitePool;
 use sqlx::types::Json;
 
+use crate::db::{Conn, DbTx, Pools, on_each_conn, on_each_pool};
 use crate::model::{SubjectKind, ms};
 
-/// Settings of the PostgreSQL governor backend.
+/// Settings of the shared governor backend.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PgGovernorOptions {
+pub struct SharedGovernorOptions {
     /// How long an in-flight slot outlives a process that never released it. Longer than any
     /// request may take (connect + read timeouts), short enough that a crash frees capacity
     /// soon.
@@ -51,7 +55,7 @@ pub struct PgGovernorOptions {
     pub holder: String,
 }
 
-impl Default for PgGovernorOptions {
+impl Default for SharedGovernorOptions {
     fn default() -> Self {
         Self {
             lease_ttl: SignedDuration::from_secs(120),
@@ -84,9 +88,25 @@ impl Drop for PendingRelease {
     }
 }
 
+/// Either backend's pool, owned: the state outlives the borrow a store hands out.
+#[derive(Clone)]
+enum GovernorPool {
+    Sqlite(SqlitePool),
+    Pg(PgPool),
+}
+
+impl GovernorPool {
+    fn pools(&self) -> Pools<'_> {
+        match self {
+            GovernorPool::Sqlite(pool) => Pools::Sqlite(pool),
+            GovernorPool::Pg(pool) => Pools::Pg(pool),
+        }
+    }
+}
+
 /// Frees one permit's lease.
 struct LeaseRelease {
-    pool: PgPool,
+    pool: GovernorPool,
     lease_id: i64,
     runtime: tokio::runtime::Handle,
     tracker: Arc<ReleaseTracker>,
@@ -99,10 +119,13 @@ impl SlotRelease for LeaseRelease {
         let pending = PendingRelease::start(&self.tracker);
         // If the runtime is gone or the delete fails, the lease still expires by itself.
         self.runtime.spawn(async move {
-            let _ = sqlx::query("DELETE FROM governor_leases WHERE id = $1")
-                .bind(lease_id)
-                .execute(&pool)
-                .await;
+            let _ = on_each_pool!(pool.pools(), |p| sqlx::query(
+                "DELETE FROM governor_leases WHERE id = $1"
+            )
+            .bind(lease_id)
+            .execute(p)
+            .await
+            .map(|_| ()));
             drop(pending);
         });
     }
@@ -132,18 +155,23 @@ impl SlotRelease for WaitRelease {
     }
 }
 
-/// Governor state in PostgreSQL, shared by every process that uses the same database.
-pub struct PgQuotaState {
-    pool: PgPool,
+/// Governor state in the database, shared by every process that uses the same database.
+pub struct SharedQuotaState {
+    pool: GovernorPool,
     config: GovernorConfig,
-    options: PgGovernorOptions,
+    options: SharedGovernorOptions,
     waiting: Arc<Mutex<WaitingMap>>,
     releases: Arc<ReleaseTracker>,
 }
 
-impl fmt::Debug for PgQuotaState {
+impl fmt::Debug for SharedQuotaState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PgQuotaState")
+        let backend = match self.pool {
+            GovernorPool::Sqlite(_) => "sqlite",
+            GovernorPool::Pg(_) => "postgres",
+        };
+        f.debug_struct("SharedQuotaState")
+            .field("backend", &backend)
             .field("config", &self.config)
             .field("options", &self.options)
             .finish_non_exhaustive()
@@ -172,13 +200,32 @@ impl IdentityKey {
     }
 }
 
-impl PgQuotaState {
-    /// A backend over `pool`, whose database has the headroom schema (open it with
+impl SharedQuotaState {
+    /// A backend over a PostgreSQL `pool`, whose database has the headroom schema (open it with
     /// [`crate::PgStore::connect`] first, which applies the migrations).
-    pub fn new(
+    pub fn postgres(
         pool: PgPool,
         config: GovernorConfig,
-        options: PgGovernorOptions,
+        options: SharedGovernorOptions,
+    ) -> Result<Self, ConfigError> {
+        Self::new(GovernorPool::Pg(pool), config, options)
+    }
+
+    /// A backend over an SQLite `pool` of a database file with the headroom schema (open it
+    /// with [`crate::SqliteStore::open`] first). Its busy timeout bounds how long a decision
+    /// waits for another process's write transaction.
+    pub fn sqlite(
+        pool: SqlitePool,
+        config: GovernorConfig,
+        options: SharedGovernorOptions,
+    ) -> Result<Self, ConfigError> {
+        Self::new(GovernorPool::Sqlite(pool), config, options)
+    }
+
+    fn new(
+        pool: GovernorPool,
+        config: GovernorConfig,
+        options: SharedGovernorOptions,
     ) -> Result<Self, ConfigError> {
         config.validate()?;
         if !options.lease_ttl.is_positive() {
@@ -197,7 +244,7 @@ impl PgQuotaState {
     }
 
     /// The options in force.
-    pub fn options(&self) -> &PgGovernorOptions {
+    pub fn options(&self) -> &SharedGovernorOptions {
         &self.options
     }
 
@@ -212,44 +259,56 @@ impl PgQuotaState {
         }
     }
 
-    /// Loads the identity's state under a row lock, creating the row when first seen.
+    /// Loads the identity's state inside the decision's write transaction (on PostgreSQL
+    /// under a row lock; SQLite's `BEGIN IMMEDIATE` already holds the file's), creating the
+    /// row when first seen.
     async fn lock_identity(
         &self,
-        conn: &mut PgConnection,
+        conn: &mut Conn<'_>,
         key: &QuotaKey,
         id: &IdentityKey,
         now: Timestamp,
     ) -> Result<IdentityState, GovernorError> {
-        const SELECT: &str = "SELECT state FROM governor_identities \
-             WHERE host = $1 AND subject_kind = $2 AND subject_id = $3 FOR UPDATE";
+        let select = match conn {
+            Conn::Pg(_) => {
+                "SELECT state FROM governor_identities \
+                 WHERE host = $1 AND subject_kind = $2 AND subject_id = $3 FOR UPDATE"
+            }
+            Conn::Sqlite(_) => {
+                "SELECT state FROM governor_identities \
+                 WHERE host = $1 AND subject_kind = $2 AND subject_id = $3"
+            }
+        };
         for _ in 0..2 {
-            let row = sqlx::query(SELECT)
-                .bind(&id.host)
-                .bind(id.kind)
-                .bind(&id.id)
-                .fetch_optional(&mut *conn)
-                .await
-                .map_err(backend_error)?;
-            if let Some(row) = row {
-                let Json(state) = row
-                    .try_get::<Json<IdentityState>, _>("state")
-                    .map_err(backend_error)?;
+            let state: Option<Json<IdentityState>> = on_each_conn!(conn, |c| {
+                sqlx::query_scalar(select)
+                    .bind(&id.host)
+                    .bind(id.kind)
+                    .bind(&id.id)
+                    .fetch_optional(c)
+                    .await
+            })
+            .map_err(backend_error)?;
+            if let Some(Json(state)) = state {
                 return Ok(state);
             }
             let fresh = IdentityState::new(&self.config);
-            sqlx::query(
-                "INSERT INTO governor_identities \
-                 (host, subject_kind, subject_id, quota_key, state, updated_at_ms) \
-                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
-            )
-            .bind(&id.host)
-            .bind(id.kind)
-            .bind(&id.id)
-            .bind(Json(key))
-            .bind(Json(&fresh))
-            .bind(ms(now))
-            .execute(&mut *conn)
-            .await
+            on_each_conn!(conn, |c| {
+                sqlx::query(
+                    "INSERT INTO governor_identities \
+                     (host, subject_kind, subject_id, quota_key, state, updated_at_ms) \
+                     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
+                )
+                .bind(&id.host)
+                .bind(id.kind)
+                .bind(&id.id)
+                .bind(Json(key))
+                .bind(Json(&fresh))
+                .bind(ms(now))
+                .execute(c)
+                .await
+                .map(|_| ())
+            })
             .map_err(backend_error)?;
         }
         Err(GovernorError::Backend(
@@ -260,55 +319,51 @@ impl PgQuotaState {
     /// Loads the identity's state without a lock (for headroom and snapshots).
     async fn read_identity(
         &self,
-        conn: &mut PgConnection,
+        conn: &mut Conn<'_>,
         id: &IdentityKey,
     ) -> Result<IdentityState, GovernorError> {
-        let row = sqlx::query(
-            "SELECT state FROM governor_identities \
-             WHERE host = $1 AND subject_kind = $2 AND subject_id = $3",
-        )
-        .bind(&id.host)
-        .bind(id.kind)
-        .bind(&id.id)
-        .fetch_optional(&mut *conn)
-        .await
+        let state: Option<Json<IdentityState>> = on_each_conn!(conn, |c| {
+            sqlx::query_scalar(
+                "SELECT state FROM governor_identities \
+                 WHERE host = $1 AND subject_kind = $2 AND subject_id = $3",
+            )
+            .bind(&id.host)
+            .bind(id.kind)
+            .bind(&id.id)
+            .fetch_optional(c)
+            .await
+        })
         .map_err(backend_error)?;
-        match row {
-            Some(row) => Ok(row
-                .try_get::<Json<IdentityState>, _>("state")
-                .map_err(backend_error)?
-                .0),
-            None => Ok(IdentityState::new(&self.config)),
-        }
+        Ok(state.map_or_else(|| IdentityState::new(&self.config), |Json(s)| s))
     }
 
     /// Replaces the cached in-flight counts with the unexpired leases.
     async fn count_leases(
         &self,
-        conn: &mut PgConnection,
+        conn: &mut Conn<'_>,
         id: &IdentityKey,
         state: &mut IdentityState,
         now: Timestamp,
     ) -> Result<(), GovernorError> {
-        let rows = sqlx::query(
-            "SELECT bucket, COUNT(*) AS n FROM governor_leases \
-             WHERE host = $1 AND subject_kind = $2 AND subject_id = $3 AND expires_at_ms > $4 \
-             GROUP BY bucket",
-        )
-        .bind(&id.host)
-        .bind(id.kind)
-        .bind(&id.id)
-        .bind(ms(now))
-        .fetch_all(&mut *conn)
-        .await
+        let rows: Vec<(String, i64)> = on_each_conn!(conn, |c| {
+            sqlx::query_as(
+                "SELECT bucket, COUNT(*) AS n FROM governor_leases \
+                 WHERE host = $1 AND subject_kind = $2 AND subject_id = $3 \
+                 AND expires_at_ms > $4 GROUP BY bucket",
+            )
+            .bind(&id.host)
+            .bind(id.kind)
+            .bind(&id.id)
+            .bind(ms(now))
+            .fetch_all(c)
+            .await
+        })
         .map_err(backend_error)?;
         for bucket in &mut state.buckets {
             bucket.in_flight = 0;
         }
         let mut total: u32 = 0;
-        for row in rows {
-            let name: String = row.try_get("bucket").map_err(backend_error)?;
-            let n: i64 = row.try_get("n").map_err(backend_error)?;
+        for (name, n) in rows {
             let n = u32::try_from(n).unwrap_or(u32::MAX);
             let i = state.find_or_insert(&Bucket::new(&name));
             state.buckets[i].in_flight = n;
@@ -320,24 +375,54 @@ impl PgQuotaState {
 
     async fn save(
         &self,
-        conn: &mut PgConnection,
+        conn: &mut Conn<'_>,
         id: &IdentityKey,
         state: &IdentityState,
         now: Timestamp,
     ) -> Result<(), GovernorError> {
-        sqlx::query(
-            "UPDATE governor_identities SET state = $4, updated_at_ms = $5 \
-             WHERE host = $1 AND subject_kind = $2 AND subject_id = $3",
-        )
-        .bind(&id.host)
-        .bind(id.kind)
-        .bind(&id.id)
-        .bind(Json(state))
-        .bind(ms(now))
-        .execute(&mut *conn)
-        .await
-        .map_err(backend_error)?;
-        Ok(())
+        on_each_conn!(conn, |c| {
+            sqlx::query(
+                "UPDATE governor_identities SET state = $4, updated_at_ms = $5 \
+                 WHERE host = $1 AND subject_kind = $2 AND subject_id = $3",
+            )
+            .bind(&id.host)
+            .bind(id.kind)
+            .bind(&id.id)
+            .bind(Json(state))
+            .bind(ms(now))
+            .execute(c)
+            .await
+            .map(|_| ())
+        })
+        .map_err(backend_error)
+    }
+
+    /// Takes an in-flight lease until `expires`, returning its id.
+    async fn insert_lease(
+        &self,
+        conn: &mut Conn<'_>,
+        id: &IdentityKey,
+        bucket: &Bucket,
+        now: Timestamp,
+        expires: Timestamp,
+    ) -> Result<i64, GovernorError> {
+        on_each_conn!(conn, |c| {
+            sqlx::query_scalar(
+                "INSERT INTO governor_leases \
+                 (host, subject_kind, subject_id, bucket, holder, granted_at_ms, expires_at_ms) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+            )
+            .bind(&id.host)
+            .bind(id.kind)
+            .bind(&id.id)
+            .bind(bucket.as_str())
+            .bind(&self.options.holder)
+            .bind(ms(now))
+            .bind(ms(expires))
+            .fetch_one(c)
+            .await
+        })
+        .map_err(backend_error)
     }
 
     async fn acquire_inner(
@@ -349,20 +434,26 @@ impl PgQuotaState {
         now: Timestamp,
     ) -> Result<Acquire, GovernorError> {
         let id = IdentityKey::of(key);
-        let mut tx = self.pool.begin().await.map_err(backend_error)?;
-        let mut state = self.lock_identity(&mut tx, key, &id, now).await?;
-        sqlx::query(
-            "DELETE FROM governor_leases \
-             WHERE host = $1 AND subject_kind = $2 AND subject_id = $3 AND expires_at_ms <= $4",
-        )
-        .bind(&id.host)
-        .bind(id.kind)
-        .bind(&id.id)
-        .bind(ms(now))
-        .execute(&mut *tx)
-        .await
+        let mut tx = DbTx::begin(self.pool.pools())
+            .await
+            .map_err(backend_error)?;
+        let mut conn = tx.conn();
+        let mut state = self.lock_identity(&mut conn, key, &id, now).await?;
+        on_each_conn!(&mut conn, |c| {
+            sqlx::query(
+                "DELETE FROM governor_leases WHERE host = $1 AND subject_kind = $2 \
+                 AND subject_id = $3 AND expires_at_ms <= $4",
+            )
+            .bind(&id.host)
+            .bind(id.kind)
+            .bind(&id.id)
+            .bind(ms(now))
+            .execute(c)
+            .await
+            .map(|_| ())
+        })
         .map_err(backend_error)?;
-        self.count_leases(&mut tx, &id, &mut state, now).await?;
+        self.count_leases(&mut conn, &id, &mut state, now).await?;
         let slot = state.find_or_insert(bucket);
         let decision = rule::evaluate(
             &self.config,
@@ -379,27 +470,14 @@ impl PgQuotaState {
                 let expires = now
                     .checked_add(self.options.lease_ttl)
                     .unwrap_or(Timestamp::MAX);
-                let row = sqlx::query(
-                    "INSERT INTO governor_leases \
-                     (host, subject_kind, subject_id, bucket, holder, granted_at_ms, expires_at_ms) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
-                )
-                .bind(&id.host)
-                .bind(id.kind)
-                .bind(&id.id)
-                .bind(bucket.as_str())
-                .bind(&self.options.holder)
-                .bind(ms(now))
-                .bind(ms(expires))
-                .fetch_one(&mut *tx)
-                .await
-                .map_err(backend_error)?;
-                let lease_id: i64 = row.try_get("id").map_err(backend_error)?;
+                let lease_id = self
+                    .insert_lease(&mut conn, &id, bucket, now, expires)
+                    .await?;
                 Ok((cost, slot, lease_id))
             }
             Decision::Wait { until, reason } => Err(Wait { until, reason }),
         };
-        self.save(&mut tx, &id, &state, now).await?;
+        self.save(&mut conn, &id, &state, now).await?;
         tx.commit().await.map_err(backend_error)?;
         Ok(match outcome {
             Ok((cost, slot, lease_id)) => {
@@ -430,15 +508,38 @@ impl PgQuotaState {
         now: Timestamp,
     ) -> Result<(), GovernorError> {
         let id = IdentityKey::of(permit.key());
-        let mut tx = self.pool.begin().await.map_err(backend_error)?;
-        let mut state = self.lock_identity(&mut tx, permit.key(), &id, now).await?;
+        let mut tx = DbTx::begin(self.pool.pools())
+            .await
+            .map_err(backend_error)?;
+        let mut conn = tx.conn();
+        let mut state = self
+            .lock_identity(&mut conn, permit.key(), &id, now)
+            .await?;
         let target = match &signal.resource {
             Some(resource) => resource,
             None => permit.bucket(),
         };
         let slot = state.find_or_insert(target);
         rule::apply_reading(&self.config, &mut state.buckets[slot], signal, now);
-        self.save(&mut tx, &id, &state, now).await?;
+        self.save(&mut conn, &id, &state, now).await?;
+        tx.commit().await.map_err(backend_error)?;
+        Ok(())
+    }
+
+    async fn charge_inner(
+        &self,
+        key: &QuotaKey,
+        kind: RequestKind,
+        now: Timestamp,
+    ) -> Result<(), GovernorError> {
+        let id = IdentityKey::of(key);
+        let mut tx = DbTx::begin(self.pool.pools())
+            .await
+            .map_err(backend_error)?;
+        let mut conn = tx.conn();
+        let mut state = self.lock_identity(&mut conn, key, &id, now).await?;
+        rule::charge(&self.config, &mut state, kind, now);
+        self.save(&mut conn, &id, &state, now).await?;
         tx.commit().await.map_err(backend_error)?;
         Ok(())
     }
@@ -450,9 +551,17 @@ impl PgQuotaState {
         now: Timestamp,
     ) -> Result<IdentityState, GovernorError> {
         let id = IdentityKey::of(key);
-        let mut conn = self.pool.acquire().await.map_err(backend_error)?;
-        let mut state = self.read_identity(&mut conn, &id).await?;
-        self.count_leases(&mut conn, &id, &mut state, now).await?;
+        let mut state = match &self.pool {
+            GovernorPool::Sqlite(pool) => {
+                let mut c = pool.acquire().await.map_err(backend_error)?;
+                self.read_current(&mut Conn::Sqlite(&mut c), &id, now)
+                    .await?
+            }
+            GovernorPool::Pg(pool) => {
+                let mut c = pool.acquire().await.map_err(backend_error)?;
+                self.read_current(&mut Conn::Pg(&mut c), &id, now).await?
+            }
+        };
         let waiting = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
         for ((k, bucket), n) in waiting.iter() {
             if k == key {
@@ -460,6 +569,18 @@ impl PgQuotaState {
                 state.buckets[i].waiting = *n;
             }
         }
+        Ok(state)
+    }
+
+    /// The stored state with its live leases counted, on one connection.
+    async fn read_current(
+        &self,
+        conn: &mut Conn<'_>,
+        id: &IdentityKey,
+        now: Timestamp,
+    ) -> Result<IdentityState, GovernorError> {
+        let mut state = self.read_identity(conn, id).await?;
+        self.count_leases(conn, id, &mut state, now).await?;
         Ok(state)
     }
 
@@ -499,24 +620,19 @@ impl PgQuotaState {
     }
 
     async fn identities_inner(&self) -> Result<Vec<QuotaKey>, GovernorError> {
-        let rows = sqlx::query("SELECT quota_key FROM governor_identities")
-            .fetch_all(&self.pool)
-            .await
-            .map_err(backend_error)?;
-        let mut keys = rows
-            .iter()
-            .map(|row| {
-                row.try_get::<Json<QuotaKey>, _>("quota_key")
-                    .map(|j| j.0)
-                    .map_err(backend_error)
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let keys: Vec<Json<QuotaKey>> = on_each_pool!(self.pool.pools(), |p| {
+            sqlx::query_scalar("SELECT quota_key FROM governor_identities")
+                .fetch_all(p)
+                .await
+        })
+        .map_err(backend_error)?;
+        let mut keys: Vec<QuotaKey> = keys.into_iter().map(|Json(k)| k).collect();
         keys.sort();
         Ok(keys)
     }
 }
 
-impl QuotaState for PgQuotaState {
+impl QuotaState for SharedQuotaState {
     fn config(&self) -> &GovernorConfig {
         &self.config
     }
@@ -539,6 +655,15 @@ impl QuotaState for PgQuotaState {
         now: Timestamp,
     ) -> BoxFuture<'a, Result<(), GovernorError>> {
         Box::pin(self.observe_inner(permit, signal, now))
+    }
+
+    fn charge<'a>(
+        &'a self,
+        key: &'a QuotaKey,
+        kind: RequestKind,
+        now: Timestamp,
+    ) -> BoxFuture<'a, Result<(), GovernorError>> {
+        Box::pin(self.charge_inner(key, kind, now))
     }
 
     fn headroom<'a>(

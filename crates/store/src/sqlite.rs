@@ -265,18 +265,27 @@ impl crate::backend::Engine for SqliteStore {
     const TABLES_SQL: &'static str = "SELECT name FROM sqlite_master WHERE type = 'table' \
         AND name NOT LIKE 'sqlite_%' AND name <> '_sqlx_migrations' ORDER BY name";
 
-    /// SQLite deployments run in one process: the governor keeps its state in memory.
+    /// On a database file, every process that opens it shares governor state through it
+    /// ([`crate::SharedQuotaState`]); an in-memory database is provably one process's alone,
+    /// and keeps the in-memory state.
     fn quota_state(
         &self,
         config: headroom_core::governor::GovernorConfig,
-        _options: crate::PgGovernorOptions,
+        options: crate::SharedGovernorOptions,
     ) -> std::result::Result<
         std::sync::Arc<dyn headroom_core::governor::QuotaState>,
         headroom_core::governor::ConfigError,
     > {
-        Ok(std::sync::Arc::new(
-            headroom_core::governor::MemoryQuotaState::new(config)?,
-        ))
+        if self.file.is_none() {
+            return Ok(std::sync::Arc::new(
+                headroom_core::governor::MemoryQuotaState::new(config)?,
+            ));
+        }
+        Ok(std::sync::Arc::new(crate::SharedQuotaState::sqlite(
+            self.pool().clone(),
+            config,
+            options,
+        )?))
     }
 
     async fn bulk(

@@ -1176,13 +1176,20 @@ async fn the_store_offers_the_governor_state_that_fits_it(fx: &Fixture) {
         .store
         .quota_state(
             GovernorConfig::default(),
-            headroom_store::PgGovernorOptions::default(),
+            headroom_store::SharedGovernorOptions::default(),
         )
         .expect("valid");
     let debug = format!("{state:?}");
     match fx.store.backend() {
-        Backend::Sqlite => assert!(debug.starts_with("MemoryQuotaState"), "{debug}"),
-        Backend::Postgres => assert!(debug.starts_with("PgQuotaState"), "{debug}"),
+        // A file on SQLite: shared with every process that opens it.
+        Backend::Sqlite => assert!(
+            debug.starts_with("SharedQuotaState") && debug.contains("sqlite"),
+            "{debug}"
+        ),
+        Backend::Postgres => assert!(
+            debug.starts_with("SharedQuotaState") && debug.contains("postgres"),
+            "{debug}"
+        ),
     }
     let outcome = state
         .acquire(&alice(), &Bucket::core(), 1, RequestKind::REST_READ, t(0))
@@ -1196,7 +1203,7 @@ async fn the_store_offers_the_governor_state_that_fits_it(fx: &Fixture) {
                     ceiling: 0,
                     ..GovernorConfig::default()
                 },
-                headroom_store::PgGovernorOptions::default()
+                headroom_store::SharedGovernorOptions::default()
             )
             .is_err()
     );

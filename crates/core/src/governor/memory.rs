@@ -123,6 +123,11 @@ impl MemoryQuotaState {
         }
     }
 
+    /// [`QuotaState::charge`], synchronously.
+    pub fn charge_now(&self, key: &QuotaKey, kind: RequestKind, now: Timestamp) {
+        rule::charge(&self.config, &mut self.cell(key).lock(), kind, now);
+    }
+
     /// [`QuotaState::headroom`], synchronously.
     pub fn headroom_now(
         &self,
@@ -191,6 +196,16 @@ impl QuotaState for MemoryQuotaState {
         now: Timestamp,
     ) -> BoxFuture<'a, Result<(), GovernorError>> {
         self.observe_now(permit, signal, now);
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn charge<'a>(
+        &'a self,
+        key: &'a QuotaKey,
+        kind: RequestKind,
+        now: Timestamp,
+    ) -> BoxFuture<'a, Result<(), GovernorError>> {
+        self.charge_now(key, kind, now);
         Box::pin(std::future::ready(Ok(())))
     }
 

@@ -465,6 +465,15 @@ pub trait QuotaState: Send + Sync + fmt::Debug {
         now: Timestamp,
     ) -> BoxFuture<'a, Result<(), GovernorError>>;
 
+    /// Counts one request of `kind` already sent at `now` outside the rule's view (see
+    /// [`rule::charge`]): its points are spent whatever the windows hold.
+    fn charge<'a>(
+        &'a self,
+        key: &'a QuotaKey,
+        kind: RequestKind,
+        now: Timestamp,
+    ) -> BoxFuture<'a, Result<(), GovernorError>>;
+
     /// The grant rule without reserving.
     fn headroom<'a>(
         &'a self,
@@ -537,6 +546,11 @@ impl Governor {
         signal: &RateLimitSignal,
     ) -> Result<(), GovernorError> {
         self.state.observe(permit, signal, self.clock.now()).await
+    }
+
+    /// Counts one request already sent outside the governor's view.
+    pub async fn charge(&self, key: &QuotaKey, kind: RequestKind) -> Result<(), GovernorError> {
+        self.state.charge(key, kind, self.clock.now()).await
     }
 
     /// The grant rule without reserving.

@@ -268,6 +268,19 @@ pub fn commit_grant(
 ) {
     identity.in_flight += 1;
     identity.buckets[bucket].in_flight += 1;
+    charge(config, identity, kind, now);
+}
+
+/// Records in the local points windows (and the content-creation windows) one request of
+/// `kind` sent at `now`, without an in-flight slot: a grant's share of [`commit_grant`], and
+/// the whole of what a request the rule never saw — a credential's first `GET /user`, sent
+/// before anyone knew whose quota it spends — must still count.
+pub fn charge(
+    config: &GovernorConfig,
+    identity: &mut IdentityState,
+    kind: RequestKind,
+    now: Timestamp,
+) {
     let points = secondary_points(config, kind);
     let window = match kind.surface {
         Surface::Rest => identity.rest_points.as_mut(),

@@ -1,12 +1,12 @@
-//! The governor's PostgreSQL state backend: two `PgQuotaState`s on two pools stand for two
+//! The governor's shared state backend on both databases: several `SharedQuotaState`s on
+//! several pools of one SQLite file, or of one PostgreSQL database, stand for several
 //! processes sharing one identity. The same behaviour as the in-memory backend where it
-//! applies, plus leases that expire.
+//! applies, plus leases that expire. Every test runs on both (`NAME::sqlite`, `NAME::postgres`).
 
 #![allow(clippy::expect_used)]
 
 mod common;
 
-use headroom_store::StoreRead as _;
 use std::sync::Arc;
 
 use common::PgDatabase;
@@ -16,7 +16,7 @@ use headroom_core::governor::{
 };
 use headroom_core::signal::{LimitReason, RateLimitSignal};
 use headroom_core::{Bucket, Governor, QuotaKey, RequestKind};
-use headroom_store::{PgGovernorOptions, PgQuotaState};
+use headroom_store::{SharedGovernorOptions, SharedQuotaState, SqliteStore};
 
 fn t(secs: i64) -> Timestamp {
     Timestamp::from_second(1_800_000_000 + secs).expect("valid")
@@ -51,36 +51,108 @@ fn reading(bucket: &str, remaining: u64, used: u64, reset: Timestamp) -> RateLim
     }
 }
 
-/// A fresh database and `n` processes on it.
-struct Cluster {
-    processes: Vec<Arc<PgQuotaState>>,
-    _db: PgDatabase,
+/// Which database the processes share.
+#[derive(Debug, Clone, Copy)]
+enum Backend {
+    Sqlite,
+    Postgres,
 }
 
-async fn cluster(test: &str, n: usize, config: GovernorConfig) -> Option<Cluster> {
-    let admin = common::admin_url(test)?;
-    let db = PgDatabase::create(&admin).await;
+/// The shared database of a test, removed when dropped.
+enum SharedDb {
+    Sqlite(headroom_testkit::TempSqlite),
+    Postgres(Box<PgDatabase>),
+}
+
+impl SharedDb {
+    /// A fresh database, or `None` where PostgreSQL is not configured (outside CI).
+    async fn create(backend: Backend, test: &str) -> Option<Self> {
+        Some(match backend {
+            Backend::Sqlite => SharedDb::Sqlite(headroom_testkit::TempSqlite::new()),
+            Backend::Postgres => SharedDb::Postgres(Box::new(
+                PgDatabase::create(&common::admin_url(test)?).await,
+            )),
+        })
+    }
+
+    /// One more "process" on it: a pool of its own and a state over it.
+    async fn process(
+        &self,
+        pool_size: u32,
+        config: GovernorConfig,
+        options: SharedGovernorOptions,
+    ) -> SharedQuotaState {
+        self.try_process(pool_size, config, options)
+            .await
+            .expect("valid configuration")
+    }
+
+    async fn try_process(
+        &self,
+        pool_size: u32,
+        config: GovernorConfig,
+        options: SharedGovernorOptions,
+    ) -> Result<SharedQuotaState, headroom_core::governor::ConfigError> {
+        match self {
+            SharedDb::Sqlite(file) => {
+                let store = SqliteStore::open(&file.path()).await.expect("open SQLite");
+                SharedQuotaState::sqlite(store.pool().clone(), config, options)
+            }
+            SharedDb::Postgres(db) => {
+                let store = common::pg_store(db, pool_size).await;
+                SharedQuotaState::postgres(store.pool().clone(), config, options)
+            }
+        }
+    }
+}
+
+/// Each test, once per backend: `NAME::sqlite` and `NAME::postgres`.
+macro_rules! on_both {
+    ($test:ident, $($flavor:tt)*) => {
+        mod $test {
+            #[tokio::test($($flavor)*)]
+            async fn sqlite() {
+                super::$test(super::Backend::Sqlite).await;
+            }
+            #[tokio::test($($flavor)*)]
+            async fn postgres() {
+                super::$test(super::Backend::Postgres).await;
+            }
+        }
+    };
+}
+
+/// A fresh database and `n` processes on it.
+struct Cluster {
+    processes: Vec<Arc<SharedQuotaState>>,
+    _db: SharedDb,
+}
+
+async fn cluster(
+    backend: Backend,
+    test: &str,
+    n: usize,
+    config: GovernorConfig,
+) -> Option<Cluster> {
+    let db = SharedDb::create(backend, test).await?;
     let mut processes = Vec::new();
     for i in 0..n {
-        let store = common::pg_store(&db, 6).await;
-        let options = PgGovernorOptions {
+        let options = SharedGovernorOptions {
             holder: format!("process-{i}"),
-            ..PgGovernorOptions::default()
+            ..SharedGovernorOptions::default()
         };
-        let state = PgQuotaState::new(store.pool().clone(), config.clone(), options)
-            .expect("valid configuration");
-        processes.push(Arc::new(state));
+        processes.push(Arc::new(db.process(6, config.clone(), options).await));
     }
     Some(Cluster { processes, _db: db })
 }
 
-async fn acquire(s: &PgQuotaState, bucket: &Bucket, now: Timestamp) -> Acquire {
+async fn acquire(s: &SharedQuotaState, bucket: &Bucket, now: Timestamp) -> Acquire {
     s.acquire(&alice(), bucket, 1, RequestKind::REST_READ, now)
         .await
         .expect("backend")
 }
 
-async fn in_flight(s: &PgQuotaState, now: Timestamp) -> u32 {
+async fn in_flight(s: &SharedQuotaState, now: Timestamp) -> u32 {
     s.snapshot(&alice(), now).await.expect("backend").in_flight
 }
 
@@ -106,9 +178,9 @@ async fn storm(c: &Cluster, now: Timestamp) -> (Vec<Permit>, Vec<Wait>) {
     (permits, waits)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_processes_never_exceed_the_ceiling_together() {
+async fn two_processes_never_exceed_the_ceiling_together(backend: Backend) {
     let Some(c) = cluster(
+        backend,
         "two_processes_never_exceed_the_ceiling_together",
         2,
         GovernorConfig::default(),
@@ -135,9 +207,9 @@ async fn two_processes_never_exceed_the_ceiling_together() {
     assert_eq!(in_flight(&c.processes[1], t(0)).await, 0);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn grants_stop_exactly_at_the_margin_across_processes() {
+async fn grants_stop_exactly_at_the_margin_across_processes(backend: Backend) {
     let Some(c) = cluster(
+        backend,
         "grants_stop_exactly_at_the_margin_across_processes",
         2,
         GovernorConfig::default(),
@@ -164,13 +236,13 @@ async fn grants_stop_exactly_at_the_margin_across_processes() {
     );
 }
 
-#[tokio::test]
-async fn a_lease_that_is_never_released_expires() {
+async fn a_lease_that_is_never_released_expires(backend: Backend) {
     let config = GovernorConfig {
         ceiling: 1,
         ..GovernorConfig::default()
     };
-    let Some(c) = cluster("a_lease_that_is_never_released_expires", 2, config).await else {
+    let Some(c) = cluster(backend, "a_lease_that_is_never_released_expires", 2, config).await
+    else {
         return;
     };
     let (a, b) = (&c.processes[0], &c.processes[1]);
@@ -191,13 +263,13 @@ async fn a_lease_that_is_never_released_expires() {
     assert_eq!(in_flight(a, t(121)).await, 0);
 }
 
-#[tokio::test]
-async fn a_dropped_permit_frees_its_slot_for_the_other_process() {
+async fn a_dropped_permit_frees_its_slot_for_the_other_process(backend: Backend) {
     let config = GovernorConfig {
         ceiling: 1,
         ..GovernorConfig::default()
     };
     let Some(c) = cluster(
+        backend,
         "a_dropped_permit_frees_its_slot_for_the_other_process",
         2,
         config,
@@ -214,9 +286,9 @@ async fn a_dropped_permit_frees_its_slot_for_the_other_process() {
     grant(acquire(b, &Bucket::graphql(), t(0)).await);
 }
 
-#[tokio::test]
-async fn readings_never_move_state_backwards_whoever_observes() {
+async fn readings_never_move_state_backwards_whoever_observes(backend: Backend) {
     let Some(c) = cluster(
+        backend,
         "readings_never_move_state_backwards_whoever_observes",
         2,
         GovernorConfig::default(),
@@ -259,9 +331,9 @@ async fn readings_never_move_state_backwards_whoever_observes() {
     assert_eq!((core.remaining, core.reset_at), (Some(4999), Some(t(7200))));
 }
 
-#[tokio::test]
-async fn the_response_names_the_bucket_and_one_bucket_never_closes_another() {
+async fn the_response_names_the_bucket_and_one_bucket_never_closes_another(backend: Backend) {
     let Some(c) = cluster(
+        backend,
         "the_response_names_the_bucket",
         1,
         GovernorConfig::default(),
@@ -295,9 +367,9 @@ async fn the_response_names_the_bucket_and_one_bucket_never_closes_another() {
     );
 }
 
-#[tokio::test]
-async fn a_secondary_limit_blocks_every_process_then_escalates() {
+async fn a_secondary_limit_blocks_every_process_then_escalates(backend: Backend) {
     let Some(c) = cluster(
+        backend,
         "a_secondary_limit_blocks_every_process",
         2,
         GovernorConfig::default(),
@@ -342,9 +414,9 @@ async fn a_secondary_limit_blocks_every_process_then_escalates() {
     );
 }
 
-#[tokio::test]
-async fn headroom_applies_the_rule_without_reserving() {
+async fn headroom_applies_the_rule_without_reserving(backend: Backend) {
     let Some(c) = cluster(
+        backend,
         "headroom_applies_the_rule_without_reserving",
         1,
         GovernorConfig::default(),
@@ -375,9 +447,9 @@ async fn headroom_applies_the_rule_without_reserving() {
     assert_eq!(in_flight(s, t(1)).await, 1);
 }
 
-#[tokio::test]
-async fn snapshots_count_in_flight_and_waiting_and_identities_are_listed() {
+async fn snapshots_count_in_flight_and_waiting_and_identities_are_listed(backend: Backend) {
     let Some(c) = cluster(
+        backend,
         "snapshots_count_in_flight_and_waiting",
         1,
         GovernorConfig::default(),
@@ -421,13 +493,19 @@ async fn snapshots_count_in_flight_and_waiting_and_identities_are_listed() {
     );
 }
 
-#[tokio::test]
-async fn the_points_limiter_is_shared_between_processes() {
+async fn the_points_limiter_is_shared_between_processes(backend: Backend) {
     let config = GovernorConfig {
         rest_points: Some(PointsLimit::per_minute(20)),
         ..GovernorConfig::default()
     };
-    let Some(c) = cluster("the_points_limiter_is_shared_between_processes", 2, config).await else {
+    let Some(c) = cluster(
+        backend,
+        "the_points_limiter_is_shared_between_processes",
+        2,
+        config,
+    )
+    .await
+    else {
         return;
     };
     for i in 0..20 {
@@ -447,10 +525,10 @@ async fn the_points_limiter_is_shared_between_processes() {
     }
 }
 
-#[tokio::test]
-async fn the_async_governor_runs_on_the_postgres_backend() {
+async fn the_async_governor_runs_on_the_shared_backend(backend: Backend) {
     let Some(c) = cluster(
-        "the_async_governor_runs_on_the_postgres_backend",
+        backend,
+        "the_async_governor_runs_on_the_shared_backend",
         1,
         GovernorConfig::default(),
     )
@@ -494,34 +572,34 @@ async fn the_async_governor_runs_on_the_postgres_backend() {
     );
 }
 
-#[tokio::test]
-async fn invalid_settings_are_refused_by_name() {
-    let Some(admin) = common::admin_url("invalid_settings_are_refused_by_name") else {
+async fn invalid_settings_are_refused_by_name(backend: Backend) {
+    let Some(db) = SharedDb::create(backend, "invalid_settings_are_refused_by_name").await else {
         return;
     };
-    let db = PgDatabase::create(&admin).await;
-    let store = common::pg_store(&db, 1).await;
-    let bad_ttl = PgQuotaState::new(
-        store.pool().clone(),
-        GovernorConfig::default(),
-        PgGovernorOptions {
-            lease_ttl: SignedDuration::ZERO,
-            ..PgGovernorOptions::default()
-        },
-    );
+    let bad_ttl = db
+        .try_process(
+            1,
+            GovernorConfig::default(),
+            SharedGovernorOptions {
+                lease_ttl: SignedDuration::ZERO,
+                ..SharedGovernorOptions::default()
+            },
+        )
+        .await;
     let message = bad_ttl.err().map(|e| e.to_string()).unwrap_or_default();
     assert!(message.contains("lease_ttl"), "{message}");
-    let bad_config = PgQuotaState::new(
-        store.pool().clone(),
-        GovernorConfig {
-            ceiling: 0,
-            ..GovernorConfig::default()
-        },
-        PgGovernorOptions::default(),
-    );
+    let bad_config = db
+        .try_process(
+            1,
+            GovernorConfig {
+                ceiling: 0,
+                ..GovernorConfig::default()
+            },
+            SharedGovernorOptions::default(),
+        )
+        .await;
     let message = bad_config.err().map(|e| e.to_string()).unwrap_or_default();
     assert!(message.contains("ceiling"), "{message}");
-    store.close().await;
 }
 
 /// A small deterministic generator, so a failing sequence can be replayed by its seed.
@@ -542,8 +620,7 @@ impl XorShift {
 /// The same random interleavings of acquire, observe, drop and time passing, applied to the
 /// in-memory backend and to two PostgreSQL "processes": every decision and every snapshot must
 /// be the same, because both apply the same rule.
-#[tokio::test]
-async fn decisions_match_the_in_memory_backend_under_random_interleavings() {
+async fn decisions_match_the_in_memory_backend_under_random_interleavings(backend: Backend) {
     use headroom_core::governor::MemoryQuotaState;
 
     let config = GovernorConfig {
@@ -551,23 +628,20 @@ async fn decisions_match_the_in_memory_backend_under_random_interleavings() {
         rest_points: Some(PointsLimit::per_minute(40)),
         ..GovernorConfig::default()
     };
-    let Some(admin) = common::admin_url("decisions_match_the_in_memory_backend") else {
-        return;
-    };
     const BUCKETS: [&str; 3] = ["core", "graphql", "search"];
     for seed in [0x9e37_79b9_7f4a_7c15_u64, 42, 7_777_777] {
-        let db = PgDatabase::create(&admin).await;
+        let Some(db) = SharedDb::create(backend, "decisions_match_the_in_memory_backend").await
+        else {
+            return;
+        };
         let mut processes = Vec::new();
         for _ in 0..2 {
-            let store = common::pg_store(&db, 3).await;
-            let options = PgGovernorOptions {
+            let options = SharedGovernorOptions {
                 // Longer than any sequence: leases must not expire under the memory backend.
                 lease_ttl: SignedDuration::from_hours(24 * 365),
-                ..PgGovernorOptions::default()
+                ..SharedGovernorOptions::default()
             };
-            processes.push(
-                PgQuotaState::new(store.pool().clone(), config.clone(), options).expect("valid"),
-            );
+            processes.push(db.process(3, config.clone(), options).await);
         }
         let memory = MemoryQuotaState::new(config.clone()).expect("valid");
         let mut rng = XorShift(seed);
@@ -665,3 +739,25 @@ async fn decisions_match_the_in_memory_backend_under_random_interleavings() {
         );
     }
 }
+
+on_both!(
+    two_processes_never_exceed_the_ceiling_together,
+    flavor = "multi_thread",
+    worker_threads = 2
+);
+on_both!(
+    grants_stop_exactly_at_the_margin_across_processes,
+    flavor = "multi_thread",
+    worker_threads = 2
+);
+on_both!(a_lease_that_is_never_released_expires,);
+on_both!(a_dropped_permit_frees_its_slot_for_the_other_process,);
+on_both!(readings_never_move_state_backwards_whoever_observes,);
+on_both!(the_response_names_the_bucket_and_one_bucket_never_closes_another,);
+on_both!(a_secondary_limit_blocks_every_process_then_escalates,);
+on_both!(headroom_applies_the_rule_without_reserving,);
+on_both!(snapshots_count_in_flight_and_waiting_and_identities_are_listed,);
+on_both!(the_points_limiter_is_shared_between_processes,);
+on_both!(the_async_governor_runs_on_the_shared_backend,);
+on_both!(invalid_settings_are_refused_by_name,);
+on_both!(decisions_match_the_in_memory_backend_under_random_interleavings,);
