@@ -14,7 +14,7 @@ use headroom_core::telemetry;
 use headroom_http::RateLimitReason;
 use headroom_http::sinks::{
     CredentialRegistry, EtagStore, QuotaReadings, RateLimitEvent, RateLimitEventKind, RateLimitLog,
-    UsageRecord, UsageSink,
+    RefusalSource, UsageRecord, UsageSink,
 };
 use headroom_store::{
     CredentialSeen, ObservationKind, QuotaReading, QuotaRecorder, RateLimitObservation, Store,
@@ -186,7 +186,9 @@ pub fn observation_of(event: RateLimitEvent) -> RateLimitObservation {
     use headroom_core::governor::WaitReason;
     use headroom_core::signal::LimitReason;
     let (reason, wait_reason) = match &event.reason {
-        RateLimitReason::Origin(reason) => (Some(*reason), None),
+        RateLimitReason::Origin(reason) | RateLimitReason::Cooldown(reason) => {
+            (Some(*reason), None)
+        }
         RateLimitReason::Governor(wait) => (
             match wait {
                 WaitReason::Exhausted { .. } => Some(LimitReason::Primary),
@@ -277,6 +279,27 @@ impl QuotaReadings for StoreSinks {
                     return;
                 }
             }
+        })
+    }
+}
+
+impl RefusalSource for StoreSinks {
+    fn refusals<'a>(
+        &'a self,
+        key: &'a headroom_core::QuotaKey,
+        since: headroom_core::clock::Timestamp,
+    ) -> BoxFuture<'a, Result<Vec<headroom_core::cooldown::Refusal>, String>> {
+        Box::pin(async move {
+            let (refusals, skipped) = self
+                .store
+                .recent_refusals(key, since)
+                .await
+                .map_err(|e| e.to_string())?;
+            if skipped > 0 {
+                tracing::warn!(event = telemetry::COOLDOWN_ROWS_SKIPPED, identity = %key, skipped,
+                    "Skipped recorded refusals whose stored values no longer parse.");
+            }
+            Ok(refusals)
         })
     }
 }

@@ -87,6 +87,7 @@ pub fn client_for(
     parts.etags = sinks.clone();
     parts.rate_limits = sinks.clone();
     parts.readings = sinks.clone();
+    parts.refusals = sinks.clone();
     parts.usage = sinks;
     parts.config.request_timeout = request_timeout;
     parts.config.provider = provider;

@@ -2,13 +2,14 @@
 //!
 //! Owns the clock abstraction, quota keys and buckets, the quota governor and its grant rule,
 //! normalized rate-limit signals and the header parsers of every provider, GitHub's 403/429
-//! triage, the retry policy, the Git provider contract (`provider`), deferral planning, the
+//! triage, cooldown gating (`cooldown`), the retry policy, the Git provider contract (`provider`), deferral planning, the
 //! feed service's budget lanes, redaction and the catalog of log events (`telemetry`).
 //!
 //! It must not do I/O, spawn tasks or depend on an async runtime (the optional `tokio` feature
 //! only adds an async clock). Nothing here reads the system time except [`clock::SystemClock`].
 
 pub mod clock;
+pub mod cooldown;
 
 pub use clock::{Clock, ManualClock, SharedClock, SignedDuration, SystemClock, Timestamp};
 pub mod governor;

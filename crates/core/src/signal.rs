@@ -66,6 +66,19 @@ impl Dimension {
             Dimension::SecondaryAbuseRisk => "secondary_abuse_risk",
         }
     }
+
+    /// The dimension [`Dimension::as_str`] names, if it names one.
+    pub fn from_name(name: &str) -> Option<Self> {
+        [
+            Dimension::RestCore,
+            Dimension::GraphqlCost,
+            Dimension::ContentsBlob,
+            Dimension::Search,
+            Dimension::SecondaryAbuseRisk,
+        ]
+        .into_iter()
+        .find(|d| d.as_str() == name)
+    }
 }
 
 /// Why a request was refused, when it was refused for quota reasons.
@@ -102,6 +115,19 @@ impl LimitReason {
             LimitReason::Complexity => "complexity",
             LimitReason::Unknown => "unknown",
         }
+    }
+
+    /// The reason [`LimitReason::as_str`] names, if it names one.
+    pub fn from_name(name: &str) -> Option<Self> {
+        [
+            LimitReason::Primary,
+            LimitReason::Secondary,
+            LimitReason::Permission,
+            LimitReason::Complexity,
+            LimitReason::Unknown,
+        ]
+        .into_iter()
+        .find(|r| r.as_str() == name)
     }
 }
 

@@ -70,6 +70,13 @@ catalog! {
     /// A credential's first request could not be counted against its owner's points (the
     /// governor's store failed); the owner's first minute may go one request over.
     GOVERNOR_CHARGE_FAILED = "governor.charge_failed" [Warn] [error]
+    /// A request was not sent: a refusal another request of its identity and route family met
+    /// still cools that family down.
+    COOLDOWN_DEFERRED = "cooldown.deferred" [Info] [identity, route_family, until, reason]
+    /// The recorded refusals could not be read; the door sent as if no cooldown held.
+    COOLDOWN_READ_FAILED = "cooldown.read_failed" [Warn] [identity, error]
+    /// Recorded refusals whose stored values no longer parse were left out of cooldown gating.
+    COOLDOWN_ROWS_SKIPPED = "cooldown.rows_skipped" [Warn] [identity, skipped]
     /// A redirect was not followed because its target failed the URL policy.
     HTTP_REDIRECT_REFUSED = "http.redirect_refused" [Warn] [location, reason]
 

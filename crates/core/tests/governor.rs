@@ -743,3 +743,37 @@ fn a_charged_request_spends_points_at_the_ceiling_and_holds_no_slot() {
         WaitReason::LocalPoints { .. }
     ));
 }
+
+/// A secondary limit met on GraphQL holds REST and search too until it ends: GitHub counts
+/// secondary limits per identity, and asks to wait before trying again.
+#[test]
+fn a_secondary_limit_holds_every_bucket_of_the_identity() {
+    let s = state();
+    let graphql = Bucket::graphql();
+    let p = grant(s.acquire_now(&alice(), &graphql, 1, RequestKind::GRAPHQL_QUERY, t(0)));
+    let signal = RateLimitSignal {
+        reason: Some(LimitReason::Secondary),
+        retry_after: Some(SignedDuration::from_secs(60)),
+        ..RateLimitSignal::default()
+    };
+    s.observe_now(&p, &signal, t(0));
+    drop(p);
+    for bucket in [Bucket::core(), Bucket::new("search"), graphql] {
+        let w = wait(read(&s, &bucket, 1, t(30)));
+        assert_eq!(w.until, t(60), "{bucket}");
+        assert!(
+            matches!(&w.reason, WaitReason::SecondaryBlock { bucket: b, .. } if b.as_str() == "graphql"),
+            "{w}"
+        );
+    }
+    // Bob is another identity: untouched.
+    let bob = QuotaKey::user("api.github.com", "bob");
+    assert!(matches!(
+        s.acquire_now(&bob, &Bucket::core(), 1, RequestKind::REST_READ, t(30)),
+        Acquire::Grant(_)
+    ));
+    assert!(matches!(
+        read(&s, &Bucket::core(), 1, t(61)),
+        Acquire::Grant(_)
+    ));
+}

@@ -27,11 +27,12 @@ use crate::policy::UrlPolicy;
 use crate::request::{ApiRequest, ApiResponse};
 use crate::sinks::{
     CredentialRegistry, EtagStore, MemoryCredentials, MemoryEtags, MemoryQuotaReadings,
-    MemoryRateLimitLog, MemoryUsage, QuotaReadings, RateLimitEventKind, RateLimitLog,
-    ReadingThrottle, UsageRecord, UsageSink,
+    MemoryRateLimitLog, MemoryUsage, NoRefusals, QuotaReadings, RateLimitEventKind, RateLimitLog,
+    ReadingThrottle, RefusalSource, UsageRecord, UsageSink,
 };
 use crate::transport::{Transport, TransportError};
 
+mod cooldown;
 mod dialect;
 mod report;
 
@@ -95,6 +96,8 @@ pub struct ClientParts {
     pub rate_limits: Arc<dyn RateLimitLog>,
     /// The governor's readings of the identities this door spends, at most once a second.
     pub readings: Arc<dyn QuotaReadings>,
+    /// The refusals every process recorded, read back for cooldown gating.
+    pub refusals: Arc<dyn RefusalSource>,
     /// Settings.
     pub config: ClientConfig,
 }
@@ -117,6 +120,7 @@ impl ClientParts {
             credentials: Arc::new(MemoryCredentials::default()),
             rate_limits: Arc::new(MemoryRateLimitLog::default()),
             readings: Arc::new(MemoryQuotaReadings::default()),
+            refusals: Arc::new(NoRefusals),
             config: ClientConfig::default(),
         }
     }
@@ -132,6 +136,7 @@ struct Inner {
     parts: ClientParts,
     rng: Mutex<StdRng>,
     throttle: Mutex<ReadingThrottle>,
+    cooldowns: cooldown::CooldownGate,
 }
 
 impl fmt::Debug for Client {
@@ -187,6 +192,7 @@ impl Client {
                 parts,
                 rng: Mutex::new(StdRng::seed_from_u64(seed)),
                 throttle: Mutex::new(ReadingThrottle::default()),
+                cooldowns: cooldown::CooldownGate::default(),
             }),
         }
     }
@@ -332,6 +338,11 @@ impl Client {
             attempts: 0,
         };
         loop {
+            // A unit of work is gated once, before its first attempt: its retries follow the
+            // waits this door itself decided.
+            if attempt.attempts == 0 {
+                self.cooled_down(key, &request).await?;
+            }
             let permit = self.acquire(key, &request).await?;
             attempt.attempts += 1;
             let trip = self.round_trip(&request, &attempt, &permit).await?;
@@ -351,6 +362,45 @@ impl Client {
                 Next::Follow => {}
             }
         }
+    }
+
+    /// [`ApiError::RateLimited`], with nothing sent, while a refusal another request of this
+    /// identity and route family met still holds (see `client/cooldown`).
+    async fn cooled_down(&self, key: &QuotaKey, request: &ApiRequest) -> Result<(), ApiError> {
+        let parts = self.parts();
+        let Some(cooldown) = self
+            .inner
+            .cooldowns
+            .check(
+                parts.refusals.as_ref(),
+                parts.config.provider,
+                key,
+                &request.route_family,
+                request.dimension,
+                parts.clock.now(),
+            )
+            .await
+        else {
+            return Ok(());
+        };
+        tracing::info!(
+            event = telemetry::COOLDOWN_DEFERRED,
+            identity = %key,
+            route_family = %request.route_family,
+            until = %cooldown.until,
+            reason = cooldown.reason.as_str(),
+            "A cooldown held a request back."
+        );
+        let error = ApiError::RateLimited {
+            until: cooldown.until,
+            bucket: request.bucket.clone(),
+            dimension: request.dimension,
+            request_id: None,
+            reason: RateLimitReason::Cooldown(cooldown.reason),
+        };
+        self.log_rate_limit(key, request, RateLimitEventKind::Deferred, &error, None)
+            .await;
+        Err(error)
     }
 
     /// The governor's verdict: a permit, or [`ApiError::RateLimited`] with nothing sent.

@@ -115,6 +115,10 @@ pub enum RateLimitReason {
     Governor(WaitReason),
     /// The origin refused with a rate limit the governor holds no wait for.
     Origin(LimitReason),
+    /// Nothing was sent: another request of the same identity and route family — from this
+    /// process or another, with any credential of that identity — met this limit, and its
+    /// cooldown still holds (`headroom_core::cooldown`).
+    Cooldown(LimitReason),
 }
 
 impl RateLimitReason {
@@ -125,6 +129,7 @@ impl RateLimitReason {
             self,
             RateLimitReason::Governor(WaitReason::SecondaryBlock { .. })
                 | RateLimitReason::Origin(LimitReason::Secondary)
+                | RateLimitReason::Cooldown(LimitReason::Secondary)
         )
     }
 
@@ -132,7 +137,7 @@ impl RateLimitReason {
     pub fn wait_reason(&self) -> Option<&WaitReason> {
         match self {
             RateLimitReason::Governor(reason) => Some(reason),
-            RateLimitReason::Origin(_) => None,
+            RateLimitReason::Origin(_) | RateLimitReason::Cooldown(_) => None,
         }
     }
 }
@@ -142,6 +147,11 @@ impl fmt::Display for RateLimitReason {
         match self {
             RateLimitReason::Governor(reason) => reason.fmt(f),
             RateLimitReason::Origin(limit) => write!(f, "{} rate limit", limit.as_str()),
+            RateLimitReason::Cooldown(limit) => write!(
+                f,
+                "cooling down after a {} rate limit another request met",
+                limit.as_str()
+            ),
         }
     }
 }

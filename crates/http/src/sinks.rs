@@ -1,6 +1,8 @@
 //! Where the exit door writes what it learns: ETags for conditional requests, usage records
-//! for calibration, and the credential → owner registry. Each is a trait so the store can
-//! back it; in-memory implementations serve tests and single runs.
+//! for calibration, and the credential → owner registry; and what it reads back before
+//! sending, the origin's refusals every process recorded (`RefusalSource`, for cooldowns).
+//! Each is a trait so the store can back it; in-memory implementations serve tests and
+//! single runs.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -388,5 +390,31 @@ mod tests {
                 }
             }
         }
+    }
+}
+
+/// The origin's rate-limit refusals of one identity that every process on the database
+/// recorded, read back for cooldown gating.
+pub trait RefusalSource: Send + Sync + fmt::Debug {
+    /// The refusals for `key` observed since `since`. An error is reported, and the door
+    /// goes on as if there were none (a diagnostic store must never block work).
+    fn refusals<'a>(
+        &'a self,
+        key: &'a QuotaKey,
+        since: Timestamp,
+    ) -> BoxFuture<'a, Result<Vec<headroom_core::cooldown::Refusal>, String>>;
+}
+
+/// No shared refusals: a lone process, whose own refusals its governor already holds.
+#[derive(Debug, Default)]
+pub struct NoRefusals;
+
+impl RefusalSource for NoRefusals {
+    fn refusals<'a>(
+        &'a self,
+        _key: &'a QuotaKey,
+        _since: Timestamp,
+    ) -> BoxFuture<'a, Result<Vec<headroom_core::cooldown::Refusal>, String>> {
+        Box::pin(std::future::ready(Ok(Vec::new())))
     }
 }

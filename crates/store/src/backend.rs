@@ -113,6 +113,14 @@ impl<S: Engine> StoreRead for S {
         usage::usage_totals(self.pools(), key, since, until).await
     }
 
+    async fn recent_refusals(
+        &self,
+        key: &headroom_core::QuotaKey,
+        since: Timestamp,
+    ) -> Result<(Vec<headroom_core::cooldown::Refusal>, usize)> {
+        usage::recent_refusals(self.pools(), key, since).await
+    }
+
     async fn recent_rate_limit_observations(
         &self,
         host: &str,

@@ -114,6 +114,14 @@ pub trait StoreRead: Send + Sync + std::fmt::Debug {
         until: Timestamp,
     ) -> Result<Vec<UsageTotal>>;
 
+    /// The origin's refusals of `key` since `since`, any process's, oldest first, for
+    /// cooldown gating; with how many stored rows were skipped because they no longer parse.
+    async fn recent_refusals(
+        &self,
+        key: &headroom_core::QuotaKey,
+        since: Timestamp,
+    ) -> Result<(Vec<headroom_core::cooldown::Refusal>, usize)>;
+
     /// Observations on `host` since `since`, newest first, at most `limit`.
     async fn recent_rate_limit_observations(
         &self,

@@ -340,6 +340,19 @@ pub struct StoredObservation {
     pub observed_at: Timestamp,
 }
 
+/// The provider [`provider_name`] names, if it names one.
+pub fn provider_from_name(name: &str) -> Option<Provider> {
+    [
+        Provider::GitHub,
+        Provider::GitLab,
+        Provider::Jira,
+        Provider::Linear,
+        Provider::LaunchDarkly,
+    ]
+    .into_iter()
+    .find(|p| provider_name(*p) == name)
+}
+
 pub fn provider_name(p: Provider) -> &'static str {
     match p {
         Provider::GitHub => "github",

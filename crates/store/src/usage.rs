@@ -183,6 +183,61 @@ pub(crate) async fn recent_rate_limit_observations(
     })
 }
 
+/// The refusals the origin answered for `key` since `since`, any process's, oldest first: what
+/// cooldown gating reads (the `rate_limit_observations_cooldown` index serves the host and
+/// time range). A row whose stored values no longer parse is skipped and counted, never an
+/// error: one bad row must not block every dispatch.
+pub(crate) async fn recent_refusals(
+    pools: Pools<'_>,
+    key: &QuotaKey,
+    since: Timestamp,
+) -> Result<(Vec<headroom_core::cooldown::Refusal>, usize)> {
+    let sql = format!(
+        "SELECT {OBSERVATION_COLUMNS} FROM rate_limit_observations \
+         WHERE host = $1 AND subject = $2 AND observed_at_ms >= $3 AND event_kind = 'refused' \
+         ORDER BY observed_at_ms, id"
+    );
+    let rows: Vec<StoredObservation> = on_each_pool!(pools, |pool| {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(key.host.to_string())
+            .bind(model::subject_label(&key.subject))
+            .bind(ms(since))
+            .fetch_all(pool)
+            .await?;
+        rows.iter()
+            .map(observation_from)
+            .collect::<Result<Vec<_>>>()
+    })?;
+    let total = rows.len();
+    let refusals: Vec<_> = rows.iter().filter_map(|row| refusal_of(key, row)).collect();
+    let skipped = total - refusals.len();
+    Ok((refusals, skipped))
+}
+
+/// A stored refusal as the cooldown rule reads it; `None` when a stored value does not parse.
+fn refusal_of(key: &QuotaKey, row: &StoredObservation) -> Option<headroom_core::cooldown::Refusal> {
+    use headroom_core::clock::SignedDuration;
+    Some(headroom_core::cooldown::Refusal {
+        provider: model::provider_from_name(&row.provider)?,
+        key: key.clone(),
+        route_family: row.route_family.clone(),
+        dimension: match &row.dimension {
+            Some(d) => Some(headroom_core::Dimension::from_name(d)?),
+            None => None,
+        },
+        reason: match &row.reason {
+            Some(r) => headroom_core::LimitReason::from_name(r)?,
+            None => headroom_core::LimitReason::Unknown,
+        },
+        retry_after: match row.retry_after_secs {
+            Some(secs) => Some(SignedDuration::from_secs(i64::try_from(secs).ok()?)),
+            None => None,
+        },
+        reset_at: row.reset_at,
+        observed_at: row.observed_at,
+    })
+}
+
 /// Deletes the observations made before `before`; returns how many.
 pub(crate) async fn prune_rate_limit_observations(
     pools: Pools<'_>,

@@ -32,7 +32,7 @@ pub struct BucketState {
     pub waiting: u32,
     /// The last observed cost of one request (GraphQL points; 1 for REST).
     pub last_cost: u32,
-    /// A secondary limit blocks the bucket until then.
+    /// A secondary limit met on this bucket blocks the whole identity until then.
     pub blocked_until: Option<Timestamp>,
     /// Consecutive secondary limits without a success in between.
     pub secondary_strikes: u32,
@@ -190,12 +190,20 @@ pub fn evaluate(
     let state = bucket.map(|i| &identity.buckets[i]);
     let cost = estimated_cost.max(state.map_or(1, |s| s.last_cost)).max(1);
 
-    if let Some(until) = state.and_then(|s| s.blocked_until).filter(|u| *u > now) {
+    // A secondary limit holds the whole identity, whichever bucket met it: GitHub counts its
+    // concurrency across REST and GraphQL together and asks to wait before trying again, and a
+    // request to another bucket meanwhile meets the same 403 (and may lengthen the block).
+    let blocking = identity
+        .buckets
+        .iter()
+        .filter(|b| b.blocked_until.is_some_and(|u| u > now))
+        .max_by_key(|b| b.blocked_until);
+    if let Some(blocked) = blocking {
         return Decision::Wait {
-            until,
+            until: blocked.blocked_until.unwrap_or(now),
             reason: WaitReason::SecondaryBlock {
-                bucket: bucket_name.clone(),
-                strikes: state.map_or(0, |s| s.secondary_strikes),
+                bucket: blocked.bucket.clone(),
+                strikes: blocked.secondary_strikes,
             },
         };
     }

@@ -1,0 +1,151 @@
+//! The exit door's cooldown gate: a refusal another process recorded for the identity and
+//! route family holds a request back with nothing sent, other families go, a retry of a unit
+//! already dispatched is not re-gated, and a source that cannot be read fails open.
+
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use headroom_core::clock::{SignedDuration, Timestamp, TokioClock};
+use headroom_core::cooldown::Refusal;
+use headroom_core::governor::{BoxFuture, GovernorConfig};
+use headroom_core::{Dimension, Governor, LimitReason, Provider, QuotaKey};
+use headroom_http::sinks::{MemoryCredentials, RefusalSource};
+use headroom_http::{
+    ApiError, ApiRequest, Client, ClientParts, Credential, RateLimitReason, Transport,
+    TransportError, UrlPolicy,
+};
+
+const START: i64 = 1_800_000_000;
+
+fn t(secs: i64) -> Timestamp {
+    Timestamp::from_second(START + secs).expect("valid")
+}
+
+/// Answers 200 to everything and counts what was sent.
+#[derive(Debug, Default)]
+struct Counting {
+    sent: Mutex<Vec<String>>,
+}
+
+impl Transport for Counting {
+    fn send(
+        &self,
+        request: http::Request<Bytes>,
+    ) -> BoxFuture<'_, Result<http::Response<Bytes>, TransportError>> {
+        self.sent
+            .lock()
+            .expect("lock")
+            .push(request.uri().path().to_owned());
+        let response = http::Response::builder()
+            .status(200)
+            .header("x-ratelimit-remaining", "4000")
+            .header("x-ratelimit-limit", "5000")
+            .header("x-ratelimit-reset", (START + 3600).to_string())
+            .header("x-ratelimit-resource", "core")
+            .body(Bytes::from_static(b"{}"))
+            .expect("valid");
+        Box::pin(std::future::ready(Ok(response)))
+    }
+}
+
+/// Refusals as another process recorded them; or a store that cannot be read.
+#[derive(Debug)]
+struct Recorded {
+    refusals: Result<Vec<Refusal>, String>,
+    reads: Mutex<u32>,
+}
+
+impl RefusalSource for Recorded {
+    fn refusals<'a>(
+        &'a self,
+        _key: &'a QuotaKey,
+        _since: Timestamp,
+    ) -> BoxFuture<'a, Result<Vec<Refusal>, String>> {
+        *self.reads.lock().expect("lock") += 1;
+        Box::pin(std::future::ready(self.refusals.clone()))
+    }
+}
+
+fn alice() -> QuotaKey {
+    QuotaKey::user("api.github.com", "alice")
+}
+
+fn secondary_on(family: &str) -> Refusal {
+    Refusal {
+        provider: Provider::GitHub,
+        key: alice(),
+        route_family: Some(family.to_owned()),
+        dimension: Some(Dimension::RestCore),
+        reason: LimitReason::Secondary,
+        retry_after: Some(SignedDuration::from_secs(60)),
+        reset_at: Some(t(3000)),
+        observed_at: t(-10),
+    }
+}
+
+async fn door(refusals: Result<Vec<Refusal>, String>) -> (Client, Arc<Counting>, Arc<Recorded>) {
+    let clock = TokioClock::anchored_at(t(0));
+    let governor = Governor::in_memory(GovernorConfig::default(), Arc::new(clock)).expect("valid");
+    let transport = Arc::new(Counting::default());
+    let policy = UrlPolicy::for_api_url("https://api.github.com").expect("valid");
+    let mut parts = ClientParts::new(policy, governor, transport.clone(), clock);
+    let credentials = Arc::new(MemoryCredentials::default());
+    // The owner is known, as another process recorded it.
+    headroom_http::sinks::CredentialRegistry::record(
+        credentials.as_ref(),
+        "api.github.com",
+        token().fingerprint(),
+        &alice().subject,
+    )
+    .await;
+    parts.credentials = credentials;
+    let source = Arc::new(Recorded {
+        refusals,
+        reads: Mutex::new(0),
+    });
+    parts.refusals = source.clone();
+    (Client::new(parts), transport, source)
+}
+
+fn token() -> Credential {
+    Credential::new("ghp_0123456789abcdefghijklmnopqrstuvwxyz")
+}
+
+fn get(family: &'static str) -> ApiRequest {
+    ApiRequest::get("/repos/acme/widgets/issues")
+        .credential(Some(&token()))
+        .route(family, Dimension::RestCore)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_recorded_refusal_holds_its_family_back_with_nothing_sent() {
+    let (client, transport, source) = door(Ok(vec![secondary_on("issues")])).await;
+    match client.send(get("issues")).await {
+        Err(ApiError::RateLimited { until, reason, .. }) => {
+            assert_eq!(until, t(50), "observed 10 s ago, retry-after 60 s");
+            assert_eq!(reason, RateLimitReason::Cooldown(LimitReason::Secondary));
+        }
+        other => panic!("expected a cooldown, got {other:?}"),
+    }
+    assert!(transport.sent.lock().expect("lock").is_empty());
+    // Another family of the same identity goes.
+    client.send(get("pull_requests")).await.expect("sent");
+    assert_eq!(transport.sent.lock().expect("lock").len(), 1);
+    // Both checks were one read: the refusals are reused within a second.
+    assert_eq!(*source.reads.lock().expect("lock"), 1);
+
+    // Once its window has passed (and the read is refreshed), the family goes again.
+    tokio::time::advance(std::time::Duration::from_secs(51)).await;
+    client
+        .send(get("issues"))
+        .await
+        .expect("sent after the cooldown");
+    assert_eq!(*source.reads.lock().expect("lock"), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_store_that_cannot_be_read_fails_open() {
+    let (client, transport, _) = door(Err("database is locked".to_owned())).await;
+    client.send(get("issues")).await.expect("sent");
+    assert_eq!(transport.sent.lock().expect("lock").len(), 1);
+}
