@@ -31,6 +31,7 @@ headroom_testkit::both_backends!(
     etags_are_kept_per_credential_and_url,
     usage_adds_up_per_window_family_and_dimension,
     rate_limit_observations_list_newest_first,
+    refusals_are_read_back_for_cooldowns,
     sync_runs_hibernate_and_wake,
     checkpoints_replace_status_and_add_counts,
     a_page_and_its_cursor_commit_together,
@@ -335,6 +336,54 @@ fn observation(host: &str, reason: Option<LimitReason>, at: Timestamp) -> RateLi
         event_kind: reason.map(|_| ObservationKind::Refused),
         wait_reason: None,
     }
+}
+
+/// Cooldown gating reads back one identity's refusals on its host since a cut, oldest first,
+/// typed: not other identities' or hosts', not deferrals or hibernations.
+async fn refusals_are_read_back_for_cooldowns(fx: &Fixture) {
+    let s = &fx.store;
+    let refused = observation("api.github.com", Some(LimitReason::Secondary), t(10));
+    s.record_rate_limit_observation(&refused)
+        .await
+        .expect("insert");
+    let mut primary = observation("api.github.com", Some(LimitReason::Primary), t(20));
+    primary.route_family = None;
+    primary.route_family_attribution = Some("ambiguous_dimension".into());
+    s.record_rate_limit_observation(&primary)
+        .await
+        .expect("insert");
+    // Not refusals of alice on api.github.com, or too old: none of these is read.
+    let mut deferred = observation("api.github.com", Some(LimitReason::Secondary), t(30));
+    deferred.event_kind = Some(ObservationKind::Deferred);
+    let mut bob = observation("api.github.com", Some(LimitReason::Secondary), t(30));
+    bob.key = QuotaKey::user("api.github.com", "bob");
+    for other in [
+        deferred,
+        bob,
+        observation("ghe.example.com", Some(LimitReason::Secondary), t(30)),
+        observation("api.github.com", Some(LimitReason::Secondary), t(-500)),
+    ] {
+        s.record_rate_limit_observation(&other)
+            .await
+            .expect("insert");
+    }
+
+    let (refusals, skipped) = s.recent_refusals(&alice(), t(0)).await.expect("read");
+    assert_eq!(skipped, 0);
+    assert_eq!(refusals.len(), 2, "{refusals:?}");
+    let first = &refusals[0];
+    assert_eq!(first.provider, Provider::GitHub);
+    assert_eq!(first.key, alice());
+    assert_eq!(first.route_family.as_deref(), Some("events"));
+    assert_eq!(first.dimension, Some(Dimension::RestCore));
+    assert_eq!(first.reason, LimitReason::Secondary);
+    assert_eq!(first.retry_after, Some(SignedDuration::from_secs(60)));
+    assert_eq!(first.reset_at, Some(t(3600)));
+    assert_eq!(first.observed_at, t(10));
+    // A secondary limit cools down for its retry-after, a primary one until its reset.
+    assert_eq!(first.ends_at(), t(70));
+    assert_eq!(refusals[1].route_family, None);
+    assert_eq!(refusals[1].ends_at(), t(3600));
 }
 
 async fn rate_limit_observations_list_newest_first(fx: &Fixture) {
