@@ -77,6 +77,10 @@ catalog! {
     COOLDOWN_READ_FAILED = "cooldown.read_failed" [Warn] [identity, error]
     /// Recorded refusals whose stored values no longer parse were left out of cooldown gating.
     COOLDOWN_ROWS_SKIPPED = "cooldown.rows_skipped" [Warn] [identity, skipped]
+    /// An entity's detail URL (from the event data) is not of its kind's shape: nothing is
+    /// sent, and the entity is terminal with that reason.
+    ENRICHMENT_DETAIL_URL_REFUSED = "enrichment.detail_url_refused" [Warn]
+        [entity_type, github_id, reason]
     /// A redirect was not followed because its target failed the URL policy.
     HTTP_REDIRECT_REFUSED = "http.redirect_refused" [Warn] [location, reason]
 

@@ -112,6 +112,11 @@ async fn push_by_newcomer(r: &Rig, event_id: &str, new_repository: bool) {
             "url": format!("{API}/repos/newcomer/tool")});
         envelope["payload"]["repository_id"] = serde_json::json!(9_900_001);
     }
+    ingest_one(r, envelope).await;
+}
+
+/// Stores one envelope, as a poll would; it must be created.
+async fn ingest_one(r: &Rig, envelope: serde_json::Value) {
     let ctx = IngestContext {
         origin: EventOrigin::Feed,
         run_id: "test".into(),
@@ -363,6 +368,61 @@ async fn a_hostile_redirect_is_refused_and_the_source_stays_in_service(f: &Fixtu
     assert_eq!(c.retryable_failure, 1);
 }
 
+/// Issue 20, defect 3: an event's `actor.url` and `repo.url` are data, not instructions. A
+/// newcomer whose URLs name `/orgs/acme/members` and `/rate_limit` (search does not find it,
+/// so it falls to the detail lane) is terminal with the reason, and neither is requested.
+async fn imported_data_never_chooses_where_the_token_goes(f: &Fixture) {
+    let r = rig(Scenario::Default, f).await;
+    let mut envelope = headroom_sim::feed::default_page(API)
+        .into_iter()
+        .find(|e| e["type"] == "PushEvent")
+        .expect("a push in the default page");
+    envelope["id"] = serde_json::json!("77000000001");
+    envelope["actor"] = serde_json::json!({"id": 9_000_002, "login": "stranger",
+        "url": format!("{API}/orgs/acme/members")});
+    envelope["repo"] = serde_json::json!({"id": 9_900_002, "name": "stranger/tool",
+        "url": format!("{API}/users/x/../../rate_limit")});
+    envelope["payload"]["repository_id"] = serde_json::json!(9_900_002);
+    ingest_one(&r, envelope).await;
+    let report = run(&r, EnrichOptions::default()).await;
+    assert_eq!(requests_to(&r.sim, "/orgs/"), 0);
+    assert_eq!(requests_to(&r.sim, "/rate_limit"), 0);
+    assert!(report.terminal >= 2, "{report:?}");
+    for (table, id) in [("actors", 9_000_002), ("repositories", 9_900_002)] {
+        assert_eq!(
+            terminal_reason(&f.target, table, id).await.as_deref(),
+            Some("detail_url_not_entity_shaped"),
+            "{table}"
+        );
+    }
+}
+
+/// The `terminal_reason` of one entity row, read from the database itself.
+async fn terminal_reason(target: &str, table: &str, id: i64) -> Option<String> {
+    let sql = format!("SELECT terminal_reason FROM {table} WHERE github_id = $1");
+    let sql = sqlx::AssertSqlSafe(sql);
+    if target.starts_with("postgres") {
+        let pool = sqlx::PgPool::connect(target).await.expect("connect");
+        let reason = sqlx::query_scalar(sql)
+            .bind(id)
+            .fetch_one(&pool)
+            .await
+            .expect("row");
+        pool.close().await;
+        reason
+    } else {
+        let options = sqlx::sqlite::SqliteConnectOptions::new().filename(target);
+        let pool = sqlx::SqlitePool::connect_with(options).await.expect("open");
+        let reason = sqlx::query_scalar(sql)
+            .bind(id)
+            .fetch_one(&pool)
+            .await
+            .expect("row");
+        pool.close().await;
+        reason
+    }
+}
+
 /// Complete entities are re-fetched only after their TTL, through Search batches, and never
 /// the terminal ones.
 async fn refresh_waits_for_the_ttl(f: &Fixture) {
@@ -497,4 +557,5 @@ headroom_testkit::both_backends!(
     search_rate_limited_defers_and_leaves_core_alone,
     a_redirecting_repository_is_followed_and_debited_twice,
     a_hostile_redirect_is_refused_and_the_source_stays_in_service,
+    imported_data_never_chooses_where_the_token_goes,
 );

@@ -8,6 +8,7 @@ pub mod page;
 pub mod poll;
 pub mod reconcile;
 pub mod service;
+pub mod shape;
 pub mod validate;
 
 pub use self::page::{IngestContext, PageCounts, ingest_page};

@@ -157,6 +157,12 @@ fn validate_inner(envelope: &Value) -> Check<Verdict> {
     let actor = object(root, "", "actor")?;
     let actor_id = positive_id(actor, "actor.", "id")?;
     let login = non_empty(actor, "actor.", "login")?;
+    if !super::shape::is_login(login) {
+        return reject(
+            ErrorCode::InvalidFieldFormat,
+            format!("actor.login is {}, not a GitHub login", quoted(login)),
+        );
+    }
     let actor = ActorRef {
         github_id: actor_id,
         login: login.to_owned(),
@@ -169,7 +175,7 @@ fn validate_inner(envelope: &Value) -> Check<Verdict> {
     let repo_id = positive_id(repo, "repo.", "id")?;
     let full_name = non_empty(repo, "repo.", "name")?;
     match full_name.split_once('/') {
-        Some((owner, name)) if !owner.is_empty() && !name.is_empty() && !name.contains('/') => {}
+        Some(_) if super::shape::is_full_name(full_name) => {}
         _ => {
             return reject(
                 ErrorCode::InvalidFieldFormat,
@@ -504,6 +510,17 @@ mod tests {
         let mut bad_repo = current_shape();
         bad_repo["repo"]["name"] = json!("no-slash");
         assert_eq!(rejected(&bad_repo).code, ErrorCode::InvalidFieldFormat);
+
+        // Names that would reach a search query as more than one qualifier (issue 20, defect
+        // 3): quarantined, with the field named.
+        for (field, bad) in [("login", "alice user:bob"), ("name", "acme/api repo:x/y")] {
+            let mut injected = current_shape();
+            let target = if field == "login" { "actor" } else { "repo" };
+            injected[target][field] = json!(bad);
+            let r = rejected(&injected);
+            assert_eq!(r.code, ErrorCode::InvalidFieldFormat);
+            assert!(r.message.contains(target), "{}", r.message);
+        }
 
         let mut negative = older_shape();
         negative["payload"]["size"] = json!(-1);

@@ -13,8 +13,8 @@ use headroom_store::feed_state::{
 use serde_json::Value;
 
 use super::{EnrichReport, Enricher, Step, backoff, class_of, other, validate_item};
-use crate::feed::new_run_id;
 use crate::feed::poll::PollError;
+use crate::feed::{new_run_id, shape};
 
 /// One claimed, sent detail request: the member, its lease token, the correlation id, and
 /// when it started.
@@ -62,6 +62,24 @@ impl Enricher {
                 .await?;
             report.terminal += 1;
             return Ok(Step::Empty);
+        };
+        // The URL came with the data: only a path of this entity kind's shape is sent with
+        // the token (issue 20, defect 3).
+        let url = match shape::detail_url(kind, &url, self.poller.client.policy().base()) {
+            Ok(url) => url.to_string(),
+            Err(refusal) => {
+                tracing::warn!(
+                    event = telemetry::ENRICHMENT_DETAIL_URL_REFUSED,
+                    entity_type = kind.as_str(),
+                    github_id = member.github_id,
+                    reason = refusal.as_str()
+                );
+                state
+                    .mark_terminal(kind, member.github_id, &token, refusal.as_str(), now)
+                    .await?;
+                report.terminal += 1;
+                return Ok(Step::Empty);
+            }
         };
         ledger.enrichment_used += 1;
         match kind {
