@@ -314,3 +314,60 @@ async fn killed_and_completed(db: &Target, dir: &std::path::Path, options: &[&st
         assert_eq!(db.count(sql).await, expected, "{sql}");
     }
 }
+
+/// Gzips `lines` of `path` into `out`, as one member.
+fn gzip_file(path: &std::path::Path, out: &std::path::Path) -> Vec<u8> {
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    encoder
+        .write_all(&std::fs::read(path).expect("read"))
+        .expect("compress");
+    let bytes = encoder.finish().expect("finish");
+    std::fs::write(out, &bytes).expect("write");
+    bytes
+}
+
+/// Issue 20, defect 2: a complete `.json.gz` followed by zero padding (which `gzip -t` and
+/// `zcat` accept) imports every event; a file cut in half stores every envelope before the
+/// cut, then fails saying how far it got.
+#[test]
+fn a_gzip_read_error_keeps_what_was_parsed_before_it() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let plain = dir.path().join("archive.jsonl");
+    write_archive(&plain, 20_000);
+    let padded = dir.path().join("padded.json.gz");
+    let mut bytes = gzip_file(&plain, &padded);
+    bytes.extend([0u8; 1024]);
+    std::fs::write(&padded, &bytes).expect("write");
+    let db = dir.path().join("padded.db");
+    let out = import(&db, &padded);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("Push events created:              20000\n"),
+        "{stdout}"
+    );
+
+    let cut = dir.path().join("cut.json.gz");
+    let whole = gzip_file(&plain, &cut);
+    std::fs::write(&cut, &whole[..whole.len() / 2]).expect("write");
+    let db = dir.path().join("cut.db");
+    let out = import(&db, &cut);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("the input failed after"), "{stderr}");
+    let target = Target::Sqlite(db);
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let stored = rt.block_on(target.count("SELECT COUNT(*) FROM push_events"));
+    assert!(
+        stored > 5_000 && stored < 20_000,
+        "about half the file is stored: {stored}"
+    );
+    assert!(
+        stderr.contains(&format!("after {stored} lines")),
+        "every line read before the cut is stored: {stderr}"
+    );
+}

@@ -73,8 +73,8 @@ pub struct ImportProgress {
 }
 
 /// Opens an input: `-` is stdin; gzip is recognized by its magic bytes (whatever the file is
-/// called; GH Archive's concatenated members are read through), anything else is read as
-/// lines of JSON. Returns the reader and the input's size in bytes when known.
+/// called; GH Archive's concatenated members are read through, and trailing zero padding
+/// ignored, as `gzip -d` does), anything else is read as lines of JSON. Returns the reader and the input's size in bytes when known.
 pub fn open_input(
     path: &str,
 ) -> io::Result<(Box<dyn BufRead + Send>, Option<u64>, CountingHandle)> {
@@ -98,7 +98,7 @@ pub fn open_input(
     let reader: Box<dyn BufRead + Send> = if gzip {
         Box::new(BufReader::with_capacity(
             256 * 1024,
-            flate2::bufread::MultiGzDecoder::new(buffered),
+            super::gzip::GzipMembers::new(buffered),
         ))
     } else {
         Box::new(buffered)
@@ -226,7 +226,11 @@ pub async fn import_reader(
         let batch = match batch {
             Ok(batch) => batch,
             Err(e) => {
-                outcome = Err(FeedError::Read(e));
+                outcome = Err(FeedError::ReadPartway {
+                    lines: progress.lines,
+                    stored: progress.counts.events_created + progress.counts.events_quarantined,
+                    source: e,
+                });
                 break;
             }
         };
@@ -355,6 +359,10 @@ fn parse_lines(
         let read = match read_bounded_line(&mut reader, &mut line) {
             Ok(read) => read,
             Err(e) => {
+                // Everything parsed before the error is stored; then the error.
+                if batch.lines > 0 && tx.blocking_send(Ok(batch)).is_err() {
+                    return;
+                }
                 let _ = tx.blocking_send(Err(e));
                 return;
             }

@@ -3,6 +3,7 @@
 
 pub mod canonical;
 pub mod enrich;
+pub mod gzip;
 pub mod import;
 pub mod page;
 pub mod poll;
@@ -23,6 +24,21 @@ pub enum FeedError {
     /// The input could not be read.
     #[error("cannot read the input: {0}")]
     Read(#[source] std::io::Error),
+    /// The input failed partway: everything read before the error is stored (kept at the
+    /// next commit), the rest of the input was not read.
+    #[error(
+        "the input failed after {lines} lines ({stored} of them stored as push events or \
+         quarantine; duplicates and other event types need no row); the rest was not read: {source}"
+    )]
+    ReadPartway {
+        /// Non-blank lines read and handed to the store.
+        lines: u64,
+        /// Push events created and envelopes quarantined among them.
+        stored: u64,
+        /// What failed.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// A fresh run id (UUID version 4 form), from std's randomly seeded hasher: no clock, no
