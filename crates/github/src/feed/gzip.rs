@@ -12,6 +12,18 @@ pub struct GzipMembers<R: BufRead> {
     state: State<R>,
 }
 
+impl<R: BufRead> std::fmt::Debug for GzipMembers<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = match self.state {
+            State::Member(_) => "member",
+            State::Between(_) => "between members",
+            State::Done => "done",
+            State::Failed => "failed",
+        };
+        f.debug_struct("GzipMembers").field("state", &state).finish()
+    }
+}
+
 enum State<R: BufRead> {
     /// Inside a member.
     Member(Box<GzDecoder<R>>),
