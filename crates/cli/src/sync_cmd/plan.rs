@@ -17,7 +17,7 @@ pub(super) async fn plan(settings: &Settings, name: &str) -> CommandResult {
     let request = match ApiRequest::graphql(org::plan::PLAN_QUERY, &json!({ "login": name })) {
         Ok(r) => r
             .credential(credential)
-            .route("sync_plan", headroom_core::Dimension::GraphqlCost),
+            .route(headroom_core::route::SYNC_PLAN_GRAPHQL),
         Err(e) => return Err(CliError::failed(&e)),
     };
     let probe_cost = request.estimated_cost;
@@ -33,7 +33,7 @@ pub(super) async fn plan(settings: &Settings, name: &str) -> CommandResult {
     for repo in probe.run_sample() {
         let request = ApiRequest::get(format!("/repos/{name}/{repo}/actions/runs?per_page=1"))
             .credential(credential)
-            .route("sync_plan", headroom_core::Dimension::RestCore);
+            .route(headroom_core::route::SYNC_PLAN_REST);
         match env
             .client
             .send(request)
