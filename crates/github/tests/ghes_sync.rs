@@ -9,9 +9,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use headroom_core::QuotaKey;
 use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
 use headroom_core::governor::{GovernorConfig, LimitReporting, WaitReason};
-use headroom_core::QuotaKey;
 use headroom_github::org;
 use headroom_http::{ApiError, ApiRequest, Credential};
 use headroom_sim::{Density, SimConfig, Simulator, TokenSpec};

@@ -7,18 +7,19 @@ use std::sync::Arc;
 use headroom_core::clock::{Clock, SignedDuration};
 use headroom_core::telemetry;
 use headroom_github::org;
-use headroom_store::NewSyncRun;
-use headroom_sync::{ProgressSink, RunOutcome, StageGraph};
+use headroom_store::{NewSyncRun, SyncRun};
+use headroom_sync::{FamilyEstimate, ProgressSink, RunOutcome, RunSummary, StageGraph};
 use serde_json::json;
 
 use super::progress::{JsonProgress, TerminalProgress};
-use super::{env, print_outcome, runner};
+use super::{Env, env, plan, print_outcome, runner};
 use crate::config::Settings;
 use crate::outcome::{CliError, CommandResult, Outcome};
 
 /// How `sync org` drives its run.
 pub(super) struct OrgOptions {
     pub(super) wait: bool,
+    pub(super) estimate: bool,
     pub(super) hold: SignedDuration,
     pub(super) claim_secs: u64,
     pub(super) margin: SignedDuration,
@@ -33,6 +34,7 @@ pub(super) async fn sync_org(
 ) -> CommandResult {
     let OrgOptions {
         wait,
+        estimate,
         hold,
         claim_secs,
         margin,
@@ -73,6 +75,7 @@ pub(super) async fn sync_org(
                 })
                 .await
             {
+                Ok(run) if estimate => with_estimate(&env, run, &name).await?,
                 Ok(run) => run.id,
                 Err(e) => return Err(CliError::failed(&e)),
             }
@@ -125,4 +128,29 @@ pub(super) async fn sync_org(
             Err(e) => return Err(CliError::failed(&e)),
         }
     }
+}
+
+/// Measures the organization (`sync plan`'s probe) and stores the model's per-stage, per-family
+/// estimate in the new run's summary, before any stage is dispatched; the run's calibration
+/// holds the stages' actuals against it. Returns the run id.
+async fn with_estimate(env: &Env, mut run: SyncRun, name: &str) -> Result<i64, CliError> {
+    let measured = plan::measure(env, name).await?;
+    let mut summary = RunSummary::from_stored(run.summary.as_ref());
+    for e in &measured.plan.by_family {
+        summary
+            .estimates
+            .entry(e.stage.to_owned())
+            .or_default()
+            .push(FamilyEstimate {
+                family: e.family.name.to_owned(),
+                dimension: e.family.dimension,
+                units: e.units,
+            });
+    }
+    run.summary = Some(serde_json::to_value(&summary).map_err(|e| CliError::failed(&e))?);
+    env.store
+        .save_sync_run(&run)
+        .await
+        .map_err(|e| CliError::failed(&e))?;
+    Ok(run.id)
 }
