@@ -46,6 +46,12 @@ pub(super) async fn plan(settings: &Settings, name: &str) -> CommandResult {
             "core": { "requests": plan.rest_requests, "limit": core_limit },
             "quota_windows": plan.quota_windows,
         },
+        // The same estimate per stage and route family: what `sync org --estimate` keeps
+        // with its run and its calibration holds the actuals against.
+        "by_family": plan.by_family.iter().map(|f| json!({
+            "stage": f.stage, "family": f.family.name,
+            "dimension": f.family.dimension.as_str(), "units": f.units,
+        })).collect::<Vec<_>>(),
     });
     match serde_json::to_string_pretty(&report) {
         Ok(text) => outln!("{text}"),
