@@ -1,6 +1,7 @@
 //! `sync org NAME`: starts or resumes one organization run and drives it until it finishes,
 //! fails or hibernates (holding on through a short or `--wait`ed hibernation).
 
+use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::sync::Arc;
 
@@ -59,12 +60,19 @@ pub(super) async fn sync_org(
             Err(e) => return Err(CliError::failed(&e)),
         },
         None => {
+            // Measured before the run exists, so the run is saved with its estimate right
+            // after it is created (a worker taking up pending runs finds it complete).
+            let estimates = if estimate {
+                Some(estimates(&env, &name).await?)
+            } else {
+                None
+            };
             let key = env
                 .client
                 .identity(credential)
                 .await
                 .map_err(|e| CliError::failed(&e))?;
-            match env
+            let created = env
                 .store
                 .create_sync_run(&NewSyncRun {
                     kind: "org".into(),
@@ -73,11 +81,11 @@ pub(super) async fn sync_org(
                     requested_stages: (!stages.is_empty()).then_some(stages),
                     created_at: env.clock.now(),
                 })
-                .await
-            {
-                Ok(run) if estimate => with_estimate(&env, run, &name).await?,
-                Ok(run) => run.id,
-                Err(e) => return Err(CliError::failed(&e)),
+                .await;
+            match (created, estimates) {
+                (Ok(run), Some(estimates)) => with_estimate(&env, run, estimates).await?,
+                (Ok(run), None) => run.id,
+                (Err(e), _) => return Err(CliError::failed(&e)),
             }
         }
     };
@@ -130,16 +138,16 @@ pub(super) async fn sync_org(
     }
 }
 
-/// Measures the organization (`sync plan`'s probe) and stores the model's per-stage, per-family
-/// estimate in the new run's summary, before any stage is dispatched; the run's calibration
-/// holds the stages' actuals against it. Returns the run id.
-async fn with_estimate(env: &Env, mut run: SyncRun, name: &str) -> Result<i64, CliError> {
+/// Measures the organization (`sync plan`'s probe): the model's estimate per stage and route
+/// family.
+async fn estimates(
+    env: &Env,
+    name: &str,
+) -> Result<BTreeMap<String, Vec<FamilyEstimate>>, CliError> {
     let measured = plan::measure(env, name).await?;
-    let mut summary = RunSummary::from_stored(run.summary.as_ref());
+    let mut out: BTreeMap<String, Vec<FamilyEstimate>> = BTreeMap::new();
     for e in &measured.plan.by_family {
-        summary
-            .estimates
-            .entry(e.stage.to_owned())
+        out.entry(e.stage.to_owned())
             .or_default()
             .push(FamilyEstimate {
                 family: e.family.name.to_owned(),
@@ -147,6 +155,18 @@ async fn with_estimate(env: &Env, mut run: SyncRun, name: &str) -> Result<i64, C
                 units: e.units,
             });
     }
+    Ok(out)
+}
+
+/// Stores the estimate in the new run's summary before any stage is dispatched; the run's
+/// calibration holds the stages' actuals against it. Returns the run id.
+async fn with_estimate(
+    env: &Env,
+    mut run: SyncRun,
+    estimates: BTreeMap<String, Vec<FamilyEstimate>>,
+) -> Result<i64, CliError> {
+    let mut summary = RunSummary::from_stored(run.summary.as_ref());
+    summary.estimates = estimates;
     run.summary = Some(serde_json::to_value(&summary).map_err(|e| CliError::failed(&e))?);
     env.store
         .save_sync_run(&run)
