@@ -108,7 +108,7 @@ pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> CommandResult {
         .send(
             ApiRequest::get(probe)
                 .credential(credential)
-                .route("quota_probe", headroom_core::Dimension::RestCore),
+                .route(headroom_core::route::QUOTA_PROBE),
         )
         .await
     {
@@ -288,7 +288,7 @@ async fn probe(
                 loop {
                     let request = ApiRequest::get(path.as_str())
                         .credential(credential.as_ref())
-                        .route("quota_probe", headroom_core::Dimension::RestCore);
+                        .route(headroom_core::route::QUOTA_PROBE);
                     let outcome = client.send(request).await;
                     let mut r = report.lock().unwrap_or_else(|p| p.into_inner());
                     match outcome {

@@ -70,6 +70,15 @@ fn the_plan_estimates_what_the_sync_then_spends() {
     let (core, points) = spent(&log);
     let (core, points) = (core - probe_core, points - probe_points);
     let est_core = plan["estimate"]["core"]["requests"].as_u64().expect("core");
+    // The per-family breakdown sums to the REST total.
+    let by_family_core: u64 = plan["by_family"]
+        .as_array()
+        .expect("by_family")
+        .iter()
+        .filter(|f| f["dimension"] == "rest_core")
+        .map(|f| f["units"].as_u64().expect("units"))
+        .sum();
+    assert_eq!(by_family_core, est_core, "{plan}");
     let est_points = plan["estimate"]["graphql"]["points"]
         .as_u64()
         .expect("points");

@@ -25,6 +25,8 @@ pub mod lanes;
 pub mod provider;
 pub mod redact;
 pub mod retry;
+pub mod route;
 pub mod telemetry;
 
 pub use redact::redact;
+pub use route::RouteFamily;

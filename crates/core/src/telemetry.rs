@@ -250,6 +250,11 @@ catalog! {
     SYNC_RUN_COMPLETED = "sync.run_completed" [Info, Error] [run_id, status, summary, reason]
     /// A worker put a run to sleep until an instant.
     SYNC_RUN_HIBERNATING = "sync.run_hibernating" [Info] [run_id, until]
+    /// A stage (or a run: no `stage`) spent more requests on a route family than estimated,
+    /// or spent some on a family with no estimate (`reason`: `underestimated` or
+    /// `unbudgeted_actual`). Surfaced only; estimates are never tuned from it.
+    SYNC_BUDGET_UNDERESTIMATED = "sync.budget_underestimated" [Warn]
+        [run_id, stage, route_family, dimension, estimated_units, actual_requests, reason]
     /// A worker could not take a run (held by another worker, or a store error).
     SYNC_RUN_SKIPPED = "sync.run_skipped" [Warn] [run_id, error]
     /// A run claimed by a stopping worker was handed back.

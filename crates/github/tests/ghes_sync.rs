@@ -9,9 +9,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use headroom_core::QuotaKey;
 use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
 use headroom_core::governor::{GovernorConfig, LimitReporting, WaitReason};
-use headroom_core::{Dimension, QuotaKey};
 use headroom_github::org;
 use headroom_http::{ApiError, ApiRequest, Credential};
 use headroom_sim::{Density, SimConfig, Simulator, TokenSpec};
@@ -84,7 +84,7 @@ async fn a_sync_finishes_on_an_enterprise_server_without_rate_limits() {
                 loop {
                     let request = ApiRequest::get("/users/alice")
                         .credential(Some(&Credential::new(TOKEN)))
-                        .route("competing_read", Dimension::RestCore);
+                        .route(headroom_core::route::REST);
                     match client.send(request).await {
                         Ok(r) => {
                             assert_eq!(r.status.as_u16(), 200);

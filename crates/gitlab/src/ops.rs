@@ -12,7 +12,7 @@ use headroom_core::provider::{
     MergePullRequest, NewBranch, NewPullRequest, NewRepository, OpResult, ProtectionRule,
     ProviderError, PullRequest, Recheck, RepoRef, Repository,
 };
-use headroom_core::{Dimension, Subject};
+use headroom_core::{Subject, route};
 use headroom_http::{ApiRequest, ApiResponse, Client, Credential};
 use http::Method;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
@@ -68,7 +68,7 @@ impl GitLabOps {
     async fn get(&self, target: String, what: &str) -> OpResult<ApiResponse> {
         let request = ApiRequest::get(target)
             .credential(self.credential.as_ref())
-            .route("ops", Dimension::RestCore);
+            .route(route::GITLAB_OPS);
         self.client
             .send(request)
             .await
@@ -103,6 +103,7 @@ impl GitLabOps {
             },
             what,
             crate::errors::gitlab_status,
+            route::GITLAB_OPS,
         )
         .await
     }

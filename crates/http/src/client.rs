@@ -285,7 +285,7 @@ impl Client {
         };
         let request = ApiRequest::get("/user")
             .credential(Some(credential))
-            .route("identity", signal::Dimension::RestCore);
+            .route(headroom_core::route::IDENTITY);
         let field = dialect::identity_field(self.provider());
         match self.send_as(&provisional, request).await {
             Ok(response) => {

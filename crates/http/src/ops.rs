@@ -9,7 +9,7 @@
 //! [`send_json`] is the one way an operation sends: through [`Client::send`], a mutation
 //! marked as one so nothing retries it, the answer's JSON (`Value::Null` for an empty body).
 
-use headroom_core::Dimension;
+use headroom_core::RouteFamily;
 use headroom_core::provider::ProviderError;
 use http::Method;
 use serde_json::Value;
@@ -91,6 +91,7 @@ pub async fn send_json(
     request: OpRequest<'_>,
     what: &str,
     status: StatusMeaning,
+    family: RouteFamily,
 ) -> Result<Value, ProviderError> {
     let (api, sent) = match request {
         OpRequest::Read => (ApiRequest::get(target), Sent::Read),
@@ -103,7 +104,7 @@ pub async fn send_json(
             Sent::Mutation,
         ),
     };
-    let api = api.credential(credential).route("ops", Dimension::RestCore);
+    let api = api.credential(credential).route(family);
     let failed = |e| provider_error(e, sent, what, status);
     let response = client.send(api).await.map_err(failed)?;
     if sent == Sent::Mutation && response.body.is_empty() {

@@ -1,8 +1,7 @@
 //! What a caller asks the exit door to send, and what comes back.
 
-use std::borrow::Cow;
-
 use bytes::Bytes;
+use headroom_core::route::{self, RouteFamily};
 use headroom_core::signal::{Dimension, RateLimitSignal};
 use headroom_core::{Bucket, RequestKind};
 use http::{HeaderMap, Method, StatusCode};
@@ -26,8 +25,9 @@ pub struct ApiRequest {
     pub bucket: Bucket,
     /// The cost estimated before sending.
     pub estimated_cost: u32,
-    /// The provider-specific endpoint group, for usage records.
-    pub route_family: Cow<'static, str>,
+    /// The endpoint group (from the catalogue, [`headroom_core::route`]); usage records carry
+    /// its name.
+    pub route_family: RouteFamily,
     /// The budget dimension.
     pub dimension: Dimension,
     /// The credential to send, if any.
@@ -53,7 +53,7 @@ impl ApiRequest {
             kind: RequestKind::REST_READ,
             bucket: Bucket::core(),
             estimated_cost: 1,
-            route_family: Cow::Borrowed("rest"),
+            route_family: route::REST,
             dimension: Dimension::RestCore,
             credential: None,
             headers: HeaderMap::new(),
@@ -97,7 +97,7 @@ impl ApiRequest {
             },
             bucket: Bucket::graphql(),
             estimated_cost: estimate.cost,
-            route_family: Cow::Borrowed("graphql"),
+            route_family: route::GRAPHQL,
             dimension: Dimension::GraphqlCost,
             body: Some(Bytes::from(body.to_string())),
             graphql_estimate: Some(estimate),
@@ -111,10 +111,11 @@ impl ApiRequest {
         self
     }
 
-    /// Names the endpoint group and dimension for usage records.
-    pub fn route(mut self, family: impl Into<Cow<'static, str>>, dimension: Dimension) -> Self {
-        self.route_family = family.into();
-        self.dimension = dimension;
+    /// Names the endpoint group, and spends its dimension. Only a catalogued family can be
+    /// named, so every family sent is one docs/ROUTE-FAMILIES.md lists.
+    pub fn route(mut self, family: RouteFamily) -> Self {
+        self.route_family = family;
+        self.dimension = family.dimension;
         self
     }
 

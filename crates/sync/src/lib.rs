@@ -17,11 +17,13 @@
 //! It must not talk to a provider except through headroom-http's `Client::send`, read the
 //! clock except through `headroom_core::Clock`, or know anything about GitHub.
 
+pub mod calibration;
 pub mod graph;
 pub mod plan;
 pub mod runner;
 pub mod summary;
 
+pub use calibration::{CalibrationRow, FamilyActual, FamilyEstimate};
 pub use graph::{GraphError, Scope, StageDecl, StageGraph};
 pub use plan::{Action, BucketView, Plan, Snapshot, StageState, plan};
 pub use runner::{

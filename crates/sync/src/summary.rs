@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use headroom_core::clock::Timestamp;
 use serde::{Deserialize, Serialize};
 
+use crate::calibration::{self, CalibrationRow, FamilyActual, FamilyEstimate};
 use crate::plan::StageState;
 
 /// Requests and quota seen for one bucket.
@@ -109,8 +110,18 @@ pub struct RefusedField {
     pub message: String,
 }
 
+/// Calibration rows (see [`calibration`]): per stage, recomputed when the stage stops, and
+/// for the run as a whole, recomputed when the run hibernates or finishes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Calibration {
+    /// Per stage, by name.
+    pub stages: BTreeMap<String, Vec<CalibrationRow>>,
+    /// The whole run: every stage's estimates and actuals summed.
+    pub run: Vec<CalibrationRow>,
+}
+
 /// A run's summary.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunSummary {
     /// Per stage, in declaration order of the graph (a map sorted by name here).
     pub stages: BTreeMap<String, StageTally>,
@@ -155,6 +166,16 @@ pub struct RunSummary {
     /// entities gone), each (stage, path, kind) once.
     #[serde(default)]
     pub refused: Vec<RefusedField>,
+    /// Per stage, what it was estimated to spend per route family before dispatch (the plan
+    /// model's, when the run was started with an estimate). Never changed by the actuals.
+    #[serde(default)]
+    pub estimates: BTreeMap<String, Vec<FamilyEstimate>>,
+    /// Per stage, what it was seen to spend per route family and dimension.
+    #[serde(default)]
+    pub actuals: BTreeMap<String, Vec<FamilyActual>>,
+    /// Estimated against actual, from the two above.
+    #[serde(default)]
+    pub calibration: Calibration,
 }
 
 impl RunSummary {
@@ -181,6 +202,43 @@ impl RunSummary {
             self.refused.push(field);
         }
         !known
+    }
+
+    /// Recomputes stage `stage`'s calibration rows (`incomplete` unless `done`) and returns
+    /// them.
+    pub fn calibrate_stage(&mut self, stage: &str, done: bool) -> Vec<CalibrationRow> {
+        let estimates = self.estimates.get(stage).map_or(&[][..], Vec::as_slice);
+        let actuals = self.actuals.get(stage).map_or(&[][..], Vec::as_slice);
+        let rows = calibration::rows(estimates, actuals, !done);
+        if rows.is_empty() {
+            self.calibration.stages.remove(stage);
+        } else {
+            self.calibration
+                .stages
+                .insert(stage.to_owned(), rows.clone());
+        }
+        rows
+    }
+
+    /// Recomputes every stage's rows and the run's (`finished`: the run is over and every
+    /// stage with traffic is done; otherwise the run's rows are incomplete), and returns the
+    /// run's.
+    pub fn calibrate_run(&mut self, finished: bool) -> Vec<CalibrationRow> {
+        let stages: Vec<String> = self.actuals.keys().cloned().collect();
+        let done = |s: &String| {
+            self.stages
+                .get(s)
+                .is_some_and(|t| t.status == StageStatus::Done)
+        };
+        let done: Vec<bool> = stages.iter().map(done).collect();
+        for (stage, done) in stages.iter().zip(&done) {
+            self.calibrate_stage(stage, *done);
+        }
+        let all_done = done.iter().all(|d| *d);
+        let estimates: Vec<FamilyEstimate> = self.estimates.values().flatten().cloned().collect();
+        let actuals: Vec<FamilyActual> = self.actuals.values().flatten().cloned().collect();
+        self.calibration.run = calibration::rows(&estimates, &actuals, !(finished && all_done));
+        self.calibration.run.clone()
     }
 
     /// Total requests answered.

@@ -61,6 +61,12 @@ enum SyncCommand {
         /// Wait for quota windows in this process and finish, instead of hibernating.
         #[arg(long)]
         wait: bool,
+        /// Before a new run, measure the organization as `sync plan` does (a few GraphQL
+        /// points and a REST request per sampled repository) and keep its per-stage,
+        /// per-route-family estimate with the run: `sync status` then holds what each stage
+        /// spent against it (calibration). Without it every row is unbudgeted.
+        #[arg(long)]
+        estimate: bool,
         /// A run that hibernates until no later than this many seconds from now is held: the
         /// command keeps it persisted as hibernating (claim released, visible in `sync
         /// status`) and wakes it itself at its time, as a worker would. A later wake time
@@ -125,6 +131,7 @@ pub async fn run(global: &GlobalArgs, args: SyncArgs) -> CommandResult {
             resume,
             stages,
             wait,
+            estimate,
             hold_secs,
             claim_secs,
             margin,
@@ -132,6 +139,7 @@ pub async fn run(global: &GlobalArgs, args: SyncArgs) -> CommandResult {
             let hold = SignedDuration::from_secs(i64::try_from(hold_secs).unwrap_or(i64::MAX));
             let options = org_run::OrgOptions {
                 wait,
+                estimate,
                 hold,
                 claim_secs,
                 margin: margin.get(),

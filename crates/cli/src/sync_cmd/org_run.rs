@@ -1,24 +1,26 @@
 //! `sync org NAME`: starts or resumes one organization run and drives it until it finishes,
 //! fails or hibernates (holding on through a short or `--wait`ed hibernation).
 
+use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::sync::Arc;
 
 use headroom_core::clock::{Clock, SignedDuration};
 use headroom_core::telemetry;
 use headroom_github::org;
-use headroom_store::NewSyncRun;
-use headroom_sync::{ProgressSink, RunOutcome, StageGraph};
+use headroom_store::{NewSyncRun, SyncRun};
+use headroom_sync::{FamilyEstimate, ProgressSink, RunOutcome, RunSummary, StageGraph};
 use serde_json::json;
 
 use super::progress::{JsonProgress, TerminalProgress};
-use super::{env, print_outcome, runner};
+use super::{Env, env, plan, print_outcome, runner};
 use crate::config::Settings;
 use crate::outcome::{CliError, CommandResult, Outcome};
 
 /// How `sync org` drives its run.
 pub(super) struct OrgOptions {
     pub(super) wait: bool,
+    pub(super) estimate: bool,
     pub(super) hold: SignedDuration,
     pub(super) claim_secs: u64,
     pub(super) margin: SignedDuration,
@@ -33,6 +35,7 @@ pub(super) async fn sync_org(
 ) -> CommandResult {
     let OrgOptions {
         wait,
+        estimate,
         hold,
         claim_secs,
         margin,
@@ -57,12 +60,19 @@ pub(super) async fn sync_org(
             Err(e) => return Err(CliError::failed(&e)),
         },
         None => {
+            // Measured before the run exists, so the run is saved with its estimate right
+            // after it is created (a worker taking up pending runs finds it complete).
+            let estimates = if estimate {
+                Some(estimates(&env, &name).await?)
+            } else {
+                None
+            };
             let key = env
                 .client
                 .identity(credential)
                 .await
                 .map_err(|e| CliError::failed(&e))?;
-            match env
+            let created = env
                 .store
                 .create_sync_run(&NewSyncRun {
                     kind: "org".into(),
@@ -71,10 +81,11 @@ pub(super) async fn sync_org(
                     requested_stages: (!stages.is_empty()).then_some(stages),
                     created_at: env.clock.now(),
                 })
-                .await
-            {
-                Ok(run) => run.id,
-                Err(e) => return Err(CliError::failed(&e)),
+                .await;
+            match (created, estimates) {
+                (Ok(run), Some(estimates)) => with_estimate(&env, run, estimates).await?,
+                (Ok(run), None) => run.id,
+                (Err(e), _) => return Err(CliError::failed(&e)),
             }
         }
     };
@@ -125,4 +136,41 @@ pub(super) async fn sync_org(
             Err(e) => return Err(CliError::failed(&e)),
         }
     }
+}
+
+/// Measures the organization (`sync plan`'s probe): the model's estimate per stage and route
+/// family.
+async fn estimates(
+    env: &Env,
+    name: &str,
+) -> Result<BTreeMap<String, Vec<FamilyEstimate>>, CliError> {
+    let measured = plan::measure(env, name).await?;
+    let mut out: BTreeMap<String, Vec<FamilyEstimate>> = BTreeMap::new();
+    for e in &measured.plan.by_family {
+        out.entry(e.stage.to_owned())
+            .or_default()
+            .push(FamilyEstimate {
+                family: e.family.name.to_owned(),
+                dimension: e.family.dimension,
+                units: e.units,
+            });
+    }
+    Ok(out)
+}
+
+/// Stores the estimate in the new run's summary before any stage is dispatched; the run's
+/// calibration holds the stages' actuals against it. Returns the run id.
+async fn with_estimate(
+    env: &Env,
+    mut run: SyncRun,
+    estimates: BTreeMap<String, Vec<FamilyEstimate>>,
+) -> Result<i64, CliError> {
+    let mut summary = RunSummary::from_stored(run.summary.as_ref());
+    summary.estimates = estimates;
+    run.summary = Some(serde_json::to_value(&summary).map_err(|e| CliError::failed(&e))?);
+    env.store
+        .save_sync_run(&run)
+        .await
+        .map_err(|e| CliError::failed(&e))?;
+    Ok(run.id)
 }

@@ -3,8 +3,8 @@
 use headroom_core::clock::Timestamp;
 use headroom_github::org;
 use headroom_store::{CheckpointStatus, Store, SyncRun, TABLES};
-use headroom_sync::RunSummary;
-use headroom_sync::summary::StageStatus;
+use headroom_sync::summary::{Calibration, StageStatus};
+use headroom_sync::{CalibrationRow, RunSummary};
 use serde::Serialize;
 
 use crate::config::Settings;
@@ -31,6 +31,9 @@ struct RunStatus {
     stages: Vec<StageLine>,
     /// Fields GitHub refused in answers the stages kept (from the run's summary).
     refused: Vec<headroom_sync::RefusedField>,
+    /// Estimated against actual per stage and route family, and for the run (from its
+    /// summary).
+    calibration: Calibration,
     tables: std::collections::BTreeMap<String, u64>,
 }
 
@@ -111,12 +114,13 @@ async fn describe(
         }),
         _ => None,
     };
-    let refused = RunSummary::from_stored(run.summary.as_ref()).refused;
+    let summary = RunSummary::from_stored(run.summary.as_ref());
     Ok(RunStatus {
         run,
         waiting_for,
         stages,
-        refused,
+        refused: summary.refused,
+        calibration: summary.calibration,
         tables,
     })
 }
@@ -135,6 +139,60 @@ fn refused_line(r: &headroom_sync::RefusedField) -> String {
         r.kind,
         headroom_core::redact(&r.message)
     )
+}
+
+/// The calibration table: one line per stage and route family, then the run's totals. Raw
+/// numbers side by side; a ratio only where a request count is comparable with the estimate.
+fn calibration_lines(c: &Calibration) -> Vec<String> {
+    if c.run.is_empty() && c.stages.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![
+        "calibration (estimated units vs actual, per route family):".to_owned(),
+        format!(
+            "  {:<16} {:<16} {:<13} {:>9} {:>9} {:>9} {:>6}  note",
+            "stage", "family", "dimension", "estimated", "requests", "points", "ratio"
+        ),
+    ];
+    let line = |stage: &str, r: &CalibrationRow| {
+        let mut notes = Vec::new();
+        if r.unbudgeted_actual {
+            notes.push("unbudgeted".to_owned());
+        } else if r.underestimated {
+            notes.push("UNDERESTIMATED".to_owned());
+        }
+        if let Some(why) = &r.underestimation_assessable_reason {
+            notes.push(format!("not assessable: {why}"));
+        }
+        if r.incomplete {
+            notes.push("incomplete".to_owned());
+        }
+        format!(
+            "  {stage:<16} {:<16} {:<13} {:>9} {:>9} {:>9} {:>6}  {}",
+            r.family,
+            r.dimension.as_str(),
+            if r.unbudgeted_actual {
+                "-".to_owned()
+            } else {
+                r.estimated_units.to_string()
+            },
+            r.actual_requests,
+            r.actual_points,
+            r.ratio.map_or("-".to_owned(), |x| format!("{x:.2}")),
+            notes.join("; ")
+        )
+        .trim_end()
+        .to_owned()
+    };
+    for decl in org::declarations() {
+        for r in c.stages.get(decl.name).into_iter().flatten() {
+            out.push(line(decl.name, r));
+        }
+    }
+    for r in &c.run {
+        out.push(line("(run)", r));
+    }
+    out
 }
 
 pub(super) async fn status(settings: &Settings, run_id: Option<i64>, json: bool) -> CommandResult {
@@ -209,6 +267,65 @@ pub(super) async fn status(settings: &Settings, run_id: Option<i64>, json: bool)
         for r in &s.refused {
             outln!("  {}", refused_line(r));
         }
+        for line in calibration_lines(&s.calibration) {
+            outln!("  {line}");
+        }
     }
     Ok(Outcome::Success)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use headroom_core::Dimension;
+
+    fn row(
+        family: &str,
+        dimension: Dimension,
+        estimated: Option<u64>,
+        requests: u64,
+    ) -> CalibrationRow {
+        let estimate = estimated.map(|units| headroom_sync::FamilyEstimate {
+            family: family.into(),
+            dimension,
+            units,
+        });
+        let actual = headroom_sync::FamilyActual {
+            family: family.into(),
+            dimension,
+            requests,
+            points: requests,
+        };
+        let rows = headroom_sync::calibration::rows(
+            estimate.as_slice(),
+            std::slice::from_ref(&actual),
+            false,
+        );
+        rows.into_iter().next().expect("a row for traffic seen")
+    }
+
+    #[test]
+    fn the_table_has_a_line_per_stage_family_and_the_run_totals() {
+        let mut c = Calibration::default();
+        c.stages.insert(
+            "workflow_runs".into(),
+            vec![row("check_runs", Dimension::RestCore, Some(2), 5)],
+        );
+        c.stages.insert(
+            "pull_requests".into(),
+            vec![row("commits", Dimension::GraphqlCost, None, 3)],
+        );
+        c.run = vec![
+            row("check_runs", Dimension::RestCore, Some(2), 5),
+            row("commits", Dimension::GraphqlCost, None, 3),
+        ];
+        let lines = calibration_lines(&c);
+        assert_eq!(lines.len(), 2 + 2 + 2, "{lines:#?}");
+        // Stages in graph order: pull_requests (5) before workflow_runs (7).
+        assert!(lines[2].contains("pull_requests") && lines[2].contains("unbudgeted"));
+        assert!(lines[3].contains("check_runs") && lines[3].contains("2.50"));
+        assert!(lines[3].contains("UNDERESTIMATED"));
+        assert!(lines[4].starts_with("  (run)"));
+        assert!(calibration_lines(&Calibration::default()).is_empty());
+    }
 }

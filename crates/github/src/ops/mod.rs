@@ -12,7 +12,7 @@ use headroom_core::provider::{
     NewPullRequest, NewRepository, OpResult, ProtectionRule, ProviderError, PullRequest, Recheck,
     RepoRef, Repository,
 };
-use headroom_core::{Dimension, Subject};
+use headroom_core::{Subject, route};
 use headroom_http::paginate::LinkPager;
 use headroom_http::{ApiRequest, Client, Credential};
 use http::Method;
@@ -61,6 +61,7 @@ impl GitHubOps {
             headroom_http::ops::OpRequest::Read,
             what,
             errors::github_status,
+            route::GITHUB_OPS,
         )
         .await
     }
@@ -85,6 +86,7 @@ impl GitHubOps {
             },
             what,
             errors::github_status,
+            route::GITHUB_OPS,
         )
         .await
     }
@@ -143,7 +145,7 @@ impl GitProvider for GitHubOps {
         while let Some(url) = pager.next_url() {
             let request = ApiRequest::get(url.as_str())
                 .credential(self.credential.as_ref())
-                .route("ops", Dimension::RestCore);
+                .route(route::GITHUB_OPS);
             let response = self
                 .client
                 .send(request)

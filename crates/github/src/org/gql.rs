@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use headroom_core::Dimension;
+use headroom_core::RouteFamily;
 use headroom_core::telemetry;
 use headroom_http::{ApiError, ApiRequest};
 use headroom_sync::{StageCtx, StageError};
@@ -172,14 +172,14 @@ pub fn read_answer(body: &Value) -> Answer {
 pub async fn query(
     ctx: &StageCtx<'_>,
     size: &PageSize,
-    route: &'static str,
+    route: RouteFamily,
     query: &str,
     variables: impl Fn(u32) -> Value,
 ) -> Result<Value, StageError> {
     loop {
         let mut request = ApiRequest::graphql(query, &variables(size.get()))
             .map_err(|e| StageError::Permanent(e.to_string()))?
-            .route(route, Dimension::GraphqlCost);
+            .route(route);
         // GitHub ignores the query string; logs and proxies see which stage asked.
         request.target = format!("/graphql?stage={}", ctx.decl().name);
         match ctx.send(request).await {

@@ -6,10 +6,12 @@
 //! and [`PlanProbe::estimate`] extrapolates requests, points and quota windows. Sending and
 //! printing are the binary's; the arithmetic lives here, beside the stages it models.
 
+use headroom_core::{RouteFamily, route};
 use serde_json::Value;
 
 use super::gql::count_at as count;
 use super::gql::nodes;
+use super::names;
 
 /// The probe: counts of every connection a sync walks, and a sample to measure depth on.
 pub const PLAN_QUERY: &str = "query($login: String!) {
@@ -102,6 +104,21 @@ pub struct Plan {
     pub rest_requests: u64,
     /// Quota windows needed with the limits given.
     pub quota_windows: u64,
+    /// The same requests per stage and route family (each family's units in its dimension:
+    /// requests for REST, points for GraphQL, one per page here), what a run's calibration
+    /// holds the actuals against.
+    pub by_family: Vec<FamilyEstimate>,
+}
+
+/// One stage's estimate on one route family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FamilyEstimate {
+    /// The stage (`names::*`).
+    pub stage: &'static str,
+    /// The family it sends.
+    pub family: RouteFamily,
+    /// Estimated units.
+    pub units: u64,
 }
 
 fn pages(n: u64) -> u64 {
@@ -210,21 +227,60 @@ impl PlanProbe {
         let repos = self.repositories;
         let n = self.sampled_repositories.max(1);
         let scale = |x: u64| (x * repos).div_ceil(n);
-        let graphql_requests = 1
-            + pages(self.members)
-            + pages(self.teams)
-            + pages(repos)
-            + scale(self.issue_pages) * 2 // issues, and issue comments in pages of issues
-            + repos // projects, through their repositories
-            + pages(self.organization_projects) + self.unlinked_projects // the organization's listing, and the unlinked ones
-            + scale(self.pull_pages)
-            + scale(self.branch_pages);
         let commits = scale(self.pulls) * commits_per_pull;
         let runs = repos * runs_per_repository;
-        // Runs: their listing pages per repository, then jobs per run and check runs per head
-        // commit (counted as one per run: an upper bound when runs share a commit).
-        let rest_requests =
-            commits + repos * runs_per_repository.div_ceil(REST_PAGE).max(1) + runs * 2;
+        let family = |stage, family, units| FamilyEstimate {
+            stage,
+            family,
+            units,
+        };
+        let by_family = vec![
+            family(
+                names::ORG,
+                route::ORGANIZATION,
+                1 + pages(self.members) + pages(self.teams),
+            ),
+            family(names::REPOSITORIES, route::REPOSITORIES, pages(repos)),
+            family(names::REPOSITORIES, route::ISSUES, scale(self.issue_pages)),
+            // Issue comments come in pages of issues.
+            family(
+                names::ISSUE_COMMENTS,
+                route::ISSUE_COMMENTS,
+                scale(self.issue_pages),
+            ),
+            // Projects through their repositories, then the organization's listing and the
+            // unlinked ones.
+            family(
+                names::PROJECTS,
+                route::PROJECTS,
+                repos + pages(self.organization_projects) + self.unlinked_projects,
+            ),
+            family(
+                names::PULL_REQUESTS,
+                route::PULL_REQUESTS,
+                scale(self.pull_pages),
+            ),
+            family(names::BRANCHES, route::BRANCHES, scale(self.branch_pages)),
+            family(names::COMMIT_FILES, route::COMMIT_FILES, commits),
+            // Runs: their listing pages per repository, then jobs per run and check runs per
+            // head commit (counted as one per run: an upper bound when runs share a commit).
+            family(
+                names::WORKFLOW_RUNS,
+                route::WORKFLOW_RUNS,
+                repos * runs_per_repository.div_ceil(REST_PAGE).max(1),
+            ),
+            family(names::WORKFLOW_RUNS, route::WORKFLOW_JOBS, runs),
+            family(names::WORKFLOW_RUNS, route::CHECK_RUNS, runs),
+        ];
+        let in_dimension = |d| {
+            by_family
+                .iter()
+                .filter(|f| f.family.dimension == d)
+                .map(|f| f.units)
+                .sum::<u64>()
+        };
+        let graphql_requests = in_dimension(headroom_core::Dimension::GraphqlCost);
+        let rest_requests = in_dimension(headroom_core::Dimension::RestCore);
         // Every GraphQL page of these stages costs one point (GitHub's rule: nested
         // connections of 50 × 100 round to 1).
         let quota_windows = rest_requests
@@ -238,6 +294,7 @@ impl PlanProbe {
             graphql_requests,
             rest_requests,
             quota_windows,
+            by_family,
         }
     }
 }
@@ -292,6 +349,41 @@ mod tests {
         let assumed = p.estimate(&[], 100, 5_000);
         assert_eq!(assumed.workflow_runs_per_repository, RUNS_PER_REPOSITORY);
         assert_eq!(assumed.quota_windows, 1);
+    }
+
+    #[test]
+    fn the_estimate_per_family_belongs_to_declared_stages_and_sums_to_the_totals() {
+        let plan = PlanProbe::read(&body(), "acme")
+            .expect("readable")
+            .estimate(&[10, 20], 5_000, 5_000);
+        let stages: Vec<&str> = super::super::declarations()
+            .iter()
+            .map(|d| d.name)
+            .collect();
+        for f in &plan.by_family {
+            assert!(stages.contains(&f.stage), "{}", f.stage);
+            assert!(route::CATALOGUE.contains(&f.family), "{}", f.family);
+        }
+        let units = |family| {
+            plan.by_family
+                .iter()
+                .find(|f| f.family == family)
+                .map(|f| (f.stage, f.units))
+        };
+        // 4 repositories × 15 runs, a job listing and a check-run listing each.
+        assert_eq!(
+            units(route::WORKFLOW_JOBS),
+            Some((names::WORKFLOW_RUNS, 60))
+        );
+        assert_eq!(units(route::CHECK_RUNS), Some((names::WORKFLOW_RUNS, 60)));
+        assert_eq!(units(route::ORGANIZATION), Some((names::ORG, 5)));
+        let rest: u64 = plan
+            .by_family
+            .iter()
+            .filter(|f| f.family.dimension == headroom_core::Dimension::RestCore)
+            .map(|f| f.units)
+            .sum();
+        assert_eq!(rest, plan.rest_requests);
     }
 
     #[test]

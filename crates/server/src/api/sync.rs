@@ -3,6 +3,8 @@
 //! each run with its progress worked out from the checkpoints: which stage of how many, which
 //! scope, which page, rows so far, next wake and why.
 
+use std::collections::BTreeMap;
+
 use axum::Json;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderValue, header};
@@ -34,7 +36,7 @@ pub const ORG_STAGES: [&str; 8] = [
 ];
 
 /// Where a run stands, from its checkpoints.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct RunProgress {
     /// Stages the run covers.
     pub stages_total: u64,
@@ -61,6 +63,59 @@ pub struct RunProgress {
     pub spent: Vec<BucketSpend>,
     /// Fields GitHub refused in answers the run kept, from its summary.
     pub refused: Vec<RefusedField>,
+    /// The run's calibration: estimated units beside actual requests and points per route
+    /// family, from its summary (empty before its first stage stops).
+    pub calibration: Vec<CalibrationRow>,
+}
+
+/// One route family and dimension of a run's (or a stage's) calibration, as the sync runner
+/// stored it: raw numbers side by side, never blended.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(default)]
+pub struct CalibrationRow {
+    /// The route family (docs/ROUTE-FAMILIES.md).
+    pub family: String,
+    /// Its dimension (`rest_core`, `graphql_cost`, …).
+    pub dimension: String,
+    /// Estimated units before dispatch (0 without an estimate).
+    pub estimated_units: u64,
+    /// Requests answered.
+    pub actual_requests: u64,
+    /// Points spent (GraphQL points as reported; one per REST request).
+    pub actual_points: u64,
+    /// Actual requests over estimated units, where the two are comparable.
+    pub ratio: Option<f64>,
+    /// More requests than estimated, or traffic with no estimate.
+    pub underestimated: bool,
+    /// Whether a request count is comparable with the estimate.
+    pub underestimation_assessable: bool,
+    /// Why not, when it is not.
+    pub underestimation_assessable_reason: Option<String>,
+    /// Traffic on a family with no estimate.
+    pub unbudgeted_actual: bool,
+    /// The stage or run had not finished: a ratio ≤ 1 is not an over-estimate.
+    pub incomplete: bool,
+}
+
+/// The run's calibration rows and each stage's, from a stored run summary (`calibration.run`
+/// and `calibration.stages`); another shape yields nothing.
+fn calibration_of(
+    summary: Option<&serde_json::Value>,
+) -> (Vec<CalibrationRow>, BTreeMap<String, Vec<CalibrationRow>>) {
+    let part = |key: &str| {
+        summary
+            .and_then(|s| s.get("calibration"))
+            .and_then(|c| c.get(key))
+            .cloned()
+    };
+    (
+        part("run")
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_default(),
+        part("stages")
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_default(),
+    )
 }
 
 /// What a run spent on one bucket.
@@ -212,6 +267,7 @@ pub fn progress(run: &SyncRun, checkpoints: &[Checkpoint]) -> RunProgress {
         waiting_because,
         spent,
         refused,
+        calibration: calibration_of(run.summary.as_ref()).0,
     }
 }
 
@@ -312,6 +368,8 @@ pub struct RunDetail {
     pub view: RunView,
     /// Every checkpoint, by stage then scope.
     pub checkpoints: Vec<Checkpoint>,
+    /// Each stage's calibration rows, by stage name (the run's are in `progress`).
+    pub stage_calibration: BTreeMap<String, Vec<CalibrationRow>>,
 }
 
 /// `GET /api/sync/runs/{id}`.
@@ -341,15 +399,43 @@ pub async fn show(
         .ok_or_else(|| ApiError::NotFound(format!("no sync run {id}")))?;
     let checkpoints = state.store.checkpoints(id).await?;
     let progress = progress(&run, &checkpoints);
+    let stage_calibration = calibration_of(run.summary.as_ref()).1;
     Ok(Json(RunDetail {
         view: RunView { run, progress },
         checkpoints,
+        stage_calibration,
     }))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_summary_gives_its_calibration_rows_for_the_run_and_each_stage() {
+        let row = serde_json::json!({
+            "family": "check_runs", "dimension": "rest_core", "estimated_units": 2,
+            "actual_requests": 5, "actual_points": 5, "ratio": 2.5, "underestimated": true,
+            "underestimation_assessable": true, "underestimation_assessable_reason": null,
+            "unbudgeted_actual": false, "incomplete": false
+        });
+        let summary = serde_json::json!({
+            "calibration": { "run": [row.clone()], "stages": { "workflow_runs": [row] } }
+        });
+        let (run, stages) = calibration_of(Some(&summary));
+        assert_eq!(run.len(), 1);
+        assert_eq!(
+            (run[0].family.as_str(), run[0].actual_requests, run[0].ratio),
+            ("check_runs", 5, Some(2.5))
+        );
+        assert_eq!(stages.get("workflow_runs"), Some(&run));
+        // A summary from before calibration, or of another shape: nothing, never an error.
+        assert_eq!(
+            calibration_of(Some(&serde_json::json!({"buckets": {}}))).0,
+            vec![]
+        );
+        assert!(calibration_of(None).1.is_empty());
+    }
 
     #[test]
     fn a_summary_gives_its_spend_per_bucket_and_its_refused_fields() {

@@ -307,9 +307,60 @@ pub fn runs_table(runs: &RunsPage, now: Timestamp) -> String {
                 escape(&refused.join("; ")),
             );
         }
+        if let Some(words) = calibration_words(&view.progress.calibration) {
+            let _ = write!(
+                out,
+                "<tr class=\"calibration\" data-run-calibration=\"{}\"><td></td>\
+                 <td colspan=\"8\">{}</td></tr>",
+                run.id,
+                escape(&words),
+            );
+        }
     }
     out.push_str("</tbody></table></section>");
     out
+}
+
+/// A run's calibration in a sentence: the route families that spent more requests than
+/// estimated (or had no estimate), else how many stayed within theirs. `None` without rows.
+fn calibration_words(rows: &[crate::api::sync::CalibrationRow]) -> Option<String> {
+    if rows.is_empty() {
+        return None;
+    }
+    let over: Vec<String> = rows
+        .iter()
+        .filter(|r| r.underestimated)
+        .map(|r| {
+            if r.unbudgeted_actual {
+                format!("{} ({} requests, no estimate)", r.family, r.actual_requests)
+            } else {
+                format!(
+                    "{} ({} requests, {} estimated)",
+                    r.family, r.actual_requests, r.estimated_units
+                )
+            }
+        })
+        .collect();
+    let unassessed = rows
+        .iter()
+        .filter(|r| !r.underestimation_assessable)
+        .count();
+    let incomplete = if rows.iter().any(|r| r.incomplete) {
+        " (so far)"
+    } else {
+        ""
+    };
+    Some(if over.is_empty() {
+        format!(
+            "Calibration{incomplete}: {} route families within their estimate, {unassessed} not comparable in requests",
+            rows.len() - unassessed
+        )
+    } else {
+        format!(
+            "Calibration{incomplete}: more than estimated on {}",
+            over.join("; ")
+        )
+    })
 }
 
 /// The feed's status document: a few sentences, then every scalar by its path, one table per
@@ -486,6 +537,18 @@ mod tests {
                     path: "organization.membersWithRole".into(),
                     kind: "FORBIDDEN".into(),
                 }],
+                calibration: vec![crate::api::sync::CalibrationRow {
+                    family: "workflow_jobs".into(),
+                    dimension: "rest_core".into(),
+                    estimated_units: 36,
+                    actual_requests: 84,
+                    actual_points: 84,
+                    ratio: Some(84.0 / 36.0),
+                    underestimated: true,
+                    underestimation_assessable: true,
+                    incomplete: true,
+                    ..Default::default()
+                }],
             },
         }
     }
@@ -541,6 +604,9 @@ mod tests {
         assert!(html.contains("<td class=\"rows\">12,345</td>"));
         assert!(html.contains("<td class=\"spent\">core 1,120 requests · graphql 340 points</td>"));
         assert!(html.contains("GitHub refused: organization.membersWithRole (FORBIDDEN, org)"));
+        assert!(html.contains(
+            "Calibration (so far): more than estimated on workflow_jobs (84 requests, 36 estimated)"
+        ));
     }
 
     #[test]

@@ -212,6 +212,8 @@ impl Runner {
         summary.hibernating_since = Some(now);
         self.fill_status_lists(run.id, &drive.selection, summary)
             .await?;
+        // The run so far (incomplete); its underestimates are logged when it finishes.
+        summary.calibrate_run(false);
         run.summary = Some(serde_json::to_value(&*summary).unwrap_or_default());
         run.updated_at = now;
         self.store.save_sync_run(run).await?;

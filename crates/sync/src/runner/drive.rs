@@ -270,6 +270,11 @@ impl Runner {
         };
         let result = worker.run(&ctx).await;
         drop(ctx);
+        {
+            let mut shared = lock(&drive.shared);
+            let rows = shared.calibrate_stage(&stage, result.is_ok());
+            super::log_underestimates(run.id, Some(&stage), &rows);
+        }
         if let Err(e) = self.record_stopped(run.id, drive, stage, result).await {
             *summary = lock(&drive.shared).clone();
             return Err(e);

@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use headroom_core::QuotaKey;
 use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
 use headroom_core::deferral::DeferralBudget;
+use headroom_core::telemetry;
 use headroom_http::{ApiError, Client, Credential};
 use headroom_store::{
     Checkpoint, CheckpointStatus, CheckpointUpdate, Store, StoreError, SyncRun, SyncRunStatus,
@@ -28,6 +29,7 @@ pub use self::progress::{NoProgress, ProgressEvent, ProgressSink};
 pub use self::stage::{RepoScope, Stage, StageCtx, StageError};
 pub use self::status::state_of;
 use self::status::{BLOCKED_BY, FAILED};
+use crate::calibration::CalibrationRow;
 use crate::graph::StageGraph;
 use crate::plan::StageState;
 use crate::summary::RunSummary;
@@ -110,6 +112,28 @@ pub enum RunOutcome {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Logs `sync.budget_underestimated` for each underestimated row of a stage (or of the run).
+fn log_underestimates(run_id: i64, stage: Option<&str>, rows: &[CalibrationRow]) {
+    for r in rows.iter().filter(|r| r.underestimated) {
+        let reason = if r.unbudgeted_actual {
+            "unbudgeted_actual"
+        } else {
+            "underestimated"
+        };
+        tracing::warn!(
+            event = telemetry::SYNC_BUDGET_UNDERESTIMATED,
+            run_id,
+            stage = stage.unwrap_or(""),
+            route_family = %r.family,
+            dimension = r.dimension.as_str(),
+            estimated_units = r.estimated_units,
+            actual_requests = r.actual_requests,
+            reason,
+            "A sync spent more requests on a route family than estimated."
+        );
+    }
 }
 
 /// Drives sync runs of one stage graph.

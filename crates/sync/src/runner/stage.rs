@@ -14,6 +14,7 @@ use headroom_store::{
 };
 
 use super::{ProgressEvent, ProgressSink, lock};
+use crate::calibration;
 use crate::graph::StageDecl;
 use crate::summary::{RefusedField, RunSummary};
 
@@ -162,6 +163,7 @@ impl StageCtx<'_> {
     pub async fn send(&self, request: ApiRequest) -> Result<ApiResponse, ApiError> {
         let bucket = request.bucket.as_str().to_owned();
         let estimated = u64::from(request.estimated_cost);
+        let (family, dimension) = (request.route_family, request.dimension);
         let result = self.client.send(request.credential(self.credential)).await;
         let mut s = lock(self.summary);
         match &result {
@@ -173,7 +175,7 @@ impl StageCtx<'_> {
                     .map_or(bucket, |b| b.as_str().to_owned());
                 // GitHub does not charge an authorized 304 (an unauthenticated one it does).
                 let free = response.not_modified() && self.credential.is_some();
-                tally_response(
+                let points = tally_response(
                     &mut s,
                     &bucket,
                     &response.signal,
@@ -181,8 +183,11 @@ impl StageCtx<'_> {
                     response.attempts,
                     free,
                 );
+                let requests = u64::from(response.attempts.max(1));
                 let stage = s.stages.entry(self.decl.name.to_owned()).or_default();
-                stage.requests += u64::from(response.attempts.max(1));
+                stage.requests += requests;
+                let actuals = s.actuals.entry(self.decl.name.to_owned()).or_default();
+                calibration::tally(actuals, family.name, dimension, requests, points);
             }
             Err(ApiError::Forbidden { status: 403, .. }) => s.responses_403 += 1,
             Err(ApiError::RateLimited { bucket, reason, .. }) => {
@@ -451,17 +456,19 @@ fn tally_response(
     estimated: u64,
     attempts: u32,
     free: bool,
-) {
+) -> u64 {
     let b = s.buckets.entry(bucket.to_owned()).or_default();
     b.requests += u64::from(attempts.max(1));
-    b.points += if free {
+    let points = if free {
         0
     } else {
         signal
             .cost
             .unwrap_or(if bucket == "graphql" { estimated } else { 1 })
     };
+    b.points += points;
     if let Some(r) = signal.remaining {
         b.min_remaining = Some(b.min_remaining.map_or(r, |m| m.min(r)));
     }
+    points
 }

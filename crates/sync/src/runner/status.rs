@@ -99,6 +99,8 @@ impl Runner {
         } else {
             SyncRunStatus::Done
         };
+        let rows = summary.calibrate_run(true);
+        super::log_underestimates(run.id, None, &rows);
         run.failure_reason = reason.clone();
         run.not_before = None;
         run.finished_at = Some(now);

@@ -2,9 +2,9 @@
 //! admission (window, block, reserve, the class shares and borrowing), the request with its
 //! redirect hops, and the outcome (applied, terminal on 404/410, or the retry ladder).
 
-use headroom_core::Dimension;
 use headroom_core::clock::{Clock, Timestamp};
 use headroom_core::lanes::{CoreLanes, DetailUsage};
+use headroom_core::route;
 use headroom_core::telemetry;
 use headroom_http::{ApiError, ApiRequest, ApiResponse};
 use headroom_store::feed_state::{
@@ -90,7 +90,7 @@ impl Enricher {
         let request = ApiRequest::get(url)
             .credential(self.poller.credential.as_ref())
             .follow_redirects()
-            .route("enrich_detail", Dimension::RestCore);
+            .route(route::ENRICH_DETAIL);
         let started = now;
         let result = self.poller.client.send(request).await;
         let now = self.poller.clock.now();

@@ -3,10 +3,10 @@
 //! request, and the recording of each member's outcome (applied by matching id, or admitted
 //! to the detail lane).
 
-use headroom_core::Dimension;
 use headroom_core::clock::{Clock, SignedDuration, Timestamp};
 use headroom_core::lanes::refresh_slots;
 use headroom_core::quota::Bucket;
+use headroom_core::route;
 use headroom_core::signal::RateLimitSignal;
 use headroom_core::telemetry;
 use headroom_http::{ApiError, ApiRequest};
@@ -285,7 +285,7 @@ impl Enricher {
         ApiRequest::get(url)
             .credential(self.poller.credential.as_ref())
             .bucket(Bucket::search())
-            .route("enrich_search", Dimension::Search)
+            .route(route::ENRICH_SEARCH)
     }
 
     /// Nothing was sent, or search said stop: search's own block, core untouched.

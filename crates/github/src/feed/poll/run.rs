@@ -3,9 +3,9 @@
 //! and the run's end (completed, deferred by a rate limit, or failed with the source's
 //! backoff or failure).
 
-use headroom_core::Dimension;
 use headroom_core::clock::{Clock, SignedDuration, Timestamp};
 use headroom_core::lanes::CoreLanes;
+use headroom_core::route;
 use headroom_core::telemetry;
 use headroom_http::paginate::{LinkPager, StopReason};
 use headroom_http::{ApiError, ApiRequest, ApiResponse, RateLimitReason};
@@ -136,7 +136,7 @@ impl Poller {
             self.state.save_core_ledger(ledger, now).await?;
             let mut request = ApiRequest::get(url.as_str())
                 .credential(self.credential.as_ref())
-                .route("feed_poll", Dimension::RestCore);
+                .route(route::FEED_POLL);
             if run.pages == 0 && !run.force {
                 request = request.conditional();
             }

@@ -16,7 +16,7 @@ pub(super) const BRANCHES_QUERY: &str =
 }";
 
 pub(super) const BRANCHES_CONNECTION: RepoConnection = RepoConnection {
-    route: "sync_branches",
+    route: route::BRANCHES,
     query: BRANCHES_QUERY,
     connection: "refs",
     watermark: Some(Watermark::Branches),

@@ -40,7 +40,7 @@ impl Stage for CommitFilesStage {
                 .await?
             {
                 let path = format!("/repos/{}/commits/{sha}", repo.full_name);
-                match rest_get(ctx, "sync_commit_files", &path).await {
+                match rest_get(ctx, route::COMMIT_FILES, &path).await {
                     Ok(response) => {
                         let body: Value = response
                             .json()

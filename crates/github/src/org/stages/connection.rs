@@ -5,8 +5,8 @@
 
 // What every stage file takes from here (a glob: each uses its own part).
 pub(super) use async_trait::async_trait;
-pub(super) use headroom_core::Dimension;
 pub(super) use headroom_core::clock::{SignedDuration, Timestamp};
+pub(super) use headroom_core::{RouteFamily, route};
 pub(super) use headroom_http::{ApiError, ApiRequest, ApiResponse};
 pub(super) use headroom_store::{CheckpointStatus, Record, Watermark};
 pub(super) use headroom_sync::{RepoScope, Stage, StageCtx, StageDecl, StageError};
@@ -86,6 +86,9 @@ pub(super) const CLOCK_SKEW: SignedDuration = SignedDuration::from_secs(60);
 /// are followed one by one with `query` (variables `owner`, `name`, `number`, `first`,
 /// `after`), which answers `repository.<parent>(number:) { id number <field> }`.
 pub(super) struct Nested {
+    /// The family its follow-ups are counted under (a pull request's further commits are
+    /// `commits`, not `pull_requests`).
+    pub(super) route: RouteFamily,
     pub(super) field: &'static str,
     pub(super) parent: &'static str,
     pub(super) query: &'static str,
@@ -96,7 +99,7 @@ pub(super) struct Nested {
 /// A GraphQL connection under `repository(owner, name)`, collected page by page for every
 /// repository of the run.
 pub(super) struct RepoConnection {
-    pub(super) route: &'static str,
+    pub(super) route: RouteFamily,
     pub(super) query: &'static str,
     pub(super) connection: &'static str,
     /// Written when a repository is finished.
@@ -343,7 +346,7 @@ async fn collect_repository(
             (&spec.nested, cur.more.first().cloned())
         {
             let follow_up = (nested, number, after);
-            nested_page(ctx, nested_size, spec, follow_up, repo, &mut cur).await?
+            nested_page(ctx, nested_size, follow_up, repo, &mut cur).await?
         } else if cur.outer_done {
             cur.more.clear();
             Some(Vec::new())
@@ -375,12 +378,11 @@ async fn collect_repository(
 async fn nested_page(
     ctx: &StageCtx<'_>,
     nested_size: &PageSize,
-    spec: &RepoConnection,
     (nested, number, after): (&Nested, i64, String),
     repo: &RepoScope,
     cur: &mut ScopeCursor,
 ) -> Result<Option<Vec<Record>>, StageError> {
-    let data = gql::query(ctx, nested_size, spec.route, nested.query, |first| {
+    let data = gql::query(ctx, nested_size, nested.route, nested.query, |first| {
         let mut vars = repo_vars(repo, first, Some(&after));
         vars["number"] = json!(number);
         vars
@@ -482,17 +484,16 @@ async fn outer_page(
 
 pub(super) async fn rest_get(
     ctx: &StageCtx<'_>,
-    route: &'static str,
+    route: RouteFamily,
     path: &str,
 ) -> Result<ApiResponse, ApiError> {
-    ctx.send(ApiRequest::get(path).route(route, Dimension::RestCore))
-        .await
+    ctx.send(ApiRequest::get(path).route(route)).await
 }
 
 /// Every page of a REST list (following `Link: rel="next"`), the items under `field`.
 pub(super) async fn rest_list(
     ctx: &StageCtx<'_>,
-    route: &'static str,
+    route: RouteFamily,
     path: &str,
     field: &str,
 ) -> Result<Vec<Value>, ApiError> {

@@ -47,7 +47,7 @@ pub(super) fn comment_of(
 }
 
 pub(super) const ISSUE_COMMENTS_CONNECTION: RepoConnection = RepoConnection {
-    route: "sync_issue_comments",
+    route: route::ISSUE_COMMENTS,
     query: COMMENTS_QUERY,
     connection: "issues",
     watermark: Some(Watermark::IssueComments),
@@ -59,6 +59,7 @@ pub(super) const ISSUE_COMMENTS_CONNECTION: RepoConnection = RepoConnection {
             .collect()
     },
     nested: Some(Nested {
+        route: route::ISSUE_COMMENTS,
         field: "comments",
         parent: "issue",
         query: COMMENTS_MORE_QUERY,

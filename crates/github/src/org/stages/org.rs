@@ -62,7 +62,7 @@ impl Stage for OrgStage {
                     let data = gql::query(
                         ctx,
                         &self.size,
-                        "sync_org",
+                        route::ORGANIZATION,
                         ORG_QUERY,
                         |_| json!({ "login": login }),
                     )
@@ -96,7 +96,7 @@ impl Stage for OrgStage {
                     let data = gql::query(
                         ctx,
                         &self.size,
-                        "sync_org",
+                        route::ORGANIZATION,
                         query,
                         |first| json!({ "login": login, "first": first, "after": after }),
                     )

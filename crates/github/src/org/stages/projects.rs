@@ -127,7 +127,7 @@ pub(super) async fn collect_unlinked_projects(
     loop {
         let records = if let Some(number) = cursor.pending.first().copied() {
             let after = cursor.items_after.clone();
-            let data = gql::query(ctx, size, "sync_projects", ORG_PROJECT_QUERY, |_| {
+            let data = gql::query(ctx, size, route::PROJECTS, ORG_PROJECT_QUERY, |_| {
                 json!({ "login": login, "number": number, "first": NESTED_PAGE, "after": after })
             })
             .await?;
@@ -156,7 +156,7 @@ pub(super) async fn collect_unlinked_projects(
             let data = gql::query(
                 ctx,
                 size,
-                "sync_projects",
+                route::PROJECTS,
                 ORG_PROJECTS_QUERY,
                 |first| json!({ "login": login, "first": first, "after": after }),
             )
@@ -218,13 +218,14 @@ impl Stage for ProjectsStage {
 }
 
 pub(super) const REPOSITORY_PROJECTS: RepoConnection = RepoConnection {
-    route: "sync_projects",
+    route: route::PROJECTS,
     query: PROJECTS_QUERY,
     connection: "projectsV2",
     watermark: None,
     incremental: Incremental::Full,
     map: |n, _, org, now| project_with_items(n, org, now),
     nested: Some(Nested {
+        route: route::PROJECTS,
         field: "items",
         parent: "projectV2",
         query: PROJECT_ITEMS_QUERY,

@@ -64,13 +64,14 @@ pub(super) fn commit_of(
 }
 
 pub(super) const PULL_REQUESTS_CONNECTION: RepoConnection = RepoConnection {
-    route: "sync_pull_requests",
+    route: route::PULL_REQUESTS,
     query: PULLS_QUERY,
     connection: "pullRequests",
     watermark: Some(Watermark::PullRequests),
     incremental: Incremental::NewestFirst(Watermark::PullRequests),
     map: |n, repo, _, now| pull_with_commits(n, repo, now),
     nested: Some(Nested {
+        route: route::COMMITS,
         field: "commits",
         parent: "pullRequest",
         query: COMMITS_MORE_QUERY,

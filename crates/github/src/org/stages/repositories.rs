@@ -34,7 +34,7 @@ pub(super) const ISSUES_QUERY: &str = "query($owner: String!, $name: String!, $f
 
 /// Stage 2's second half: each repository's issues.
 pub(super) const ISSUES_CONNECTION: RepoConnection = RepoConnection {
-    route: "sync_issues",
+    route: route::ISSUES,
     query: ISSUES_QUERY,
     connection: "issues",
     watermark: Some(Watermark::Issues),
@@ -75,7 +75,7 @@ impl Stage for RepositoriesStage {
             let data = gql::query(
                 ctx,
                 &self.size,
-                "sync_repositories",
+                route::REPOSITORIES,
                 REPOS_QUERY,
                 |first| json!({ "login": login, "first": first, "after": cursor }),
             )

@@ -139,7 +139,7 @@ async fn jobs_of(
     let full = &repo.full_name;
     let jobs = rest_list(
         ctx,
-        "sync_workflow_jobs",
+        route::WORKFLOW_JOBS,
         &format!("/repos/{full}/actions/runs/{run}/jobs?per_page={PER_PAGE}"),
         "jobs",
     )
@@ -164,7 +164,7 @@ async fn checks_of(
     let full = &repo.full_name;
     let checks = rest_list(
         ctx,
-        "sync_check_runs",
+        route::CHECK_RUNS,
         &format!("/repos/{full}/commits/{sha}/check-runs?per_page={PER_PAGE}"),
         "check_runs",
     )
@@ -190,7 +190,7 @@ async fn runs_page(
 ) -> Result<RunsStep, StageError> {
     let full = &repo.full_name;
     let path = format!("/repos/{full}/actions/runs?per_page={PER_PAGE}&page={page}");
-    let plain = ApiRequest::get(&path).route("sync_workflow_runs", Dimension::RestCore);
+    let plain = ApiRequest::get(&path).route(route::WORKFLOW_RUNS);
     let request = if page == 1 {
         plain.clone().conditional()
     } else {

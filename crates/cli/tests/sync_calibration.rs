@@ -1,0 +1,118 @@
+//! `headroom sync org NAME --estimate` against a `headroom sim` process, then `sync status`:
+//! a finished run prints its calibration table (estimated units beside actual requests and
+//! points, per stage and route family, and for the run), and its JSON carries the same rows.
+
+#![allow(clippy::expect_used)]
+
+use serde_json::Value;
+
+mod common;
+use common::Sim;
+
+#[test]
+fn a_finished_sync_prints_its_calibration_table() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let sim = Sim::start(&[
+        "--org", "acme", "--repos", "4", "--seed", "5", "--token", "t1=alice",
+    ]);
+    let (code, out, err) = common::run_against(
+        dir.path(),
+        &sim,
+        &["sync", "org", "acme", "--wait", "--estimate"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let done: Value = out
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["event"] == "sync.run_completed")
+        .expect("the run's outcome line");
+    assert_eq!(done["status"], "done", "{done}");
+    // Each underestimated row is logged (stderr), by stage and for the run.
+    let logged: Vec<Value> = err
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v.to_string().contains("sync.budget_underestimated"))
+        .collect();
+    let id = done["run_id"].as_i64().expect("run id").to_string();
+
+    let (code, text, err) = common::run_against(dir.path(), &sim, &["sync", "status", &id]);
+    assert_eq!(code, 0, "{err}");
+    println!("{text}");
+    assert!(
+        text.contains("calibration (estimated units vs actual, per route family):"),
+        "{text}"
+    );
+    let table: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.contains("calibration ("))
+        .skip(2)
+        .collect();
+    // A REST family estimated by the plan and seen: assessable, with a ratio.
+    let runs = table
+        .iter()
+        .find(|l| l.trim_start().starts_with("workflow_runs") && l.contains(" workflow_runs "))
+        .expect("the workflow-run listing's line");
+    assert!(runs.contains("rest_core"), "{runs}");
+    assert!(
+        !runs.contains("incomplete") && !runs.contains("unbudgeted"),
+        "{runs}"
+    );
+    // A GraphQL family: raw numbers, not assessed against a request count.
+    let org = table
+        .iter()
+        .find(|l| l.trim_start().starts_with("org ") && l.contains("organization"))
+        .expect("the org stage's line");
+    assert!(
+        org.contains("graphql_cost") && org.contains("not assessable: estimated in query points"),
+        "{org}"
+    );
+    assert!(
+        table.iter().any(|l| l.trim_start().starts_with("(run)")),
+        "{text}"
+    );
+    let flagged = table
+        .iter()
+        .filter(|l| l.contains("UNDERESTIMATED") || l.contains("unbudgeted"))
+        .count();
+    // In this seeded organization the workflow-job listings exceed the plan model's estimate
+    // (an underestimate the model really makes; surfaced here, never tuned away), so at least
+    // one row is flagged and the log check is not vacuous.
+    assert!(flagged > 0, "{text}");
+    assert_eq!(
+        logged.len(),
+        flagged,
+        "one log line per flagged row:\n{text}"
+    );
+
+    let (code, json, err) =
+        common::run_against(dir.path(), &sim, &["sync", "status", &id, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let status: Value = serde_json::from_str(&json).expect("status JSON");
+    let run_rows = status[0]["calibration"]["run"]
+        .as_array()
+        .expect("run rows");
+    assert!(!run_rows.is_empty(), "{json}");
+    // Every request the run counted is in exactly one row of the run's table.
+    let counted: u64 = status[0]["run"]["summary"]["buckets"]
+        .as_object()
+        .expect("buckets")
+        .values()
+        .map(|b| b["requests"].as_u64().expect("requests"))
+        .sum();
+    let in_rows: u64 = run_rows
+        .iter()
+        .map(|r| r["actual_requests"].as_u64().expect("actual"))
+        .sum();
+    assert_eq!(in_rows, counted, "{json}");
+    for r in run_rows {
+        let family = r["family"].as_str().expect("family");
+        assert!(
+            headroom_core::route::RouteFamily::named(family).is_some(),
+            "{family} is catalogued"
+        );
+        assert_eq!(r["incomplete"], false, "{r}");
+        if r["unbudgeted_actual"] == false {
+            assert!(r["estimated_units"].as_u64().expect("units") > 0, "{r}");
+        }
+    }
+}

@@ -1,0 +1,315 @@
+//! The catalogue of route families: every endpoint group headroom sends requests to, with
+//! the budget dimension it spends and what it is for, declared here and nowhere else.
+//!
+//! A request names its family with a [`RouteFamily`] constant (`ApiRequest::route` takes
+//! nothing else), so a family the catalogue does not list cannot be sent. Usage records,
+//! `/metrics` and sync calibration keep the family's [`RouteFamily::name`];
+//! docs/ROUTE-FAMILIES.md is generated from [`CATALOGUE`] and a test keeps the two equal.
+
+use std::fmt;
+
+use crate::signal::{Dimension, Provider};
+
+/// One endpoint group: which provider, its stable name, the dimension it spends, and its
+/// meaning (one line, for the docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RouteFamily {
+    /// The provider whose API it calls; `None` for requests any provider's client sends.
+    pub provider: Option<Provider>,
+    /// The stable snake_case name usage records and metrics carry.
+    pub name: &'static str,
+    /// The budget dimension its requests spend.
+    pub dimension: Dimension,
+    /// What it is, in one line.
+    pub meaning: &'static str,
+}
+
+impl RouteFamily {
+    /// The provider's name as the docs spell it (`any` for provider-neutral families).
+    pub fn provider_name(&self) -> &'static str {
+        match self.provider {
+            None => "any",
+            Some(Provider::GitHub) => "github",
+            Some(Provider::GitLab) => "gitlab",
+            Some(Provider::Jira) => "jira",
+            Some(Provider::Linear) => "linear",
+            Some(Provider::LaunchDarkly) => "launchdarkly",
+        }
+    }
+
+    /// The catalogued family of this name, if any.
+    pub fn named(name: &str) -> Option<RouteFamily> {
+        CATALOGUE.iter().copied().find(|f| f.name == name)
+    }
+}
+
+impl fmt::Display for RouteFamily {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name)
+    }
+}
+
+const fn family(
+    provider: Option<Provider>,
+    name: &'static str,
+    dimension: Dimension,
+    meaning: &'static str,
+) -> RouteFamily {
+    RouteFamily {
+        provider,
+        name,
+        dimension,
+        meaning,
+    }
+}
+
+const GH: Option<Provider> = Some(Provider::GitHub);
+
+/// A REST request its caller did not classify (the default of `ApiRequest::get`).
+pub const REST: RouteFamily = family(
+    None,
+    "rest",
+    Dimension::RestCore,
+    "A REST request its caller did not classify (the request builder's default).",
+);
+/// A GraphQL request its caller did not classify (the default of `ApiRequest::graphql`).
+pub const GRAPHQL: RouteFamily = family(
+    None,
+    "graphql",
+    Dimension::GraphqlCost,
+    "A GraphQL request its caller did not classify (the request builder's default).",
+);
+/// Who a credential is (`GET /user` and its equivalents), to key its quota.
+pub const IDENTITY: RouteFamily = family(
+    None,
+    "identity",
+    Dimension::RestCore,
+    "Who a credential is (GitHub `GET /user`), to key its quota identity.",
+);
+/// GitHub provider operations (`headroom_github::ops`).
+pub const GITHUB_OPS: RouteFamily = family(
+    GH,
+    "github_ops",
+    Dimension::RestCore,
+    "A GitHub provider operation (issues, comments, labels, pull requests, …).",
+);
+/// GitLab provider operations (`headroom_gitlab::ops`).
+pub const GITLAB_OPS: RouteFamily = family(
+    Some(Provider::GitLab),
+    "gitlab_ops",
+    Dimension::RestCore,
+    "A GitLab provider operation (issues, notes, merge requests, …).",
+);
+/// The feed poller's event pages.
+pub const FEED_POLL: RouteFamily = family(
+    GH,
+    "feed_poll",
+    Dimension::RestCore,
+    "The feed poller's pages of organization and repository events.",
+);
+/// The feed's search enrichment.
+pub const ENRICH_SEARCH: RouteFamily = family(
+    GH,
+    "enrich_search",
+    Dimension::Search,
+    "Feed enrichment through the search API (its own, smaller bucket).",
+);
+/// The feed's detail enrichment.
+pub const ENRICH_DETAIL: RouteFamily = family(
+    GH,
+    "enrich_detail",
+    Dimension::RestCore,
+    "Feed enrichment by fetching one issue or pull request.",
+);
+/// `headroom sync plan`'s probe.
+pub const SYNC_PLAN_GRAPHQL: RouteFamily = family(
+    GH,
+    "sync_plan",
+    Dimension::GraphqlCost,
+    "`headroom sync plan`'s counting query (a few GraphQL points).",
+);
+/// `headroom sync plan`'s workflow-run sample.
+pub const SYNC_PLAN_REST: RouteFamily = family(
+    GH,
+    "sync_plan_runs",
+    Dimension::RestCore,
+    "`headroom sync plan`'s sample of workflow-run counts (one REST request per sampled repository).",
+);
+/// `headroom quota probe`.
+pub const QUOTA_PROBE: RouteFamily = family(
+    None,
+    "quota_probe",
+    Dimension::RestCore,
+    "`headroom quota` reading a bucket's state from the provider (GitHub `GET /rate_limit`).",
+);
+/// Org sync: the organization, its members and teams.
+pub const ORGANIZATION: RouteFamily = family(
+    GH,
+    "organization",
+    Dimension::GraphqlCost,
+    "Org sync: the organization, its members and teams.",
+);
+/// Org sync: the repository listing.
+pub const REPOSITORIES: RouteFamily = family(
+    GH,
+    "repositories",
+    Dimension::GraphqlCost,
+    "Org sync: the organization's repositories.",
+);
+/// Org sync: issues.
+pub const ISSUES: RouteFamily = family(
+    GH,
+    "issues",
+    Dimension::GraphqlCost,
+    "Org sync: each repository's issues.",
+);
+/// Org sync: issue comments.
+pub const ISSUE_COMMENTS: RouteFamily = family(
+    GH,
+    "issue_comments",
+    Dimension::GraphqlCost,
+    "Org sync: issue comments, by pages of issues and one issue at a time past the first 100.",
+);
+/// Org sync: pull requests.
+pub const PULL_REQUESTS: RouteFamily = family(
+    GH,
+    "pull_requests",
+    Dimension::GraphqlCost,
+    "Org sync: pull requests, with the first 100 commits of each.",
+);
+/// Org sync: commits past a pull request's first 100.
+pub const COMMITS: RouteFamily = family(
+    GH,
+    "commits",
+    Dimension::GraphqlCost,
+    "Org sync: a pull request's commits past its first 100, one pull request at a time.",
+);
+/// Org sync: commit files (REST).
+pub const COMMIT_FILES: RouteFamily = family(
+    GH,
+    "commit_files",
+    Dimension::RestCore,
+    "Org sync: the files of one commit (`GET /repos/{o}/{r}/commits/{sha}`).",
+);
+/// Org sync: workflow runs (REST).
+pub const WORKFLOW_RUNS: RouteFamily = family(
+    GH,
+    "workflow_runs",
+    Dimension::RestCore,
+    "Org sync: pages of a repository's workflow runs.",
+);
+/// Org sync: workflow jobs (REST).
+pub const WORKFLOW_JOBS: RouteFamily = family(
+    GH,
+    "workflow_jobs",
+    Dimension::RestCore,
+    "Org sync: the jobs of one workflow run.",
+);
+/// Org sync: check runs (REST).
+pub const CHECK_RUNS: RouteFamily = family(
+    GH,
+    "check_runs",
+    Dimension::RestCore,
+    "Org sync: the check runs of one head commit.",
+);
+/// Org sync: branches.
+pub const BRANCHES: RouteFamily = family(
+    GH,
+    "branches",
+    Dimension::GraphqlCost,
+    "Org sync: each repository's branches.",
+);
+/// Org sync: projects (v2), their views and items.
+pub const PROJECTS: RouteFamily = family(
+    GH,
+    "projects",
+    Dimension::GraphqlCost,
+    "Org sync: projects (v2), their views and items.",
+);
+
+/// Every family, in the order the docs list them.
+pub const CATALOGUE: &[RouteFamily] = &[
+    REST,
+    GRAPHQL,
+    IDENTITY,
+    QUOTA_PROBE,
+    GITHUB_OPS,
+    FEED_POLL,
+    ENRICH_SEARCH,
+    ENRICH_DETAIL,
+    SYNC_PLAN_GRAPHQL,
+    SYNC_PLAN_REST,
+    ORGANIZATION,
+    REPOSITORIES,
+    ISSUES,
+    ISSUE_COMMENTS,
+    PULL_REQUESTS,
+    COMMITS,
+    COMMIT_FILES,
+    WORKFLOW_RUNS,
+    WORKFLOW_JOBS,
+    CHECK_RUNS,
+    BRANCHES,
+    PROJECTS,
+    GITLAB_OPS,
+];
+
+/// docs/ROUTE-FAMILIES.md, as the catalogue says it.
+pub fn markdown() -> String {
+    let mut out = String::from(
+        "# Route families\n\n\
+         Generated from `headroom_core::route::CATALOGUE` (regenerate with\n\
+         `HEADROOM_WRITE_ROUTE_DOCS=1 cargo test -p headroom --test route_families`).\n\n\
+         Every request headroom sends names one of these families; usage records, `/metrics`\n\
+         (`route_family` label) and sync calibration carry the name. The dimension is the budget\n\
+         the family's requests spend.\n\n\
+         | family | provider | dimension | meaning |\n\
+         |--------|----------|-----------|---------|\n",
+    );
+    for f in CATALOGUE {
+        out.push_str(&format!(
+            "| `{}` | {} | `{}` | {} |\n",
+            f.name,
+            f.provider_name(),
+            f.dimension.as_str(),
+            f.meaning.replace('|', "\\|")
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn names_are_unique_snake_case_and_meanings_are_one_line() {
+        let mut seen = HashSet::new();
+        for f in CATALOGUE {
+            assert!(seen.insert(f.name), "{} listed twice", f.name);
+            assert!(
+                f.name
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+                "{} is not snake_case",
+                f.name
+            );
+            assert!(!f.meaning.is_empty() && !f.meaning.contains('\n'));
+            assert_eq!(RouteFamily::named(f.name), Some(*f));
+        }
+        assert_eq!(RouteFamily::named("sync_issues"), None);
+    }
+
+    #[test]
+    fn the_markdown_has_one_row_per_family() {
+        let md = markdown();
+        for f in CATALOGUE {
+            assert!(md.contains(&format!("| `{}` |", f.name)), "{}", f.name);
+        }
+        assert_eq!(
+            md.lines().filter(|l| l.starts_with("| `")).count(),
+            CATALOGUE.len()
+        );
+    }
+}
