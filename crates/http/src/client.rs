@@ -375,7 +375,7 @@ impl Client {
                 parts.refusals.as_ref(),
                 parts.config.provider,
                 key,
-                &request.route_family,
+                request.route_family.name,
                 request.dimension,
                 parts.clock.now(),
             )

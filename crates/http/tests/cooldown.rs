@@ -8,6 +8,7 @@ use bytes::Bytes;
 use headroom_core::clock::{SignedDuration, Timestamp, TokioClock};
 use headroom_core::cooldown::Refusal;
 use headroom_core::governor::{BoxFuture, GovernorConfig};
+use headroom_core::route::{self, RouteFamily};
 use headroom_core::{Dimension, Governor, LimitReason, Provider, QuotaKey};
 use headroom_http::sinks::{MemoryCredentials, RefusalSource};
 use headroom_http::{
@@ -70,11 +71,11 @@ fn alice() -> QuotaKey {
     QuotaKey::user("api.github.com", "alice")
 }
 
-fn secondary_on(family: &str) -> Refusal {
+fn secondary_on(family: RouteFamily) -> Refusal {
     Refusal {
         provider: Provider::GitHub,
         key: alice(),
-        route_family: Some(family.to_owned()),
+        route_family: Some(family.name.to_owned()),
         dimension: Some(Dimension::RestCore),
         reason: LimitReason::Secondary,
         retry_after: Some(SignedDuration::from_secs(60)),
@@ -111,16 +112,16 @@ fn token() -> Credential {
     Credential::new("ghp_0123456789abcdefghijklmnopqrstuvwxyz")
 }
 
-fn get(family: &'static str) -> ApiRequest {
+fn get(family: RouteFamily) -> ApiRequest {
     ApiRequest::get("/repos/acme/widgets/issues")
         .credential(Some(&token()))
-        .route(family, Dimension::RestCore)
+        .route(family)
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_recorded_refusal_holds_its_family_back_with_nothing_sent() {
-    let (client, transport, source) = door(Ok(vec![secondary_on("issues")])).await;
-    match client.send(get("issues")).await {
+    let (client, transport, source) = door(Ok(vec![secondary_on(route::ISSUES)])).await;
+    match client.send(get(route::ISSUES)).await {
         Err(ApiError::RateLimited { until, reason, .. }) => {
             assert_eq!(until, t(50), "observed 10 s ago, retry-after 60 s");
             assert_eq!(reason, RateLimitReason::Cooldown(LimitReason::Secondary));
@@ -129,7 +130,7 @@ async fn a_recorded_refusal_holds_its_family_back_with_nothing_sent() {
     }
     assert!(transport.sent.lock().expect("lock").is_empty());
     // Another family of the same identity goes.
-    client.send(get("pull_requests")).await.expect("sent");
+    client.send(get(route::PULL_REQUESTS)).await.expect("sent");
     assert_eq!(transport.sent.lock().expect("lock").len(), 1);
     // Both checks were one read: the refusals are reused within a second.
     assert_eq!(*source.reads.lock().expect("lock"), 1);
@@ -137,7 +138,7 @@ async fn a_recorded_refusal_holds_its_family_back_with_nothing_sent() {
     // Once its window has passed (and the read is refreshed), the family goes again.
     tokio::time::advance(std::time::Duration::from_secs(51)).await;
     client
-        .send(get("issues"))
+        .send(get(route::ISSUES))
         .await
         .expect("sent after the cooldown");
     assert_eq!(*source.reads.lock().expect("lock"), 2);
@@ -146,6 +147,6 @@ async fn a_recorded_refusal_holds_its_family_back_with_nothing_sent() {
 #[tokio::test(start_paused = true)]
 async fn a_store_that_cannot_be_read_fails_open() {
     let (client, transport, _) = door(Err("database is locked".to_owned())).await;
-    client.send(get("issues")).await.expect("sent");
+    client.send(get(route::ISSUES)).await.expect("sent");
     assert_eq!(transport.sent.lock().expect("lock").len(), 1);
 }

@@ -20,7 +20,9 @@ impl<R: BufRead> std::fmt::Debug for GzipMembers<R> {
             State::Done => "done",
             State::Failed => "failed",
         };
-        f.debug_struct("GzipMembers").field("state", &state).finish()
+        f.debug_struct("GzipMembers")
+            .field("state", &state)
+            .finish()
     }
 }
 
