@@ -7,7 +7,7 @@ use std::sync::Arc;
 use headroom_core::clock::{Clock, SignedDuration};
 use headroom_core::telemetry;
 use headroom_github::org;
-use headroom_store::NewSyncRun;
+use headroom_store::{CredentialUsed, NewSyncRun, subject_label};
 use headroom_sync::{ProgressSink, RunOutcome, StageGraph};
 use serde_json::json;
 
@@ -19,6 +19,7 @@ use crate::outcome::{CliError, CommandResult, Outcome};
 /// How `sync org` drives its run.
 pub(super) struct OrgOptions {
     pub(super) wait: bool,
+    pub(super) rebind: bool,
     pub(super) hold: SignedDuration,
     pub(super) claim_secs: u64,
     pub(super) margin: SignedDuration,
@@ -33,6 +34,7 @@ pub(super) async fn sync_org(
 ) -> CommandResult {
     let OrgOptions {
         wait,
+        rebind,
         hold,
         claim_secs,
         margin,
@@ -67,6 +69,11 @@ pub(super) async fn sync_org(
                 .create_sync_run(&NewSyncRun {
                     kind: "org".into(),
                     target: name.clone(),
+                    // Bound from the start to the credential it is created with.
+                    credential: Some(CredentialUsed {
+                        fingerprint: credential.map(|c| c.fingerprint().to_owned()),
+                        owner: subject_label(&key.subject),
+                    }),
                     key,
                     requested_stages: (!stages.is_empty()).then_some(stages),
                     created_at: env.clock.now(),
@@ -83,7 +90,7 @@ pub(super) async fn sync_org(
     } else {
         Arc::new(JsonProgress)
     };
-    let runner = runner(&env, progress, claim_secs);
+    let runner = runner(&env, progress, claim_secs, rebind);
     let mut holding = false;
     loop {
         match runner.run(id).await {
@@ -122,6 +129,8 @@ pub(super) async fn sync_org(
                 outln!("{}", json!({ "event": "sync.taken_over", "run_id": id }));
                 return Ok(Outcome::Success);
             }
+            // Another credential than the run's: a refusal, which names what to do.
+            Err(headroom_sync::SyncError::Credential(e)) => return Err(CliError::refused(&e)),
             Err(e) => return Err(CliError::failed(&e)),
         }
     }
