@@ -17,15 +17,17 @@
 //! It must not talk to a provider except through headroom-http's `Client::send`, read the
 //! clock except through `headroom_core::Clock`, or know anything about GitHub.
 
+pub mod credentials;
 pub mod graph;
 pub mod plan;
 pub mod runner;
 pub mod summary;
 
+pub use credentials::{IdentityError, one_identity};
 pub use graph::{GraphError, Scope, StageDecl, StageGraph};
 pub use plan::{Action, BucketView, Plan, Snapshot, StageState, plan};
 pub use runner::{
-    NoProgress, ProgressEvent, ProgressSink, RepoScope, RunOutcome, Runner, RunnerConfig, Stage,
-    StageCtx, StageError, SyncError,
+    CredentialRefusal, NoProgress, ProgressEvent, ProgressSink, RepoScope, RunOutcome, Runner,
+    RunnerConfig, Stage, StageCtx, StageError, SyncError,
 };
 pub use summary::{BucketTally, RefusedField, RunSummary, StageTally};

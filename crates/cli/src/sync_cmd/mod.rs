@@ -198,6 +198,7 @@ async fn env(settings: &Settings, margin: SignedDuration) -> Result<Env, CliErro
     let clock = TokioClock::system();
     let client = wiring::client_with_margin(settings, clock, &opened, margin)
         .map_err(|e| CliError::refused(&e))?;
+    one_quota(&client, settings).await?;
     Ok(Env {
         store,
         recorder: opened.sinks.recorder().clone(),
@@ -205,6 +206,28 @@ async fn env(settings: &Settings, margin: SignedDuration) -> Result<Env, CliErro
         clock,
         settings: settings.clone(),
     })
+}
+
+/// Refuses to sync when the tokens configured besides the one used spend another quota
+/// (credentials are not capacity); with only one token configured, asks nothing.
+pub(crate) async fn one_quota(client: &Client, settings: &Settings) -> Result<(), CliError> {
+    if settings.also_configured.is_empty() {
+        return Ok(());
+    }
+    let also: Vec<(&str, &headroom_http::Credential)> = settings
+        .also_configured
+        .iter()
+        .map(|t| (t.source, &t.credential))
+        .collect();
+    let used = (
+        settings.credential_source.unwrap_or("no token"),
+        settings.credential.as_ref(),
+    );
+    match headroom_sync::one_identity(client, used, &also).await {
+        Ok(_) => Ok(()),
+        Err(e @ headroom_sync::IdentityError::SeveralOwners(_)) => Err(CliError::refused(&e)),
+        Err(e) => Err(CliError::failed(&e)),
+    }
 }
 
 fn runner(env: &Env, progress: Arc<dyn ProgressSink>, claim_secs: u64, rebind: bool) -> Runner {

@@ -21,9 +21,7 @@ pub struct CredentialUsed {
 }
 
 /// A sync run's credential binding as stored.
-#[derive(
-    Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema,
-)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct CredentialBinding {
     /// The fingerprint of the credential the run is bound to (`None`: unauthenticated, or a
     /// run created before bindings were recorded when `owner` is `None` too).

@@ -172,9 +172,15 @@ mod tests {
     #[test]
     fn another_token_of_the_owner_needs_the_flag_and_says_so() {
         let bound = run(Some("aaaaaaaaaaaaaaaa"), Some("user:alice"));
-        let refused = decide(&bound, &alice(), Some("bbbbbbbbbbbbbbbb"), false).unwrap_err();
+        let refused = decide(&bound, &alice(), Some("bbbbbbbbbbbbbbbb"), false)
+            .expect_err("another token without the flag");
         let message = refused.to_string();
-        for part in ["run 7", "aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb", "--rebind-credential"] {
+        for part in [
+            "run 7",
+            "aaaaaaaaaaaaaaaa",
+            "bbbbbbbbbbbbbbbb",
+            "--rebind-credential",
+        ] {
             assert!(message.contains(part), "{part}: {message}");
         }
         assert_eq!(
@@ -188,11 +194,18 @@ mod tests {
     #[test]
     fn another_owner_is_refused_even_with_the_flag_and_even_unbound() {
         let bob = QuotaKey::user("api.github.com", "bob");
-        for r in [run(Some("aaaaaaaaaaaaaaaa"), Some("user:alice")), run(None, None)] {
-            let refused = decide(&r, &bob, Some("cccccccccccccccc"), true).unwrap_err();
+        for r in [
+            run(Some("aaaaaaaaaaaaaaaa"), Some("user:alice")),
+            run(None, None),
+        ] {
+            let refused =
+                decide(&r, &bob, Some("cccccccccccccccc"), true).expect_err("another owner");
             assert!(matches!(refused, CredentialRefusal::OtherOwner { .. }));
             let message = refused.to_string();
-            assert!(message.contains("user:bob") && message.contains("user:alice"), "{message}");
+            assert!(
+                message.contains("user:bob") && message.contains("user:alice"),
+                "{message}"
+            );
         }
         // The same login on another host is another quota too.
         let elsewhere = QuotaKey::user("ghe.example.com", "alice");

@@ -20,10 +20,11 @@ use std::sync::{Arc, Mutex};
 use headroom_core::QuotaKey;
 use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
 use headroom_core::deferral::DeferralBudget;
-use headroom_http::{ApiError, Client, Credential};
 use headroom_core::telemetry;
+use headroom_http::{ApiError, Client, Credential};
 use headroom_store::{
-    BindingChange, Checkpoint, CredentialUsed, CheckpointStatus, CheckpointUpdate, Store, StoreError, SyncRun, SyncRunStatus,
+    BindingChange, Checkpoint, CheckpointStatus, CheckpointUpdate, CredentialUsed, Store,
+    StoreError, SyncRun, SyncRunStatus,
 };
 use serde::Serialize;
 

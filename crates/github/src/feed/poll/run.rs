@@ -9,10 +9,10 @@ use headroom_core::lanes::CoreLanes;
 use headroom_core::telemetry;
 use headroom_http::paginate::{LinkPager, StopReason};
 use headroom_http::{ApiError, ApiRequest, ApiResponse, RateLimitReason};
-use headroom_store::{CredentialUsed, EventOrigin};
 use headroom_store::feed_state::{
     CoreLedger, EventSource, IngestionRunEnd, IngestionRunStatus, SourceStatus, WindowStatus,
 };
+use headroom_store::{CredentialUsed, EventOrigin};
 use serde_json::Value;
 
 use super::ledger::{block_globally, reconcile};
