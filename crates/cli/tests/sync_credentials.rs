@@ -254,3 +254,40 @@ fn a_provider_operation_logs_the_credential_it_spent() {
     assert_eq!(line["owner"], "user:alice", "{line}");
     assert!(!stderr.contains("\"t2\""), "the token itself never shows");
 }
+
+#[test]
+fn a_feed_poll_records_the_credential_it_spent_and_refuses_two_owners() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let sim = sim();
+    let (code, out, err) = run(
+        dir.path(),
+        &sim,
+        &[("GITHUB_TOKEN", "t1"), ("GH_TOKEN", "t3")],
+        &["ingest"],
+    );
+    assert_eq!(code, 2, "refused: {out}\n{err}");
+    assert!(err.contains("different quotas"), "{err}");
+
+    let (code, out, err) = run(
+        dir.path(),
+        &sim,
+        &[("GITHUB_TOKEN", "t1"), ("GH_TOKEN", "t2")],
+        &["ingest"],
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+    let rows: Vec<(Option<String>, Option<String>)> = rt().block_on(async {
+        use sqlx::Connection as _;
+        let url = format!("sqlite://{}", db(dir.path()));
+        let mut conn = sqlx::SqliteConnection::connect(&url)
+            .await
+            .expect("connect");
+        sqlx::query_as("SELECT credential_fingerprint, credential_owner FROM ingestion_runs")
+            .fetch_all(&mut conn)
+            .await
+            .expect("rows")
+    });
+    assert_eq!(
+        rows,
+        vec![(Some(fingerprint("t1")), Some("user:alice".to_owned()))]
+    );
+}
