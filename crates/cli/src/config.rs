@@ -15,6 +15,10 @@ use headroom_core::deferral::DeferralBudget;
 use headroom_http::{Credential, UrlPolicy};
 use serde::Deserialize;
 
+mod tokens;
+
+pub use self::tokens::ConfiguredToken;
+
 /// Global options, accepted before or after any subcommand.
 #[derive(Debug, Clone, Default, Args)]
 #[command(next_help_heading = "Global options (for commands that talk to an API or a database)")]
@@ -119,6 +123,10 @@ pub struct Settings {
     pub policy: UrlPolicy,
     /// The credential, if any.
     pub credential: Option<Credential>,
+    /// Where it comes from (`--token-file`, `GITHUB_TOKEN`, `GH_TOKEN`).
+    pub credential_source: Option<&'static str>,
+    /// Other tokens configured beside it, never spent: see [`tokens`].
+    pub also_configured: Vec<ConfiguredToken>,
     /// The CA bundle's PEM bytes.
     pub ca_bundle: Option<Vec<u8>>,
     /// Connect timeout.
@@ -236,25 +244,9 @@ impl GlobalArgs {
         let policy =
             UrlPolicy::for_api_url(&api_url).map_err(|e| invalid("--api-url", e.to_string()))?;
 
-        let credential = match self.token_file.clone().or(file.token_file) {
-            Some(path) => {
-                let bytes = read_file("--token-file", &path)?;
-                let token = String::from_utf8(bytes)
-                    .map_err(|_| invalid("--token-file", "the file is not UTF-8 text"))?;
-                let token = token.trim();
-                if token.is_empty() || token.contains(char::is_whitespace) {
-                    return Err(invalid(
-                        "--token-file",
-                        "the file must hold exactly one token",
-                    ));
-                }
-                Some(Credential::new(token))
-            }
-            None => env
-                .var("GITHUB_TOKEN")
-                .or_else(|| env.var("GH_TOKEN"))
-                .map(|t| Credential::new(&t)),
-        };
+        let token_file = self.token_file.clone().or(file.token_file.clone());
+        let (used, also_configured) = tokens::tokens(token_file.as_deref(), env)?;
+        let (credential_source, credential) = used.unzip();
 
         let ca_bundle = match self.ca_bundle.clone().or(file.ca_bundle) {
             Some(path) => Some(read_file("--ca-bundle", &path)?),
@@ -327,6 +319,8 @@ impl GlobalArgs {
             db,
             policy,
             credential,
+            credential_source,
+            also_configured,
             ca_bundle,
             connect_timeout: Duration::from_secs(connect_timeout),
             read_timeout: Duration::from_secs(read_timeout),

@@ -111,6 +111,8 @@ pub async fn poller(
     let clock = TokioClock::system();
     let client = wiring::client_with_margin(&settings, clock, &opened, feed.margin.get())
         .map_err(|e| CliError::refused(&e))?;
+    // The feed (and `headroom run`'s sync worker) spends one quota, whatever else is set.
+    crate::sync_cmd::one_quota(&client, &settings).await?;
     let (store, state) = open_feed(&settings.db)
         .await
         .map_err(|e| CliError::refused(&e))?;

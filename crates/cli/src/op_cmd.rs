@@ -15,6 +15,7 @@ use headroom_core::provider::{
     NewBranch, NewPullRequest, NewRepository, ProtectionRule, ProviderError, Recheck, RepoRef,
 };
 use headroom_core::signal::Provider;
+use headroom_core::telemetry;
 use headroom_github::ops::GitHubOps;
 use headroom_gitlab::GitLabOps;
 use headroom_http::Credential;
@@ -155,6 +156,22 @@ enum Prepared {
     MergePr(RepoRef, MergePullRequest),
 }
 
+impl Prepared {
+    /// The subcommand's name, for the log.
+    fn name(&self) -> &'static str {
+        match self {
+            Prepared::GetRepo(_) => "get-repo",
+            Prepared::ListBranches(_) => "list-branches",
+            Prepared::CreateRepo(_) => "create-repo",
+            Prepared::CreateBranch(..) => "create-branch",
+            Prepared::ProtectBranch(..) => "protect-branch",
+            Prepared::CommitFiles(..) => "commit-files",
+            Prepared::OpenPr(..) => "open-pr",
+            Prepared::MergePr(..) => "merge-pr",
+        }
+    }
+}
+
 /// Runs `headroom op …`.
 pub async fn run(global: &GlobalArgs, args: OpArgs) -> CommandResult {
     let settings = global
@@ -173,6 +190,8 @@ pub async fn run(global: &GlobalArgs, args: OpArgs) -> CommandResult {
     let margin = GovernorConfig::default().margin;
     let client = wiring::client_for(&settings, TokioClock::system(), &opened, margin, provider)
         .map_err(|e| CliError::refused(&e))?;
+    let door = client.clone();
+    let operation = prepared.name();
     let recheck = if args.recheck {
         Recheck::AfterAmbiguous
     } else {
@@ -180,15 +199,51 @@ pub async fn run(global: &GlobalArgs, args: OpArgs) -> CommandResult {
     };
     let result = match provider {
         Provider::GitLab => {
-            let ops = GitLabOps::new(client, credential).with_recheck(recheck);
+            let ops = GitLabOps::new(client, credential.clone()).with_recheck(recheck);
             perform(&ops, prepared).await
         }
         _ => {
-            let ops = GitHubOps::new(client, credential).with_recheck(recheck);
+            let ops = GitHubOps::new(client, credential.clone()).with_recheck(recheck);
             perform(&ops, prepared).await
         }
     };
+    let outcome = result.as_ref().map_or_else(ProviderError::kind, |_| "ok");
+    record(&door, provider, operation, outcome, credential.as_ref()).await;
     report(result, args.json)
+}
+
+/// Logs the operation with the credential it spent: the fingerprint (never the token) and
+/// the quota identity it resolved to (`headroom op` keeps no row of its own, so the log line
+/// is its record). The owner is known by then from the operation's own requests; when it is
+/// not (the operation failed before any), it is logged as unknown rather than asked for.
+async fn record(
+    door: &headroom_http::Client,
+    provider: Provider,
+    operation: &'static str,
+    outcome: &'static str,
+    credential: Option<&Credential>,
+) {
+    let host = door.policy().host().to_owned();
+    let owner = match credential {
+        Some(c) => door
+            .credentials()
+            .lookup(&host, c.fingerprint())
+            .await
+            .map(|s| headroom_store::subject_label(&s)),
+        None => door
+            .identity(None)
+            .await
+            .ok()
+            .map(|k| headroom_store::subject_label(&k.subject)),
+    };
+    tracing::info!(
+        event = telemetry::PROVIDER_OPERATION,
+        provider = headroom_store::provider_name(provider),
+        operation,
+        outcome,
+        fingerprint = credential.map(Credential::fingerprint),
+        owner = owner.as_deref().unwrap_or("unknown"),
+    );
 }
 
 /// GitLab when the API URL's path ends in `/api/v4`.

@@ -145,6 +145,7 @@ async fn seed(stores: &QuotaStores, now: Timestamp) {
     let run = stores
         .store
         .create_sync_run(&NewSyncRun {
+            credential: None,
             kind: "org".into(),
             target: "acme".into(),
             key: QuotaKey::user(HOST, "alice"),

@@ -257,6 +257,16 @@ catalog! {
         [run_id, stage, route_family, dimension, estimated_units, actual_requests, reason]
     /// A worker could not take a run (held by another worker, or a store error).
     SYNC_RUN_SKIPPED = "sync.run_skipped" [Warn] [run_id, error]
+    /// A run created before credential bindings were recorded was bound to the credential
+    /// (fingerprint, never the token) of its owner that resumed it.
+    SYNC_RUN_CREDENTIAL_ADOPTED = "sync.run_credential_adopted" [Info]
+        [run_id, fingerprint, owner]
+    /// `--rebind-credential`: a run went on with another credential of its owner; the rebind
+    /// is recorded in the run.
+    SYNC_RUN_CREDENTIAL_REBOUND = "sync.run_credential_rebound" [Warn] [run_id, from, to, owner]
+    /// A provider operation (`headroom op`) ended, with the credential it spent.
+    PROVIDER_OPERATION = "provider.operation" [Info]
+        [provider, operation, outcome, fingerprint, owner]
     /// A run claimed by a stopping worker was handed back.
     SYNC_RUN_RELEASED = "sync.run_released" [Info] [run_id]
     /// Handing a run back failed; its claim expires on its own.

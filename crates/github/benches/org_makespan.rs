@@ -101,6 +101,7 @@ async fn once(repos: usize, core_limit: u64) -> (f64, f64, u64, u64, usize) {
     .expect("graph");
     let id = store
         .create_sync_run(&NewSyncRun {
+            credential: None,
             kind: "org".into(),
             target: "acme".into(),
             key: headroom_core::QuotaKey::user("127.0.0.1", "alice"),

@@ -135,7 +135,7 @@ async fn lost_work_is_found_again(f: &Fixture) {
             .expect("lock")
     );
     state
-        .start_ingestion_run("dead-run", Some(source.id), "feed", now)
+        .start_ingestion_run("dead-run", Some(source.id), "feed", None, now)
         .await
         .expect("run");
     // Queue state lost: one repository's row is gone, another rests where no lane looks.

@@ -54,6 +54,7 @@ async fn a_sync_finishes_on_an_enterprise_server_without_rate_limits() {
     let key = QuotaKey::user("127.0.0.1", "alice");
     let id = store
         .create_sync_run(&NewSyncRun {
+            credential: None,
             kind: "org".into(),
             target: "acme".into(),
             key: key.clone(),

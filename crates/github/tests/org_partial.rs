@@ -63,6 +63,7 @@ impl Rig {
         let id = self
             .store
             .create_sync_run(&NewSyncRun {
+                credential: None,
                 kind: "org".into(),
                 target: "acme".into(),
                 key: QuotaKey::user("127.0.0.1", "alice"),

@@ -66,6 +66,7 @@ impl Rig {
     async fn new_run(&self, stages: Option<Vec<String>>) -> i64 {
         self.store
             .create_sync_run(&NewSyncRun {
+                credential: None,
                 kind: "org".into(),
                 target: "acme".into(),
                 key: QuotaKey::user("127.0.0.1", "alice"),
@@ -459,6 +460,7 @@ async fn a_failed_stage_blocks_its_dependents() {
     let id = r
         .store
         .create_sync_run(&NewSyncRun {
+            credential: None,
             kind: "org".into(),
             target: "no-such-org".into(),
             key: QuotaKey::user("127.0.0.1", "alice"),

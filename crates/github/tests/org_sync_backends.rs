@@ -106,6 +106,7 @@ async fn resumed_then_repeated(fx: &Fixture) {
     let new_run = || async {
         fx.store
             .create_sync_run(&NewSyncRun {
+                credential: None,
                 kind: "org".into(),
                 target: "acme".into(),
                 key: QuotaKey::user("127.0.0.1", "alice"),

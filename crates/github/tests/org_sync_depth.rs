@@ -136,6 +136,7 @@ impl Rig<'_> {
     async fn new_run_of(&self, stages: Option<Vec<String>>) -> i64 {
         self.store
             .create_sync_run(&NewSyncRun {
+                credential: None,
                 kind: "org".into(),
                 target: "acme".into(),
                 key: QuotaKey::user("127.0.0.1", "alice"),

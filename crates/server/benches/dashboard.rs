@@ -182,6 +182,7 @@ async fn seed_runs(store: &SqliteStore) -> i64 {
         let created = t(n * WEEK / RUNS);
         let mut run = store
             .create_sync_run(&NewSyncRun {
+                credential: None,
                 kind: "org".into(),
                 target: format!("org-{n}"),
                 key: QuotaKey::user(HOST, "alice"),

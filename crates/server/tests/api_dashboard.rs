@@ -112,6 +112,7 @@ async fn seed(writer: &QuotaStores) -> Vec<i64> {
         let run = writer
             .store
             .create_sync_run(&NewSyncRun {
+                credential: None,
                 kind: "org".into(),
                 target: target.into(),
                 key: headroom_core::QuotaKey::user(HOST, "alice"),

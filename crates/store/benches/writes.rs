@@ -75,6 +75,7 @@ fn writes(c: &mut Criterion) {
 
     let run = runtime
         .block_on(store.create_sync_run(&NewSyncRun {
+            credential: None,
             kind: "org".into(),
             target: "acme".into(),
             key: headroom_core::QuotaKey::user("api.github.com", "alice"),

@@ -239,6 +239,14 @@ impl<S: Engine> Store for S {
         sync::release_sync_run(self.pools(), id, holder).await
     }
 
+    async fn bind_sync_run_credential(
+        &self,
+        id: i64,
+        change: &crate::BindingChange,
+    ) -> Result<bool> {
+        sync::binding::bind_sync_run_credential(self.pools(), id, change).await
+    }
+
     async fn set_checkpoint(&self, update: &CheckpointUpdate) -> Result<()> {
         sync::set_checkpoint_alone(self.pools(), update).await
     }

@@ -442,12 +442,14 @@ pub trait FeedState: FeedStateRead {
     /// Writes the schedule and status fields of a source.
     async fn save_event_source(&self, source: &EventSource, now: Timestamp) -> Result<()>;
 
-    /// Opens an ingestion run (`running`); returns its surrogate id.
+    /// Opens an ingestion run (`running`) with the credential it spends (`None`: no API, as
+    /// an archive import); returns its surrogate id.
     async fn start_ingestion_run(
         &self,
         run_id: &str,
         event_source_id: Option<i64>,
         origin: &str,
+        credential: Option<&crate::CredentialUsed>,
         started_at: Timestamp,
     ) -> Result<i64>;
 

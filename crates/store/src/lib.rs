@@ -53,6 +53,7 @@ pub use crate::quota::{SharedGovernorOptions, SharedQuotaState};
 pub use crate::quota_history::{QuotaHistory, QuotaReading, QuotaRecorder, open_quota_history};
 pub use crate::records::{Record, TABLES};
 pub use crate::sqlite::SqliteStore;
+pub use crate::sync::binding::{BindingChange, CredentialBinding, CredentialUsed};
 
 /// Opens the store named by `target` and brings its schema up to date.
 ///
@@ -226,6 +227,11 @@ pub trait Store: StoreRead {
 
     /// Gives a claim back (only the holder's).
     async fn release_sync_run(&self, id: i64, holder: &str) -> Result<()>;
+
+    /// Changes which credential run `id` is bound to, if the run still stands where `change`
+    /// expects (unbound for an adoption, bound to its `from` for a rebind). Returns whether
+    /// it changed.
+    async fn bind_sync_run_credential(&self, id: i64, change: &BindingChange) -> Result<bool>;
 
     /// Writes a checkpoint on its own (status changes that carry no rows).
     async fn set_checkpoint(&self, update: &CheckpointUpdate) -> Result<()>;

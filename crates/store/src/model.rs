@@ -414,6 +414,9 @@ pub struct NewSyncRun {
     pub key: QuotaKey,
     /// The stages asked for, if restricted.
     pub requested_stages: Option<Vec<String>>,
+    /// The credential it is created with, whose owner must be `key`'s subject (`None`: not
+    /// bound yet; the first resume binds it).
+    pub credential: Option<crate::CredentialUsed>,
     /// When.
     pub created_at: Timestamp,
 }
@@ -468,6 +471,9 @@ pub struct SyncRun {
     /// Last saved.
     #[schema(value_type = String, format = DateTime)]
     pub updated_at: Timestamp,
+    /// The credential it is bound to (not written by [`crate::Store::save_sync_run`]; see
+    /// [`crate::Store::bind_sync_run_credential`]).
+    pub credential: crate::sync::binding::CredentialBinding,
 }
 
 /// Where one (stage, scope) of a run stands.

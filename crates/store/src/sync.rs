@@ -4,6 +4,8 @@
 use headroom_core::clock::{SignedDuration, Timestamp};
 use headroom_core::redact::redact;
 
+pub(crate) mod binding;
+
 use crate::db::{Conn, Pools, ReadRow, get, on_each_conn, on_each_pool};
 use crate::error::{Result, StoreError};
 use crate::model::{
@@ -15,7 +17,8 @@ use crate::model::{
 pub(crate) const SYNC_RUN_COLUMNS: &str = "id, kind, target, host, subject, status, \
     requested_stages, not_before_at_ms, deferral_count, first_deferred_at_ms, total_wait_ms, \
     failure_reason, summary_json, claimed_by, claim_expires_at_ms, created_at_ms, started_at_ms, \
-    finished_at_ms, updated_at_ms";
+    finished_at_ms, updated_at_ms, credential_fingerprint, credential_owner, \
+    rebound_from_fingerprint, rebound_at_ms, rebind_count";
 /// The columns every checkpoint query reads.
 pub(crate) const CHECKPOINT_COLUMNS: &str = "sync_run_id, stage, scope, status, page_cursor, \
     pages_done, rows_written, detail, updated_at_ms";
@@ -56,6 +59,7 @@ pub(crate) fn sync_run_from(row: &impl ReadRow) -> Result<SyncRun> {
         started_at: row.opt_ts("started_at_ms")?,
         finished_at: row.opt_ts("finished_at_ms")?,
         updated_at: row.ts("updated_at_ms")?,
+        credential: binding::binding_from(row)?,
     })
 }
 
@@ -78,9 +82,28 @@ pub(crate) async fn create_sync_run(pools: Pools<'_>, run: &NewSyncRun) -> Resul
         .requested_stages
         .as_ref()
         .map(|s| sqlx::types::Json(serde_json::json!(s)));
+    let subject = model::subject_label(&run.key.subject);
+    if let Some(c) = &run.credential {
+        if let Some(f) = &c.fingerprint {
+            model::check_fingerprint(f)?;
+        }
+        // A run's quota identity is its host and subject: a credential of another owner
+        // would spend another quota under this run's name.
+        if c.owner != subject {
+            return Err(StoreError::Invalid {
+                field: "credential",
+                problem: format!("its owner {} is not the run's subject {subject}", c.owner),
+            });
+        }
+    }
+    let fingerprint = run.credential.as_ref().and_then(|c| c.fingerprint.clone());
+    let owner = run.credential.as_ref().map(|c| c.owner.clone());
+    // The run is bound from its first row: the credential it was created with, and the owner
+    // that credential resolved to.
     let sql = format!(
         "INSERT INTO sync_runs (kind, target, host, subject, status, requested_stages, \
-         created_at_ms, updated_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $7) \
+         created_at_ms, updated_at_ms, credential_fingerprint, credential_owner) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9) \
          RETURNING {SYNC_RUN_COLUMNS}"
     );
     on_each_pool!(pools, |pool| {
@@ -88,10 +111,12 @@ pub(crate) async fn create_sync_run(pools: Pools<'_>, run: &NewSyncRun) -> Resul
             .bind(run.kind.clone())
             .bind(run.target.clone())
             .bind(run.key.host.to_string())
-            .bind(model::subject_label(&run.key.subject))
+            .bind(subject.clone())
             .bind(SyncRunStatus::Pending.as_str())
             .bind(stages)
             .bind(ms(run.created_at))
+            .bind(fingerprint.clone())
+            .bind(owner.clone())
             .fetch_one(pool)
             .await?;
         sync_run_from(&row)

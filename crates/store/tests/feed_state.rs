@@ -113,7 +113,7 @@ async fn exercise(state: &dyn FeedState) {
     );
 
     let run = state
-        .start_ingestion_run("run-1", Some(source.id), "feed", t(20))
+        .start_ingestion_run("run-1", Some(source.id), "feed", None, t(20))
         .await
         .expect("start");
     let overview = state.feed_overview().await.expect("overview");

@@ -74,6 +74,7 @@ async fn commit_shas_without_files_is_the_work_left(fx: &Fixture) {
     let s = &fx.store;
     let run = s
         .create_sync_run(&NewSyncRun {
+            credential: None,
             kind: "org".into(),
             target: "acme".into(),
             key: QuotaKey::user("api.github.com", "alice"),

@@ -201,6 +201,7 @@ async fn sync_runs_page_newest_first_by_keyset(fx: &Fixture) {
         let run = q
             .store
             .create_sync_run(&NewSyncRun {
+                credential: None,
                 kind: "org".into(),
                 target: format!("org{i}"),
                 key: QuotaKey::user("api.github.com", "alice"),

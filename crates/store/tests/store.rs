@@ -459,6 +459,7 @@ async fn sync_runs_hibernate_and_wake(fx: &Fixture) {
     let s = &fx.store;
     let mut run = s
         .create_sync_run(&NewSyncRun {
+            credential: None,
             kind: "org".into(),
             target: "acme".into(),
             key: alice(),
@@ -542,6 +543,7 @@ fn checkpoint(
 async fn new_run(fx: &Fixture) -> i64 {
     fx.store
         .create_sync_run(&NewSyncRun {
+            credential: None,
             kind: "org".into(),
             target: "acme".into(),
             key: alice(),

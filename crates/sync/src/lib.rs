@@ -18,16 +18,18 @@
 //! clock except through `headroom_core::Clock`, or know anything about GitHub.
 
 pub mod calibration;
+pub mod credentials;
 pub mod graph;
 pub mod plan;
 pub mod runner;
 pub mod summary;
 
 pub use calibration::{CalibrationRow, FamilyActual, FamilyEstimate};
+pub use credentials::{IdentityError, one_identity};
 pub use graph::{GraphError, Scope, StageDecl, StageGraph};
 pub use plan::{Action, BucketView, Plan, Snapshot, StageState, plan};
 pub use runner::{
-    NoProgress, ProgressEvent, ProgressSink, RepoScope, RunOutcome, Runner, RunnerConfig, Stage,
-    StageCtx, StageError, SyncError,
+    CredentialRefusal, NoProgress, ProgressEvent, ProgressSink, RepoScope, RunOutcome, Runner,
+    RunnerConfig, Stage, StageCtx, StageError, SyncError,
 };
 pub use summary::{BucketTally, RefusedField, RunSummary, StageTally};

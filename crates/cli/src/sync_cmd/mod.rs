@@ -1,6 +1,9 @@
 //! `headroom sync …`: organization sync as a graph of stages chosen by quota headroom.
 //!
 //! - `sync org NAME [--resume RUN_ID] [--stages LIST] [--wait]` starts (or resumes) a run.
+//!   A run is bound to the credential it was created with; a resume with another token of
+//!   the same owner needs `--rebind-credential` (recorded in the run), one of another owner
+//!   is refused.
 //!   A run that must wait for a quota window hibernates: it is persisted with its wake time
 //!   and the command exits 0 saying until when — unless `--wait`, which sleeps in this process
 //!   and finishes.
@@ -67,6 +70,8 @@ enum SyncCommand {
         /// spent against it (calibration). Without it every row is unbudgeted.
         #[arg(long)]
         estimate: bool,
+        #[command(flatten)]
+        rebind: RebindCredential,
         /// A run that hibernates until no later than this many seconds from now is held: the
         /// command keeps it persisted as hibernating (claim released, visible in `sync
         /// status`) and wakes it itself at its time, as a worker would. A later wake time
@@ -103,12 +108,24 @@ enum SyncCommand {
         /// Seconds between looks at the database.
         #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..=3600))]
         poll_secs: u64,
+        #[command(flatten)]
+        rebind: RebindCredential,
         /// Seconds a killed worker keeps its claim on a run before another may resume it.
         #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
         claim_secs: u64,
         #[command(flatten)]
         margin: wiring::ResetMargin,
     },
+}
+
+/// Whether a run bound to another credential may go on with this process's.
+#[derive(Debug, Clone, Args)]
+struct RebindCredential {
+    /// Go on with a run that was created with another token of the same owner (a rotated
+    /// token): the run is rebound to this process's token and the rebind recorded in it. A
+    /// token of another owner is refused even so: a run never moves to another quota.
+    #[arg(long)]
+    rebind_credential: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -132,6 +149,7 @@ pub async fn run(global: &GlobalArgs, args: SyncArgs) -> CommandResult {
             stages,
             wait,
             estimate,
+            rebind,
             hold_secs,
             claim_secs,
             margin,
@@ -140,6 +158,7 @@ pub async fn run(global: &GlobalArgs, args: SyncArgs) -> CommandResult {
             let options = org_run::OrgOptions {
                 wait,
                 estimate,
+                rebind: rebind.rebind_credential,
                 hold,
                 claim_secs,
                 margin: margin.get(),
@@ -153,9 +172,19 @@ pub async fn run(global: &GlobalArgs, args: SyncArgs) -> CommandResult {
         SyncCommand::Worker {
             once,
             poll_secs,
+            rebind,
             claim_secs,
             margin,
-        } => worker::worker(&settings, once, poll_secs, claim_secs, margin.get()).await,
+        } => {
+            let options = worker::WorkerOptions {
+                once,
+                poll_secs,
+                claim_secs,
+                rebind: rebind.rebind_credential,
+                margin: margin.get(),
+            };
+            worker::worker(&settings, options).await
+        }
     }
 }
 
@@ -177,6 +206,7 @@ async fn env(settings: &Settings, margin: SignedDuration) -> Result<Env, CliErro
     let clock = TokioClock::system();
     let client = wiring::client_with_margin(settings, clock, &opened, margin)
         .map_err(|e| CliError::refused(&e))?;
+    one_quota(&client, settings).await?;
     Ok(Env {
         store,
         recorder: opened.sinks.recorder().clone(),
@@ -186,15 +216,42 @@ async fn env(settings: &Settings, margin: SignedDuration) -> Result<Env, CliErro
     })
 }
 
-fn runner(env: &Env, progress: Arc<dyn ProgressSink>, claim_secs: u64) -> Runner {
-    org_runner(
+/// Refuses to sync when the tokens configured besides the one used spend another quota
+/// (credentials are not capacity); with only one token configured, asks nothing.
+pub(crate) async fn one_quota(client: &Client, settings: &Settings) -> Result<(), CliError> {
+    if settings.also_configured.is_empty() {
+        return Ok(());
+    }
+    let also: Vec<(&str, &headroom_http::Credential)> = settings
+        .also_configured
+        .iter()
+        .map(|t| (t.source, &t.credential))
+        .collect();
+    let used = (
+        settings.credential_source.unwrap_or("no token"),
+        settings.credential.as_ref(),
+    );
+    match headroom_sync::one_identity(client, used, &also).await {
+        Ok(_) => Ok(()),
+        Err(e @ headroom_sync::IdentityError::SeveralOwners(_)) => Err(CliError::refused(&e)),
+        Err(e) => Err(CliError::failed(&e)),
+    }
+}
+
+fn runner(env: &Env, progress: Arc<dyn ProgressSink>, claim_secs: u64, rebind: bool) -> Runner {
+    let runner = org_runner(
         env.store.clone(),
         env.client.clone(),
         env.clock,
         &env.settings,
         claim_secs,
     )
-    .with_progress(progress)
+    .with_progress(progress);
+    if rebind {
+        runner.rebinding_credential()
+    } else {
+        runner
+    }
 }
 
 /// The holder name this process claims sync runs under.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use headroom_core::clock::{Clock, SignedDuration};
 use headroom_core::telemetry;
 use headroom_github::org;
-use headroom_store::{NewSyncRun, SyncRun};
+use headroom_store::{CredentialUsed, NewSyncRun, SyncRun, subject_label};
 use headroom_sync::{FamilyEstimate, ProgressSink, RunOutcome, RunSummary, StageGraph};
 use serde_json::json;
 
@@ -21,6 +21,7 @@ use crate::outcome::{CliError, CommandResult, Outcome};
 pub(super) struct OrgOptions {
     pub(super) wait: bool,
     pub(super) estimate: bool,
+    pub(super) rebind: bool,
     pub(super) hold: SignedDuration,
     pub(super) claim_secs: u64,
     pub(super) margin: SignedDuration,
@@ -36,6 +37,7 @@ pub(super) async fn sync_org(
     let OrgOptions {
         wait,
         estimate,
+        rebind,
         hold,
         claim_secs,
         margin,
@@ -77,6 +79,11 @@ pub(super) async fn sync_org(
                 .create_sync_run(&NewSyncRun {
                     kind: "org".into(),
                     target: name.clone(),
+                    // Bound from the start to the credential it is created with.
+                    credential: Some(CredentialUsed {
+                        fingerprint: credential.map(|c| c.fingerprint().to_owned()),
+                        owner: subject_label(&key.subject),
+                    }),
                     key,
                     requested_stages: (!stages.is_empty()).then_some(stages),
                     created_at: env.clock.now(),
@@ -94,7 +101,7 @@ pub(super) async fn sync_org(
     } else {
         Arc::new(JsonProgress)
     };
-    let runner = runner(&env, progress, claim_secs);
+    let runner = runner(&env, progress, claim_secs, rebind);
     let mut holding = false;
     loop {
         match runner.run(id).await {
@@ -133,6 +140,8 @@ pub(super) async fn sync_org(
                 outln!("{}", json!({ "event": "sync.taken_over", "run_id": id }));
                 return Ok(Outcome::Success);
             }
+            // Another credential than the run's: a refusal, which names what to do.
+            Err(headroom_sync::SyncError::Credential(e)) => return Err(CliError::refused(&e)),
             Err(e) => return Err(CliError::failed(&e)),
         }
     }

@@ -50,15 +50,25 @@ fn print_worker_outcome(id: i64, outcome: Result<RunOutcome, SyncError>) {
     }
 }
 
-pub(super) async fn worker(
-    settings: &Settings,
-    once: bool,
-    poll_secs: u64,
-    claim_secs: u64,
-    margin: SignedDuration,
-) -> CommandResult {
+/// How `sync worker` runs.
+pub(super) struct WorkerOptions {
+    pub(super) once: bool,
+    pub(super) poll_secs: u64,
+    pub(super) claim_secs: u64,
+    pub(super) rebind: bool,
+    pub(super) margin: SignedDuration,
+}
+
+pub(super) async fn worker(settings: &Settings, options: WorkerOptions) -> CommandResult {
+    let WorkerOptions {
+        once,
+        poll_secs,
+        claim_secs,
+        rebind,
+        margin,
+    } = options;
     let env = env(settings, margin).await?;
-    let runner = runner(&env, Arc::new(JsonProgress), claim_secs);
+    let runner = runner(&env, Arc::new(JsonProgress), claim_secs, rebind);
     let poll = SignedDuration::from_secs(i64::try_from(poll_secs).unwrap_or(15));
     if once {
         crate::retention::prune_once(

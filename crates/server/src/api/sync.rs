@@ -492,6 +492,7 @@ mod tests {
             started_at: Some(t(0)),
             finished_at: None,
             updated_at: t(10),
+            credential: Default::default(),
         }
     }
 

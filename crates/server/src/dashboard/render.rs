@@ -506,6 +506,7 @@ mod tests {
                 started_at: Some(t(0)),
                 finished_at: None,
                 updated_at: t(0),
+                credential: Default::default(),
             },
             progress: RunProgress {
                 stages_total: 8,

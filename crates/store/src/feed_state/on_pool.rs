@@ -75,10 +75,16 @@ where
         run_id: &str,
         event_source_id: Option<i64>,
         origin: &str,
+        credential: Option<&crate::CredentialUsed>,
         started_at: Timestamp,
     ) -> Result<i64> {
-        sources::start_ingestion_run(self.pools(), run_id, event_source_id, origin, started_at)
-            .await
+        let run = sources::NewIngestionRun {
+            run_id,
+            event_source_id,
+            origin,
+            credential,
+        };
+        sources::start_ingestion_run(self.pools(), &run, started_at).await
     }
 
     async fn finish_ingestion_run(&self, id: i64, e: &IngestionRunEnd) -> Result<()> {

@@ -108,23 +108,37 @@ pub(super) async fn save_event_source(
     })
 }
 
+/// An ingestion run to open.
+pub(super) struct NewIngestionRun<'a> {
+    pub(super) run_id: &'a str,
+    pub(super) event_source_id: Option<i64>,
+    pub(super) origin: &'a str,
+    pub(super) credential: Option<&'a crate::CredentialUsed>,
+}
+
 pub(super) async fn start_ingestion_run(
     pools: Pools<'_>,
-    run_id: &str,
-    event_source_id: Option<i64>,
-    origin: &str,
+    run: &NewIngestionRun<'_>,
     started_at: Timestamp,
 ) -> Result<i64> {
+    let fingerprint = run.credential.and_then(|c| c.fingerprint.clone());
+    if let Some(f) = &fingerprint {
+        crate::model::check_fingerprint(f)?;
+    }
+    let owner = run.credential.map(|c| c.owner.clone());
     on_each_pool!(pools, |pool| {
         let row = sqlx::query(
             "INSERT INTO ingestion_runs (run_id, event_source_id, source, status, \
-         started_at_ms) VALUES ($1, $2, $3, $4, $5) RETURNING id",
+         started_at_ms, credential_fingerprint, credential_owner) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
         )
-        .bind(run_id.to_owned())
-        .bind(event_source_id)
-        .bind(origin.to_owned())
+        .bind(run.run_id.to_owned())
+        .bind(run.event_source_id)
+        .bind(run.origin.to_owned())
         .bind(IngestionRunStatus::Running.as_str())
         .bind(ms(started_at))
+        .bind(fingerprint.clone())
+        .bind(owner.clone())
         .fetch_one(pool)
         .await?;
         get(&row, "id")

@@ -1,10 +1,12 @@
 //! The runner: the planner's decision applied with the store, the governor and the clock.
 //!
 //! This module owns a run's lifecycle (claim, drive, release) and the runner's settings and
-//! outcomes. The stage contract and its context are in `stage`, the pass-by-pass loop in
+//! outcomes. Which credential may resume a run is decided in `binding`. The stage contract
+//! and its context are in `stage`, the pass-by-pass loop in
 //! `drive`, waiting (pacing, hibernation, deferral budgets, claims) in `deferral`, stage and
 //! run status in `status`, progress events in `progress`.
 
+mod binding;
 mod deferral;
 mod drive;
 mod progress;
@@ -21,10 +23,12 @@ use headroom_core::deferral::DeferralBudget;
 use headroom_core::telemetry;
 use headroom_http::{ApiError, Client, Credential};
 use headroom_store::{
-    Checkpoint, CheckpointStatus, CheckpointUpdate, Store, StoreError, SyncRun, SyncRunStatus,
+    BindingChange, Checkpoint, CheckpointStatus, CheckpointUpdate, CredentialUsed, Store,
+    StoreError, SyncRun, SyncRunStatus,
 };
 use serde::Serialize;
 
+pub use self::binding::CredentialRefusal;
 pub use self::progress::{NoProgress, ProgressEvent, ProgressSink};
 pub use self::stage::{RepoScope, Stage, StageCtx, StageError};
 pub use self::status::state_of;
@@ -51,6 +55,9 @@ pub struct RunnerConfig {
     pub claim: SignedDuration,
     /// Seed for the deferral jitter.
     pub jitter_seed: u64,
+    /// Whether a run bound to another credential of the same owner goes on with this
+    /// runner's credential (`--rebind-credential`; the rebind is recorded in the run).
+    pub rebind_credential: bool,
 }
 
 impl Default for RunnerConfig {
@@ -62,6 +69,7 @@ impl Default for RunnerConfig {
             holder: "headroom".to_owned(),
             claim: SignedDuration::from_secs(600),
             jitter_seed: 1,
+            rebind_credential: false,
         }
     }
 }
@@ -80,6 +88,12 @@ pub enum SyncError {
     /// Another worker holds the run.
     #[error("sync run {0} is held by another worker")]
     Claimed(i64),
+    /// The runner's credential may not resume the run.
+    #[error(transparent)]
+    Credential(#[from] CredentialRefusal),
+    /// The run's credential binding changed under this runner's claim.
+    #[error("sync run {0}: its credential binding changed while this worker held it")]
+    BindingChanged(i64),
     /// The run asks for stages this graph does not have.
     #[error(transparent)]
     Graph(#[from] crate::graph::GraphError),
@@ -182,6 +196,13 @@ impl Runner {
             config,
             progress: Arc::new(NoProgress),
         })
+    }
+
+    /// Lets this runner go on with runs bound to another credential of its credential's
+    /// owner, recording each rebind (`--rebind-credential`).
+    pub fn rebinding_credential(mut self) -> Self {
+        self.config.rebind_credential = true;
+        self
     }
 
     /// Sends progress events to `sink`.
@@ -301,7 +322,10 @@ impl Runner {
         {
             return Err(SyncError::Claimed(run_id));
         }
-        let result = self.drive(&mut run, &mut summary).await;
+        let result = match self.bind(&run).await {
+            Ok(()) => self.drive(&mut run, &mut summary).await,
+            Err(e) => Err(e),
+        };
         // Give the claim back whatever happened; a crash lets it lapse instead.
         let released = self
             .store
@@ -310,5 +334,49 @@ impl Runner {
         let outcome = result?;
         released?;
         Ok(outcome)
+    }
+
+    /// Holds run `run` to its credential binding (under this runner's claim): the same
+    /// credential goes on, an unbound run adopts it, another one of the same owner goes on
+    /// only as a recorded rebind, any other is refused.
+    async fn bind(&self, run: &SyncRun) -> Result<(), SyncError> {
+        let key = self.identity().await?;
+        let fingerprint = self.credential.as_ref().map(|c| c.fingerprint().to_owned());
+        let change = match binding::decide(
+            run,
+            &key,
+            fingerprint.as_deref(),
+            self.config.rebind_credential,
+        )? {
+            binding::Binding::Keep => return Ok(()),
+            binding::Binding::Adopt => BindingChange::Adopt(CredentialUsed {
+                fingerprint: fingerprint.clone(),
+                owner: headroom_store::subject_label(&key.subject),
+            }),
+            binding::Binding::Rebind { from } => BindingChange::Rebind {
+                from,
+                to: fingerprint.clone(),
+                at: self.clock.now(),
+            },
+        };
+        if !self.store.bind_sync_run_credential(run.id, &change).await? {
+            return Err(SyncError::BindingChanged(run.id));
+        }
+        match &change {
+            BindingChange::Adopt(_) => tracing::info!(
+                event = telemetry::SYNC_RUN_CREDENTIAL_ADOPTED,
+                run_id = run.id,
+                fingerprint = fingerprint.as_deref(),
+                owner = %key.subject,
+            ),
+            BindingChange::Rebind { from, .. } => tracing::warn!(
+                event = telemetry::SYNC_RUN_CREDENTIAL_REBOUND,
+                run_id = run.id,
+                from = from.as_deref(),
+                to = fingerprint.as_deref(),
+                owner = %key.subject,
+            ),
+        }
+        Ok(())
     }
 }

@@ -9,10 +9,10 @@ use headroom_core::route;
 use headroom_core::telemetry;
 use headroom_http::paginate::{LinkPager, StopReason};
 use headroom_http::{ApiError, ApiRequest, ApiResponse, RateLimitReason};
-use headroom_store::EventOrigin;
 use headroom_store::feed_state::{
     CoreLedger, EventSource, IngestionRunEnd, IngestionRunStatus, SourceStatus, WindowStatus,
 };
+use headroom_store::{CredentialUsed, EventOrigin};
 use serde_json::Value;
 
 use super::ledger::{block_globally, reconcile};
@@ -64,9 +64,21 @@ impl Poller {
         ledger: CoreLedger,
         run_id: String,
     ) -> Result<PollOutcome, PollError> {
+        // The run records the credential it spends: its fingerprint (never the token) and
+        // the identity it resolved to, the ledger's subject.
+        let credential = CredentialUsed {
+            fingerprint: self.credential.as_ref().map(|c| c.fingerprint().to_owned()),
+            owner: ledger.subject.clone(),
+        };
         let run_row = self
             .state
-            .start_ingestion_run(&run_id, Some(source.id), EventOrigin::Feed.as_str(), now)
+            .start_ingestion_run(
+                &run_id,
+                Some(source.id),
+                EventOrigin::Feed.as_str(),
+                Some(&credential),
+                now,
+            )
             .await?;
         tracing::info!(event = telemetry::INGESTION_RUN_STARTED, run_id = %run_id,
             event_source_id = source.id, forced = force);
