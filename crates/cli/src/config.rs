@@ -367,7 +367,8 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
 
-    struct Env(HashMap<&'static str, &'static str>);
+    /// A process environment of fixed variables, for tests here and in `config::tokens`.
+    pub(super) struct Env(pub(super) HashMap<&'static str, &'static str>);
     impl Environment for Env {
         fn var(&self, name: &str) -> Option<String> {
             self.0.get(name).map(|v| (*v).to_owned())

@@ -542,11 +542,19 @@ async fn the_dashboard_follows_a_service_and_a_sync_sharing_one_identity() {
 async fn follow_live_processes(client: Client, url: String, dir: PathBuf, sim: common::Sim) {
     client.goto(&url).await.expect("the page loads");
     wait_for_text(&client, "#live", "live").await;
-    // The second process: a sync of the simulator's organization with alice's other token.
+    // Alice's other token, seen by another process: the page warns that the two share one
+    // quota.
+    let seen = headroom(&dir, &sim, "t2", &["quota", "show"])
+        .status()
+        .expect("headroom quota show runs");
+    assert!(seen.success(), "quota show failed: {seen}");
+    // The second process: a sync of the simulator's organization with the service's token
+    // (a run is bound to the credential it was created with: the service resumes it only
+    // with that one).
     let sync = headroom(
         &dir,
         &sim,
-        "t2",
+        "t1",
         &[
             "sync",
             "org",

@@ -364,45 +364,6 @@ impl Client {
         }
     }
 
-    /// [`ApiError::RateLimited`], with nothing sent, while a refusal another request of this
-    /// identity and route family met still holds (see `client/cooldown`).
-    async fn cooled_down(&self, key: &QuotaKey, request: &ApiRequest) -> Result<(), ApiError> {
-        let parts = self.parts();
-        let Some(cooldown) = self
-            .inner
-            .cooldowns
-            .check(
-                parts.refusals.as_ref(),
-                parts.config.provider,
-                key,
-                request.route_family.name,
-                request.dimension,
-                parts.clock.now(),
-            )
-            .await
-        else {
-            return Ok(());
-        };
-        tracing::info!(
-            event = telemetry::COOLDOWN_DEFERRED,
-            identity = %key,
-            route_family = %request.route_family,
-            until = %cooldown.until,
-            reason = cooldown.reason.as_str(),
-            "A cooldown held a request back."
-        );
-        let error = ApiError::RateLimited {
-            until: cooldown.until,
-            bucket: request.bucket.clone(),
-            dimension: request.dimension,
-            request_id: None,
-            reason: RateLimitReason::Cooldown(cooldown.reason),
-        };
-        self.log_rate_limit(key, request, RateLimitEventKind::Deferred, &error, None)
-            .await;
-        Err(error)
-    }
-
     /// The governor's verdict: a permit, or [`ApiError::RateLimited`] with nothing sent.
     async fn acquire(&self, key: &QuotaKey, request: &ApiRequest) -> Result<Permit, ApiError> {
         let acquired = self

@@ -123,13 +123,13 @@ pub enum RateLimitReason {
 
 impl RateLimitReason {
     /// Whether the wait follows a secondary limit the origin answered with (a 403/429 it
-    /// sent); every other wait was decided before sending or is a primary limit.
+    /// sent); every other wait was decided before sending or is a primary limit. A cooldown
+    /// is not one: the limit it remembers was counted when it was met.
     pub fn is_secondary(&self) -> bool {
         matches!(
             self,
             RateLimitReason::Governor(WaitReason::SecondaryBlock { .. })
                 | RateLimitReason::Origin(LimitReason::Secondary)
-                | RateLimitReason::Cooldown(LimitReason::Secondary)
         )
     }
 

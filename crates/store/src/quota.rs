@@ -501,29 +501,40 @@ impl SharedQuotaState {
         })
     }
 
+    /// Applies `change` to the identity's state in one write transaction.
+    async fn update(
+        &self,
+        key: &QuotaKey,
+        now: Timestamp,
+        change: impl FnOnce(&mut IdentityState),
+    ) -> Result<(), GovernorError> {
+        let id = IdentityKey::of(key);
+        let mut tx = DbTx::begin(self.pool.pools())
+            .await
+            .map_err(backend_error)?;
+        let mut conn = tx.conn();
+        let mut state = self.lock_identity(&mut conn, key, &id, now).await?;
+        change(&mut state);
+        self.save(&mut conn, &id, &state, now).await?;
+        tx.commit().await.map_err(backend_error)?;
+        Ok(())
+    }
+
     async fn observe_inner(
         &self,
         permit: &Permit,
         signal: &RateLimitSignal,
         now: Timestamp,
     ) -> Result<(), GovernorError> {
-        let id = IdentityKey::of(permit.key());
-        let mut tx = DbTx::begin(self.pool.pools())
-            .await
-            .map_err(backend_error)?;
-        let mut conn = tx.conn();
-        let mut state = self
-            .lock_identity(&mut conn, permit.key(), &id, now)
-            .await?;
         let target = match &signal.resource {
             Some(resource) => resource,
             None => permit.bucket(),
         };
-        let slot = state.find_or_insert(target);
-        rule::apply_reading(&self.config, &mut state.buckets[slot], signal, now);
-        self.save(&mut conn, &id, &state, now).await?;
-        tx.commit().await.map_err(backend_error)?;
-        Ok(())
+        self.update(permit.key(), now, |state| {
+            let slot = state.find_or_insert(target);
+            rule::apply_reading(&self.config, &mut state.buckets[slot], signal, now);
+        })
+        .await
     }
 
     async fn charge_inner(
@@ -532,16 +543,10 @@ impl SharedQuotaState {
         kind: RequestKind,
         now: Timestamp,
     ) -> Result<(), GovernorError> {
-        let id = IdentityKey::of(key);
-        let mut tx = DbTx::begin(self.pool.pools())
-            .await
-            .map_err(backend_error)?;
-        let mut conn = tx.conn();
-        let mut state = self.lock_identity(&mut conn, key, &id, now).await?;
-        rule::charge(&self.config, &mut state, kind, now);
-        self.save(&mut conn, &id, &state, now).await?;
-        tx.commit().await.map_err(backend_error)?;
-        Ok(())
+        self.update(key, now, |state| {
+            rule::charge(&self.config, state, kind, now)
+        })
+        .await
     }
 
     /// The state as a reader sees it: stored state, live leases, local waiters.

@@ -69,12 +69,7 @@ mod tests {
 
     use super::*;
 
-    struct Env(HashMap<&'static str, &'static str>);
-    impl Environment for Env {
-        fn var(&self, name: &str) -> Option<String> {
-            self.0.get(name).map(|v| (*v).to_owned())
-        }
-    }
+    use crate::config::tests::Env;
 
     fn sources(others: &[ConfiguredToken]) -> Vec<&'static str> {
         others.iter().map(|o| o.source).collect()

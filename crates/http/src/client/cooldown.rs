@@ -8,12 +8,15 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use headroom_core::QuotaKey;
-use headroom_core::clock::{SignedDuration, Timestamp};
+use headroom_core::clock::{Clock, SignedDuration, Timestamp};
 use headroom_core::cooldown::{self, Cooldown, Refusal};
 use headroom_core::signal::{Dimension, Provider};
 use headroom_core::telemetry;
 
-use crate::sinks::RefusalSource;
+use super::Client;
+use crate::error::{ApiError, RateLimitReason};
+use crate::request::ApiRequest;
+use crate::sinks::{RateLimitEventKind, RefusalSource};
 
 /// How long a read of one identity's refusals is reused: the "dispatch pass" of a door that
 /// serves many requests a second.
@@ -72,5 +75,50 @@ impl CooldownGate {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<QuotaKey, Read>> {
         self.read.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Client {
+    /// [`ApiError::RateLimited`], with nothing sent, while a refusal another request of this
+    /// identity and route family met still holds (see this module).
+    pub(super) async fn cooled_down(
+        &self,
+        key: &QuotaKey,
+        request: &ApiRequest,
+    ) -> Result<(), ApiError> {
+        let parts = self.parts();
+        let Some(cooldown) = self
+            .inner
+            .cooldowns
+            .check(
+                parts.refusals.as_ref(),
+                parts.config.provider,
+                key,
+                request.route_family.name,
+                request.dimension,
+                parts.clock.now(),
+            )
+            .await
+        else {
+            return Ok(());
+        };
+        tracing::info!(
+            event = telemetry::COOLDOWN_DEFERRED,
+            identity = %key,
+            route_family = %request.route_family,
+            until = %cooldown.until,
+            reason = cooldown.reason.as_str(),
+            "A cooldown held a request back."
+        );
+        let error = ApiError::RateLimited {
+            until: cooldown.until,
+            bucket: request.bucket.clone(),
+            dimension: request.dimension,
+            request_id: None,
+            reason: RateLimitReason::Cooldown(cooldown.reason),
+        };
+        self.log_rate_limit(key, request, RateLimitEventKind::Deferred, &error, None)
+            .await;
+        Err(error)
     }
 }
