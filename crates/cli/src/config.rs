@@ -15,6 +15,7 @@ use headroom_core::deferral::DeferralBudget;
 use headroom_http::{Credential, UrlPolicy};
 use serde::Deserialize;
 
+mod caps;
 mod tokens;
 
 pub use self::tokens::ConfiguredToken;
@@ -87,6 +88,7 @@ struct FileSettings {
     max_deferrals: Option<u64>,
     max_deferred_wait: Option<DurationSetting>,
     retention_days: Option<u64>,
+    sync_caps: Option<caps::SyncCapsFile>,
 }
 
 /// A duration in `headroom.toml`: whole seconds, or text such as "90m" or "2h".
@@ -139,6 +141,8 @@ pub struct Settings {
     pub deferral: DeferralBudget,
     /// How long rate-limit history is kept.
     pub retention: SignedDuration,
+    /// What organization sync may spend of a quota window (`[sync_caps]`).
+    pub sync_caps: headroom_core::budget::SyncCaps,
 }
 
 impl Settings {
@@ -315,6 +319,7 @@ impl GlobalArgs {
         if let Some(wait) = max_wait {
             deferral.max_total_wait = wait;
         }
+        let sync_caps = caps::sync_caps(file.sync_caps)?;
         Ok(Settings {
             db,
             policy,
@@ -327,6 +332,7 @@ impl GlobalArgs {
             in_flight_ceiling: u32::try_from(ceiling).unwrap_or(10),
             deferral,
             retention,
+            sync_caps,
         })
     }
 

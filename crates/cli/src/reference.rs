@@ -39,6 +39,9 @@ setting. The token is never a flag: it would show in `ps` and shell history.
 | `in_flight_ceiling` | `--in-flight-ceiling` | 1–100 |
 | `max_deferrals` | `--max-deferrals` | 1–10000 |
 | `max_deferred_wait` | `--max-deferred-wait` | seconds, or text such as `\"90m\"`, `\"2h\"` (1 s to a week) |
+| `retention_days` | `--retention-days` | 1–3650 |
+| `sync_caps.share` | none | a table of bucket = share: sync takes the bucket's window to at most this share of its limit (more than 0, at most 1), e.g. `share = { core = 0.7 }` |
+| `sync_caps.families` | none | a table of route family = requests sync may send per window of its bucket (docs/ROUTE-FAMILIES.md), e.g. `families = { workflow_jobs = 500 }` |
 
 Exit codes: 0 ran (or deferred, or hibernating), 1 the attempt failed, 2 refused to run.
 

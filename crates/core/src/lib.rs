@@ -2,12 +2,13 @@
 //!
 //! Owns the clock abstraction, quota keys and buckets, the quota governor and its grant rule,
 //! normalized rate-limit signals and the header parsers of every provider, GitHub's 403/429
-//! triage, cooldown gating (`cooldown`), the retry policy, the Git provider contract (`provider`), deferral planning, the
+//! triage, cooldown gating (`cooldown`), sync's caps per quota window (`budget`), the retry policy, the Git provider contract (`provider`), deferral planning, the
 //! feed service's budget lanes, redaction and the catalog of log events (`telemetry`).
 //!
 //! It must not do I/O, spawn tasks or depend on an async runtime (the optional `tokio` feature
 //! only adds an async clock). Nothing here reads the system time except [`clock::SystemClock`].
 
+pub mod budget;
 pub mod clock;
 pub mod cooldown;
 

@@ -115,6 +115,9 @@ pub enum RateLimitReason {
     Governor(WaitReason),
     /// The origin refused with a rate limit the governor holds no wait for.
     Origin(LimitReason),
+    /// Nothing was sent: an operator's cap on what sync may spend of this window holds it
+    /// back until the window resets (`headroom_core::budget`).
+    Cap(headroom_core::budget::CapReason),
     /// Nothing was sent: another request of the same identity and route family — from this
     /// process or another, with any credential of that identity — met this limit, and its
     /// cooldown still holds (`headroom_core::cooldown`).
@@ -137,7 +140,9 @@ impl RateLimitReason {
     pub fn wait_reason(&self) -> Option<&WaitReason> {
         match self {
             RateLimitReason::Governor(reason) => Some(reason),
-            RateLimitReason::Origin(_) | RateLimitReason::Cooldown(_) => None,
+            RateLimitReason::Origin(_) | RateLimitReason::Cooldown(_) | RateLimitReason::Cap(_) => {
+                None
+            }
         }
     }
 }
@@ -147,6 +152,7 @@ impl fmt::Display for RateLimitReason {
         match self {
             RateLimitReason::Governor(reason) => reason.fmt(f),
             RateLimitReason::Origin(limit) => write!(f, "{} rate limit", limit.as_str()),
+            RateLimitReason::Cap(cap) => cap.fmt(f),
             RateLimitReason::Cooldown(limit) => write!(
                 f,
                 "cooling down after a {} rate limit another request met",

@@ -279,6 +279,7 @@ pub fn org_runner(
         clock,
         RunnerConfig {
             deferral: settings.deferral,
+            caps: settings.sync_caps.clone(),
             holder: holder(),
             claim: SignedDuration::from_secs(i64::try_from(claim_secs).unwrap_or(120)),
             ..RunnerConfig::default()

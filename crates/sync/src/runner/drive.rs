@@ -32,6 +32,9 @@ pub(super) struct DriveState {
     pub(super) closed: HashMap<String, Timestamp>,
     /// Stages put aside after a transient failure, until when.
     pub(super) deferred_until: HashMap<String, Timestamp>,
+    /// Requests sent per route family in its bucket's current window (keyed by the window's
+    /// reset), for the family caps.
+    pub(super) family_windows: Mutex<HashMap<String, (Timestamp, u64)>>,
 }
 
 /// The buckets' headroom as one pass sees it.
@@ -69,6 +72,7 @@ impl Runner {
             shared: Mutex::new(summary.clone()),
             closed: HashMap::new(),
             deferred_until: HashMap::new(),
+            family_windows: Mutex::new(HashMap::new()),
         };
         loop {
             let now = self.clock.now();
@@ -267,6 +271,9 @@ impl Runner {
             repositories: Mutex::new(None),
             holder: &self.config.holder,
             claim: self.config.claim,
+            key: &drive.key,
+            caps: &self.config.caps,
+            family_windows: &drive.family_windows,
         };
         let result = worker.run(&ctx).await;
         drop(ctx);

@@ -58,6 +58,9 @@ pub struct RunnerConfig {
     /// Whether a run bound to another credential of the same owner goes on with this
     /// runner's credential (`--rebind-credential`; the rebind is recorded in the run).
     pub rebind_credential: bool,
+    /// Operators' caps on what sync may spend of a quota window (`headroom.toml`'s
+    /// `[sync_caps]`); none by default.
+    pub caps: headroom_core::budget::SyncCaps,
 }
 
 impl Default for RunnerConfig {
@@ -70,6 +73,7 @@ impl Default for RunnerConfig {
             claim: SignedDuration::from_secs(600),
             jitter_seed: 1,
             rebind_credential: false,
+            caps: headroom_core::budget::SyncCaps::default(),
         }
     }
 }

@@ -1,13 +1,16 @@
 //! The stage contract: the [`Stage`] trait, how a stage stops ([`StageError`]), and the
-//! [`StageCtx`] it works in (sending through the exit door with the run's credential,
-//! tallying what was spent, and committing pages with their cursors).
+//! [`StageCtx`] it works in (sending through the exit door with the run's credential, within
+//! the operators' caps per window, tallying what was spent, and committing pages with their
+//! cursors).
 
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::Mutex;
 
 use async_trait::async_trait;
-use headroom_core::RateLimitSignal;
+use headroom_core::budget::{self, SyncCaps, Window};
 use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
+use headroom_core::{QuotaKey, RateLimitSignal};
 use headroom_http::{ApiError, ApiRequest, ApiResponse, Client, Credential, RateLimitReason};
 use headroom_store::{
     Checkpoint, CheckpointStatus, CheckpointUpdate, Record, Store, StoreError, SyncRun, Watermark,
@@ -117,6 +120,12 @@ pub struct StageCtx<'a> {
     pub(super) repositories: Mutex<Option<Vec<RepoScope>>>,
     pub(super) holder: &'a str,
     pub(super) claim: SignedDuration,
+    /// The run's quota identity.
+    pub(super) key: &'a QuotaKey,
+    /// Operators' caps per window.
+    pub(super) caps: &'a SyncCaps,
+    /// Requests sent per family in its window (see `DriveState::family_windows`).
+    pub(super) family_windows: &'a Mutex<HashMap<String, (Timestamp, u64)>>,
 }
 
 impl fmt::Debug for StageCtx<'_> {
@@ -164,7 +173,18 @@ impl StageCtx<'_> {
         let bucket = request.bucket.as_str().to_owned();
         let estimated = u64::from(request.estimated_cost);
         let (family, dimension) = (request.route_family, request.dimension);
+        let window = match self.within_caps(&request).await {
+            Ok(window) => window,
+            Err(capped) => {
+                let mut s = lock(self.summary);
+                s.buckets.entry(bucket).or_default().waits += 1;
+                return Err(capped);
+            }
+        };
         let result = self.client.send(request.credential(self.credential)).await;
+        if result.is_ok() {
+            self.count_family(family.name, window);
+        }
         let mut s = lock(self.summary);
         match &result {
             Ok(response) => {
@@ -204,6 +224,69 @@ impl StageCtx<'_> {
             Err(_) => {}
         }
         result
+    }
+
+    /// `Err` — nothing to send — while an operator's cap holds the request back (see
+    /// `headroom_core::budget`), else the reset of the window the request counts in. Without
+    /// caps, or without a reading of the bucket (the governor failing included), nothing is
+    /// held back.
+    async fn within_caps(&self, request: &ApiRequest) -> Result<Option<Timestamp>, ApiError> {
+        if self.caps.is_empty() {
+            return Ok(None);
+        }
+        let Ok(snapshot) = self.client.governor().snapshot(self.key).await else {
+            return Ok(None);
+        };
+        let window = snapshot
+            .buckets
+            .iter()
+            .find(|b| b.state.bucket == request.bucket)
+            .and_then(|b| {
+                Some(Window {
+                    limit: b.state.limit?,
+                    remaining: b.state.remaining?,
+                    reset_at: b.state.reset_at?,
+                })
+            });
+        let family = request.route_family.name;
+        let sent = match (lock(self.family_windows).get(family), window) {
+            (Some((reset, n)), Some(w)) if *reset == w.reset_at => *n,
+            _ => 0,
+        };
+        match budget::check(
+            self.caps,
+            request.bucket.as_str(),
+            family,
+            u64::from(request.estimated_cost),
+            window,
+            sent,
+            self.clock.now(),
+        ) {
+            None => Ok(window.map(|w| w.reset_at)),
+            Some((until, reason)) => Err(ApiError::RateLimited {
+                until,
+                bucket: request.bucket.clone(),
+                dimension: request.dimension,
+                request_id: None,
+                reason: RateLimitReason::Cap(reason),
+            }),
+        }
+    }
+
+    /// Counts one request of `family` in the window that resets at `window`.
+    fn count_family(&self, family: &str, window: Option<Timestamp>) {
+        let Some(reset) = window else {
+            return;
+        };
+        if !self.caps.families.contains_key(family) {
+            return;
+        }
+        let mut windows = lock(self.family_windows);
+        let entry = windows.entry(family.to_owned()).or_insert((reset, 0));
+        if entry.0 != reset {
+            *entry = (reset, 0);
+        }
+        entry.1 += 1;
     }
 
     /// Records a field GitHub refused in an answer this stage keeps (a partial result), once
