@@ -1,8 +1,8 @@
 //! One secondary limit, every process: `headroom sync org` meets GitHub's secondary limit
 //! (403, retry-after 60) against `headroom sim`; then `headroom enrich`, `headroom run` and a
-//! second `headroom sync org`, each its own process with another token of the same owner on
-//! the same SQLite file, send nothing — they read the block from the shared governor state
-//! and defer — and the one run that hibernated waits for the block to end.
+//! second `headroom sync org` (which continues the same run), each its own process with
+//! another token of the same owner on the same SQLite file, send nothing — they read the
+//! block from the shared governor state and defer — and the run waits for the block to end.
 //!
 //! What must be known first comes from a simulator without the limit: the three tokens'
 //! owner (a token's first `GET /user` would otherwise be the request that trips the limit)
@@ -111,6 +111,8 @@ fn a_secondary_limit_met_by_sync_defers_enrich_run_and_another_sync_without_a_re
         "t3",
         &["run", "--ticks", "1", "--tick-secs", "1", "--no-listen"],
     );
+    // The same organization on the same quota: the second start continues the first's run
+    // (with the other token, which it must say), and waits with it.
     let second = headroom(
         dir.path(),
         &sim.url,
@@ -123,6 +125,7 @@ fn a_secondary_limit_met_by_sync_defers_enrich_run_and_another_sync_without_a_re
             "0",
             "--reset-margin-secs",
             "1",
+            "--rebind-credential",
         ],
     );
     let after = requests(&log);

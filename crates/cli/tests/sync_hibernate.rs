@@ -367,3 +367,51 @@ fn a_stopped_service_hands_back_the_claim_of_the_run_it_was_driving() {
     let (_, _, forbidden) = sim_counts(&log);
     assert_eq!(forbidden, 0);
 }
+
+/// Issue 20, defect 7: two `sync org` of one organization never both run. The second start
+/// finds the first's run hibernating and continues that run (no second run, nothing spent
+/// twice); a start asking for other stages is refused, naming the run.
+#[test]
+fn two_sync_org_of_one_organization_never_both_run() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let log = dir.path().join("sim.jsonl");
+    let sim = tiny_sim(&log);
+    let first = hibernate(dir.path(), &sim);
+    let run_id = first
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["event"] == "sync.run_hibernating")
+        .map(|v| v["run_id"].clone())
+        .expect("the first run hibernated");
+
+    let second = hibernate(dir.path(), &sim);
+    let again = second
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["event"] == "sync.run_hibernating")
+        .map(|v| v["run_id"].clone());
+    assert_eq!(again, Some(run_id.clone()), "{second}");
+    let (code, out, err) = run(dir.path(), &sim, &["sync", "status", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let runs: Value = serde_json::from_str(&out).expect("status JSON");
+    assert_eq!(runs.as_array().map(Vec::len), Some(1), "one run: {out}");
+
+    let (code, _, err) = run(
+        dir.path(),
+        &sim,
+        &[
+            "sync",
+            "org",
+            "acme",
+            "--stages",
+            "branches",
+            "--hold-secs",
+            "0",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&format!("sync run {run_id} of org acme")) && err.contains("--resume"),
+        "{err}"
+    );
+}

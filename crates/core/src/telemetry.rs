@@ -81,6 +81,9 @@ catalog! {
     /// sent, and the entity is terminal with that reason.
     ENRICHMENT_DETAIL_URL_REFUSED = "enrichment.detail_url_refused" [Warn]
         [entity_type, github_id, reason]
+    /// `sync org` found the organization's run on this identity not finished and continues it
+    /// instead of starting a second one.
+    SYNC_RUN_ATTACHED = "sync.run_attached" [Info] [run_id, status]
     /// A redirect was not followed because its target failed the URL policy.
     HTTP_REDIRECT_REFUSED = "http.redirect_refused" [Warn] [location, reason]
 

@@ -138,6 +138,15 @@ impl<S: Engine> StoreRead for S {
         sync::due_sync_runs(self.pools(), now, limit).await
     }
 
+    async fn unfinished_sync_run(
+        &self,
+        kind: &str,
+        target: &str,
+        key: &headroom_core::QuotaKey,
+    ) -> Result<Option<SyncRun>> {
+        sync::unfinished_sync_run(self.pools(), kind, target, key).await
+    }
+
     async fn checkpoints(&self, sync_run_id: i64) -> Result<Vec<Checkpoint>> {
         sync::checkpoints(self.pools(), sync_run_id).await
     }

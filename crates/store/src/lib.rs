@@ -138,6 +138,15 @@ pub trait StoreRead: Send + Sync + std::fmt::Debug {
     /// `not_before` has come; earliest first.
     async fn due_sync_runs(&self, now: Timestamp, limit: u32) -> Result<Vec<SyncRun>>;
 
+    /// The oldest unfinished run (pending, running or hibernating) of `kind` and `target`
+    /// for `key`, if any.
+    async fn unfinished_sync_run(
+        &self,
+        kind: &str,
+        target: &str,
+        key: &headroom_core::QuotaKey,
+    ) -> Result<Option<SyncRun>>;
+
     /// Every checkpoint of a run, by stage then scope.
     async fn checkpoints(&self, sync_run_id: i64) -> Result<Vec<Checkpoint>>;
 

@@ -190,6 +190,33 @@ pub(crate) async fn due_sync_runs(
     })
 }
 
+/// The oldest run of `kind` and `target` for `key` that has not finished (pending, running or
+/// hibernating), if any: a second start of the same collection attaches to it or is refused,
+/// never run twice on one quota.
+pub(crate) async fn unfinished_sync_run(
+    pools: Pools<'_>,
+    kind: &str,
+    target: &str,
+    key: &headroom_core::QuotaKey,
+) -> Result<Option<SyncRun>> {
+    let sql = format!(
+        "SELECT {SYNC_RUN_COLUMNS} FROM sync_runs \
+         WHERE kind = $1 AND target = $2 AND host = $3 AND subject = $4 \
+           AND status IN ('pending', 'running', 'hibernating') \
+         ORDER BY id LIMIT 1"
+    );
+    on_each_pool!(pools, |pool| {
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(kind.to_owned())
+            .bind(target.to_owned())
+            .bind(key.host.to_string())
+            .bind(model::subject_label(&key.subject))
+            .fetch_optional(pool)
+            .await?;
+        row.as_ref().map(sync_run_from).transpose()
+    })
+}
+
 pub(crate) async fn claim_sync_run(
     pools: Pools<'_>,
     id: i64,

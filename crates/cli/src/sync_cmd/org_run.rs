@@ -17,6 +17,103 @@ use super::{Env, env, plan, print_outcome, runner};
 use crate::config::Settings;
 use crate::outcome::{CliError, CommandResult, Outcome};
 
+/// A new run of `name`, bound to `credential`, with `sync plan`'s estimate when asked.
+async fn create_run(
+    env: &super::Env,
+    name: &str,
+    stages: Vec<String>,
+    credential: Option<&headroom_http::Credential>,
+    estimate: bool,
+) -> Result<i64, CliError> {
+    // Measured before the run exists, so the run is saved with its estimate right after it
+    // is created (a worker taking up pending runs finds it complete).
+    let estimates = if estimate {
+        Some(estimates(env, name).await?)
+    } else {
+        None
+    };
+    let key = env
+        .client
+        .identity(credential)
+        .await
+        .map_err(|e| CliError::failed(&e))?;
+    let created = env
+        .store
+        .create_sync_run(&NewSyncRun {
+            kind: "org".into(),
+            target: name.to_owned(),
+            // Bound from the start to the credential it is created with.
+            credential: Some(CredentialUsed {
+                fingerprint: credential.map(|c| c.fingerprint().to_owned()),
+                owner: subject_label(&key.subject),
+            }),
+            key,
+            requested_stages: (!stages.is_empty()).then_some(stages),
+            created_at: env.clock.now(),
+        })
+        .await;
+    match (created, estimates) {
+        (Ok(run), Some(estimates)) => with_estimate(env, run, estimates).await,
+        (Ok(run), None) => Ok(run.id),
+        (Err(e), _) => Err(CliError::failed(&e)),
+    }
+}
+
+/// A second start of the same organization on the same quota identity (issue 20, defect 7):
+/// the run not yet finished is continued — the same run, never a second one spending the
+/// quota again — unless another process holds it now or it was asked for other stages, which
+/// is refused, naming it.
+async fn attach_to_unfinished(
+    env: &super::Env,
+    name: &str,
+    stages: &[String],
+    credential: Option<&headroom_http::Credential>,
+) -> Result<Option<i64>, CliError> {
+    let key = env
+        .client
+        .identity(credential)
+        .await
+        .map_err(|e| CliError::failed(&e))?;
+    let Some(run) = env
+        .store
+        .unfinished_sync_run("org", name, &key)
+        .await
+        .map_err(|e| CliError::failed(&e))?
+    else {
+        return Ok(None);
+    };
+    let now = env.clock.now();
+    let held = run.status == headroom_store::SyncRunStatus::Running
+        && run.claimed_by.is_some()
+        && run.claim_expires_at.is_some_and(|until| until > now);
+    if held {
+        return Err(CliError::refused(&format!(
+            "sync run {} of org {name} for {key} is running in another process (claimed by {} \
+             until {}); an organization is not synced twice on one quota: wait for it, or see \
+             `headroom sync status {}`",
+            run.id,
+            run.claimed_by.as_deref().unwrap_or("another worker"),
+            run.claim_expires_at
+                .map_or_else(String::new, |t| t.to_string()),
+            run.id
+        )));
+    }
+    let asked: Option<Vec<String>> = (!stages.is_empty()).then(|| stages.to_vec());
+    if run.requested_stages != asked {
+        return Err(CliError::refused(&format!(
+            "sync run {} of org {name} for {key} is not finished and was asked for other stages; \
+             continue it with `headroom sync org {name} --resume {}`, or let it finish first",
+            run.id, run.id
+        )));
+    }
+    tracing::info!(
+        event = telemetry::SYNC_RUN_ATTACHED,
+        run_id = run.id,
+        status = run.status.as_str()
+    );
+    Ok(Some(run.id))
+}
+
 /// How `sync org` drives its run.
 pub(super) struct OrgOptions {
     pub(super) wait: bool,
@@ -61,40 +158,10 @@ pub(super) async fn sync_org(
             Ok(None) => return Err(CliError::refused(&format!("--resume: no sync run {id}"))),
             Err(e) => return Err(CliError::failed(&e)),
         },
-        None => {
-            // Measured before the run exists, so the run is saved with its estimate right
-            // after it is created (a worker taking up pending runs finds it complete).
-            let estimates = if estimate {
-                Some(estimates(&env, &name).await?)
-            } else {
-                None
-            };
-            let key = env
-                .client
-                .identity(credential)
-                .await
-                .map_err(|e| CliError::failed(&e))?;
-            let created = env
-                .store
-                .create_sync_run(&NewSyncRun {
-                    kind: "org".into(),
-                    target: name.clone(),
-                    // Bound from the start to the credential it is created with.
-                    credential: Some(CredentialUsed {
-                        fingerprint: credential.map(|c| c.fingerprint().to_owned()),
-                        owner: subject_label(&key.subject),
-                    }),
-                    key,
-                    requested_stages: (!stages.is_empty()).then_some(stages),
-                    created_at: env.clock.now(),
-                })
-                .await;
-            match (created, estimates) {
-                (Ok(run), Some(estimates)) => with_estimate(&env, run, estimates).await?,
-                (Ok(run), None) => run.id,
-                (Err(e), _) => return Err(CliError::failed(&e)),
-            }
-        }
+        None => match attach_to_unfinished(&env, &name, &stages, credential).await? {
+            Some(id) => id,
+            None => create_run(&env, &name, stages, credential, estimate).await?,
+        },
     };
     let progress: Arc<dyn ProgressSink> = if std::io::stderr().is_terminal() {
         Arc::new(TerminalProgress::new(graph.clone()))
