@@ -371,3 +371,29 @@ fn a_gzip_read_error_keeps_what_was_parsed_before_it() {
         "every line read before the cut is stored: {stderr}"
     );
 }
+
+/// Issue 20, defect 9: a UTF-8 byte-order mark before the first line is not part of the
+/// first envelope: the file imports as it does without it.
+#[test]
+fn a_utf8_bom_does_not_quarantine_the_first_event() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let plain = corpus_file("sample_hour.jsonl");
+    let with_bom = dir.path().join("bom.jsonl");
+    let mut bytes = b"\xEF\xBB\xBF".to_vec();
+    bytes.extend(std::fs::read(&plain).expect("read"));
+    std::fs::write(&with_bom, bytes).expect("write");
+    let summary = |file: &std::path::Path, db: &str| {
+        let out = import(dir.path().join(db), file);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.starts_with("Push events created") || l.starts_with("Events quarantined"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(summary(&with_bom, "bom.db"), summary(&plain, "plain.db"));
+}

@@ -371,6 +371,11 @@ fn parse_lines(
             break;
         };
         let mut text: &[u8] = trim(&line);
+        // A UTF-8 byte-order mark opens some files written on Windows: it is not the first
+        // envelope's first byte.
+        if array_form.is_none() {
+            text = trim(text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text));
+        }
         if text.is_empty() {
             continue;
         }

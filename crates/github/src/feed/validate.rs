@@ -134,7 +134,12 @@ fn validate_inner(envelope: &Value) -> Check<Verdict> {
         });
     }
     let id = string(root, "", "id")?;
-    if id.is_empty() || id.len() > 32 || !id.bytes().all(|b| b.is_ascii_digit()) {
+    // Canonical decimal only: "0123" and "123" would otherwise be stored as two events.
+    if id.is_empty()
+        || id.len() > 32
+        || !id.bytes().all(|b| b.is_ascii_digit())
+        || (id.len() > 1 && id.starts_with('0'))
+    {
         return reject(
             ErrorCode::InvalidFieldFormat,
             format!("id is {}, not a decimal event id", quoted(id)),
@@ -198,6 +203,12 @@ fn validate_inner(envelope: &Value) -> Check<Verdict> {
         Some(_) => Some(object_name(payload, "before")?),
     };
     let github_push_id = optional_integer(payload, "payload.", "push_id")?;
+    if let Some(push_id) = github_push_id.filter(|n| *n <= 0) {
+        return reject(
+            ErrorCode::InvalidFieldFormat,
+            format!("payload.push_id is {push_id}, not a positive id"),
+        );
+    }
     let commit_count = optional_count(payload, "size")?;
     let distinct_commit_count = optional_count(payload, "distinct_size")?;
     if let Some(commits) = payload.get("commits")
@@ -521,6 +532,15 @@ mod tests {
             assert_eq!(r.code, ErrorCode::InvalidFieldFormat);
             assert!(r.message.contains(target), "{}", r.message);
         }
+
+        // Issue 20, defect 9: an id with leading zeros names no other event, and a push id is
+        // positive.
+        let mut padded = current_shape();
+        padded["id"] = json!("0050000000001");
+        assert_eq!(rejected(&padded).code, ErrorCode::InvalidFieldFormat);
+        let mut negative_push = current_shape();
+        negative_push["payload"]["push_id"] = json!(-7);
+        assert_eq!(rejected(&negative_push).code, ErrorCode::InvalidFieldFormat);
 
         let mut negative = older_shape();
         negative["payload"]["size"] = json!(-1);
