@@ -133,18 +133,7 @@ fn validate_inner(envelope: &Value) -> Check<Verdict> {
             event_type: truncate(event_type, 64),
         });
     }
-    let id = string(root, "", "id")?;
-    // Canonical decimal only: "0123" and "123" would otherwise be stored as two events.
-    if id.is_empty()
-        || id.len() > 32
-        || !id.bytes().all(|b| b.is_ascii_digit())
-        || (id.len() > 1 && id.starts_with('0'))
-    {
-        return reject(
-            ErrorCode::InvalidFieldFormat,
-            format!("id is {}, not a decimal event id", quoted(id)),
-        );
-    }
+    let id = event_id(root)?;
     let created_at = string(root, "", "created_at")?;
     let occurred_at: Timestamp = match created_at.parse() {
         Ok(t) => t,
@@ -332,6 +321,23 @@ fn object<'a>(
         },
         Ok,
     )
+}
+
+/// The envelope's `id`: canonical decimal only, so "0123" and "123" are never stored as two
+/// events.
+fn event_id(root: &Map<String, Value>) -> Check<&str> {
+    let id = string(root, "", "id")?;
+    if id.is_empty()
+        || id.len() > 32
+        || !id.bytes().all(|b| b.is_ascii_digit())
+        || (id.len() > 1 && id.starts_with('0'))
+    {
+        return reject(
+            ErrorCode::InvalidFieldFormat,
+            format!("id is {}, not a decimal event id", quoted(id)),
+        );
+    }
+    Ok(id)
 }
 
 fn positive_id(map: &Map<String, Value>, prefix: &str, field: &str) -> Check<i64> {
