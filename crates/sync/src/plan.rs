@@ -1,7 +1,7 @@
 //! The runner's decision, as a pure function: given where every stage stands and which
 //! buckets have headroom, what happens next. No I/O, no clock: `now` is part of the snapshot.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use headroom_core::clock::Timestamp;
 use serde::Serialize;
@@ -78,19 +78,30 @@ pub struct Snapshot {
     pub stages: HashMap<String, StageState>,
     /// Bucket headroom by bucket name; a bucket not listed is open.
     pub buckets: HashMap<String, BucketView>,
+    /// The stages running in this drive right now (started, not yet stopped): never started
+    /// twice, and while any runs the drive neither hibernates nor finishes.
+    pub active: BTreeSet<String>,
 }
 
 /// What to do next.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum Action {
-    /// Run (or continue) this stage.
+    /// Start (or continue) these stages, alongside those already active: every ready stage
+    /// whose bucket has headroom, in priority order (stages already started in an earlier
+    /// pass first, then declaration order). Never empty.
     Run {
-        /// The stage.
-        stage: String,
+        /// The stages.
+        stages: Vec<String>,
     },
-    /// Nothing can run: persist the run and wake it at `not_before`, the earliest instant
-    /// at which some ready stage can run.
+    /// Stages are active and nothing more can start: decide again when one of them stops,
+    /// or at `until`, the earliest instant a waiting ready stage could start (if any).
+    Await {
+        /// When a waiting ready stage could start.
+        until: Option<Timestamp>,
+    },
+    /// Nothing is active and nothing can run: persist the run and wake it at `not_before`,
+    /// the earliest instant at which some ready stage can run.
     Hibernate {
         /// When to wake.
         not_before: Timestamp,
@@ -99,7 +110,7 @@ pub enum Action {
         /// The ready stages that wait.
         ready: Vec<String>,
     },
-    /// Every stage is done, failed or blocked.
+    /// Every stage is done, failed or blocked (and none is active).
     Finish,
 }
 
@@ -116,12 +127,17 @@ pub struct Plan {
 ///
 /// - A stage whose (transitive) dependency failed is blocked, never run.
 /// - A stage is ready when it is not settled and every dependency is done.
-/// - A ready stage is runnable when its bucket is open and its own deferral has passed; a
-///   stage already running is preferred (finish what was started), then declaration order.
-/// - With nothing runnable but something ready, hibernate until the earliest instant that
-///   unblocks a ready stage (its bucket's reopening, or its deferral's end, whichever is
-///   later) — not simply the bucket that closed last.
-/// - With nothing ready, finish.
+/// - A ready stage is runnable when it is not active, its bucket is open and its own
+///   deferral has passed. Every runnable stage starts: a REST stage and a GraphQL stage run
+///   at once when both buckets have headroom (the governor's in-flight ceiling and
+///   points-per-minute limiters share the requests out); stages already started in an
+///   earlier pass come first (finish what was started), then declaration order.
+/// - With nothing runnable but stages active, await one of them (or the earliest instant a
+///   waiting ready stage could start).
+/// - With nothing runnable or active but something ready, hibernate until the earliest
+///   instant that unblocks a ready stage (its bucket's reopening, or its deferral's end,
+///   whichever is later) — not simply the bucket that closed last.
+/// - With nothing ready or active, finish.
 pub fn plan(graph: &StageGraph, snapshot: &Snapshot) -> Plan {
     let mut state: HashMap<&str, StageState> = snapshot
         .stages
@@ -180,15 +196,28 @@ pub fn plan(graph: &StageGraph, snapshot: &Snapshot) -> Plan {
             (Some(a), Some(b)) => Some(a.max(b)),
         }
     };
-    let runnable = ready
+    let waiting: Vec<_> = ready
+        .iter()
+        .filter(|(d, _)| !snapshot.active.contains(d.name))
+        .collect();
+    let mut runnable: Vec<_> = waiting
         .iter()
         .filter(|(d, s)| open_at(d, s).is_none())
-        .min_by_key(|(_, s)| !matches!(s, StageState::Running));
-    if let Some((decl, _)) = runnable {
+        .collect();
+    // A stable sort: declaration order among equals.
+    runnable.sort_by_key(|(_, s)| !matches!(s, StageState::Running));
+    if !runnable.is_empty() {
         return Plan {
             action: Action::Run {
-                stage: decl.name.to_owned(),
+                stages: runnable.iter().map(|(d, _)| d.name.to_owned()).collect(),
             },
+            block,
+        };
+    }
+    let earliest = waiting.iter().filter_map(|(d, s)| open_at(d, s)).min();
+    if !snapshot.active.is_empty() {
+        return Plan {
+            action: Action::Await { until: earliest },
             block,
         };
     }
@@ -198,12 +227,8 @@ pub fn plan(graph: &StageGraph, snapshot: &Snapshot) -> Plan {
             block,
         };
     }
-    let mut not_before: Option<Timestamp> = None;
     let mut waiting_on = Vec::new();
-    for (decl, s) in &ready {
-        if let Some(t) = open_at(decl, s) {
-            not_before = Some(not_before.map_or(t, |n| n.min(t)));
-        }
+    for (decl, _) in &ready {
         if matches!(
             snapshot.buckets.get(decl.bucket),
             Some(BucketView::Closed { .. })
@@ -215,7 +240,7 @@ pub fn plan(graph: &StageGraph, snapshot: &Snapshot) -> Plan {
     Plan {
         action: Action::Hibernate {
             // Every ready stage had an opening instant, or it would have been runnable.
-            not_before: not_before.unwrap_or(Timestamp::MAX),
+            not_before: earliest.unwrap_or(Timestamp::MAX),
             waiting_on,
             ready: ready.iter().map(|(d, _)| d.name.to_owned()).collect(),
         },

@@ -1,10 +1,12 @@
-//! Property tests of the pure planner: over random graphs, states and bucket headroom, it
-//! never runs a stage before its dependencies, never runs on a closed bucket, hibernates only
-//! until the earliest instant that unblocks a ready stage, and blocks exactly the dependents
-//! of failed stages. A simulated execution with random bucket closures always ends with every
-//! stage done, in an order that respects the graph.
+//! Property tests of the pure planner: over random graphs, states, bucket headroom and sets
+//! of stages already running, it never starts a stage before its dependencies or twice,
+//! never starts one on a closed bucket, starts every stage that could start, hibernates only
+//! with nothing running and only until the earliest instant that unblocks a ready stage, and
+//! blocks exactly the dependents of failed stages. A simulated concurrent execution with
+//! random bucket closures and random completion order always ends with every stage done,
+//! each started after its dependencies were done.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use headroom_core::clock::{SignedDuration, Timestamp};
 use headroom_sync::{Action, BucketView, Scope, Snapshot, StageDecl, StageGraph, StageState, plan};
@@ -70,6 +72,7 @@ proptest! {
         graph in graph_strategy(),
         states in prop::collection::vec(state_strategy(), 8),
         buckets in prop::collection::vec(bucket_strategy(), 2),
+        running in prop::collection::vec(any::<bool>(), 8),
         now_s in 0i64..100,
     ) {
         let now = t(now_s);
@@ -110,18 +113,37 @@ proptest! {
             .filter(|n| matches!(snapshot.stages[*n], StageState::Pending | StageState::Running | StageState::Deferred { .. }))
             .filter(|n| deps_done(n))
             .collect();
+        // The drive only starts ready stages, and a running stage's dependencies stay done.
+        let active: BTreeSet<String> = graph.stages().iter().enumerate()
+            .filter(|(i, d)| running[*i] && ready.contains(&d.name))
+            .map(|(_, d)| d.name.to_owned()).collect();
+        let p = plan(&graph, &Snapshot { active: active.clone(), ..snapshot.clone() });
+        let waiting: Vec<&str> = ready.iter().copied().filter(|n| !active.contains(*n)).collect();
+        let startable: BTreeSet<&str> = waiting.iter().copied().filter(|n| opens_at(n).is_none()).collect();
         match &p.action {
-            Action::Run { stage } => {
-                prop_assert!(ready.contains(&stage.as_str()), "{stage} is not ready");
-                prop_assert!(opens_at(stage).is_none(), "{stage} runs on a closed bucket");
+            Action::Run { stages } => {
+                let named: BTreeSet<&str> = stages.iter().map(String::as_str).collect();
+                prop_assert_eq!(named.len(), stages.len(), "a stage named twice");
+                // Every stage that can start does, and nothing else.
+                prop_assert_eq!(&named, &startable);
+                prop_assert!(!stages.is_empty());
+            }
+            Action::Await { until } => {
+                prop_assert!(!active.is_empty());
+                prop_assert!(startable.is_empty(), "something could start");
+                prop_assert_eq!(*until, waiting.iter().filter_map(|n| opens_at(n)).min());
             }
             Action::Hibernate { not_before, .. } => {
+                prop_assert!(active.is_empty(), "hibernating with stages running");
                 prop_assert!(!ready.is_empty());
                 prop_assert!(ready.iter().all(|n| opens_at(n).is_some()), "something was runnable");
                 let earliest = ready.iter().filter_map(|n| opens_at(n)).min().expect("some");
                 prop_assert_eq!(*not_before, earliest);
             }
-            Action::Finish => prop_assert!(ready.is_empty()),
+            Action::Finish => {
+                prop_assert!(active.is_empty(), "finishing with stages running");
+                prop_assert!(ready.is_empty());
+            }
         }
     }
 
@@ -129,6 +151,7 @@ proptest! {
     fn a_simulated_run_finishes_every_stage_in_dependency_order(
         graph in graph_strategy(),
         closures in prop::collection::vec((0usize..2, 1i64..3600), 0..20),
+        picks in prop::collection::vec(0usize..8, 64),
     ) {
         let mut snapshot = Snapshot::default();
         for d in graph.stages() {
@@ -137,26 +160,44 @@ proptest! {
         let mut now = t(0);
         let mut order = Vec::new();
         let mut closures = closures.into_iter();
-        for _ in 0..200 {
+        let mut picks = picks.into_iter().cycle();
+        for _ in 0..400 {
             snapshot.now = Some(now);
             snapshot.buckets.retain(|_, v| matches!(v, BucketView::Closed { until } if *until > now));
             let p = plan(&graph, &snapshot);
             prop_assert!(p.block.is_empty());
             match p.action {
-                Action::Run { stage } => {
+                Action::Run { stages } => {
+                    for stage in stages {
+                        for dep in graph.get(&stage).expect("known").depends_on {
+                            prop_assert!(order.contains(&dep.to_string()), "{stage} started before {dep} was done");
+                        }
+                        prop_assert!(snapshot.active.insert(stage.clone()), "{stage} started twice");
+                        snapshot.stages.insert(stage, StageState::Running);
+                    }
+                }
+                Action::Await { until } => {
+                    // One of the running stages stops (in a random order), or the wait ends.
+                    let running: Vec<String> = snapshot.active.iter().cloned().collect();
+                    let pick = picks.next().unwrap_or(0);
+                    if let Some(until) = until && pick == 7 {
+                        prop_assert!(until > now);
+                        now = until;
+                        continue;
+                    }
+                    let stage = running[pick % running.len()].clone();
+                    snapshot.active.remove(&stage);
                     // Sometimes the stage meets a wait: its bucket closes for a while.
                     if let Some((b, secs)) = closures.next() && graph.get(&stage).expect("known").bucket == BUCKETS[b] {
                         snapshot.buckets.insert(BUCKETS[b].to_owned(), BucketView::Closed { until: now + SignedDuration::from_secs(secs) });
                         snapshot.stages.insert(stage, StageState::Deferred { until: None });
                         continue;
                     }
-                    for dep in graph.get(&stage).expect("known").depends_on {
-                        prop_assert!(order.contains(&dep.to_string()), "{stage} before {dep}");
-                    }
                     order.push(stage.clone());
                     snapshot.stages.insert(stage, StageState::Done);
                 }
                 Action::Hibernate { not_before, .. } => {
+                    prop_assert!(snapshot.active.is_empty());
                     prop_assert!(not_before > now);
                     now = not_before;
                 }
@@ -210,7 +251,31 @@ fn a_closed_bucket_lets_the_other_bucket_run() {
     s.stages.insert("c".into(), StageState::Pending);
     s.buckets
         .insert("graphql".into(), BucketView::Closed { until: t(600) });
-    assert_eq!(plan(&graph, &s).action, Action::Run { stage: "c".into() });
+    assert_eq!(
+        plan(&graph, &s).action,
+        Action::Run {
+            stages: vec!["c".into()]
+        }
+    );
+    // With both open, both start at once.
+    let mut both = s.clone();
+    both.buckets.clear();
+    assert_eq!(
+        plan(&graph, &both).action,
+        Action::Run {
+            stages: vec!["b".into(), "c".into()]
+        }
+    );
+    // While c runs, b's closed bucket is awaited, not hibernated on.
+    both.active.insert("c".into());
+    both.buckets
+        .insert("graphql".into(), BucketView::Closed { until: t(600) });
+    assert_eq!(
+        plan(&graph, &both).action,
+        Action::Await {
+            until: Some(t(600))
+        }
+    );
     // With core closed later than graphql, the wake is graphql's reopening.
     s.buckets
         .insert("core".into(), BucketView::Closed { until: t(3000) });

@@ -282,6 +282,7 @@ pub fn org_runner(
             caps: settings.sync_caps.clone(),
             holder: holder(),
             claim: SignedDuration::from_secs(i64::try_from(claim_secs).unwrap_or(120)),
+            in_flight: settings.in_flight_ceiling,
             ..RunnerConfig::default()
         },
     ) {

@@ -84,7 +84,7 @@ impl Runner {
         &self,
         run: &mut SyncRun,
         summary: &mut RunSummary,
-        drive: &mut DriveState,
+        drive: &mut DriveState<'_>,
         headroom: &PassHeadroom,
         not_before: Timestamp,
         waiting_on: Vec<String>,
@@ -96,7 +96,7 @@ impl Runner {
                 .await?;
             return Ok(None);
         }
-        *summary = lock(&drive.shared).clone();
+        *summary = lock(&drive.common.shared).clone();
         if !window && wakes_for(&waiting_on, &headroom.pacing, not_before) {
             // Our own pacing: hibernate (the run is persisted, the claim released), but
             // spend no deferral budget on a minute's limiter.
@@ -117,7 +117,7 @@ impl Runner {
     async fn pace(
         &self,
         run_id: i64,
-        drive: &mut DriveState,
+        drive: &mut DriveState<'_>,
         now: Timestamp,
         not_before: Timestamp,
         waiting_on: Vec<String>,
@@ -137,7 +137,8 @@ impl Runner {
             .await?;
         self.clock.sleep_until(not_before).await;
         let waited = self.clock.now().duration_since(now);
-        lock(&drive.shared).paced_ms += i64::try_from(waited.as_millis()).unwrap_or(i64::MAX);
+        lock(&drive.common.shared).paced_ms +=
+            i64::try_from(waited.as_millis()).unwrap_or(i64::MAX);
         drive.closed.retain(|_, until| *until > self.clock.now());
         Ok(())
     }
@@ -148,7 +149,7 @@ impl Runner {
         &self,
         run: &mut SyncRun,
         summary: &mut RunSummary,
-        drive: &mut DriveState,
+        drive: &mut DriveState<'_>,
         now: Timestamp,
         not_before: Timestamp,
         waiting_on: Vec<String>,
@@ -200,7 +201,7 @@ impl Runner {
         &self,
         run: &mut SyncRun,
         summary: &mut RunSummary,
-        drive: &DriveState,
+        drive: &DriveState<'_>,
         now: Timestamp,
         until: Timestamp,
         waiting_on: Vec<String>,
@@ -217,7 +218,7 @@ impl Runner {
         run.summary = Some(serde_json::to_value(&*summary).unwrap_or_default());
         run.updated_at = now;
         self.store.save_sync_run(run).await?;
-        self.record_hibernation(run.id, &drive.key, now, until, &waiting_on)
+        self.record_hibernation(run.id, &drive.common.key, now, until, &waiting_on)
             .await;
         self.progress.event(&ProgressEvent::Hibernating {
             run_id: run.id,

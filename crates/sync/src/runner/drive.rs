@@ -1,40 +1,59 @@
 //! The drive loop: each pass reads the stages' checkpoints and the buckets' headroom, asks the
-//! planner what to do, and runs the chosen stage, records its result, waits or finishes.
+//! planner what to do, and starts every stage it names alongside those already running,
+//! records a stage's result when it stops, waits or finishes. Stages run concurrently in one
+//! task (their futures polled together); a stage runs its repositories concurrently too (see
+//! `StageCtx::for_each_repository`), and every request waits for one of the run's in-flight
+//! slots, so the run never has more requests in flight than the identity's ceiling.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Mutex;
 
+use futures_util::StreamExt as _;
+use futures_util::stream::FuturesUnordered;
 use headroom_core::QuotaKey;
 use headroom_core::clock::{Clock, Timestamp};
 use headroom_core::governor::{Headroom, WaitReason};
 use headroom_http::ApiError;
 use headroom_store::{CheckpointStatus, SyncRun, SyncRunStatus};
 use rand::rngs::StdRng;
+use tokio::sync::Semaphore;
 
 use super::stage::StageCtx;
 use super::{BLOCKED_BY, FAILED, ProgressEvent, RunOutcome, Runner, StageError, SyncError, lock};
 use crate::plan::{Action, BucketView, Snapshot, StageState, plan};
 use crate::summary::RunSummary;
 
-/// What the drive loop carries from one pass to the next.
-pub(super) struct DriveState {
+/// What every stage running in one drive shares.
+pub(super) struct DriveCommon {
     /// The identity whose governor state decides the buckets' headroom.
     pub(super) key: QuotaKey,
+    /// The summary the running stages tally into.
+    pub(super) shared: Mutex<RunSummary>,
+    /// Requests sent per route family in its bucket's current window (keyed by the window's
+    /// reset), for the family caps.
+    pub(super) family_windows: Mutex<HashMap<String, (Timestamp, u64)>>,
+    /// The run's in-flight slots (the identity's ceiling): a request holds one from before
+    /// the governor's decision to its answer, so the run's scopes queue here, in order,
+    /// rather than each polling the governor's ceiling.
+    pub(super) slots: Semaphore,
+}
+
+/// What the drive loop carries from one pass to the next.
+pub(super) struct DriveState<'a> {
+    /// What the running stages share.
+    pub(super) common: &'a DriveCommon,
     /// The stages this run covers.
     pub(super) selection: Vec<&'static str>,
     /// Draws the deferral jitter.
     pub(super) rng: StdRng,
     /// Pages stored before this wake: a wait after more than these starts a new episode.
     pub(super) pages_at_wake: u64,
-    /// The summary the running stage tallies into.
-    pub(super) shared: Mutex<RunSummary>,
     /// Buckets a stage met a quota wait on, until when: closed for the rest of the pass.
     pub(super) closed: HashMap<String, Timestamp>,
     /// Stages put aside after a transient failure, until when.
     pub(super) deferred_until: HashMap<String, Timestamp>,
-    /// Requests sent per route family in its bucket's current window (keyed by the window's
-    /// reset), for the family caps.
-    pub(super) family_windows: Mutex<HashMap<String, (Timestamp, u64)>>,
 }
 
 /// The buckets' headroom as one pass sees it.
@@ -48,6 +67,35 @@ pub(super) struct PassHeadroom {
     /// ceiling): such a wait ends within a minute by construction, so it is not a deferral
     /// the budget counts.
     pub(super) pacing: HashMap<String, Timestamp>,
+}
+
+/// A running stage: resolves to its name and how it stopped.
+type StageRun<'a> = Pin<Box<dyn Future<Output = (String, Result<(), StageError>)> + Send + 'a>>;
+
+/// What a pass leaves the drive loop to do.
+enum PassStep<'a> {
+    /// Run these stages alongside the running ones (none: plan again at once).
+    Start(Vec<(String, StageRun<'a>)>),
+    /// Wait for a running stage to stop, or until the instant.
+    Await(Option<Timestamp>),
+    /// The drive is over.
+    Return(RunOutcome),
+}
+
+/// Awaits `work` while polling the running stages, keeping the ones that stop in `stopped`.
+async fn pump<'a, T>(
+    running: &mut FuturesUnordered<StageRun<'a>>,
+    stopped: &mut Vec<(String, Result<(), StageError>)>,
+    work: impl Future<Output = T>,
+) -> T {
+    let mut work = std::pin::pin!(work);
+    loop {
+        tokio::select! {
+            biased;
+            out = &mut work => return out,
+            Some(next) = running.next(), if !running.is_empty() => stopped.push(next),
+        }
+    }
 }
 
 impl Runner {
@@ -64,48 +112,110 @@ impl Runner {
             return Ok(outcome);
         }
         let pages_at_wake = self.start_running(run, summary, now).await?;
-        let mut drive = DriveState {
+        let common = DriveCommon {
             key,
+            shared: Mutex::new(summary.clone()),
+            family_windows: Mutex::new(HashMap::new()),
+            slots: Semaphore::new(self.config.in_flight.max(1) as usize),
+        };
+        let mut drive = DriveState {
+            common: &common,
             selection,
             rng,
             pages_at_wake,
-            shared: Mutex::new(summary.clone()),
             closed: HashMap::new(),
             deferred_until: HashMap::new(),
-            family_windows: Mutex::new(HashMap::new()),
         };
+        let mut running: FuturesUnordered<StageRun<'_>> = FuturesUnordered::new();
+        let mut active = BTreeSet::new();
+        let mut stopped = Vec::new();
         loop {
-            let now = self.clock.now();
-            self.renew_claim(run.id, now).await?;
-            let stages = self.pass_states(run.id, &drive).await?;
-            let headroom = self.pass_headroom(&drive, now).await?;
-            let snapshot = Snapshot {
-                now: Some(now),
-                stages,
-                buckets: headroom.buckets.clone(),
-            };
-            let decision = plan(&self.graph, &snapshot);
-            self.record_blocked(run.id, &decision.block).await?;
-            match decision.action {
-                Action::Run { stage } => self.run_stage(run, summary, &mut drive, stage).await?,
-                Action::Hibernate {
-                    not_before,
-                    waiting_on,
-                    ..
-                } => {
-                    let waited = self
-                        .wait_for(run, summary, &mut drive, &headroom, not_before, waiting_on)
-                        .await?;
-                    if let Some(outcome) = waited {
-                        return Ok(outcome);
+            // The running stages are polled while the pass does its own store work: a stage
+            // holding SQLite's write lock must reach its commit while the pass waits for it.
+            let finished = std::mem::take(&mut stopped);
+            let pass = self.pass(run, summary, &mut drive, &active, finished);
+            let step = pump(&mut running, &mut stopped, pass).await?;
+            for (stage, _) in &stopped {
+                active.remove(stage);
+            }
+            match step {
+                PassStep::Start(started) => {
+                    for (stage, work) in started {
+                        running.push(work);
+                        active.insert(stage);
                     }
                 }
-                Action::Finish => {
-                    *summary = lock(&drive.shared).clone();
-                    return self.finish(run, summary, None).await;
+                PassStep::Await(_) if !stopped.is_empty() => {}
+                PassStep::Await(until) => {
+                    let next = match until {
+                        Some(until) => tokio::select! {
+                            next = running.next() => next,
+                            () = self.clock.sleep_until(until) => None,
+                        },
+                        None => running.next().await,
+                    };
+                    if let Some((stage, result)) = next {
+                        active.remove(&stage);
+                        stopped.push((stage, result));
+                    }
                 }
+                PassStep::Return(outcome) => return Ok(outcome),
             }
         }
+    }
+
+    /// One pass: records the stages that stopped since the last, then plans with the
+    /// checkpoints and the buckets' headroom, and starts, awaits, hibernates or finishes.
+    async fn pass<'a>(
+        &'a self,
+        run: &mut SyncRun,
+        summary: &mut RunSummary,
+        drive: &mut DriveState<'a>,
+        active: &BTreeSet<String>,
+        stopped: Vec<(String, Result<(), StageError>)>,
+    ) -> Result<PassStep<'a>, SyncError> {
+        for (stage, result) in stopped {
+            self.stage_stopped(run, summary, drive, stage, result)
+                .await?;
+        }
+        let now = self.clock.now();
+        self.renew_claim(run.id, now).await?;
+        let stages = self.pass_states(run.id, drive).await?;
+        let headroom = self.pass_headroom(drive, now).await?;
+        let snapshot = Snapshot {
+            now: Some(now),
+            stages,
+            buckets: headroom.buckets.clone(),
+            active: active.clone(),
+        };
+        let decision = plan(&self.graph, &snapshot);
+        self.record_blocked(run.id, &decision.block).await?;
+        Ok(match decision.action {
+            Action::Run { stages } => {
+                let mut started = Vec::with_capacity(stages.len());
+                for stage in stages {
+                    let work = self.start_stage(run, drive, &stage).await?;
+                    started.push((stage, work));
+                }
+                PassStep::Start(started)
+            }
+            Action::Await { until } => PassStep::Await(until),
+            Action::Hibernate {
+                not_before,
+                waiting_on,
+                ..
+            } => match self
+                .wait_for(run, summary, drive, &headroom, not_before, waiting_on)
+                .await?
+            {
+                Some(outcome) => PassStep::Return(outcome),
+                None => PassStep::Start(Vec::new()),
+            },
+            Action::Finish => {
+                *summary = lock(&drive.common.shared).clone();
+                PassStep::Return(self.finish(run, summary, None).await?)
+            }
+        })
     }
 
     /// Marks the run running and accounts the hibernation it wakes from; returns the pages
@@ -137,7 +247,7 @@ impl Runner {
     async fn pass_states(
         &self,
         run_id: i64,
-        drive: &DriveState,
+        drive: &DriveState<'_>,
     ) -> Result<HashMap<String, StageState>, SyncError> {
         let checkpoints = self.store.checkpoints(run_id).await?;
         let mut states = self.stage_states(&drive.selection, &checkpoints);
@@ -155,7 +265,7 @@ impl Runner {
     /// the waits stages met in this drive.
     async fn pass_headroom(
         &self,
-        drive: &DriveState,
+        drive: &DriveState<'_>,
         now: Timestamp,
     ) -> Result<PassHeadroom, SyncError> {
         let mut pass = PassHeadroom {
@@ -174,7 +284,7 @@ impl Runner {
                 .client
                 .governor()
                 .headroom(
-                    &drive.key,
+                    &drive.common.key,
                     &decl.bucket(),
                     decl.estimated_cost,
                     decl.request_kind(),
@@ -234,59 +344,79 @@ impl Runner {
         Ok(())
     }
 
-    /// Runs one stage (or continues it), records how it stopped, and saves the run's summary.
-    async fn run_stage(
-        &self,
-        run: &mut SyncRun,
-        summary: &mut RunSummary,
-        drive: &mut DriveState,
-        stage: String,
-    ) -> Result<(), SyncError> {
-        let Some(worker) = self.stages.get(stage.as_str()).cloned() else {
+    /// Starts one stage (or continues it): marks it running and returns its work, which
+    /// borrows only what every running stage shares (it works on its own copy of the run).
+    async fn start_stage<'a>(
+        &'a self,
+        run: &SyncRun,
+        drive: &mut DriveState<'a>,
+        stage: &str,
+    ) -> Result<StageRun<'a>, SyncError> {
+        let Some(worker) = self.stages.get(stage).cloned() else {
             return Err(SyncError::Graph(crate::graph::GraphError::UnknownStage(
-                stage,
+                stage.to_owned(),
             )));
         };
         let decl = worker.decl().clone();
-        drive.deferred_until.remove(&stage);
-        self.set_stage(run.id, &stage, CheckpointStatus::Running, None)
+        drive.deferred_until.remove(stage);
+        self.set_stage(run.id, stage, CheckpointStatus::Running, None)
             .await?;
         self.progress.event(&ProgressEvent::StageStarted {
             run_id: run.id,
-            stage: stage.clone(),
+            stage: stage.to_owned(),
             title: decl.title.to_owned(),
-            position: self.graph.position(&stage).unwrap_or(0),
+            position: self.graph.position(stage).unwrap_or(0),
             of: self.graph.stages().len(),
         });
-        let ctx = StageCtx {
-            run,
-            store: self.store.as_ref(),
-            client: &self.client,
-            credential: self.credential.as_ref(),
-            clock: &self.clock,
-            decl: &decl,
-            repository_source: self.graph.repository_source(),
-            summary: &drive.shared,
-            progress: self.progress.as_ref(),
-            repositories: Mutex::new(None),
-            holder: &self.config.holder,
-            claim: self.config.claim,
-            key: &drive.key,
-            caps: &self.config.caps,
-            family_windows: &drive.family_windows,
-        };
-        let result = worker.run(&ctx).await;
-        drop(ctx);
+        let common = drive.common;
+        let run = run.clone();
+        let name = stage.to_owned();
+        Ok(Box::pin(async move {
+            let ctx = StageCtx {
+                run: &run,
+                store: self.store.as_ref(),
+                client: &self.client,
+                credential: self.credential.as_ref(),
+                clock: &self.clock,
+                decl: &decl,
+                repository_source: self.graph.repository_source(),
+                summary: &common.shared,
+                progress: self.progress.as_ref(),
+                repositories: Mutex::new(None),
+                holder: &self.config.holder,
+                claim: self.config.claim,
+                key: &common.key,
+                caps: &self.config.caps,
+                family_windows: &common.family_windows,
+                slots: &common.slots,
+                inline_wait: self.config.inline_wait,
+                scope_concurrency: self.config.in_flight.max(1) as usize,
+            };
+            let result = worker.run(&ctx).await;
+            (name, result)
+        }))
+    }
+
+    /// Records how a stage stopped and saves the run's summary.
+    async fn stage_stopped(
+        &self,
+        run: &mut SyncRun,
+        summary: &mut RunSummary,
+        drive: &mut DriveState<'_>,
+        stage: String,
+        result: Result<(), StageError>,
+    ) -> Result<(), SyncError> {
+        let shared = &drive.common.shared;
         {
-            let mut shared = lock(&drive.shared);
-            let rows = shared.calibrate_stage(&stage, result.is_ok());
+            let mut tally = lock(shared);
+            let rows = tally.calibrate_stage(&stage, result.is_ok());
             super::log_underestimates(run.id, Some(&stage), &rows);
         }
         if let Err(e) = self.record_stopped(run.id, drive, stage, result).await {
-            *summary = lock(&drive.shared).clone();
+            *summary = lock(shared).clone();
             return Err(e);
         }
-        *summary = lock(&drive.shared).clone();
+        *summary = lock(shared).clone();
         run.summary = Some(serde_json::to_value(&*summary).unwrap_or_default());
         run.updated_at = self.clock.now();
         self.store.save_sync_run(run).await?;
@@ -298,7 +428,7 @@ impl Runner {
     async fn record_stopped(
         &self,
         run_id: i64,
-        drive: &mut DriveState,
+        drive: &mut DriveState<'_>,
         stage: String,
         result: Result<(), StageError>,
     ) -> Result<(), SyncError> {

@@ -61,6 +61,11 @@ pub struct RunnerConfig {
     /// Operators' caps on what sync may spend of a quota window (`headroom.toml`'s
     /// `[sync_caps]`); none by default.
     pub caps: headroom_core::budget::SyncCaps,
+    /// Requests a run keeps in flight at most, across its concurrent stages and
+    /// repositories: the identity's in-flight ceiling (`--in-flight-ceiling`, 10). The
+    /// governor holds the identity to it across processes; this keeps one run's own
+    /// requests queued in order rather than each polling the governor.
+    pub in_flight: u32,
 }
 
 impl Default for RunnerConfig {
@@ -74,6 +79,7 @@ impl Default for RunnerConfig {
             jitter_seed: 1,
             rebind_credential: false,
             caps: headroom_core::budget::SyncCaps::default(),
+            in_flight: headroom_core::governor::GovernorConfig::default().ceiling,
         }
     }
 }

@@ -5,16 +5,22 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::future::Future;
 use std::sync::Mutex;
 
 use async_trait::async_trait;
+use futures_util::StreamExt as _;
+use futures_util::stream::FuturesUnordered;
 use headroom_core::budget::{self, SyncCaps, Window};
 use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
+use headroom_core::governor::WaitReason;
 use headroom_core::{QuotaKey, RateLimitSignal};
 use headroom_http::{ApiError, ApiRequest, ApiResponse, Client, Credential, RateLimitReason};
 use headroom_store::{
     Checkpoint, CheckpointStatus, CheckpointUpdate, Record, Store, StoreError, SyncRun, Watermark,
 };
+
+use tokio::sync::Semaphore;
 
 use super::{ProgressEvent, ProgressSink, lock};
 use crate::calibration;
@@ -124,8 +130,14 @@ pub struct StageCtx<'a> {
     pub(super) key: &'a QuotaKey,
     /// Operators' caps per window.
     pub(super) caps: &'a SyncCaps,
-    /// Requests sent per family in its window (see `DriveState::family_windows`).
+    /// Requests sent per family in its window (see `DriveCommon::family_windows`).
     pub(super) family_windows: &'a Mutex<HashMap<String, (Timestamp, u64)>>,
+    /// The run's in-flight slots (see `DriveCommon::slots`).
+    pub(super) slots: &'a Semaphore,
+    /// Pacing waits up to this long are taken where the request is (`RunnerConfig`).
+    pub(super) inline_wait: SignedDuration,
+    /// Repositories a per-repository stage works on at once.
+    pub(super) scope_concurrency: usize,
 }
 
 impl fmt::Debug for StageCtx<'_> {
@@ -168,8 +180,78 @@ impl StageCtx<'_> {
         self.clock
     }
 
-    /// Sends through the exit door with the run's credential, and counts what came back.
+    /// Sends through the exit door with the run's credential, holding one of the run's
+    /// in-flight slots, and counts what came back. A short wait that is only pacing (the
+    /// identity's in-flight ceiling, held by other processes too; the tail of a
+    /// points-per-minute limiter) is taken here, so concurrent repositories queue rather than
+    /// stop their stage; any other wait is returned.
     pub async fn send(&self, request: ApiRequest) -> Result<ApiResponse, ApiError> {
+        loop {
+            let result = {
+                // Closed only if the drive is gone, which drops this future first.
+                let _slot = self.slots.acquire().await.ok();
+                self.send_once(request.clone()).await
+            };
+            match &result {
+                Err(ApiError::RateLimited { until, reason, .. })
+                    if reason.wait_reason().is_some_and(|w| {
+                        matches!(
+                            w,
+                            WaitReason::InFlightCeiling { .. } | WaitReason::LocalPoints { .. }
+                        )
+                    }) && until.duration_since(self.now()) <= self.inline_wait =>
+                {
+                    let until = *until;
+                    lock(self.summary).paced_ms +=
+                        i64::try_from(until.duration_since(self.now()).as_millis().max(0))
+                            .unwrap_or(0);
+                    self.clock.sleep_until(until).await;
+                }
+                _ => return result,
+            }
+        }
+    }
+
+    /// Runs `work` for each of `repositories`, up to the run's in-flight ceiling of them at
+    /// once, each from its own checkpoint. After a repository stops on an error no other is
+    /// started; those already started go on until they finish or meet an error of their own
+    /// (a quota wait meets them all at their next request). Returns the first error, a store
+    /// failure before any other.
+    pub async fn for_each_repository<'s, F, Fut>(
+        &'s self,
+        repositories: Vec<RepoScope>,
+        work: F,
+    ) -> Result<(), StageError>
+    where
+        F: Fn(RepoScope) -> Fut,
+        Fut: Future<Output = Result<(), StageError>> + 's,
+    {
+        let mut waiting = repositories.into_iter();
+        let mut started = FuturesUnordered::new();
+        let mut failure: Option<StageError> = None;
+        loop {
+            while failure.is_none() && started.len() < self.scope_concurrency.max(1) {
+                let Some(repo) = waiting.next() else { break };
+                started.push(work(repo));
+            }
+            match started.next().await {
+                None => break,
+                Some(Ok(())) => {}
+                Some(Err(e)) => {
+                    let store = matches!(e, StageError::Store(_));
+                    if failure.is_none()
+                        || (store && !matches!(failure, Some(StageError::Store(_))))
+                    {
+                        failure = Some(e);
+                    }
+                }
+            }
+        }
+        failure.map_or(Ok(()), Err)
+    }
+
+    /// One attempt at the exit door, within the operators' caps.
+    async fn send_once(&self, request: ApiRequest) -> Result<ApiResponse, ApiError> {
         let bucket = request.bucket.as_str().to_owned();
         let estimated = u64::from(request.estimated_cost);
         let (family, dimension) = (request.route_family, request.dimension);

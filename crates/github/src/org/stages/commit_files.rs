@@ -28,55 +28,62 @@ impl Stage for CommitFilesStage {
     }
 
     async fn run(&self, ctx: &StageCtx<'_>) -> Result<(), StageError> {
-        for repo in ctx.repositories().await? {
-            let scope = repo.scope();
-            if repo_cursor(ctx, &scope).await?.is_none() {
-                continue;
-            }
-            let mut gone = None;
-            for sha in ctx
-                .store()
-                .commit_shas_without_files(repo.github_id)
-                .await?
-            {
-                let path = format!("/repos/{}/commits/{sha}", repo.full_name);
-                match rest_get(ctx, route::COMMIT_FILES, &path).await {
-                    Ok(response) => {
-                        let body: Value = response
-                            .json()
-                            .map_err(|e| StageError::Transient(e.to_string()))?;
-                        let now = ctx.now();
-                        let records: Vec<Record> = body
-                            .get("files")
-                            .and_then(Value::as_array)
-                            .map_or(&[][..], Vec::as_slice)
-                            .iter()
-                            .filter_map(|f| rows::commit_file(f, repo.github_id, &sha, now))
-                            .collect();
-                        ctx.write_page(&scope, &records, Some(sha.clone()), false, None)
-                            .await?;
-                    }
-                    // The repository is gone: a fact, recorded on its scope.
-                    Err(ApiError::Gone { status }) => {
-                        gone = Some(format!("repository answered {status}"));
-                        break;
-                    }
-                    // This commit cannot be read (422: unknown to GitHub); the others can.
-                    Err(ApiError::Status { status, message }) => {
-                        tracing::warn!(
-                            event = telemetry::ORG_COMMIT_SKIPPED,
-                            repository = %repo.full_name,
-                            %sha,
-                            status,
-                            %message,
-                            "commit skipped"
-                        );
-                    }
-                    Err(e) => return Err(e.into()),
-                }
-            }
-            ctx.finish_scope(&scope, gone).await?;
-        }
-        Ok(())
+        let repositories = ctx.repositories().await?;
+        ctx.for_each_repository(repositories, |repo| async move {
+            one_repository(ctx, &repo).await
+        })
+        .await
     }
+}
+
+/// One repository's commit files, commit by commit.
+async fn one_repository(ctx: &StageCtx<'_>, repo: &RepoScope) -> Result<(), StageError> {
+    let scope = repo.scope();
+    if repo_cursor(ctx, &scope).await?.is_none() {
+        return Ok(());
+    }
+    let mut gone = None;
+    for sha in ctx
+        .store()
+        .commit_shas_without_files(repo.github_id)
+        .await?
+    {
+        let path = format!("/repos/{}/commits/{sha}", repo.full_name);
+        match rest_get(ctx, route::COMMIT_FILES, &path).await {
+            Ok(response) => {
+                let body: Value = response
+                    .json()
+                    .map_err(|e| StageError::Transient(e.to_string()))?;
+                let now = ctx.now();
+                let records: Vec<Record> = body
+                    .get("files")
+                    .and_then(Value::as_array)
+                    .map_or(&[][..], Vec::as_slice)
+                    .iter()
+                    .filter_map(|f| rows::commit_file(f, repo.github_id, &sha, now))
+                    .collect();
+                ctx.write_page(&scope, &records, Some(sha.clone()), false, None)
+                    .await?;
+            }
+            // The repository is gone: a fact, recorded on its scope.
+            Err(ApiError::Gone { status }) => {
+                gone = Some(format!("repository answered {status}"));
+                break;
+            }
+            // This commit cannot be read (422: unknown to GitHub); the others can.
+            Err(ApiError::Status { status, message }) => {
+                tracing::warn!(
+                    event = telemetry::ORG_COMMIT_SKIPPED,
+                    repository = %repo.full_name,
+                    %sha,
+                    status,
+                    %message,
+                    "commit skipped"
+                );
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    ctx.finish_scope(&scope, gone).await?;
+    Ok(())
 }

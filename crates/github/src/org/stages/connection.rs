@@ -313,10 +313,10 @@ pub(super) async fn collect_per_repository(
     let repos = ctx.repositories().await?;
     finish_unchanged(ctx, size, spec, &repos).await?;
     let sizes = (size, nested_size);
-    for repo in repos {
-        collect_repository(ctx, sizes, spec, org_id, &repo).await?;
-    }
-    Ok(())
+    ctx.for_each_repository(repos, |repo| async move {
+        collect_repository(ctx, sizes, spec, org_id, &repo).await
+    })
+    .await
 }
 
 /// One repository's connection, page by page from its stored cursor: the outer connection,

@@ -261,9 +261,10 @@ impl Stage for WorkflowRunsStage {
     }
 
     async fn run(&self, ctx: &StageCtx<'_>) -> Result<(), StageError> {
-        for repo in ctx.repositories().await? {
-            self.one_repository(ctx, &repo).await?;
-        }
-        Ok(())
+        let repositories = ctx.repositories().await?;
+        ctx.for_each_repository(repositories, |repo| async move {
+            self.one_repository(ctx, &repo).await
+        })
+        .await
     }
 }
