@@ -1,0 +1,228 @@
+//! Concurrency within one organization sync, against the in-process simulator with a little
+//! latency so requests overlap: repositories of a stage run at once and a REST stage beside
+//! a GraphQL one, yet per repository no stage starts before its dependency is done, the run
+//! never holds more requests in flight than its slots, and it stores what a serial run
+//! stores.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use headroom_core::QuotaKey;
+use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
+use headroom_core::governor::GovernorConfig;
+use headroom_github::org;
+use headroom_http::Credential;
+use headroom_sim::{SimConfig, Simulator, TokenSpec};
+use headroom_store::{NewSyncRun, Store};
+use headroom_sync::{ProgressEvent, ProgressSink, RunOutcome, Runner, RunnerConfig};
+
+mod org_rig;
+use org_rig::API;
+const TOKEN: &str = "ghp_orgconcurrency0000000000000000000001";
+
+/// Every progress event, in the order the run emitted them.
+#[derive(Default)]
+struct Events(Mutex<Vec<ProgressEvent>>);
+
+impl ProgressSink for Events {
+    fn event(&self, event: &ProgressEvent) {
+        self.0.lock().unwrap().push(event.clone());
+    }
+}
+
+struct Outcome {
+    events: Vec<ProgressEvent>,
+    rows: BTreeMap<&'static str, u64>,
+    peak_in_flight: u32,
+    refused: usize,
+}
+
+/// Syncs a six-repository organization to the end with `in_flight` slots.
+async fn sync(in_flight: u32) -> Outcome {
+    let clock = TokioClock::anchored_at(Timestamp::from_second(1_800_000_000).expect("valid"));
+    let mut config = SimConfig::default()
+        .with_org("acme", 6)
+        .with_token(TokenSpec::user(TOKEN, "alice"))
+        .with_seed(11);
+    config.public_base_url = API.to_owned();
+    // Enough latency for requests to meet at the simulator.
+    config.faults.latency = SignedDuration::from_millis(4);
+    let sim = Simulator::new(config, clock).expect("valid simulator");
+    let (client, _) = org_rig::client(&sim, clock, TOKEN, "alice", GovernorConfig::default()).await;
+    let (store, _dir) = org_rig::sqlite_store().await;
+    let id = store
+        .create_sync_run(&NewSyncRun {
+            credential: None,
+            kind: "org".into(),
+            target: "acme".into(),
+            key: QuotaKey::user("127.0.0.1", "alice"),
+            requested_stages: None,
+            created_at: clock.now(),
+        })
+        .await
+        .expect("run")
+        .id;
+    let events = Arc::new(Events::default());
+    let runner = Runner::new(
+        org::stages(),
+        Some(org::REPOSITORY_SOURCE),
+        store.clone(),
+        client,
+        Some(Credential::new(TOKEN)),
+        clock,
+        RunnerConfig {
+            in_flight,
+            ..RunnerConfig::default()
+        },
+    )
+    .expect("valid graph")
+    .with_progress(events.clone());
+    let mut done = false;
+    for _ in 0..50 {
+        match runner.run(id).await.expect("run") {
+            RunOutcome::Done { .. } => {
+                done = true;
+                break;
+            }
+            RunOutcome::Hibernating { until, .. } => clock.sleep_until(until).await,
+            RunOutcome::Failed { reason, .. } => panic!("run failed: {reason}"),
+        }
+    }
+    assert!(done, "the run finished");
+    let mut rows = BTreeMap::new();
+    for t in [
+        "repositories",
+        "issues",
+        "issue_comments",
+        "projects",
+        "pull_requests",
+        "pull_request_commits",
+        "commit_files",
+        "workflow_runs",
+        "workflow_jobs",
+        "check_runs",
+        "branches",
+    ] {
+        rows.insert(t, store.count_rows(t).await.expect("count"));
+    }
+    let log = sim.request_log();
+    let events = events.0.lock().unwrap().clone();
+    Outcome {
+        events,
+        rows,
+        // `in_flight` is what was in flight when a request arrived, itself excluded.
+        peak_in_flight: log.iter().map(|e| e.in_flight + 1).max().unwrap_or(0),
+        refused: log.iter().filter(|e| e.status >= 400).count(),
+    }
+}
+
+/// The position of each stage's start and end, and each (stage, scope)'s first and last page.
+struct Timeline {
+    started: BTreeMap<String, usize>,
+    done: BTreeMap<String, usize>,
+    pages: BTreeMap<(String, String), (usize, usize)>,
+}
+
+fn timeline(events: &[ProgressEvent]) -> Timeline {
+    let mut t = Timeline {
+        started: BTreeMap::new(),
+        done: BTreeMap::new(),
+        pages: BTreeMap::new(),
+    };
+    for (i, e) in events.iter().enumerate() {
+        match e {
+            ProgressEvent::StageStarted { stage, .. } => {
+                t.started.entry(stage.clone()).or_insert(i);
+            }
+            ProgressEvent::StageDone { stage, .. } => {
+                t.done.insert(stage.clone(), i);
+            }
+            ProgressEvent::Page { stage, scope, .. } => {
+                let span = t
+                    .pages
+                    .entry((stage.clone(), scope.clone()))
+                    .or_insert((i, i));
+                span.1 = i;
+            }
+            _ => {}
+        }
+    }
+    t
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repositories_and_stages_overlap_and_each_waits_for_its_dependency() {
+    let slots = 6;
+    let concurrent = sync(slots).await;
+    let serial = sync(1).await;
+
+    assert_eq!(
+        concurrent.rows, serial.rows,
+        "the same rows as a serial run"
+    );
+    assert!(concurrent.rows["commit_files"] > 0, "{:?}", concurrent.rows);
+    assert_eq!(concurrent.refused, 0, "no request refused");
+    assert_eq!(serial.peak_in_flight, 1, "one slot: one request at a time");
+    assert!(
+        concurrent.peak_in_flight > 1 && concurrent.peak_in_flight <= slots,
+        "{} in flight with {slots} slots",
+        concurrent.peak_in_flight
+    );
+
+    let t = timeline(&concurrent.events);
+    // Per repository, and for the whole stage: a dependent's first page comes after its
+    // dependency's last page, and it starts only once the dependency is done.
+    let mut edges = 0;
+    for stage in org::stages() {
+        let decl = stage.decl();
+        for dep in decl.depends_on {
+            edges += 1;
+            let (Some(start), Some(dep_done)) = (t.started.get(decl.name), t.done.get(*dep)) else {
+                panic!("{} or {dep} never ran", decl.name);
+            };
+            assert!(
+                start > dep_done,
+                "{} started before {dep} was done",
+                decl.name
+            );
+            for ((s, scope), (first, _)) in &t.pages {
+                if s != decl.name {
+                    continue;
+                }
+                if let Some((_, dep_last)) = t.pages.get(&((*dep).to_owned(), scope.clone())) {
+                    assert!(
+                        first > dep_last,
+                        "{} paged {scope} before {dep} finished it",
+                        decl.name
+                    );
+                }
+            }
+        }
+    }
+    assert!(edges > 0, "the graph has dependencies");
+
+    // Overlap, from the run's own events: two stages running at once, and within a stage
+    // two repositories' page spans overlapping.
+    let running_together = t.started.iter().any(|(a, a_start)| {
+        t.started.iter().any(|(b, b_start)| {
+            a != b && a_start < b_start && t.done.get(a).is_some_and(|a_done| a_done > b_start)
+        })
+    });
+    assert!(running_together, "no two stages ran at once");
+    let spans: Vec<_> = t
+        .pages
+        .iter()
+        .filter(|((_, scope), _)| !scope.is_empty())
+        .collect();
+    let scopes_overlap = spans.iter().any(|((sa, a), (a0, a1))| {
+        spans
+            .iter()
+            .any(|((sb, b), (b0, _))| sa == sb && a != b && a0 < b0 && b0 < a1)
+    });
+    assert!(
+        scopes_overlap,
+        "no two repositories of a stage paged at once"
+    );
+}
