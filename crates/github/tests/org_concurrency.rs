@@ -15,7 +15,7 @@ use headroom_core::governor::GovernorConfig;
 use headroom_github::org;
 use headroom_http::Credential;
 use headroom_sim::{SimConfig, Simulator, TokenSpec};
-use headroom_store::{NewSyncRun, Store};
+use headroom_store::NewSyncRun;
 use headroom_sync::{ProgressEvent, ProgressSink, RunOutcome, Runner, RunnerConfig};
 
 mod org_rig;
