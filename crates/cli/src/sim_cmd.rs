@@ -7,7 +7,9 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use headroom_core::clock::{SignedDuration, TokioClock};
-use headroom_sim::{ExternalSpend, Scenario, SimConfig, Simulator, TlsConfig, TokenSpec, serve};
+use headroom_sim::{
+    ExternalSpend, Resource, Scenario, SimConfig, Simulator, TlsConfig, TokenSpec, serve,
+};
 
 use crate::outcome::{CliError, CommandResult, Outcome};
 
@@ -37,6 +39,22 @@ fn parse_probability(s: &str) -> Result<f64, String> {
     } else {
         Err(format!("{p} is not a probability between 0 and 1"))
     }
+}
+
+/// `BUCKET=MS`: a bucket's own fixed latency, e.g. `graphql=800`.
+fn parse_bucket_latency(s: &str) -> Result<(Resource, u64), String> {
+    let (bucket, ms) = s
+        .split_once('=')
+        .ok_or_else(|| format!("{s:?} is not BUCKET=MILLISECONDS (e.g. graphql=800)"))?;
+    let resource = Resource::from_name(bucket.trim()).ok_or_else(|| {
+        let names: Vec<&str> = Resource::ALL.iter().map(|r| r.name()).collect();
+        format!("{bucket:?} is not a bucket (one of {})", names.join(", "))
+    })?;
+    let ms = ms
+        .trim()
+        .parse()
+        .map_err(|_| format!("{ms:?} is not a whole number of milliseconds"))?;
+    Ok((resource, ms))
 }
 
 /// Serve a simulated GitHub API, and GitLab's REST v4 under /api/v4, on loopback (HTTP or
@@ -88,6 +106,10 @@ pub struct SimArgs {
     /// Extra latency drawn uniformly from 0..=N milliseconds (seeded).
     #[arg(long, default_value_t = 0)]
     latency_jitter_ms: u64,
+    /// A bucket's own latency in place of --latency-ms, as BUCKET=MS (core, search,
+    /// code_search, graphql); repeat for several, e.g. `core=150 --bucket-latency-ms graphql=800`.
+    #[arg(long, value_name = "BUCKET=MS", value_parser = parse_bucket_latency)]
+    bucket_latency_ms: Vec<(Resource, u64)>,
     /// Probability that a request answers a 5xx (seeded).
     #[arg(long, default_value_t = 0.0, value_parser = parse_probability)]
     error_rate: f64,
@@ -183,6 +205,11 @@ impl SimArgs {
         let ms = |v: u64| SignedDuration::from_millis(i64::try_from(v).unwrap_or(i64::MAX));
         c.faults.latency = ms(self.latency_ms);
         c.faults.latency_jitter = ms(self.latency_jitter_ms);
+        c.faults.bucket_latency = self
+            .bucket_latency_ms
+            .iter()
+            .map(|&(bucket, latency)| (bucket, ms(latency)))
+            .collect();
         c.faults.error_rate = self.error_rate;
         c.faults.timeout_rate = self.timeout_rate;
         c.faults.graphql_timeout_above_nodes = self.graphql_timeout_above_nodes;
@@ -403,6 +430,34 @@ mod tests {
         assert_eq!(c.external_spend[0].per_minute, 120.0);
         assert!(c.lying_rate_limit && a.tls);
         assert_eq!(c.faults.latency, SignedDuration::from_millis(20));
+    }
+
+    #[test]
+    fn bucket_latencies_parse_and_bad_ones_are_refused() {
+        let c = parse(&[
+            "--bucket-latency-ms",
+            "graphql=800",
+            "--bucket-latency-ms",
+            "core=150",
+        ])
+        .expect("valid")
+        .config();
+        assert_eq!(
+            c.faults.bucket_latency.get(&Resource::Graphql),
+            Some(&SignedDuration::from_millis(800))
+        );
+        assert_eq!(
+            c.faults.bucket_latency.get(&Resource::Core),
+            Some(&SignedDuration::from_millis(150))
+        );
+        assert_eq!(c.faults.bucket_latency.get(&Resource::Search), None);
+        for bad in ["graphql", "rest=10", "graphql=fast", "core=-5"] {
+            let err = parse(&["--bucket-latency-ms", bad]).expect_err(bad);
+            assert!(
+                err.to_string().contains("bucket-latency-ms"),
+                "{bad}: {err}"
+            );
+        }
     }
 
     #[test]

@@ -1,11 +1,13 @@
 //! The simulator's configuration. `SimConfig::default()` is GitHub's numbers; the `with_*`
 //! methods and the public fields adjust it.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use headroom_core::clock::SignedDuration;
 
 use crate::error::SimError;
+use crate::quota::Resource;
 use crate::scenario::Scenario;
 
 /// Who a token belongs to.
@@ -96,6 +98,10 @@ pub struct Faults {
     pub latency: SignedDuration,
     /// Extra latency drawn uniformly from `0..=latency_jitter`.
     pub latency_jitter: SignedDuration,
+    /// The fixed latency of a bucket's requests in place of `latency` (GitHub answers a page
+    /// of GraphQL with its nested connections far slower than a REST page); jitter is added
+    /// as for any other request.
+    pub bucket_latency: BTreeMap<Resource, SignedDuration>,
     /// Probability (0–1) that a request answers 502/503/500 instead of its result.
     pub error_rate: f64,
     /// Probability (0–1) that a request hangs for `timeout_after` and then answers 504.
@@ -114,6 +120,7 @@ impl Default for Faults {
         Self {
             latency: SignedDuration::ZERO,
             latency_jitter: SignedDuration::ZERO,
+            bucket_latency: BTreeMap::new(),
             error_rate: 0.0,
             timeout_rate: 0.0,
             timeout_after: SignedDuration::from_secs(60),
@@ -376,6 +383,7 @@ impl SimConfig {
         }
         if self.faults.latency < SignedDuration::ZERO
             || self.faults.latency_jitter < SignedDuration::ZERO
+            || self.faults.bucket_latency.values().any(|l| *l < SignedDuration::ZERO)
         {
             return bad("latency cannot be negative");
         }

@@ -74,7 +74,7 @@ impl Subject {
 }
 
 /// A primary rate-limit bucket, named as in `x-ratelimit-resource`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Resource {
     /// REST.
     Core,
@@ -94,6 +94,11 @@ impl Resource {
         Resource::CodeSearch,
         Resource::Graphql,
     ];
+
+    /// The bucket GitHub names `name`, if any.
+    pub fn from_name(name: &str) -> Option<Resource> {
+        Resource::ALL.into_iter().find(|r| r.name() == name)
+    }
 
     /// The name GitHub uses.
     pub fn name(self) -> &'static str {

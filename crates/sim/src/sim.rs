@@ -372,15 +372,15 @@ impl Simulator {
             subject: subject.clone(),
         };
 
-        // Latency and timeouts.
-        let (delay, timeout, error) = self.draw_faults();
+        // Latency (the bucket's own, where one is set) and timeouts.
+        let class = classify(&parts.method, &segments);
+        let (delay, timeout, error) = self.draw_faults(class.resource);
         inner.clock.sleep(delay).await;
         if timeout {
             inner.clock.sleep(inner.config.faults.timeout_after).await;
         }
         let now = inner.clock.now();
 
-        let class = classify(&parts.method, &segments);
         let ctx = Ctx {
             method: parts.method.clone(),
             segments,
@@ -473,8 +473,9 @@ impl Simulator {
         }
     }
 
-    /// This request's latency, whether it times out, and which injected error (if any) it gets.
-    fn draw_faults(&self) -> (SignedDuration, bool, Option<u8>) {
+    /// The latency of a request to `resource`, whether it times out, and which injected error
+    /// (if any) it gets.
+    fn draw_faults(&self, resource: Resource) -> (SignedDuration, bool, Option<u8>) {
         let inner = &self.inner;
         let f = &inner.config.faults;
         let mut rng = lock(&inner.fault_rng);
@@ -487,8 +488,9 @@ impl Simulator {
         let timeout = f.timeout_rate > 0.0 && rng.random_bool(f.timeout_rate);
         let error = f.error_rate > 0.0 && rng.random_bool(f.error_rate);
         let pick = rng.random_range(0..3u8);
+        let fixed = f.bucket_latency.get(&resource).copied().unwrap_or(f.latency);
         (
-            f.latency + SignedDuration::from_millis(jitter as i64),
+            fixed + SignedDuration::from_millis(jitter as i64),
             timeout,
             error.then_some(pick),
         )

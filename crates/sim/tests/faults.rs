@@ -4,6 +4,7 @@ mod common;
 
 use common::*;
 use headroom_core::clock::{Clock, SignedDuration};
+use headroom_sim::Resource;
 
 #[tokio::test(start_paused = true)]
 async fn error_rate_is_seeded_and_reproducible() {
@@ -48,6 +49,24 @@ async fn latency_is_slept_on_the_clock() {
         took >= SignedDuration::from_millis(2500) && took <= SignedDuration::from_millis(3500),
         "{took:?}"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_bucket_latency_replaces_the_fixed_latency_for_that_bucket_only() {
+    let mut c = config();
+    c.faults.latency = SignedDuration::from_millis(150);
+    c.faults
+        .bucket_latency
+        .insert(Resource::Graphql, SignedDuration::from_millis(800));
+    let sim = sim(c);
+    let took = |from: headroom_core::clock::Timestamp| sim.clock().now().duration_since(from);
+    let start = sim.clock().now();
+    assert_eq!(get(&sim, "/users/alice", Some("t1")).await.status(), 200);
+    assert_eq!(took(start), SignedDuration::from_millis(150), "REST: the fixed latency");
+    let start = sim.clock().now();
+    let r = graphql(&sim, "t1", "{ viewer { login } }").await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(took(start), SignedDuration::from_millis(800), "GraphQL: its own");
 }
 
 #[tokio::test(start_paused = true)]
