@@ -104,6 +104,20 @@ fn a_finished_sync_prints_its_calibration_table() {
         .map(|r| r["actual_requests"].as_u64().expect("actual"))
         .sum();
     assert_eq!(in_rows, counted, "{json}");
+    // The simulator runs on this machine's clock: its `Date` reads in step, within the second
+    // the header truncates (and a little latency).
+    let skew = &status[0]["clock_skew"];
+    let samples = skew["samples"].as_u64().expect("skew samples");
+    assert!(samples > 0 && samples <= counted, "{skew}");
+    let (min, max) = (
+        skew["min_ms"].as_i64().expect("min"),
+        skew["max_ms"].as_i64().expect("max"),
+    );
+    assert!(-2_000 <= min && min <= max && max <= 500, "{skew}");
+    assert!(
+        text.contains("provider clock (Date header) vs this machine:"),
+        "{text}"
+    );
     for r in run_rows {
         let family = r["family"].as_str().expect("family");
         assert!(

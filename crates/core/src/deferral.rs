@@ -110,6 +110,17 @@ impl DeferralBudget {
         SignedDuration::from_millis(i64::try_from(rng.random_range(0..=max)).unwrap_or(0))
     }
 
+    /// The jitter of a wake at which `others_waking` other pieces of work also wake (within
+    /// `max_jitter` of it): jitter exists to spread many wakes of one reset, so a wake with
+    /// none beside it takes none, and `drawn` (from [`Self::draw_jitter`]) otherwise.
+    pub fn wake_jitter(&self, drawn: SignedDuration, others_waking: usize) -> SignedDuration {
+        if others_waking == 0 {
+            SignedDuration::ZERO
+        } else {
+            drawn.clamp(SignedDuration::ZERO, self.max_jitter.max(SignedDuration::ZERO))
+        }
+    }
+
     /// A new rate-limit deferral (counts against the budget): the provider said not before
     /// `not_before`.
     pub fn defer(
@@ -305,6 +316,23 @@ mod tests {
         let (run_at, _, _) =
             expect_defer(budget.defer(DeferralState::default(), t(0), t(10), s(99)));
         assert_eq!(run_at, t(15));
+    }
+
+    #[test]
+    fn a_wake_alone_takes_no_jitter_and_a_shared_one_takes_what_was_drawn() {
+        use rand::SeedableRng;
+        let budget = DeferralBudget::default();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+        let mut spread = std::collections::BTreeSet::new();
+        for _ in 0..200 {
+            let drawn = budget.draw_jitter(&mut rng);
+            assert_eq!(budget.wake_jitter(drawn, 0), SignedDuration::ZERO);
+            let shared = budget.wake_jitter(drawn, 3);
+            assert_eq!(shared, drawn);
+            spread.insert(shared.as_millis());
+        }
+        assert!(spread.len() > 100, "shared wakes are spread: {}", spread.len());
+        assert_eq!(budget.wake_jitter(s(99), 1), s(5), "never more than the budget's jitter");
     }
 
     #[test]

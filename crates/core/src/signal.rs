@@ -246,6 +246,16 @@ pub(crate) fn from_epoch_millis(ms: i64) -> Option<Timestamp> {
     Timestamp::from_millisecond(ms).ok()
 }
 
+/// How far the provider's clock, as its `Date` header states it, is ahead of ours
+/// (negative: behind) for a response received at `received_at`; `None` without a readable
+/// header. `Date` has whole seconds and is stamped before the response travels, so a
+/// provider in step with us reads as up to a second (plus the latency) behind.
+pub fn date_skew(headers: &HeaderMap, received_at: Timestamp) -> Option<SignedDuration> {
+    let when = httpdate::parse_http_date(header(headers, "date")?).ok()?;
+    let at = Timestamp::try_from(when).ok()?;
+    Some(at.duration_since(received_at))
+}
+
 /// Parses `Retry-After` — delta-seconds or an HTTP-date — into a wait from `now`.
 ///
 /// Returns `None` when the header is absent. Present but unreadable, negative or non-finite

@@ -370,3 +370,30 @@ fn garbage_rate_headers_degrade_to_unknown() {
     assert_eq!(s.retry_after, Some(SignedDuration::from_secs(60)));
     assert_eq!(s.reason, Some(LimitReason::Secondary));
 }
+
+/// The provider's `Date` against our clock: ahead, behind, in step, and unreadable.
+#[test]
+fn date_skew_reads_the_date_header_against_the_local_clock() {
+    // now() is Mon, 30 Nov 2026 14:00:00 GMT.
+    let date = |v: &str| headers(&[("date", v)]);
+    let skew = |v: &str, received: Timestamp| signal::date_skew(&date(v), received);
+    assert_eq!(
+        skew("Mon, 30 Nov 2026 14:00:00 GMT", now()),
+        Some(SignedDuration::ZERO)
+    );
+    assert_eq!(
+        skew("Mon, 30 Nov 2026 14:00:03 GMT", now()),
+        Some(SignedDuration::from_secs(3)),
+        "the provider's clock is ahead"
+    );
+    assert_eq!(
+        skew(
+            "Mon, 30 Nov 2026 13:59:59 GMT",
+            now() + SignedDuration::from_millis(400)
+        ),
+        Some(SignedDuration::from_millis(-1400)),
+        "behind"
+    );
+    assert_eq!(skew("yesterday", now()), None);
+    assert_eq!(signal::date_skew(&HeaderMap::new(), now()), None);
+}

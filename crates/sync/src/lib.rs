@@ -35,4 +35,4 @@ pub use runner::{
     CredentialRefusal, NoProgress, ProgressEvent, ProgressSink, RepoScope, RunOutcome, Runner,
     RunnerConfig, Stage, StageCtx, StageError, SyncError,
 };
-pub use summary::{BucketTally, RefusedField, RunSummary, StageTally};
+pub use summary::{BucketTally, ClockSkew, RefusedField, RunSummary, StageTally};

@@ -120,6 +120,45 @@ pub struct Calibration {
     pub run: Vec<CalibrationRow>,
 }
 
+/// The provider's clock against ours, from the `Date` header of the responses a run kept
+/// (see `headroom_core::signal::date_skew`): positive when the provider is ahead. An operator
+/// reads it to choose a reset margin (`--reset-margin-secs`) smaller than the 60 s default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClockSkew {
+    /// Responses that carried a readable `Date`.
+    pub samples: u64,
+    /// The smallest skew seen, in milliseconds.
+    pub min_ms: i64,
+    /// The largest skew seen, in milliseconds.
+    pub max_ms: i64,
+    /// The latest response's skew, in milliseconds.
+    pub last_ms: i64,
+}
+
+impl ClockSkew {
+    /// Counts one response's skew.
+    pub fn observe(&mut self, skew_ms: i64) {
+        if self.samples == 0 {
+            (self.min_ms, self.max_ms) = (skew_ms, skew_ms);
+        } else {
+            self.min_ms = self.min_ms.min(skew_ms);
+            self.max_ms = self.max_ms.max(skew_ms);
+        }
+        self.samples += 1;
+        self.last_ms = skew_ms;
+    }
+
+    /// The reset margin, in whole seconds, that covers every skew seen. A reset is stamped
+    /// by the provider's clock: one behind ours reopens its window that much later than the
+    /// stamp reads here (one ahead, sooner, which costs nothing). Readings already lean
+    /// behind by `Date`'s truncation and the latency; one second more covers a clock drifting
+    /// within the run.
+    pub fn covering_margin_secs(&self) -> i64 {
+        let behind_ms = self.min_ms.saturating_neg().max(0);
+        behind_ms.saturating_add(999) / 1000 + 1
+    }
+}
+
 /// A run's summary.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunSummary {
@@ -176,6 +215,9 @@ pub struct RunSummary {
     /// Estimated against actual, from the two above.
     #[serde(default)]
     pub calibration: Calibration,
+    /// The provider's clock against ours, over the responses the run kept.
+    #[serde(default)]
+    pub clock_skew: Option<ClockSkew>,
 }
 
 impl RunSummary {
@@ -249,6 +291,19 @@ impl RunSummary {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn clock_skew_keeps_its_range_and_the_margin_covers_the_provider_behind() {
+        let mut skew = super::ClockSkew::default();
+        for ms in [-300, -1_400, 2_000, -800] {
+            skew.observe(ms);
+        }
+        assert_eq!((skew.samples, skew.min_ms, skew.max_ms, skew.last_ms), (4, -1_400, 2_000, -800));
+        assert_eq!(skew.covering_margin_secs(), 3, "1.4 s behind: 2 s, and 1 more");
+        let mut ahead = super::ClockSkew::default();
+        ahead.observe(5_000);
+        assert_eq!(ahead.covering_margin_secs(), 1, "a provider ahead needs no margin");
+    }
+
     use super::*;
 
     /// A summary as builds with a text `status` stored it: a stage mid-count (empty status),

@@ -4,7 +4,7 @@ use headroom_core::clock::Timestamp;
 use headroom_github::org;
 use headroom_store::{CheckpointStatus, Store, SyncRun, TABLES};
 use headroom_sync::summary::{Calibration, StageStatus};
-use headroom_sync::{CalibrationRow, RunSummary};
+use headroom_sync::{CalibrationRow, ClockSkew, RunSummary};
 use serde::Serialize;
 
 use crate::config::Settings;
@@ -34,6 +34,8 @@ struct RunStatus {
     /// Estimated against actual per stage and route family, and for the run (from its
     /// summary).
     calibration: Calibration,
+    /// The provider's `Date` against this machine's clock (from its summary).
+    clock_skew: Option<ClockSkew>,
     tables: std::collections::BTreeMap<String, u64>,
 }
 
@@ -121,6 +123,7 @@ async fn describe(
         stages,
         refused: summary.refused,
         calibration: summary.calibration,
+        clock_skew: summary.clock_skew,
         tables,
     })
 }
@@ -138,6 +141,21 @@ fn refused_line(r: &headroom_sync::RefusedField) -> String {
         r.stage,
         r.kind,
         headroom_core::redact(&r.message)
+    )
+}
+
+/// The provider's clock in words, with the reset margin that would cover it.
+fn skew_line(skew: &ClockSkew) -> String {
+    let secs = |ms: i64| format!("{:+.1} s", ms as f64 / 1000.0);
+    format!(
+        "provider clock (Date header) vs this machine: {} latest, {} to {} over {} responses \
+         (whole seconds, so in step reads up to -1 s); a reset margin of {} s covers it \
+         (--reset-margin-secs, 60 by default)",
+        secs(skew.last_ms),
+        secs(skew.min_ms),
+        secs(skew.max_ms),
+        skew.samples,
+        skew.covering_margin_secs()
     )
 }
 
@@ -267,6 +285,9 @@ pub(super) async fn status(settings: &Settings, run_id: Option<i64>, json: bool)
         for r in &s.refused {
             outln!("  {}", refused_line(r));
         }
+        if let Some(skew) = &s.clock_skew {
+            outln!("  {}", skew_line(skew));
+        }
         for line in calibration_lines(&s.calibration) {
             outln!("  {line}");
         }
@@ -302,6 +323,17 @@ mod tests {
             false,
         );
         rows.into_iter().next().expect("a row for traffic seen")
+    }
+
+    #[test]
+    fn the_skew_line_gives_the_range_and_a_covering_margin() {
+        let mut skew = ClockSkew::default();
+        skew.observe(-400);
+        skew.observe(-1_200);
+        let line = skew_line(&skew);
+        assert!(line.contains("-1.2 s latest"), "{line}");
+        assert!(line.contains("-1.2 s to -0.4 s over 2 responses"), "{line}");
+        assert!(line.contains("a reset margin of 3 s"), "{line}");
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use headroom_core::QuotaKey;
-use headroom_core::clock::{Clock, Timestamp};
+use headroom_core::clock::{Clock, SignedDuration, Timestamp};
 use headroom_core::deferral::{DeferralPlan, DeferralState};
 use headroom_core::telemetry;
 use headroom_store::{ObservationKind, RateLimitObservation, SyncRun, SyncRunStatus};
@@ -24,6 +24,34 @@ impl Runner {
                 ^ u64::try_from(run.id).unwrap_or(0)
                 ^ u64::from(run.deferral_count),
         )
+    }
+
+    /// The jitter of a wake for `target` planned at `now` (at the chunk's end or the target):
+    /// none when no other run is due by then (a run waking alone gains nothing from being
+    /// spread), else a draw from `rng` (drawn from either way, so a run's sequence does not
+    /// depend on its neighbours). A failed read spreads, as if others woke too.
+    async fn wake_jitter(
+        &self,
+        run_id: i64,
+        rng: &mut StdRng,
+        now: Timestamp,
+        target: Timestamp,
+    ) -> SignedDuration {
+        let budget = &self.config.deferral;
+        let drawn = budget.draw_jitter(rng);
+        let wake = now
+            .checked_add(budget.max_chunk)
+            .unwrap_or(Timestamp::MAX)
+            .min(target);
+        let horizon = wake.checked_add(budget.max_jitter).unwrap_or(Timestamp::MAX);
+        let others = match self.store.due_sync_runs(horizon, 2).await {
+            Ok(runs) => runs.iter().filter(|r| r.id != run_id).count(),
+            Err(e) => {
+                tracing::warn!(run_id, error = %e, "could not count the runs waking beside this one; spreading its wake");
+                1
+            }
+        };
+        budget.wake_jitter(drawn, others)
     }
 
     /// Renews the claim: a long run keeps its worker.
@@ -51,7 +79,7 @@ impl Runner {
             deferrals: run.deferral_count,
             first_deferred_at: run.first_deferred_at,
         };
-        let jitter = self.config.deferral.draw_jitter(rng);
+        let jitter = self.wake_jitter(run.id, rng, now, target).await;
         match self
             .config
             .deferral
@@ -162,7 +190,7 @@ impl Runner {
             first_deferred_at: run.first_deferred_at,
         }
         .for_next_wait(progressed);
-        let jitter = self.config.deferral.draw_jitter(&mut drive.rng);
+        let jitter = self.wake_jitter(run.id, &mut drive.rng, now, not_before).await;
         match self.config.deferral.defer(state, now, not_before, jitter) {
             DeferralPlan::Exhausted(why) => {
                 let reason = why.to_string();

@@ -14,6 +14,7 @@ use futures_util::stream::FuturesUnordered;
 use headroom_core::budget::{self, SyncCaps, Window};
 use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
 use headroom_core::governor::WaitReason;
+use headroom_core::signal::date_skew;
 use headroom_core::{QuotaKey, RateLimitSignal};
 use headroom_http::{ApiError, ApiRequest, ApiResponse, Client, Credential, RateLimitReason};
 use headroom_store::{
@@ -267,9 +268,14 @@ impl StageCtx<'_> {
         if result.is_ok() {
             self.count_family(family.name, window);
         }
+        let received_at = self.now();
         let mut s = lock(self.summary);
         match &result {
             Ok(response) => {
+                if let Some(skew) = date_skew(&response.headers, received_at) {
+                    let ms = i64::try_from(skew.as_millis()).unwrap_or(i64::MAX);
+                    s.clock_skew.get_or_insert_default().observe(ms);
+                }
                 let bucket = response
                     .signal
                     .resource
