@@ -28,6 +28,21 @@ pub async fn client(
     config: GovernorConfig,
 ) -> (Client, Governor) {
     let governor = Governor::in_memory(config, Arc::new(clock)).expect("governor");
+    (
+        client_over(sim, clock, token, login, governor.clone()).await,
+        governor,
+    )
+}
+
+/// A client to `sim` through `governor` (the store's own, for a run as the binary makes it),
+/// spending `token`, whose owner `login` is recorded beforehand.
+pub async fn client_over(
+    sim: &Simulator,
+    clock: TokioClock,
+    token: &str,
+    login: &str,
+    governor: Governor,
+) -> Client {
     let credentials = Arc::new(MemoryCredentials::default());
     credentials
         .record(
@@ -38,13 +53,13 @@ pub async fn client(
         .await;
     let mut parts = ClientParts::new(
         UrlPolicy::for_api_url(API).expect("loopback API"),
-        governor.clone(),
+        governor,
         Arc::new(SimTransport::new(sim.clone())),
         clock,
     );
     parts.credentials = credentials;
     parts.config.jitter_seed = Some(5);
-    (Client::new(parts), governor)
+    Client::new(parts)
 }
 
 /// A fresh SQLite store; the directory goes with the guard.
