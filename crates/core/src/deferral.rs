@@ -117,7 +117,10 @@ impl DeferralBudget {
         if others_waking == 0 {
             SignedDuration::ZERO
         } else {
-            drawn.clamp(SignedDuration::ZERO, self.max_jitter.max(SignedDuration::ZERO))
+            drawn.clamp(
+                SignedDuration::ZERO,
+                self.max_jitter.max(SignedDuration::ZERO),
+            )
         }
     }
 
@@ -331,8 +334,16 @@ mod tests {
             assert_eq!(shared, drawn);
             spread.insert(shared.as_millis());
         }
-        assert!(spread.len() > 100, "shared wakes are spread: {}", spread.len());
-        assert_eq!(budget.wake_jitter(s(99), 1), s(5), "never more than the budget's jitter");
+        assert!(
+            spread.len() > 100,
+            "shared wakes are spread: {}",
+            spread.len()
+        );
+        assert_eq!(
+            budget.wake_jitter(s(99), 1),
+            s(5),
+            "never more than the budget's jitter"
+        );
     }
 
     #[test]

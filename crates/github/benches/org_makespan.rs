@@ -361,7 +361,11 @@ fn main() {
         // With no latency and a quota that does not bind there is no bound to be near: the
         // makespan is the runner's own time.
         let verdict = if bound < 1.0 {
-            if clean { "(no bound: nothing binds)" } else { "NOT met (403/429)" }
+            if clean {
+                "(no bound: nothing binds)"
+            } else {
+                "NOT met (403/429)"
+            }
         } else if ratio <= case.target && clean {
             "met"
         } else {

@@ -383,7 +383,11 @@ impl SimConfig {
         }
         if self.faults.latency < SignedDuration::ZERO
             || self.faults.latency_jitter < SignedDuration::ZERO
-            || self.faults.bucket_latency.values().any(|l| *l < SignedDuration::ZERO)
+            || self
+                .faults
+                .bucket_latency
+                .values()
+                .any(|l| *l < SignedDuration::ZERO)
         {
             return bad("latency cannot be negative");
         }

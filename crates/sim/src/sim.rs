@@ -488,7 +488,11 @@ impl Simulator {
         let timeout = f.timeout_rate > 0.0 && rng.random_bool(f.timeout_rate);
         let error = f.error_rate > 0.0 && rng.random_bool(f.error_rate);
         let pick = rng.random_range(0..3u8);
-        let fixed = f.bucket_latency.get(&resource).copied().unwrap_or(f.latency);
+        let fixed = f
+            .bucket_latency
+            .get(&resource)
+            .copied()
+            .unwrap_or(f.latency);
         (
             fixed + SignedDuration::from_millis(jitter as i64),
             timeout,

@@ -62,11 +62,19 @@ async fn a_bucket_latency_replaces_the_fixed_latency_for_that_bucket_only() {
     let took = |from: headroom_core::clock::Timestamp| sim.clock().now().duration_since(from);
     let start = sim.clock().now();
     assert_eq!(get(&sim, "/users/alice", Some("t1")).await.status(), 200);
-    assert_eq!(took(start), SignedDuration::from_millis(150), "REST: the fixed latency");
+    assert_eq!(
+        took(start),
+        SignedDuration::from_millis(150),
+        "REST: the fixed latency"
+    );
     let start = sim.clock().now();
     let r = graphql(&sim, "t1", "{ viewer { login } }").await;
     assert_eq!(r.status(), 200);
-    assert_eq!(took(start), SignedDuration::from_millis(800), "GraphQL: its own");
+    assert_eq!(
+        took(start),
+        SignedDuration::from_millis(800),
+        "GraphQL: its own"
+    );
 }
 
 #[tokio::test(start_paused = true)]

@@ -297,11 +297,22 @@ mod tests {
         for ms in [-300, -1_400, 2_000, -800] {
             skew.observe(ms);
         }
-        assert_eq!((skew.samples, skew.min_ms, skew.max_ms, skew.last_ms), (4, -1_400, 2_000, -800));
-        assert_eq!(skew.covering_margin_secs(), 3, "1.4 s behind: 2 s, and 1 more");
+        assert_eq!(
+            (skew.samples, skew.min_ms, skew.max_ms, skew.last_ms),
+            (4, -1_400, 2_000, -800)
+        );
+        assert_eq!(
+            skew.covering_margin_secs(),
+            3,
+            "1.4 s behind: 2 s, and 1 more"
+        );
         let mut ahead = super::ClockSkew::default();
         ahead.observe(5_000);
-        assert_eq!(ahead.covering_margin_secs(), 1, "a provider ahead needs no margin");
+        assert_eq!(
+            ahead.covering_margin_secs(),
+            1,
+            "a provider ahead needs no margin"
+        );
     }
 
     use super::*;

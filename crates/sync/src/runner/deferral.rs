@@ -43,7 +43,9 @@ impl Runner {
             .checked_add(budget.max_chunk)
             .unwrap_or(Timestamp::MAX)
             .min(target);
-        let horizon = wake.checked_add(budget.max_jitter).unwrap_or(Timestamp::MAX);
+        let horizon = wake
+            .checked_add(budget.max_jitter)
+            .unwrap_or(Timestamp::MAX);
         let others = match self.store.due_sync_runs(horizon, 2).await {
             Ok(runs) => runs.iter().filter(|r| r.id != run_id).count(),
             Err(e) => {
@@ -190,7 +192,9 @@ impl Runner {
             first_deferred_at: run.first_deferred_at,
         }
         .for_next_wait(progressed);
-        let jitter = self.wake_jitter(run.id, &mut drive.rng, now, not_before).await;
+        let jitter = self
+            .wake_jitter(run.id, &mut drive.rng, now, not_before)
+            .await;
         match self.config.deferral.defer(state, now, not_before, jitter) {
             DeferralPlan::Exhausted(why) => {
                 let reason = why.to_string();
