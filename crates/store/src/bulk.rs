@@ -23,6 +23,8 @@ use crate::model::{PushEventWrite, QuarantinedEvent};
 mod postgres;
 mod sqlite;
 
+pub(crate) use postgres::build_missing as build_missing_pg;
+
 /// Envelopes per commit of a writer that keeps one transaction open across batches, by
 /// default (see [`BulkOptions`]).
 pub const DEFAULT_COMMIT_EVERY: usize = 250_000;

@@ -502,3 +502,66 @@ async fn copy_escapes_and_refusals_match_the_page_path_postgres() {
     assert_eq!(got[1][0], BulkOutcome::Duplicate);
     assert_eq!(got[1][5], BulkOutcome::Created);
 }
+
+/// Which of push_events' per-actor and per-repository indexes exist.
+async fn deferrable_indexes(store: &PgStore) -> Vec<String> {
+    sqlx::query_scalar(
+        "SELECT indexname::TEXT FROM pg_indexes WHERE tablename = 'push_events' \
+         AND indexname IN ('push_events_by_actor', 'push_events_by_repository') \
+         ORDER BY indexname",
+    )
+    .fetch_all(store.pool())
+    .await
+    .expect("indexes")
+}
+
+/// An import into a table smaller than itself drops push_events' random-key indexes and
+/// builds them at its finish; a store opened meanwhile leaves them to it; one killed before
+/// its finish leaves them missing, and the next open builds them.
+#[tokio::test]
+async fn deferred_indexes_are_built_at_the_finish_or_the_next_open_postgres() {
+    let Some(admin) =
+        common::admin_url("deferred_indexes_are_built_at_the_finish_or_the_next_open_postgres")
+    else {
+        return;
+    };
+    let db = common::PgDatabase::create(&admin).await;
+    let store = common::pg_store(&db, 2).await;
+    let both = ["push_events_by_actor", "push_events_by_repository"];
+    let options = BulkOptions { commit_every: 1 };
+    let mut writer = store.bulk_writer(options).await.expect("writer");
+    let event = |id| bulk(push(id, (7, "octocat"), (70, "octo/hello"), 1, 10));
+    writer.write(vec![event(1)]).await.expect("batch");
+    assert!(deferrable_indexes(&store).await.is_empty(), "dropped");
+    let meanwhile = common::pg_store(&db, 1).await;
+    assert!(
+        deferrable_indexes(&meanwhile).await.is_empty(),
+        "left to the import"
+    );
+    meanwhile.close().await;
+    writer.finish().await.expect("finish");
+    assert_eq!(deferrable_indexes(&store).await, both);
+    drop(writer);
+
+    // One row stored, so a second import drops them once it has created one (at its next
+    // window), and is then killed: its session ends without the finish.
+    let mut killed = store.bulk_writer(options).await.expect("writer");
+    killed.write(vec![event(2)]).await.expect("batch");
+    killed.write(vec![event(3)]).await.expect("batch");
+    assert!(deferrable_indexes(&store).await.is_empty(), "dropped");
+    drop(killed);
+    // The server ends the killed session (and its lock) a moment after the socket closes.
+    let mut built = Vec::new();
+    for _ in 0..50 {
+        let reopened = common::pg_store(&db, 1).await;
+        built = deferrable_indexes(&reopened).await;
+        reopened.close().await;
+        if built.len() == both.len() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(built, both);
+    assert_eq!(store.count_rows("push_events").await.expect("count"), 3);
+    store.close().await;
+}
