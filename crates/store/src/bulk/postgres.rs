@@ -1,33 +1,37 @@
 //! The bulk writer of a PostgreSQL store: one connection of its own, one transaction open
 //! across batches and committed every [`BulkOptions::commit_every`] envelopes (and when the
-//! window names [`MAX_WINDOW_ENTITIES`] entities), each batch's pushes sent by `COPY` into a
-//! temporary staging table and written from there by set-based statements, with the page
-//! path's results ([`crate::push::group`]) row for row.
+//! window names [`MAX_WINDOW_ENTITIES`] entities), the window's new events sent by `COPY` into
+//! a temporary staging table and written from there by set-based statements at the commit,
+//! with the page path's results ([`crate::push::group`]) row for row.
 //!
-//! Per batch, under a savepoint:
-//! - the pushes are copied into `headroom_push_stage` (COPY text, [`copy_text`]);
-//! - every actor and repository the batch names that the window has not written yet gets a
-//!   placeholder row (`ON CONFLICT DO NOTHING`: identity and creation instants as writing the
-//!   batch as one page would give them, no activity) — push_events' foreign keys need the
-//!   rows before the events, and are not deferrable;
-//! - the batch's first occurrence of each event id is inserted from the stage, `ON CONFLICT
-//!   DO NOTHING RETURNING` saying which were new.
+//! Per batch:
+//! - which events are new: not stored (one probe of push_events' unique index for the
+//!   batch), not staged earlier in the window, not earlier in the batch;
+//! - the new ones are copied into `headroom_push_window` (COPY text, [`copy_text`]), whose
+//!   `raw_json` is JSONB, so an envelope PostgreSQL refuses fails here, in its batch;
+//! - the window's [`EntityFold`] takes the batch's events with what was new.
 //!
-//! The window's [`EntityFold`] then takes the batch's events with what was new, and at the
-//! commit each entity of the window is written once, with the page path's own upsert
-//! ([`crate::push::group::ACTOR_UPDATE`]): identity from the last event naming it, activity
-//! from its new events only. Writing the entities per window rather than per batch is most
-//! of the gain: on the page path a batch of 10,000 rewrites about as many actor and
-//! repository rows, each a new tuple in every index of its table.
+//! At the commit each actor and repository of the window is written once, with the page
+//! path's own upsert ([`crate::push::group::ACTOR_UPDATE`]): identity from the last event
+//! naming it, activity from its new events only; then the staged events are inserted from the
+//! stage in one statement, in the page path's order (push_events' foreign keys need the
+//! entities first, and are not deferrable). Writing each entity once per window, rather than
+//! once per batch as the page path does, is most of the gain: a batch of 10,000 names about as
+//! many actors and repositories, and rewriting a row puts a new tuple in every index of its
+//! table.
 //!
-//! A batch whose set-based write fails (a foreign key, a NUL byte, JSON PostgreSQL refuses)
-//! is rolled back to its savepoint and written one event at a time, each under its own, as the
-//! page path does, so only the bad events fail. Any other error rolls the whole open
-//! transaction back and says how many envelopes were lost ([`StoreError::RolledBack`]);
-//! what was committed is kept, and importing again skips it. Durability is PostgreSQL's own
-//! at each commit (`synchronous_commit` as the server has it).
+//! A batch whose COPY fails (a NUL byte, JSON PostgreSQL refuses), or with an event naming an
+//! ingestion run the store does not hold, is written one event at a time instead, each under
+//! a savepoint of its own, as the page path falls back to, so only the bad events fail. Any
+//! other error rolls the whole open transaction back and says how many envelopes were lost
+//! ([`StoreError::RolledBack`]); what was committed is kept, and importing again skips it.
+//! Durability is PostgreSQL's own at each commit (`synchronous_commit` as the server has it).
+//!
+//! While a window is open, the entity rows it has written are locked by its transaction
+//! until the commit, so a page-path writer upserting the same actor waits for it; and the
+//! stage holds the window's events on the server (temporary, never WAL-logged).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
 use async_trait::async_trait;
 use sqlx::PgConnection;
@@ -37,7 +41,7 @@ use crate::PgStore;
 use crate::db::Conn;
 use crate::error::{Result, StoreError};
 use crate::model::{PushEventWrite, ms};
-use crate::push::fold::{EntityFold, Identity, Pending};
+use crate::push::fold::EntityFold;
 use crate::push::group::{
     ACTOR_COLUMNS, ACTOR_UPDATE, PUSH_COLUMNS, REPOSITORY_COLUMNS, REPOSITORY_UPDATE,
     insert_events, write_entities,
@@ -56,25 +60,26 @@ pub(crate) use deferral::build_missing;
 /// entity in every envelope.
 const MAX_WINDOW_ENTITIES: usize = 200_000;
 
-/// The staging table: the batch's ordinal, then push_events' columns ([`PUSH_COLUMNS`]) with
-/// the envelope as text (cast to JSONB by the insert, so JSON PostgreSQL refuses fails in the
-/// set-based statement, where the fallback catches it, not in the COPY). Temporary: never
-/// WAL-logged, private to the writer's session.
-const STAGE_DDL: &str = "CREATE TEMP TABLE IF NOT EXISTS headroom_push_stage ( \
+/// The staging table: the window's ordinal, then push_events' columns ([`PUSH_COLUMNS`]).
+/// Temporary: never WAL-logged, private to the writer's session.
+const STAGE_DDL: &str = "CREATE TEMP TABLE IF NOT EXISTS headroom_push_window ( \
     n BIGINT NOT NULL, github_event_id TEXT, github_push_id BIGINT, github_actor_id BIGINT, \
     github_repository_id BIGINT, actor_login TEXT, repository_name TEXT, ref TEXT, \
     head_sha TEXT, before_sha TEXT, commit_count BIGINT, distinct_commit_count BIGINT, \
     occurred_at_ms BIGINT, ingestion_run_id BIGINT, source TEXT, created_at_ms BIGINT, \
-    raw_json TEXT)";
+    raw_json JSONB)";
 
-/// Memory for the writer's session, set once: a batch's stage (about 7 MiB at 10,000
-/// envelopes) held in temporary buffers rather than written out and read back, and the insert's
-/// sort by batch order done in memory rather than in temporary files (both measured with
-/// `EXPLAIN (ANALYZE, BUFFERS)` at the defaults of 8 MiB and 4 MiB). Neither touches
-/// durability: they are the session's private working memory.
+/// Memory for the writer's session, set once: the stage held in temporary buffers rather than
+/// written out and read back as soon as it passes the default 8 MiB, and the insert's sort by
+/// window order done in memory rather than in temporary files (both seen with `EXPLAIN
+/// (ANALYZE, BUFFERS)` at the defaults). Neither touches durability: they are the session's
+/// private working memory.
 const SESSION_MEMORY_SQL: &str = "SET temp_buffers = '64MB'; SET work_mem = '64MB'";
 
-/// The writer session's `idle_in_transaction_session_timeout` (see [`PgStore::open_bulk`]).
+/// The writer session's `idle_in_transaction_session_timeout`: a window's transaction idles
+/// while the parser fills the next batch, and the store's leak guard (30 s) would end the
+/// session on a stalled input. This connection never goes back to the pool, so the guard's
+/// reason does not apply to it.
 const IDLE_TIMEOUT_SQL: &str = "SET idle_in_transaction_session_timeout = '10min'";
 
 impl PgStore {
@@ -86,15 +91,15 @@ impl PgStore {
         // Before the session's first temporary table (PostgreSQL fixes temp_buffers then).
         sqlx::raw_sql(SESSION_MEMORY_SQL).execute(&mut conn).await?;
         sqlx::query(STAGE_DDL).execute(&mut conn).await?;
-        // A window's transaction idles while the parser fills the next batch; the store's
-        // leak guard (30 s) would end the session on a stalled input. This connection never
-        // goes back to the pool, so the guard's reason does not apply to it.
         sqlx::query(IDLE_TIMEOUT_SQL).execute(&mut conn).await?;
         let deferral = IndexDeferral::open(&mut conn).await?;
         Ok(Box::new(PgBulk {
             conn,
             deferral,
             window: EntityFold::default(),
+            staged: HashSet::new(),
+            stage_rows: 0,
+            known_runs: HashSet::new(),
             open: false,
             pending: 0,
             commit_every: options.commit_every.max(1),
@@ -109,6 +114,13 @@ struct PgBulk {
     deferral: IndexDeferral,
     /// The entity rows the open transaction owes.
     window: EntityFold,
+    /// The event ids the window has taken as new, in the stage (or, for the few written one
+    /// at a time, already in push_events); the stage's row count is its length.
+    staged: HashSet<String>,
+    /// Rows in the stage.
+    stage_rows: u64,
+    /// Ingestion runs found to exist (events name at most a few).
+    known_runs: HashSet<i64>,
     /// Whether a transaction is open.
     open: bool,
     /// Envelopes written since the last commit.
@@ -146,6 +158,13 @@ impl BulkWriter for PgBulk {
     }
 }
 
+/// Where an event of a batch stands before it is written.
+struct Judged<'a> {
+    push: &'a BulkPush,
+    /// Not stored, not staged earlier in the window (nor, for the set path, in the batch).
+    new: bool,
+}
+
 impl PgBulk {
     async fn execute(&mut self, sql: &'static str) -> Result<()> {
         sqlx::query(sql).execute(&mut self.conn).await?;
@@ -178,24 +197,7 @@ impl PgBulk {
             }
         }
         if !pushes.is_empty() {
-            self.window.batch += 1;
-            self.execute("SAVEPOINT headroom_batch").await?;
-            let written = match self.set_based(&pushes).await {
-                Ok(new) => {
-                    self.execute("RELEASE SAVEPOINT headroom_batch").await?;
-                    for (push, &is_new) in pushes.iter().zip(&new) {
-                        self.window.absorb(&push.event, is_new);
-                    }
-                    new.into_iter().map(Ok).collect()
-                }
-                Err(_) => {
-                    self.execute("ROLLBACK TO SAVEPOINT headroom_batch").await?;
-                    self.execute("RELEASE SAVEPOINT headroom_batch").await?;
-                    self.one_by_one(&pushes).await?
-                }
-            };
-            let created = written.iter().filter(|r| matches!(r, Ok(true))).count();
-            self.deferral.created(created as u64);
+            let written = self.write_pushes(&pushes).await?;
             for (slot, result) in slots.into_iter().zip(written) {
                 outcomes[slot] = Some(super::outcome_of(result));
             }
@@ -206,51 +208,139 @@ impl PgBulk {
             .collect())
     }
 
-    /// The batch's pushes by COPY and set-based statements; for each, whether it was new.
-    /// Fails as a whole (the caller rolls back to the batch's savepoint).
-    async fn set_based(&mut self, pushes: &[&BulkPush]) -> Result<Vec<bool>> {
-        self.execute("TRUNCATE headroom_push_stage").await?;
-        // Only each id's first occurrence in the batch is staged: a later one is a duplicate
-        // whatever the table holds (and deduplicating here spares the server a sort).
-        let mut seen: HashSet<&str> = HashSet::with_capacity(pushes.len());
-        let first: Vec<bool> = pushes
+    /// The batch's pushes: staged as a set when it can be, else one at a time.
+    async fn write_pushes(&mut self, pushes: &[&BulkPush]) -> Result<Vec<Result<bool>>> {
+        let stored = self.stored(pushes).await?;
+        let runs_known = self.runs_known(pushes).await?;
+        let mut in_batch: HashSet<&str> = HashSet::with_capacity(pushes.len());
+        let judged: Vec<Judged> = pushes
             .iter()
-            .map(|p| seen.insert(p.event.github_event_id.as_str()))
+            .map(|push| {
+                let id = push.event.github_event_id.as_str();
+                let new = !stored.contains(id) && !self.staged.contains(id) && in_batch.insert(id);
+                Judged { push, new }
+            })
             .collect();
-        let rows = stage_rows(pushes, &first);
-        copy_in(&mut self.conn, rows.bytes()).await?;
-        let events: Vec<&PushEventWrite> = pushes.iter().map(|p| &p.event).collect();
-        self.placeholders(&events).await?;
-        let inserted: HashSet<String> = sqlx::query_scalar::<_, String>(INSERT_FROM_STAGE)
-            .fetch_all(&mut self.conn)
-            .await?
+        if runs_known {
+            self.window.batch += 1;
+            self.execute("SAVEPOINT headroom_batch").await?;
+            let rows = stage_rows(
+                judged.iter().filter(|j| j.new).map(|j| j.push),
+                self.next_n(),
+            );
+            let copied = if rows.bytes().is_empty() {
+                Ok(0)
+            } else {
+                copy_in(&mut self.conn, rows.bytes()).await
+            };
+            match copied {
+                Ok(copied) => {
+                    self.stage_rows += copied;
+                    self.execute("RELEASE SAVEPOINT headroom_batch").await?;
+                    let mut results = Vec::with_capacity(judged.len());
+                    for j in &judged {
+                        if j.new {
+                            self.staged.insert(j.push.event.github_event_id.clone());
+                        }
+                        self.window.absorb(&j.push.event, j.new);
+                        results.push(Ok(j.new));
+                    }
+                    return Ok(results);
+                }
+                Err(_) => {
+                    self.execute("ROLLBACK TO SAVEPOINT headroom_batch").await?;
+                    self.execute("RELEASE SAVEPOINT headroom_batch").await?;
+                }
+            }
+        }
+        self.one_by_one(pushes, &stored).await
+    }
+
+    /// The stage's next ordinal.
+    fn next_n(&self) -> i64 {
+        i64::try_from(self.stage_rows).unwrap_or(i64::MAX)
+    }
+
+    /// Which of the batch's event ids push_events holds already (ids the window staged are
+    /// known without asking).
+    async fn stored(&mut self, pushes: &[&BulkPush]) -> Result<HashSet<String>> {
+        let ids: Vec<&str> = pushes
+            .iter()
+            .map(|p| p.event.github_event_id.as_str())
+            .filter(|id| !self.staged.contains(*id))
+            .collect();
+        Ok(sqlx::query_scalar::<_, String>(
+            "SELECT github_event_id FROM push_events WHERE github_event_id = ANY($1)",
+        )
+        .bind(&ids)
+        .fetch_all(&mut self.conn)
+        .await?
+        .into_iter()
+        .collect())
+    }
+
+    /// Whether every ingestion run the batch names exists. The staged events are inserted
+    /// only at the commit, where a missing run would fail the whole window; so a batch naming
+    /// one the store does not hold is written one event at a time, and those events fail on
+    /// the foreign key as they do on the page path.
+    async fn runs_known(&mut self, pushes: &[&BulkPush]) -> Result<bool> {
+        let asked: Vec<i64> = pushes
+            .iter()
+            .filter_map(|p| p.event.ingestion_run_id)
+            .filter(|run| !self.known_runs.contains(run))
+            .collect::<HashSet<i64>>()
             .into_iter()
             .collect();
-        Ok(events
-            .iter()
-            .zip(first)
-            .map(|(e, first)| first && inserted.contains(e.github_event_id.as_str()))
-            .collect())
+        if asked.is_empty() {
+            return Ok(true);
+        }
+        let found: Vec<i64> =
+            sqlx::query_scalar("SELECT id FROM ingestion_runs WHERE id = ANY($1)")
+                .bind(&asked)
+                .fetch_all(&mut self.conn)
+                .await?;
+        self.known_runs.extend(found.iter().copied());
+        Ok(found.len() == asked.len())
     }
 
     /// The page path's fallback: each event under its own savepoint, as a group of one (its
-    /// own fold batch, so a row it creates has its instants), only the bad ones failing.
-    async fn one_by_one(&mut self, pushes: &[&BulkPush]) -> Result<Vec<Result<bool>>> {
+    /// own fold batch, so a row it creates has its instants), only the bad ones failing. An
+    /// event naming an unknown ingestion run is written at once with its entities (the
+    /// foreign key refuses it, or takes a run created meanwhile); the others are staged.
+    async fn one_by_one(
+        &mut self,
+        pushes: &[&BulkPush],
+        stored: &HashSet<String>,
+    ) -> Result<Vec<Result<bool>>> {
         let mut results = Vec::with_capacity(pushes.len());
         for push in pushes {
             self.window.batch += 1;
-            self.execute("SAVEPOINT headroom_event").await?;
-            let written = async {
-                self.placeholders(&[&push.event]).await?;
-                let mut conn = Conn::Pg(&mut self.conn);
-                insert_events(&mut conn, &[&push.event], &[push.raw_json.as_str()]).await
+            let id = push.event.github_event_id.as_str();
+            if stored.contains(id) || self.staged.contains(id) {
+                self.window.absorb(&push.event, false);
+                results.push(Ok(false));
+                continue;
             }
-            .await;
+            self.execute("SAVEPOINT headroom_event").await?;
+            let run_known = push
+                .event
+                .ingestion_run_id
+                .is_none_or(|run| self.known_runs.contains(&run));
+            let written = if run_known {
+                let rows = stage_rows(std::iter::once(*push), self.next_n());
+                copy_in(&mut self.conn, rows.bytes()).await
+            } else {
+                self.write_at_once(&push.event, &push.raw_json)
+                    .await
+                    .map(|()| 0)
+            };
             match written {
-                Ok(inserted) => {
+                Ok(copied) => {
                     self.execute("RELEASE SAVEPOINT headroom_event").await?;
-                    self.window.absorb(&push.event, inserted == 1);
-                    results.push(Ok(inserted == 1));
+                    self.stage_rows += copied;
+                    self.staged.insert(id.to_owned());
+                    self.window.absorb(&push.event, true);
+                    results.push(Ok(true));
                 }
                 Err(e) => {
                     self.execute("ROLLBACK TO SAVEPOINT headroom_event").await?;
@@ -262,27 +352,30 @@ impl PgBulk {
         Ok(results)
     }
 
-    /// A row for every entity `events` name that the window has not written yet, as writing
-    /// `events` as one page would create it (identity, creation instants; no activity, which
-    /// the commit writes). A row already stored is left alone.
-    async fn placeholders(&mut self, events: &[&PushEventWrite]) -> Result<()> {
-        let fold = EntityFold::of_group(events, &vec![false; events.len()]);
-        let actors = unwritten(fold.actors, &self.window.actors);
-        let repositories = unwritten(fold.repositories, &self.window.repositories);
+    /// One event into push_events now, after rows for its actor and repository (left alone
+    /// if stored; the commit's upsert writes them in full).
+    async fn write_at_once(&mut self, event: &PushEventWrite, raw: &str) -> Result<()> {
+        let fold = EntityFold::of_group(&[event], &[false]);
         let mut conn = Conn::Pg(&mut self.conn);
         let nothing = "ON CONFLICT (github_id) DO NOTHING";
-        write_entities(&mut conn, "actors", ACTOR_COLUMNS, nothing, &actors).await?;
+        write_entities(&mut conn, "actors", ACTOR_COLUMNS, nothing, &fold.actors).await?;
         write_entities(
             &mut conn,
             "repositories",
             REPOSITORY_COLUMNS,
             nothing,
-            &repositories,
+            &fold.repositories,
         )
-        .await
+        .await?;
+        match insert_events(&mut conn, &[event], &[raw]).await? {
+            1 => Ok(()),
+            _ => Err(StoreError::Conflict(
+                "push event stored by another writer during the batch".into(),
+            )),
+        }
     }
 
-    /// Writes the window's entities and commits.
+    /// Writes the window's entities, then its staged events, and commits.
     async fn commit(&mut self) -> Result<()> {
         let window = std::mem::take(&mut self.window);
         let mut conn = Conn::Pg(&mut self.conn);
@@ -302,9 +395,25 @@ impl PgBulk {
             &window.repositories,
         )
         .await?;
+        let inserted = sqlx::query(INSERT_FROM_STAGE)
+            .execute(&mut self.conn)
+            .await?
+            .rows_affected();
+        // An id another writer stored after this window found it missing: the outcomes
+        // already returned called it new, so the window is not kept (importing again
+        // resumes with it as a duplicate).
+        if inserted != self.stage_rows {
+            return Err(StoreError::Conflict(
+                "push events were stored by another writer during the import's window".into(),
+            ));
+        }
+        self.execute("TRUNCATE headroom_push_window").await?;
         self.execute("COMMIT").await?;
+        self.deferral.created(inserted);
         self.open = false;
         self.pending = 0;
+        self.staged.clear();
+        self.stage_rows = 0;
         // The fold's batch counter goes on: creation instants compare batches by number.
         self.window.batch = window.batch;
         Ok(())
@@ -317,8 +426,11 @@ impl PgBulk {
             ..EntityFold::default()
         };
         self.pending = 0;
+        self.staged.clear();
+        self.stage_rows = 0;
         if self.open {
             self.open = false;
+            // The stage's rows of the window go with its transaction.
             if let Err(e) = self.execute("ROLLBACK").await {
                 return StoreError::Database(format!(
                     "{error}; rolling the open transaction back failed too: {e}"
@@ -332,45 +444,25 @@ impl PgBulk {
     }
 }
 
-/// The rows of `fold` the window does not hold.
-fn unwritten<I: Identity>(
-    fold: BTreeMap<i64, Pending<I>>,
-    window: &BTreeMap<i64, Pending<I>>,
-) -> BTreeMap<i64, Pending<I>> {
-    fold.into_iter()
-        .filter(|(id, _)| !window.contains_key(id))
-        .collect()
-}
-
-/// The staged events (each id's first occurrence in the batch), in batch order (ids are
-/// assigned in the page path's order), and which were inserted. Ids already stored are filtered out before the
-/// envelope's JSONB cast, which is most of a duplicate's cost; `ON CONFLICT` still takes an id
-/// another writer stores meanwhile as a duplicate.
+/// The window's staged events, in the order they were staged (push_events' ids are assigned
+/// in the page path's order). `ON CONFLICT` keeps an id another writer stored meanwhile out,
+/// and the commit then refuses the window (see [`PgBulk::commit`]).
 const INSERT_FROM_STAGE: &str = "INSERT INTO push_events (github_event_id, github_push_id, \
     github_actor_id, github_repository_id, actor_login, repository_name, ref, head_sha, \
     before_sha, commit_count, distinct_commit_count, occurred_at_ms, ingestion_run_id, source, \
     created_at_ms, raw_json) \
     SELECT github_event_id, github_push_id, github_actor_id, github_repository_id, \
         actor_login, repository_name, ref, head_sha, before_sha, commit_count, \
-        distinct_commit_count, occurred_at_ms, ingestion_run_id, source, created_at_ms, \
-        CAST(raw_json AS JSONB) \
-    FROM headroom_push_stage AS s \
-    WHERE NOT EXISTS (SELECT 1 FROM push_events AS p \
-        WHERE p.github_event_id = s.github_event_id) \
-    ORDER BY n \
-    ON CONFLICT (github_event_id) DO NOTHING \
-    RETURNING github_event_id";
+        distinct_commit_count, occurred_at_ms, ingestion_run_id, source, created_at_ms, raw_json \
+    FROM headroom_push_window ORDER BY n \
+    ON CONFLICT (github_event_id) DO NOTHING";
 
-/// The batch's pushes marked in `staged` as COPY text rows of `headroom_push_stage`.
-fn stage_rows(pushes: &[&BulkPush], staged: &[bool]) -> CopyText {
-    let bytes: usize = pushes.iter().map(|p| p.raw_json.len() + 256).sum();
-    let mut rows = CopyText::with_capacity(bytes);
-    for (n, push) in pushes.iter().enumerate() {
-        if !staged.get(n).copied().unwrap_or(true) {
-            continue;
-        }
+/// `pushes` as COPY text rows of `headroom_push_window`, numbered from `first_n`.
+fn stage_rows<'a>(pushes: impl Iterator<Item = &'a BulkPush>, first_n: i64) -> CopyText {
+    let mut rows = CopyText::with_capacity(1 << 16);
+    for (n, push) in (first_n..).zip(pushes) {
         let e = &push.event;
-        rows.int(i64::try_from(n).ok());
+        rows.int(Some(n));
         rows.text(Some(&e.github_event_id));
         rows.int(e.github_push_id);
         rows.int(Some(e.actor.github_id));
@@ -395,7 +487,7 @@ fn stage_rows(pushes: &[&BulkPush], staged: &[bool]) -> CopyText {
 /// Sends `rows` into the stage by `COPY … FROM STDIN`. A failed send aborts the COPY, so
 /// the connection stays usable (the caller rolls back to its savepoint).
 async fn copy_in(conn: &mut PgConnection, rows: &[u8]) -> Result<u64> {
-    let sql = format!("COPY headroom_push_stage (n, {PUSH_COLUMNS}) FROM STDIN");
+    let sql = format!("COPY headroom_push_window (n, {PUSH_COLUMNS}) FROM STDIN");
     let mut copy = conn.copy_in_raw(&sql).await?;
     if let Err(e) = copy.send(rows).await {
         // The send's own error is the one to report; an abort that fails too leaves the
