@@ -32,9 +32,9 @@ pub const DEFAULT_COMMIT_EVERY: usize = 250_000;
 /// How a bulk writer groups its work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BulkOptions {
-    /// Envelopes between commits where one transaction spans batches (an SQLite file): larger
-    /// is faster, and a killed import loses at most this many envelopes' work. Elsewhere each
-    /// batch commits by itself and this is not used.
+    /// Envelopes between commits where one transaction spans batches (an SQLite file, and
+    /// PostgreSQL): larger is faster, and a killed import loses at most this many envelopes'
+    /// work. An in-memory SQLite commits each batch by itself and does not use it.
     pub commit_every: usize,
 }
 
