@@ -36,6 +36,14 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// Set in a child process: `DB\tFILE`, the store to open and the file to import.
 const CHILD_VAR: &str = "HEADROOM_BENCH_CHILD";
 
+/// Set in a child process by the parent: where the child writes its first import's rate
+/// (events/s), for the PostgreSQL/SQLite ratio.
+const RATE_VAR: &str = "HEADROOM_BENCH_RATE_FILE";
+
+/// The issue's target: PostgreSQL imports at least this fraction of SQLite's rate, on the
+/// same file in the same run.
+const TARGET_RATIO: f64 = 0.5;
+
 fn peak_rss_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     status
@@ -172,7 +180,8 @@ fn generate(path: &std::path::Path, n: u64, entities: &Entities) {
     out.get_ref().sync_all().expect("sync");
 }
 
-async fn run_import(store: &dyn Store, path: &str, label: &str) {
+/// Imports `path` into `store`, prints what it cost, and returns the rate (events/s).
+async fn run_import(store: &dyn Store, path: &str, label: &str) -> f64 {
     let ctx = IngestContext {
         origin: EventOrigin::Gharchive,
         run_id: "bench".into(),
@@ -214,6 +223,7 @@ async fn run_import(store: &dyn Store, path: &str, label: &str) {
         progress.counts.events_failed,
         peak_rss_kib().unwrap_or(0) / 1024
     );
+    progress.lines as f64 / secs
 }
 
 /// The child: one backend, first import then replay.
@@ -231,7 +241,10 @@ fn child(spec: &str) {
         .expect("runtime");
     runtime.block_on(async {
         let store = headroom_store::open(db).await.expect("open the store");
-        run_import(store.as_ref(), file, &format!("{backend}, first import")).await;
+        let rate = run_import(store.as_ref(), file, &format!("{backend}, first import")).await;
+        if let Ok(rate_file) = std::env::var(RATE_VAR) {
+            std::fs::write(rate_file, rate.to_string()).expect("write the rate");
+        }
         run_import(
             store.as_ref(),
             file,
@@ -242,12 +255,19 @@ fn child(spec: &str) {
     });
 }
 
-fn run_child(db: &str, file: &str) {
+/// Runs one backend's child and returns its first import's rate (events/s).
+fn run_child(db: &str, file: &str, rate_file: &std::path::Path) -> f64 {
     let status = std::process::Command::new(std::env::current_exe().expect("own path"))
         .env(CHILD_VAR, format!("{db}\t{file}"))
+        .env(RATE_VAR, rate_file)
         .status()
         .expect("run the child");
     assert!(status.success(), "the import child failed: {status}");
+    std::fs::read_to_string(rate_file)
+        .expect("the child's rate")
+        .trim()
+        .parse()
+        .expect("a rate")
 }
 
 fn main() {
@@ -284,7 +304,8 @@ fn main() {
     }
     let file = path.to_str().expect("utf-8").to_owned();
     let db = dir.path().join("bench.db");
-    run_child(db.to_str().expect("utf-8"), &file);
+    let rate_file = dir.path().join("rate");
+    let sqlite_rate = run_child(db.to_str().expect("utf-8"), &file, &rate_file);
 
     match std::env::var("HEADROOM_TEST_DATABASE_URL") {
         Ok(admin) if !admin.trim().is_empty() => {
@@ -305,6 +326,24 @@ fn main() {
                     .execute(&mut conn)
                     .await
                     .expect("create");
+                // The durability the figures were measured under (the target is for the
+                // server's defaults, not `fsync = off`).
+                let mut settings = Vec::new();
+                for setting in [
+                    "fsync",
+                    "synchronous_commit",
+                    "full_page_writes",
+                    "wal_level",
+                ] {
+                    let value: String = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+                        "SELECT current_setting('{setting}')"
+                    )))
+                    .fetch_one(&mut conn)
+                    .await
+                    .expect("a setting");
+                    settings.push(format!("{setting} = {value}"));
+                }
+                println!("PostgreSQL: {}", settings.join(", "));
                 conn.close().await.expect("close");
             });
             let url = format!(
@@ -313,7 +352,17 @@ fn main() {
                 admin.get_host(),
                 admin.get_port()
             );
-            run_child(&url, &file);
+            let pg_rate = run_child(&url, &file, &rate_file);
+            let ratio = pg_rate / sqlite_rate.max(f64::MIN_POSITIVE);
+            println!(
+                "first imports, same file, same run: PostgreSQL {pg_rate:.0} events/s / SQLite \
+                 {sqlite_rate:.0} = {ratio:.2} (target at least {TARGET_RATIO}: {})",
+                if ratio >= TARGET_RATIO {
+                    "met"
+                } else {
+                    "NOT met"
+                }
+            );
             runtime.block_on(async {
                 let mut conn = admin.connect().await.expect("connect as admin");
                 sql(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))

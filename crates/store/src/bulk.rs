@@ -9,17 +9,21 @@
 //! work at import rates) with one transaction open across batches, committed every
 //! [`BulkOptions::commit_every`] envelopes (250,000 by default) and at [`BulkWriter::finish`]. Durability is per commit (WAL, `synchronous =
 //! NORMAL`, as the rest of the store): a killed import loses at most the envelopes since the
-//! last commit, and importing again skips what was kept. Everywhere else (PostgreSQL, an
-//! in-memory SQLite) each batch is one transaction of its own, durable when written.
+//! last commit, and importing again skips what was kept. On PostgreSQL the writer is
+//! [`postgres`]: the same commit windows on a connection of its own, each batch's pushes sent
+//! by `COPY` into a staging table and written from there by set-based statements. An
+//! in-memory SQLite uses [`TxWriter`], each batch one transaction of its own.
 
 use async_trait::async_trait;
 
-use crate::db::Conn;
+use crate::Store;
 use crate::error::{Result, StoreError};
 use crate::model::{PushEventWrite, QuarantinedEvent};
-use crate::{PgStore, Store, push};
 
+mod postgres;
 mod sqlite;
+
+pub(crate) use postgres::build_missing as build_missing_pg;
 
 /// Envelopes per commit of a writer that keeps one transaction open across batches, by
 /// default (see [`BulkOptions`]).
@@ -28,9 +32,9 @@ pub const DEFAULT_COMMIT_EVERY: usize = 250_000;
 /// How a bulk writer groups its work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BulkOptions {
-    /// Envelopes between commits where one transaction spans batches (an SQLite file): larger
-    /// is faster, and a killed import loses at most this many envelopes' work. Elsewhere each
-    /// batch commits by itself and this is not used.
+    /// Envelopes between commits where one transaction spans batches (an SQLite file, and
+    /// PostgreSQL): larger is faster, and a killed import loses at most this many envelopes'
+    /// work. An in-memory SQLite commits each batch by itself and does not use it.
     pub commit_every: usize,
 }
 
@@ -169,64 +173,6 @@ impl<S: Store + ?Sized> BulkWriter for TxWriter<'_, S> {
                 outcomes[slot] = Some(outcome_of(result));
             }
         }
-        Ok(outcomes
-            .into_iter()
-            .map(|o| o.unwrap_or(BulkOutcome::Duplicate))
-            .collect())
-    }
-}
-
-impl PgStore {
-    /// The bulk writer for this store: array-bound multi-row statements on one connection.
-    pub(crate) async fn open_bulk(
-        &self,
-        _options: BulkOptions,
-    ) -> Result<Box<dyn BulkWriter + '_>> {
-        Ok(Box::new(PgBulk {
-            pool: self.pool().clone(),
-        }))
-    }
-}
-
-// ---- PostgreSQL -------------------------------------------------------------------------
-
-/// The PostgreSQL writer: each batch one transaction, its pushes written as one group by the
-/// page path's own array-bound statements ([`crate::push::group`]).
-struct PgBulk {
-    pool: sqlx::PgPool,
-}
-
-#[async_trait]
-impl BulkWriter for PgBulk {
-    async fn write(&mut self, items: Vec<BulkItem>) -> Result<Vec<BulkOutcome>> {
-        let mut outcomes: Vec<Option<BulkOutcome>> = vec![None; items.len()];
-        let mut pushes: Vec<&PushEventWrite> = Vec::with_capacity(items.len());
-        let mut raws: Vec<&str> = Vec::with_capacity(items.len());
-        let mut slots = Vec::with_capacity(items.len());
-        let mut tx = self.pool.begin().await?;
-        let mut conn = Conn::Pg(&mut tx);
-        for (i, item) in items.iter().enumerate() {
-            match item {
-                BulkItem::Quarantine(e) => {
-                    let row = push::quarantine_on(&mut conn, e).await?;
-                    outcomes[i] = Some(BulkOutcome::Quarantined {
-                        occurrence_count: row.occurrence_count,
-                    });
-                }
-                BulkItem::Push(push) => {
-                    pushes.push(&push.event);
-                    raws.push(push.raw_json.as_str());
-                    slots.push(i);
-                }
-            }
-        }
-        if !pushes.is_empty() {
-            let written = push::group::write_events(&mut conn, &pushes, &raws).await?;
-            for (slot, result) in slots.into_iter().zip(written) {
-                outcomes[slot] = Some(outcome_of(result));
-            }
-        }
-        tx.commit().await?;
         Ok(outcomes
             .into_iter()
             .map(|o| o.unwrap_or(BulkOutcome::Duplicate))

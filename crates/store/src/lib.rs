@@ -249,7 +249,8 @@ pub trait Store: StoreRead {
     /// its occurrence count and keeps the first classification. Returns the row.
     async fn quarantine_event(&self, event: &QuarantinedEvent) -> Result<QuarantineRow>;
 
-    /// A writer for archive imports: one transaction per batch, the same results as
+    /// A writer for archive imports: commits per batch or per window of batches (see
+    /// [`bulk::BulkOptions`]), the same results as
     /// [`Store::quarantine_event`] and [`StoreTx::write_push_events`] (see [`bulk`]).
     async fn bulk_writer(
         &self,

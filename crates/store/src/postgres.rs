@@ -57,6 +57,8 @@ impl PgStore {
     /// A store over an existing pool; applies the migrations.
     pub async fn from_pool(pool: PgPool) -> Result<Self> {
         sqlx::migrate!("./migrations/postgres").run(&pool).await?;
+        // Indexes an import killed midway left missing (see `bulk::postgres`).
+        crate::bulk::build_missing_pg(&pool).await;
         Ok(Self { pool })
     }
 

@@ -302,7 +302,7 @@ async fn bulk_matches_the_page_path_postgres() {
     let Some(admin) = common::admin_url("bulk_matches_the_page_path_postgres") else {
         return;
     };
-    for seed in 1..=3 {
+    for seed in 1..=6 {
         let (db_a, db_b) = (
             common::PgDatabase::create(&admin).await,
             common::PgDatabase::create(&admin).await,
@@ -312,14 +312,23 @@ async fn bulk_matches_the_page_path_postgres() {
             common::pg_store(&db_b, 2).await,
         );
         let expected = write_all(&mut TxWriter::new(&page), seed).await;
-        let got = write_all(
-            bulk.bulk_writer(BulkOptions::default())
-                .await
-                .expect("writer")
-                .as_mut(),
-            seed,
-        )
-        .await;
+        // Commits after every batch, every few, or only at the end: the entity rows are
+        // written once per commit window, and come out the same whichever way; a new writer
+        // for the replay finds every row stored.
+        let commit_every = [1, 30, 80, BulkOptions::default().commit_every][(seed % 4) as usize];
+        let options = BulkOptions { commit_every };
+        let got = if seed > 3 {
+            let mut got = Vec::new();
+            for replay in [0, 10_000] {
+                let mut writer = bulk.bulk_writer(options).await.expect("writer");
+                got.extend(write_pass(writer.as_mut(), seed, replay).await);
+                writer.finish().await.expect("finish");
+            }
+            got
+        } else {
+            let mut writer = bulk.bulk_writer(options).await.expect("writer");
+            write_all(writer.as_mut(), seed).await
+        };
         assert_eq!(got, expected, "outcomes, seed {seed}");
         assert_same_tables!(page, bulk, seed);
         page.close().await;
@@ -414,4 +423,145 @@ async fn a_bad_event_fails_alone_postgres() {
     };
     a_bad_event_fails_alone(f.store.as_ref()).await;
     f.store.close().await;
+}
+
+/// Writes `batches` through the page path on one database and the bulk writer on another,
+/// and compares the outcomes and every table.
+async fn page_and_bulk_agree_postgres(
+    name: &str,
+    batches: Vec<Vec<BulkItem>>,
+) -> Option<Vec<Vec<BulkOutcome>>> {
+    let admin = common::admin_url(name)?;
+    let (db_a, db_b) = (
+        common::PgDatabase::create(&admin).await,
+        common::PgDatabase::create(&admin).await,
+    );
+    let (page, bulk): (PgStore, PgStore) = (
+        common::pg_store(&db_a, 2).await,
+        common::pg_store(&db_b, 2).await,
+    );
+    let mut expected = Vec::new();
+    let mut tx_writer = TxWriter::new(&page);
+    for batch in batches.clone() {
+        expected.push(tx_writer.write(batch).await.expect("page batch"));
+    }
+    let mut writer = bulk
+        .bulk_writer(BulkOptions::default())
+        .await
+        .expect("writer");
+    let mut got = Vec::new();
+    for batch in batches {
+        got.push(writer.write(batch).await.expect("bulk batch"));
+    }
+    writer.finish().await.expect("finish");
+    drop(writer);
+    assert_eq!(got, expected, "outcomes");
+    assert_same_tables!(page, bulk, name);
+    page.close().await;
+    bulk.close().await;
+    Some(got)
+}
+
+/// Text COPY has to escape, and JSON PostgreSQL refuses: a login and a repository name with
+/// a tab, a newline, a backslash and `\N`; an envelope whose own text has tabs, newlines and
+/// backslashes between and inside its tokens; one with `\u0000` (JSONB refuses it, so that
+/// event fails alone, its entities with it, on both paths); an event id repeated in the batch.
+#[tokio::test]
+async fn copy_escapes_and_refusals_match_the_page_path_postgres() {
+    let mut odd = push(1, (3, "tab\there\\N"), (30, "new\nline/back\\slash"), 1, 10);
+    odd.git_ref = "refs/heads/\\N".into();
+    let odd_text = "{\"id\":\"1\",\n\t\"type\":\"PushEvent\",\r\n\"s\":\"back\\\\slash \\t \\n \\\"q\\\" é😀\"}";
+    let bad = push(2, (4, "nul"), (40, "nul/repo"), 2, 10);
+    let bad_text = "{\"id\":\"2\",\"s\":\"a\\u0000b\"}";
+    let batch = vec![
+        BulkItem::Push(Box::new(BulkPush::from_text(odd.clone(), odd_text.into()))),
+        BulkItem::Push(Box::new(BulkPush::from_text(bad, bad_text.into()))),
+        bulk(push(5, (3, "renamed"), (30, "o/r"), 5, 11)),
+        BulkItem::Push(Box::new(BulkPush::from_text(odd, odd_text.into()))),
+        BulkItem::Quarantine(Box::new(quarantine(7, 11))),
+    ];
+    // The second batch repeats the first (all duplicates but the refused one) and adds new
+    // events naming the same entities.
+    let mut second = batch.clone();
+    second.push(bulk(push(6, (3, "tab\there\\N"), (40, "nul/repo"), 6, 20)));
+    let Some(got) = page_and_bulk_agree_postgres(
+        "copy_escapes_and_refusals_match_the_page_path_postgres",
+        vec![batch, second],
+    )
+    .await
+    else {
+        return;
+    };
+    assert_eq!(got[0][0], BulkOutcome::Created);
+    assert!(
+        matches!(got[0][1], BulkOutcome::Failed(_)),
+        "{:?}",
+        got[0][1]
+    );
+    assert_eq!(got[0][3], BulkOutcome::Duplicate);
+    assert_eq!(got[1][0], BulkOutcome::Duplicate);
+    assert_eq!(got[1][5], BulkOutcome::Created);
+}
+
+/// Which of push_events' per-actor and per-repository indexes exist.
+async fn deferrable_indexes(store: &PgStore) -> Vec<String> {
+    sqlx::query_scalar(
+        "SELECT indexname::TEXT FROM pg_indexes WHERE tablename = 'push_events' \
+         AND indexname IN ('push_events_by_actor', 'push_events_by_repository') \
+         ORDER BY indexname",
+    )
+    .fetch_all(store.pool())
+    .await
+    .expect("indexes")
+}
+
+/// An import into a table smaller than itself drops push_events' random-key indexes and
+/// builds them at its finish; a store opened meanwhile leaves them to it; one killed before
+/// its finish leaves them missing, and the next open builds them.
+#[tokio::test]
+async fn deferred_indexes_are_built_at_the_finish_or_the_next_open_postgres() {
+    let Some(admin) =
+        common::admin_url("deferred_indexes_are_built_at_the_finish_or_the_next_open_postgres")
+    else {
+        return;
+    };
+    let db = common::PgDatabase::create(&admin).await;
+    let store = common::pg_store(&db, 2).await;
+    let both = ["push_events_by_actor", "push_events_by_repository"];
+    let options = BulkOptions { commit_every: 1 };
+    let mut writer = store.bulk_writer(options).await.expect("writer");
+    let event = |id| bulk(push(id, (7, "octocat"), (70, "octo/hello"), 1, 10));
+    writer.write(vec![event(1)]).await.expect("batch");
+    assert!(deferrable_indexes(&store).await.is_empty(), "dropped");
+    let meanwhile = common::pg_store(&db, 1).await;
+    assert!(
+        deferrable_indexes(&meanwhile).await.is_empty(),
+        "left to the import"
+    );
+    meanwhile.close().await;
+    writer.finish().await.expect("finish");
+    assert_eq!(deferrable_indexes(&store).await, both);
+    drop(writer);
+
+    // One row stored, so a second import drops them once it has created one (at its next
+    // window), and is then killed: its session ends without the finish.
+    let mut killed = store.bulk_writer(options).await.expect("writer");
+    killed.write(vec![event(2)]).await.expect("batch");
+    killed.write(vec![event(3)]).await.expect("batch");
+    assert!(deferrable_indexes(&store).await.is_empty(), "dropped");
+    drop(killed);
+    // The server ends the killed session (and its lock) a moment after the socket closes.
+    let mut built = Vec::new();
+    for _ in 0..50 {
+        let reopened = common::pg_store(&db, 1).await;
+        built = deferrable_indexes(&reopened).await;
+        reopened.close().await;
+        if built.len() == both.len() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(built, both);
+    assert_eq!(store.count_rows("push_events").await.expect("count"), 3);
+    store.close().await;
 }

@@ -15,11 +15,11 @@ use crate::model::{PushEventWrite, ms};
 /// The columns an entity row is written with: identity, then `event_native_at_ms`, the
 /// three stage-entry/creation/update instants, then activity (first seen, last seen, latest
 /// event), which is NULL when no new event named the entity and then leaves activity alone.
-const ACTOR_COLUMNS: &str = "github_id, login, display_login, detail_url, avatar_url, \
+pub(crate) const ACTOR_COLUMNS: &str = "github_id, login, display_login, detail_url, avatar_url, \
     event_native_at_ms, batch_pending_at_ms, created_at_ms, updated_at_ms, \
     first_seen_at_ms, last_seen_at_ms, latest_event_at_ms";
 
-const ACTOR_UPDATE: &str = "ON CONFLICT (github_id) DO UPDATE SET login = excluded.login, \
+pub(crate) const ACTOR_UPDATE: &str = "ON CONFLICT (github_id) DO UPDATE SET login = excluded.login, \
     display_login = excluded.display_login, \
     detail_url = COALESCE(excluded.detail_url, actors.detail_url), \
     avatar_url = COALESCE(excluded.avatar_url, actors.avatar_url), \
@@ -32,11 +32,11 @@ const ACTOR_UPDATE: &str = "ON CONFLICT (github_id) DO UPDATE SET login = exclud
         AND (actors.latest_event_at_ms IS NULL OR actors.latest_event_at_ms < excluded.latest_event_at_ms) \
         THEN excluded.latest_event_at_ms ELSE actors.latest_event_at_ms END";
 
-const REPOSITORY_COLUMNS: &str = "github_id, full_name, name, owner_login, detail_url, \
+pub(crate) const REPOSITORY_COLUMNS: &str = "github_id, full_name, name, owner_login, detail_url, \
     event_native_at_ms, batch_pending_at_ms, created_at_ms, updated_at_ms, \
     first_seen_at_ms, last_seen_at_ms, latest_event_at_ms";
 
-const REPOSITORY_UPDATE: &str = "ON CONFLICT (github_id) DO UPDATE SET \
+pub(crate) const REPOSITORY_UPDATE: &str = "ON CONFLICT (github_id) DO UPDATE SET \
     full_name = excluded.full_name, name = excluded.name, owner_login = excluded.owner_login, \
     detail_url = COALESCE(excluded.detail_url, repositories.detail_url), \
     updated_at_ms = excluded.updated_at_ms, \
@@ -203,7 +203,7 @@ fn sqlite_rows(rows: usize, columns: usize) -> String {
 }
 
 /// One entity table's rows of the group, each once.
-async fn write_entities<I: Identity>(
+pub(crate) async fn write_entities<I: Identity>(
     conn: &mut Conn<'_>,
     table: &str,
     columns: &str,
@@ -291,7 +291,7 @@ async fn write_entities<I: Identity>(
 }
 
 /// The group's new events, in group order; returns the rows inserted.
-async fn insert_events(
+pub(crate) async fn insert_events(
     conn: &mut Conn<'_>,
     chosen: &[&PushEventWrite],
     raws: &[&str],
