@@ -39,13 +39,11 @@ enum ImportCommand {
         /// The files to import, in order.
         #[arg(required = true, value_name = "FILE")]
         files: Vec<String>,
-        /// Envelopes per batch written (on PostgreSQL one transaction each; on an SQLite file
-        /// part of a commit, see --commit-every).
+        /// Envelopes per batch read and written (part of a commit, see --commit-every).
         #[arg(long, default_value_t = DEFAULT_BATCH as u64, value_parser = clap::value_parser!(u64).range(1..=100_000))]
         batch: u64,
-        /// Envelopes per commit on an SQLite file: larger is faster, and a killed import
-        /// loses at most this many envelopes' work (the next run redoes it). PostgreSQL
-        /// commits each batch.
+        /// Envelopes per commit (on SQLite and PostgreSQL alike): larger is faster, and a
+        /// killed import loses at most this many envelopes' work (the next run redoes it).
         #[arg(long, default_value_t = DEFAULT_COMMIT_EVERY as u64, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
         commit_every: u64,
     },

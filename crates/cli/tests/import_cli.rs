@@ -220,7 +220,12 @@ async fn the_same_on_postgres() {
     let name = format!("headroom_import_kill_{}", std::process::id());
     let url = common::create_database(&admin, &name).await;
     let dir = tempfile::tempdir().expect("tmp");
-    killed_and_completed(&Target::Postgres(url), dir.path(), &[]).await;
+    killed_and_completed(
+        &Target::Postgres(url),
+        dir.path(),
+        &["--commit-every", "50000"],
+    )
+    .await;
     common::drop_database(&admin, &name).await;
 }
 

@@ -6,7 +6,7 @@
 
 mod common;
 
-use headroom_core::clock::Timestamp;
+use headroom_core::clock::{SignedDuration, Timestamp, TokioClock};
 use headroom_store::StoreRead as _;
 use headroom_store::bulk::{BulkItem, BulkOptions, BulkOutcome, BulkPush, BulkWriter, TxWriter};
 use headroom_store::{
@@ -251,6 +251,27 @@ macro_rules! assert_same_tables {
     };
 }
 
+/// Writes seed's events through a bulk writer: in one writer, or with `new_writer_for_replay`
+/// the first pass and its replay in two writers, each finished.
+async fn write_bulk(
+    store: &dyn Store,
+    options: BulkOptions,
+    seed: u64,
+    new_writer_for_replay: bool,
+) -> Vec<Vec<BulkOutcome>> {
+    if !new_writer_for_replay {
+        let mut writer = store.bulk_writer(options).await.expect("writer");
+        return write_all(writer.as_mut(), seed).await;
+    }
+    let mut got = Vec::new();
+    for replay in [0, 10_000] {
+        let mut writer = store.bulk_writer(options).await.expect("writer");
+        got.extend(write_pass(writer.as_mut(), seed, replay).await);
+        writer.finish().await.expect("finish");
+    }
+    got
+}
+
 #[tokio::test]
 async fn bulk_matches_the_page_path_sqlite() {
     for seed in 1..=8 {
@@ -270,20 +291,9 @@ async fn bulk_matches_the_page_path_sqlite() {
         // come out the same whichever way.
         let commit_every = [1, 30, 80, BulkOptions::default().commit_every][(seed % 4) as usize];
         let options = BulkOptions { commit_every };
-        let got = if seed > 4 {
-            // A new writer for the replay: its first window has no last one to go by and
-            // asks the table, which holds every row by then (the touch comes first).
-            let mut got = Vec::new();
-            for replay in [0, 10_000] {
-                let mut writer = bulk.bulk_writer(options).await.expect("writer");
-                got.extend(write_pass(writer.as_mut(), seed, replay).await);
-                writer.finish().await.expect("finish");
-            }
-            got
-        } else {
-            let mut writer = bulk.bulk_writer(options).await.expect("writer");
-            write_all(writer.as_mut(), seed).await
-        };
+        // Past seed 4, a new writer for the replay: its first window has no last one to go
+        // by and asks the table, which holds every row by then (the touch comes first).
+        let got = write_bulk(&bulk, options, seed, seed > 4).await;
         assert_eq!(got, expected, "outcomes, seed {seed}");
         assert_same_tables!(page, bulk, seed);
         // The bulk connection does not evaluate CHECK constraints; integrity_check does.
@@ -317,18 +327,7 @@ async fn bulk_matches_the_page_path_postgres() {
         // for the replay finds every row stored.
         let commit_every = [1, 30, 80, BulkOptions::default().commit_every][(seed % 4) as usize];
         let options = BulkOptions { commit_every };
-        let got = if seed > 3 {
-            let mut got = Vec::new();
-            for replay in [0, 10_000] {
-                let mut writer = bulk.bulk_writer(options).await.expect("writer");
-                got.extend(write_pass(writer.as_mut(), seed, replay).await);
-                writer.finish().await.expect("finish");
-            }
-            got
-        } else {
-            let mut writer = bulk.bulk_writer(options).await.expect("writer");
-            write_all(writer.as_mut(), seed).await
-        };
+        let got = write_bulk(&bulk, options, seed, seed > 3).await;
         assert_eq!(got, expected, "outcomes, seed {seed}");
         assert_same_tables!(page, bulk, seed);
         page.close().await;
@@ -559,7 +558,9 @@ async fn deferred_indexes_are_built_at_the_finish_or_the_next_open_postgres() {
         if built.len() == both.len() {
             break;
         }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        TokioClock::system()
+            .sleep(SignedDuration::from_millis(100))
+            .await;
     }
     assert_eq!(built, both);
     assert_eq!(store.count_rows("push_events").await.expect("count"), 3);

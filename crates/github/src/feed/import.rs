@@ -23,9 +23,9 @@ use super::page::{Envelope, IngestContext, Judged, PageCounts, judge};
 /// quarantined by its first bytes and skipped without holding it in memory.
 pub const MAX_LINE_BYTES: usize = 32 * 1024 * 1024;
 
-/// Envelopes per batch handed from the parser to the writer: one transaction each on
-/// PostgreSQL (larger batches mean fewer round trips), part of a larger commit on an SQLite
-/// file. A batch holds about 1 KiB per envelope while queued.
+/// Envelopes per batch handed from the parser to the writer, each part of a larger commit
+/// (larger batches mean fewer round trips). A batch holds about 1 KiB per envelope while
+/// queued.
 pub const DEFAULT_BATCH: usize = 10_000;
 
 /// How an import groups its writes.
