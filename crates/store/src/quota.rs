@@ -16,6 +16,9 @@
 //! capacity when its leases expire. Dropping a [`Permit`] deletes its lease on a spawned task
 //! (the release hook is synchronous); [`SharedQuotaState::settled`] waits for those deletions.
 //!
+//! On PostgreSQL a decision is one optimistic statement instead of a transaction
+//! ([`optimistic`]): the same rule, the same rows, one round trip for a lone process.
+//!
 //! Waiters ([`WaitTicket`]) are counted in-process only: waiting is a local affair and a
 //! ticket's release cannot do I/O.
 //!
@@ -25,7 +28,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use headroom_core::clock::{SignedDuration, Timestamp};
@@ -43,6 +46,10 @@ use sqlx::types::Json;
 
 use crate::db::{Conn, DbTx, Pools, on_each_conn, on_each_pool};
 use crate::model::{SubjectKind, ms};
+
+mod optimistic;
+
+use optimistic::{LeaseChange, Optimistic};
 
 /// Settings of the shared governor backend.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,28 +111,64 @@ impl GovernorPool {
     }
 }
 
+/// Where a lease is freed: on SQLite a plain delete (the next decision recounts the leases);
+/// on PostgreSQL an optimistic write that also lowers the cached in-flight counts.
+#[derive(Clone)]
+enum ReleaseTarget {
+    Delete(GovernorPool),
+    Pg {
+        optimistic: Arc<Optimistic>,
+        config: Arc<GovernorConfig>,
+        /// The latest instant a caller gave: a release has no clock of its own.
+        latest: Arc<AtomicI64>,
+    },
+}
+
 /// Frees one permit's lease.
 struct LeaseRelease {
-    pool: GovernorPool,
+    target: ReleaseTarget,
     lease_id: i64,
     runtime: tokio::runtime::Handle,
     tracker: Arc<ReleaseTracker>,
 }
 
 impl SlotRelease for LeaseRelease {
-    fn release_in_flight(&self, _key: &QuotaKey, _bucket: &Bucket, _slot: usize) {
-        let pool = self.pool.clone();
+    fn release_in_flight(&self, key: &QuotaKey, bucket: &Bucket, _slot: usize) {
+        let target = self.target.clone();
         let lease_id = self.lease_id;
+        let (key, bucket) = (key.clone(), bucket.clone());
         let pending = PendingRelease::start(&self.tracker);
         // If the runtime is gone or the delete fails, the lease still expires by itself.
         self.runtime.spawn(async move {
-            let _ = on_each_pool!(pool.pools(), |p| sqlx::query(
-                "DELETE FROM governor_leases WHERE id = $1"
-            )
-            .bind(lease_id)
-            .execute(p)
-            .await
-            .map(|_| ()));
+            match target {
+                ReleaseTarget::Delete(pool) => {
+                    let _ = on_each_pool!(pool.pools(), |p| sqlx::query(
+                        "DELETE FROM governor_leases WHERE id = $1"
+                    )
+                    .bind(lease_id)
+                    .execute(p)
+                    .await
+                    .map(|_| ()));
+                }
+                ReleaseTarget::Pg {
+                    optimistic,
+                    config,
+                    latest,
+                } => {
+                    let now = Timestamp::from_millisecond(latest.load(Ordering::SeqCst))
+                        .unwrap_or(Timestamp::MIN);
+                    let fresh = || IdentityState::new(&config);
+                    let _ = optimistic
+                        .write(&key, fresh, now, |state, present| {
+                            // A lease already cleared as expired was uncounted then.
+                            if present && let Some(i) = state.find(&bucket) {
+                                rule::release(state, i);
+                            }
+                            ((), LeaseChange::Free { lease_id })
+                        })
+                        .await;
+                }
+            }
             drop(pending);
         });
     }
@@ -158,7 +201,11 @@ impl SlotRelease for WaitRelease {
 /// Governor state in the database, shared by every process that uses the same database.
 pub struct SharedQuotaState {
     pool: GovernorPool,
-    config: GovernorConfig,
+    /// PostgreSQL's one-statement decisions (`None` on SQLite).
+    optimistic: Option<Arc<Optimistic>>,
+    /// The latest instant a caller gave, for releases.
+    latest: Arc<AtomicI64>,
+    config: Arc<GovernorConfig>,
     options: SharedGovernorOptions,
     waiting: Arc<Mutex<WaitingMap>>,
     releases: Arc<ReleaseTracker>,
@@ -180,6 +227,21 @@ impl fmt::Debug for SharedQuotaState {
 
 fn backend_error(error: impl fmt::Display) -> GovernorError {
     GovernorError::Backend(redact(&error.to_string()))
+}
+
+/// Replaces the state's in-flight counts with the live leases per bucket.
+fn apply_lease_counts(state: &mut IdentityState, live: impl IntoIterator<Item = (String, i64)>) {
+    for bucket in &mut state.buckets {
+        bucket.in_flight = 0;
+    }
+    let mut total: u32 = 0;
+    for (name, n) in live {
+        let n = u32::try_from(n).unwrap_or(u32::MAX);
+        let i = state.find_or_insert(&Bucket::new(&name));
+        state.buckets[i].in_flight = n;
+        total = total.saturating_add(n);
+    }
+    state.in_flight = total;
 }
 
 /// The identity's primary key.
@@ -234,9 +296,15 @@ impl SharedQuotaState {
                 problem: "must be positive".to_owned(),
             });
         }
+        let optimistic = match &pool {
+            GovernorPool::Pg(pg) => Some(Arc::new(Optimistic::new(pg.clone()))),
+            GovernorPool::Sqlite(_) => None,
+        };
         Ok(Self {
             pool,
-            config,
+            optimistic,
+            latest: Arc::new(AtomicI64::new(i64::MIN)),
+            config: Arc::new(config),
             options,
             waiting: Arc::new(Mutex::new(HashMap::new())),
             releases: Arc::new(ReleaseTracker::default()),
@@ -359,17 +427,7 @@ impl SharedQuotaState {
             .await
         })
         .map_err(backend_error)?;
-        for bucket in &mut state.buckets {
-            bucket.in_flight = 0;
-        }
-        let mut total: u32 = 0;
-        for (name, n) in rows {
-            let n = u32::try_from(n).unwrap_or(u32::MAX);
-            let i = state.find_or_insert(&Bucket::new(&name));
-            state.buckets[i].in_flight = n;
-            total = total.saturating_add(n);
-        }
-        state.in_flight = total;
+        apply_lease_counts(state, rows);
         Ok(())
     }
 
@@ -382,7 +440,8 @@ impl SharedQuotaState {
     ) -> Result<(), GovernorError> {
         on_each_conn!(conn, |c| {
             sqlx::query(
-                "UPDATE governor_identities SET state = $4, updated_at_ms = $5 \
+                "UPDATE governor_identities SET state = $4, version = version + 1, \
+                 updated_at_ms = $5 \
                  WHERE host = $1 AND subject_kind = $2 AND subject_id = $3",
             )
             .bind(&id.host)
@@ -425,6 +484,46 @@ impl SharedQuotaState {
         .map_err(backend_error)
     }
 
+    /// Notes `now` as the latest instant seen (what a release, which has no clock, writes).
+    fn saw(&self, now: Timestamp) {
+        self.latest.fetch_max(ms(now), Ordering::SeqCst);
+    }
+
+    /// The permit of a grant, whose drop frees lease `lease_id`.
+    fn permit(
+        &self,
+        key: &QuotaKey,
+        bucket: &Bucket,
+        grant: (u32, usize, i64),
+        kind: RequestKind,
+        now: Timestamp,
+    ) -> Permit {
+        let (cost, slot, lease_id) = grant;
+        let target = match &self.optimistic {
+            Some(optimistic) => ReleaseTarget::Pg {
+                optimistic: Arc::clone(optimistic),
+                config: Arc::clone(&self.config),
+                latest: Arc::clone(&self.latest),
+            },
+            None => ReleaseTarget::Delete(self.pool.clone()),
+        };
+        let release = LeaseRelease {
+            target,
+            lease_id,
+            runtime: tokio::runtime::Handle::current(),
+            tracker: Arc::clone(&self.releases),
+        };
+        Permit::new(
+            key.clone(),
+            bucket.clone(),
+            kind,
+            cost,
+            now,
+            slot,
+            Arc::new(release),
+        )
+    }
+
     async fn acquire_inner(
         &self,
         key: &QuotaKey,
@@ -433,6 +532,12 @@ impl SharedQuotaState {
         kind: RequestKind,
         now: Timestamp,
     ) -> Result<Acquire, GovernorError> {
+        self.saw(now);
+        if let Some(optimistic) = &self.optimistic {
+            return self
+                .acquire_optimistic(optimistic, key, bucket, estimated_cost, kind, now)
+                .await;
+        }
         let id = IdentityKey::of(key);
         let mut tx = DbTx::begin(self.pool.pools())
             .await
@@ -480,24 +585,60 @@ impl SharedQuotaState {
         self.save(&mut conn, &id, &state, now).await?;
         tx.commit().await.map_err(backend_error)?;
         Ok(match outcome {
-            Ok((cost, slot, lease_id)) => {
-                let release = LeaseRelease {
-                    pool: self.pool.clone(),
-                    lease_id,
-                    runtime: tokio::runtime::Handle::current(),
-                    tracker: Arc::clone(&self.releases),
-                };
-                Acquire::Grant(Permit::new(
-                    key.clone(),
-                    bucket.clone(),
-                    kind,
-                    cost,
-                    now,
-                    slot,
-                    Arc::new(release),
-                ))
-            }
+            Ok(grant) => Acquire::Grant(self.permit(key, bucket, grant, kind, now)),
             Err(wait) => Acquire::Wait(wait),
+        })
+    }
+
+    /// [`Self::acquire_inner`] on PostgreSQL: the same rule in one optimistic write.
+    async fn acquire_optimistic(
+        &self,
+        optimistic: &Optimistic,
+        key: &QuotaKey,
+        bucket: &Bucket,
+        estimated_cost: u32,
+        kind: RequestKind,
+        now: Timestamp,
+    ) -> Result<Acquire, GovernorError> {
+        let expires = now
+            .checked_add(self.options.lease_ttl)
+            .unwrap_or(Timestamp::MAX);
+        let holder = self.options.holder.as_str();
+        let fresh = || IdentityState::new(&self.config);
+        let ((decision, slot), lease_id) = optimistic
+            .write(key, fresh, now, |state, _| {
+                let slot = state.find_or_insert(bucket);
+                let decision = rule::evaluate(
+                    &self.config,
+                    state,
+                    Some(slot),
+                    bucket,
+                    estimated_cost,
+                    kind,
+                    now,
+                );
+                let change = match decision {
+                    Decision::Grant { .. } => {
+                        rule::commit_grant(&self.config, state, slot, kind, now);
+                        LeaseChange::Take {
+                            bucket,
+                            holder,
+                            expires,
+                        }
+                    }
+                    Decision::Wait { .. } => LeaseChange::None,
+                };
+                ((decision, slot), change)
+            })
+            .await?;
+        Ok(match decision {
+            Decision::Grant { cost } => {
+                let lease_id = lease_id.ok_or_else(|| {
+                    GovernorError::Backend("a grant was written without its lease".to_owned())
+                })?;
+                Acquire::Grant(self.permit(key, bucket, (cost, slot, lease_id), kind, now))
+            }
+            Decision::Wait { until, reason } => Acquire::Wait(Wait { until, reason }),
         })
     }
 
@@ -506,8 +647,19 @@ impl SharedQuotaState {
         &self,
         key: &QuotaKey,
         now: Timestamp,
-        change: impl FnOnce(&mut IdentityState),
+        change: impl Fn(&mut IdentityState),
     ) -> Result<(), GovernorError> {
+        self.saw(now);
+        if let Some(optimistic) = &self.optimistic {
+            let fresh = || IdentityState::new(&self.config);
+            optimistic
+                .write(key, fresh, now, |state, _| {
+                    change(state);
+                    ((), LeaseChange::None)
+                })
+                .await?;
+            return Ok(());
+        }
         let id = IdentityKey::of(key);
         let mut tx = DbTx::begin(self.pool.pools())
             .await
