@@ -184,11 +184,13 @@ async fn sync_loop(
             *c = id;
         }
     };
+    let mut memory = crate::sync_cmd::WorkerMemory::default();
     loop {
         let next = crate::sync_cmd::worker_pass(
             &runner,
             store.as_ref(),
             clock.now(),
+            &mut memory,
             &mut |id| set(Some(id)),
             &mut |id, outcome| {
                 set(None);

@@ -144,6 +144,24 @@ fn a_resume_with_another_token_of_the_owner_needs_the_flag_and_is_recorded() {
     assert_eq!(done.credential.rebind_count, 1);
     assert!(done.credential.rebound_at.is_some());
     assert_eq!(done.subject, "user:alice");
+
+    // `sync status` names the binding and the rebind (fingerprints, never the token).
+    let (code, out, err) = run(
+        dir.path(),
+        &sim,
+        &[("GITHUB_TOKEN", "t2")],
+        &["sync", "status", &id.to_string()],
+    );
+    assert_eq!(code, 0, "{err}");
+    let expected = format!(
+        "credential: user:alice, fingerprint {} · rebound 1 time (latest at",
+        fingerprint("t2")
+    );
+    assert!(out.contains(&expected), "{expected:?} not in {out}");
+    assert!(
+        out.contains(&format!("from fingerprint {})", fingerprint("t1"))),
+        "{out}"
+    );
 }
 
 #[test]

@@ -37,7 +37,7 @@ mod progress;
 mod status;
 mod worker;
 
-pub use worker::worker_pass;
+pub use worker::{WorkerMemory, worker_pass};
 
 /// Organization sync.
 #[derive(Debug, Args)]

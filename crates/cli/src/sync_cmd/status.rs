@@ -145,6 +145,27 @@ fn refused_line(r: &headroom_sync::RefusedField) -> String {
 }
 
 /// The provider's clock in words, with the reset margin that would cover it.
+/// Which credential the run spends, in words: its owner and fingerprint (never the token),
+/// and the rebinds recorded. `None` for a run created before bindings were recorded and not
+/// resumed since.
+fn binding_line(b: &headroom_store::CredentialBinding) -> Option<String> {
+    let owner = b.owner.as_deref()?;
+    let mut line = match &b.fingerprint {
+        Some(f) => format!("credential: {owner}, fingerprint {f}"),
+        None => format!("credential: {owner}, unauthenticated"),
+    };
+    if b.rebind_count > 0 {
+        let from = b.rebound_from.as_deref().unwrap_or("none");
+        let at = b.rebound_at.map(|t| format!(" at {t}")).unwrap_or_default();
+        line.push_str(&format!(
+            " · rebound {} time{} (latest{at}, from fingerprint {from})",
+            b.rebind_count,
+            if b.rebind_count == 1 { "" } else { "s" }
+        ));
+    }
+    Some(line)
+}
+
 fn skew_line(skew: &ClockSkew) -> String {
     let secs = |ms: i64| format!("{:+.1} s", ms as f64 / 1000.0);
     format!(
@@ -263,6 +284,9 @@ pub(super) async fn status(settings: &Settings, run_id: Option<i64>, json: bool)
         if let Some(reason) = &s.run.failure_reason {
             outln!("  failed: {reason}");
         }
+        if let Some(line) = binding_line(&s.run.credential) {
+            outln!("  {line}");
+        }
         for st in &s.stages {
             let repos = if st.repositories > 0 && st.stage != "org" {
                 format!(" · repos {}/{}", st.repositories_done, st.repositories)
@@ -323,6 +347,34 @@ mod tests {
             false,
         );
         rows.into_iter().next().expect("a row for traffic seen")
+    }
+
+    #[test]
+    fn the_binding_line_names_owner_fingerprint_and_rebinds() {
+        let mut b = headroom_store::CredentialBinding::default();
+        assert_eq!(binding_line(&b), None, "a run not bound yet has no line");
+        b.owner = Some("user:alice".into());
+        b.fingerprint = Some("fp-new".into());
+        assert_eq!(
+            binding_line(&b).as_deref(),
+            Some("credential: user:alice, fingerprint fp-new")
+        );
+        b.rebind_count = 2;
+        b.rebound_from = Some("fp-old".into());
+        b.rebound_at = Some(Timestamp::from_second(1_800_000_000).expect("valid"));
+        let line = binding_line(&b).expect("bound");
+        assert!(
+            line.ends_with(
+                "rebound 2 times (latest at 2027-01-15T08:00:00Z, from fingerprint fp-old)"
+            ),
+            "{line}"
+        );
+        b.fingerprint = None;
+        b.rebind_count = 0;
+        assert_eq!(
+            binding_line(&b).as_deref(),
+            Some("credential: user:alice, unauthenticated")
+        );
     }
 
     #[test]

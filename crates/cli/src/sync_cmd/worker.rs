@@ -1,9 +1,10 @@
 //! `sync worker`: the passes that wake due organization runs, here and in `headroom run`.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use headroom_core::clock::{Clock, SignedDuration, Timestamp};
-use headroom_store::Store;
+use headroom_store::{CredentialBinding, Store, SyncRun};
 use headroom_sync::{RunOutcome, RunSummary, Runner, SyncError};
 
 use super::progress::JsonProgress;
@@ -11,25 +12,65 @@ use super::{env, print_outcome, runner};
 use crate::config::Settings;
 use crate::outcome::{CliError, CommandResult, Outcome};
 
+/// What a worker remembers from one pass to the next: the runs its credential was refused
+/// for, with the binding they had then. Such a run stays due (only a resume with the right
+/// credential, or a rebind, can go on with it), so without this every pass would claim it and
+/// report the same refusal again; it is skipped until its binding changes.
+#[derive(Debug, Default)]
+pub struct WorkerMemory {
+    refused: HashMap<i64, CredentialBinding>,
+}
+
+impl WorkerMemory {
+    /// Whether `run` was refused to this worker and is bound as it was then.
+    fn skips(&self, run: &SyncRun) -> bool {
+        self.refused.get(&run.id) == Some(&run.credential)
+    }
+
+    /// Notes what running `run` came to.
+    fn note(&mut self, run: &SyncRun, outcome: &Result<RunOutcome, SyncError>) {
+        if let Err(SyncError::Credential(_)) = outcome {
+            self.refused.insert(run.id, run.credential.clone());
+        } else {
+            self.refused.remove(&run.id);
+        }
+    }
+
+    /// Forgets the runs no longer due (finished, or taken over by a rebind elsewhere).
+    fn keep_only(&mut self, due: &[SyncRun]) {
+        self.refused.retain(|id, _| due.iter().any(|r| r.id == *id));
+    }
+}
+
 /// One look of a worker: every organization run due at `now` — pending, hibernating past its
 /// wake time, or running under a claim its dead holder let lapse — runs until it finishes,
-/// hibernates or fails, one after the other. `started` hears each run's id before it runs,
+/// hibernates or fails, one after the other; a run refused to this worker's credential in an
+/// earlier pass is skipped (see [`WorkerMemory`]). `started` hears each run's id before it runs,
 /// `report` its outcome. Returns the earliest wake time among the runs it left hibernating.
 pub async fn worker_pass(
     runner: &Runner,
     store: &dyn Store,
     now: Timestamp,
+    memory: &mut WorkerMemory,
     started: &mut (dyn FnMut(i64) + Send),
     report: &mut (dyn FnMut(i64, Result<RunOutcome, SyncError>) + Send),
 ) -> Result<Option<Timestamp>, headroom_store::StoreError> {
-    let due = store.due_sync_runs(now, 10).await?;
+    let due: Vec<SyncRun> = store
+        .due_sync_runs(now, 10)
+        .await?
+        .into_iter()
+        .filter(|r| r.kind == "org")
+        .collect();
+    memory.keep_only(&due);
     let mut next: Option<Timestamp> = None;
-    for run in due.into_iter().filter(|r| r.kind == "org") {
+    let runnable: Vec<&SyncRun> = due.iter().filter(|r| !memory.skips(r)).collect();
+    for run in runnable {
         started(run.id);
         let outcome = runner.run(run.id).await;
         if let Ok(RunOutcome::Hibernating { until, .. }) = &outcome {
             next = Some(next.map_or(*until, |n| n.min(*until)));
         }
+        memory.note(run, &outcome);
         report(run.id, outcome);
     }
     Ok(next)
@@ -87,11 +128,13 @@ pub(super) async fn worker(settings: &Settings, options: WorkerOptions) -> Comma
             settings.retention,
         ))
     });
+    let mut memory = WorkerMemory::default();
     loop {
         let next = match worker_pass(
             &runner,
             env.store.as_ref(),
             env.clock.now(),
+            &mut memory,
             &mut |_| {},
             &mut print_worker_outcome,
         )
@@ -118,5 +161,52 @@ struct AbortOnDrop(tokio::task::JoinHandle<()>);
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use headroom_sync::CredentialRefusal;
+
+    fn run(id: i64, fingerprint: &str) -> SyncRun {
+        let json = serde_json::json!({
+            "id": id, "kind": "org", "target": "acme", "host": "api.github.com",
+            "subject": "user:alice", "status": "pending", "requested_stages": null,
+            "not_before": null, "deferral_count": 0, "first_deferred_at": null,
+            "total_wait": "PT0S", "failure_reason": null, "summary": null, "claimed_by": null,
+            "claim_expires_at": null, "created_at": "2026-12-03T00:00:00Z", "started_at": null,
+            "finished_at": null, "updated_at": "2026-12-03T00:00:00Z",
+            "credential": {"fingerprint": fingerprint, "owner": "user:alice",
+                "rebound_from": null, "rebound_at": null, "rebind_count": 0}
+        });
+        serde_json::from_value(json).expect("a sync run")
+    }
+
+    fn refused() -> Result<RunOutcome, SyncError> {
+        Err(SyncError::Credential(CredentialRefusal::OtherCredential {
+            run: 7,
+            bound: "aaaa".into(),
+            presented: "bbbb".into(),
+            owner: "user:alice".into(),
+        }))
+    }
+
+    #[test]
+    fn a_refused_run_is_skipped_until_its_binding_changes_or_it_is_no_longer_due() {
+        let mut memory = WorkerMemory::default();
+        let bound = run(7, "aaaa");
+        assert!(!memory.skips(&bound), "never tried");
+        memory.note(&bound, &refused());
+        assert!(memory.skips(&bound), "the same binding: the same refusal");
+        assert!(!memory.skips(&run(8, "aaaa")), "another run");
+        // Rebound elsewhere: this worker's credential may fit it now.
+        assert!(!memory.skips(&run(7, "cccc")));
+        // Any other outcome forgets the refusal.
+        memory.note(&bound, &Err(SyncError::Claimed(7)));
+        assert!(!memory.skips(&bound));
+        memory.note(&bound, &refused());
+        memory.keep_only(&[run(8, "aaaa")]);
+        assert!(!memory.skips(&bound), "finished runs are forgotten");
     }
 }
