@@ -229,3 +229,49 @@ fn an_ingest_leaves_the_governors_reading_in_the_database() {
     assert_eq!(core.latest.reading.provider, "github");
     assert!(core.latest.reading.subject.starts_with("ip:"), "{core:?}");
 }
+
+/// A token the provider refuses, and a provider that does not answer, are failed attempts:
+/// exit 1, an error on stderr, the source's error in `headroom status` — never "deferred".
+#[test]
+fn a_rejected_or_unreachable_credential_fails_the_attempt() {
+    let sim = Sim::start(&["--scenario", "default"]);
+    let dir = tempfile::tempdir().expect("tmp");
+    let out = command(dir.path(), &sim.url, &["ingest"])
+        .env("GITHUB_TOKEN", "ghp_nobodyissuedthistoken0000000000000000")
+        .output()
+        .expect("runs");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("failed: credential rejected (401)"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("ingestion.credential_rejected"), "{stderr}");
+    assert!(!stdout.contains("deferred"), "{stdout}");
+    for text in [&stdout, &stderr] {
+        assert!(
+            !text.contains("nobodyissuedthistoken"),
+            "the token leaked: {text}"
+        );
+    }
+    let (code, status) = headroom(dir.path(), &sim.url, &["status", "--json"]);
+    assert_eq!(code, 0, "{status}");
+    assert!(status.contains("credential rejected (401)"), "{status}");
+
+    // A closed port: nothing answers the identity request.
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        format!("http://{}", listener.local_addr().expect("addr"))
+    };
+    let other = tempfile::tempdir().expect("tmp");
+    let out = command(other.path(), &closed, &["ingest"])
+        .env("GITHUB_TOKEN", "ghp_nobodyissuedthistoken0000000000000000")
+        .output()
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("failed: quota identity: "), "{stdout}");
+}

@@ -141,6 +141,10 @@ catalog! {
     /// A feed source failed too often in a row and is suspended.
     INGESTION_SOURCE_FAILED = "ingestion.source_failed" [Error]
         [run_id, event_source_id, deferral_reason, error]
+    /// The provider rejected the feed's credential (401): the attempt failed, the source backs
+    /// off, and readiness fails until a request succeeds.
+    INGESTION_CREDENTIAL_REJECTED = "ingestion.credential_rejected" [Error]
+        [run_id, event_source_id, retry_not_before_at, consecutive_failures, error]
     /// A feed source failed and backs off exponentially.
     INGESTION_SOURCE_BACKOFF = "ingestion.source_backoff" [Warn]
         [run_id, event_source_id, retry_not_before_at, backoff_seconds, consecutive_failures,

@@ -13,10 +13,13 @@ use std::sync::{Arc, Mutex};
 use headroom_core::Governor;
 use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
 use headroom_core::governor::{BoxFuture, GovernorConfig};
-use headroom_github::feed::poll::{PollOutcome, PollSettings, Poller};
+use headroom_github::feed::poll::{
+    CREDENTIAL_REJECTED, FEED_PATH, PollOutcome, PollSettings, Poller, SOURCE_TYPE,
+    credential_rejected,
+};
 use headroom_http::sinks::{EtagStore, MemoryEtags};
 use headroom_http::transport::SimTransport;
-use headroom_http::{Client, ClientParts, UrlPolicy};
+use headroom_http::{Client, ClientParts, Credential, UrlPolicy};
 use headroom_sim::{Scenario, SimConfig, Simulator};
 use headroom_store::Store;
 use headroom_store::feed_state::{WindowStatus, open_feed};
@@ -225,6 +228,44 @@ async fn transient_failure_exhausted_backs_the_source_off(f: &Fixture) {
     assert!(until.is_some_and(|u| u > r.clock.now()));
 }
 
+/// A token the provider refuses is a failed attempt, recorded on the source, never a quiet
+/// deferral; a later success clears it.
+async fn a_rejected_credential_fails_the_attempt_until_a_request_succeeds(f: &Fixture) {
+    let mut r = rig(Scenario::Default, f, PollSettings::default()).await;
+    r.poller.credential = Some(Credential::new("a-token-nobody-issued"));
+    let outcome = r.poller.poll_once(false).await.expect("poll");
+    let PollOutcome::Failed { error, .. } = &outcome else {
+        panic!("expected a failed attempt, got {outcome:?}");
+    };
+    assert!(error.starts_with(CREDENTIAL_REJECTED), "{error}");
+    assert!(!error.contains("a-token-nobody-issued"), "{error}");
+    assert_eq!(events_requests(&r.sim), 0, "nothing sent past the identity");
+    let now = r.clock.now();
+    let source = r
+        .poller
+        .state
+        .ensure_event_source(SOURCE_TYPE, FEED_PATH, now)
+        .await
+        .expect("source");
+    assert_eq!(source.consecutive_failures, 1);
+    assert!(credential_rejected(&source), "{source:?}");
+
+    // The operator fixes the credential (here: none, the simulator's anonymous quota); past
+    // the source's backoff the next attempt succeeds and the rejection is forgotten.
+    r.poller.credential = None;
+    skip(&r, 61).await;
+    let (counts, _, _) = completed(&r.poller.poll_once(false).await.expect("poll"));
+    assert_eq!(counts.events_created, 4);
+    let source = r
+        .poller
+        .state
+        .ensure_event_source(SOURCE_TYPE, FEED_PATH, r.clock.now())
+        .await
+        .expect("source");
+    assert_eq!(source.consecutive_failures, 0);
+    assert!(!credential_rejected(&source));
+}
+
 async fn rate_limited_sets_a_global_block(f: &Fixture) {
     let r = rig(Scenario::RateLimited, f, PollSettings::default()).await;
     let (until, reason) = deferred(&r.poller.poll_once(false).await.expect("poll"));
@@ -331,6 +372,7 @@ headroom_testkit::both_backends!(
     paginated_final_page_stops_without_a_next_link,
     transient_failure_succeeds_on_retry,
     transient_failure_exhausted_backs_the_source_off,
+    a_rejected_credential_fails_the_attempt_until_a_request_succeeds,
     rate_limited_sets_a_global_block,
     secondary_rate_limited_blocks_globally_for_its_retry_after,
     abuse_detection_wording_blocks_globally_as_a_secondary_limit,

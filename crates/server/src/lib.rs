@@ -201,14 +201,33 @@ async fn live() -> Json<serde_json::Value> {
     path = "/health/ready",
     tag = "health",
     responses(
-        (status = 200, description = "The database answers and its schema is current", body = Object, example = json!({"status": "ok"})),
-        (status = 503, description = "The database does not answer, or migrations are missing (`reason`, `missing_migrations`)", body = Object),
+        (status = 200, description = "The database answers, its schema is current and no feed source's latest attempt had its credential rejected", body = Object, example = json!({"status": "ok"})),
+        (status = 503, description = "The database does not answer, migrations are missing (`reason`, `missing_migrations`), or the provider rejected the feed's credential at its latest attempt (`reason`: `credential_rejected`, `message`: the source's redacted error)", body = Object),
     )
 )]
-/// `GET /health/ready`: ok once the database answers with the current schema.
+/// `GET /health/ready`: ok once the database answers with the current schema, and while the
+/// provider has not rejected the feed's credential (a 401 at a source's latest attempt; the
+/// next request that succeeds makes it ready again).
 async fn ready(State(state): State<AppState>) -> Response {
     match state.report.schema_state().await {
-        Ok(schema) if schema.is_current() => Json(json!({"status": "ok"})).into_response(),
+        Ok(schema) if schema.is_current() => match state.report.event_sources().await {
+            Ok(sources) => match sources
+                .iter()
+                .find(|s| headroom_github::feed::poll::credential_rejected(s))
+            {
+                Some(source) => (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    Json(json!({
+                        "status": "unavailable",
+                        "reason": "credential_rejected",
+                        "message": source.last_error,
+                    })),
+                )
+                    .into_response(),
+                None => Json(json!({"status": "ok"})).into_response(),
+            },
+            Err(e) => unreachable_database(&e),
+        },
         Ok(schema) => {
             let missing: Vec<i64> = schema
                 .expected
@@ -226,16 +245,20 @@ async fn ready(State(state): State<AppState>) -> Response {
             )
                 .into_response()
         }
-        Err(e) => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            Json(json!({
-                "status": "unavailable",
-                "reason": "database_unreachable",
-                "message": e.to_string(),
-            })),
-        )
-            .into_response(),
+        Err(e) => unreachable_database(&e),
     }
+}
+
+fn unreachable_database(e: &headroom_store::StoreError) -> Response {
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        Json(json!({
+            "status": "unavailable",
+            "reason": "database_unreachable",
+            "message": e.to_string(),
+        })),
+    )
+        .into_response()
 }
 
 #[utoipa::path(

@@ -482,6 +482,53 @@ async fn sources_name_what_holds_them(db: &Db) {
     assert_eq!(source["last_error"], "HTTP 404 on /events");
 }
 
+/// A credential the provider rejected at the source's latest attempt fails readiness, naming
+/// the source's error; the next success (failures cleared) makes it ready again.
+async fn a_rejected_credential_fails_readiness_until_a_success(db: &Db) {
+    seed(db).await;
+    let feed = &db.writer_feed;
+    let mut source = feed
+        .event_source(headroom_github::feed::poll::SOURCE_TYPE)
+        .await
+        .expect("read")
+        .expect("seeded");
+    source.consecutive_failures = 1;
+    source.last_error = Some("credential rejected (401): Bad credentials".into());
+    feed.save_event_source(&source, at(40)).await.expect("save");
+    let reply = get(&app(db, at(60)), "/health/ready").await;
+    assert_eq!(
+        reply.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        reply.text
+    );
+    assert_eq!(reply.json["reason"], "credential_rejected");
+    assert_eq!(
+        reply.json["message"],
+        "credential rejected (401): Bad credentials"
+    );
+    // Another failure (a 502) is the source's backoff, not a readiness matter.
+    source.last_error = Some("server error 502 after 4 attempt(s)".into());
+    feed.save_event_source(&source, at(45)).await.expect("save");
+    assert_eq!(
+        get(&app(db, at(60)), "/health/ready").await.status,
+        StatusCode::OK
+    );
+    source.last_error = Some("credential rejected (401): Bad credentials".into());
+    feed.save_event_source(&source, at(46)).await.expect("save");
+    assert_eq!(
+        get(&app(db, at(60)), "/health/ready").await.status,
+        StatusCode::SERVICE_UNAVAILABLE
+    );
+    source.consecutive_failures = 0;
+    source.last_error = None;
+    feed.save_event_source(&source, at(50)).await.expect("save");
+    assert_eq!(
+        get(&app(db, at(60)), "/health/ready").await.status,
+        StatusCode::OK
+    );
+}
+
 /// `/status` is reused for five seconds of the server's clock, then served stale once while
 /// one background build replaces it; `captured_at` always says when it was read.
 async fn the_status_document_is_reused_briefly_then_rebuilt(db: &Db) {
@@ -530,6 +577,7 @@ headroom_testkit::both_backends!(
     sources_name_what_holds_them,
     gates_decide_claimable_now,
     ready_needs_the_current_schema,
+    a_rejected_credential_fails_readiness_until_a_success,
     health,
     status_on_an_empty_database,
     status_of_a_seeded_feed,

@@ -94,9 +94,38 @@ fn flow(doc: &Value) -> String {
     )
 }
 
-/// The sentences, in the panel's order.
+/// A sentence for each source whose latest attempt failed (a rejected credential among
+/// them): what went wrong, how often in a row, and when it is tried again.
+fn failing_sources(doc: &Value) -> Vec<String> {
+    let Some(sources) = doc["sources"].as_array() else {
+        return Vec::new();
+    };
+    sources
+        .iter()
+        .filter_map(|s| {
+            let failures = count(&s["consecutive_failures"]).filter(|n| *n > 0)?;
+            let error = s["last_error"].as_str().unwrap_or("no message");
+            let mut out = format!(
+                "The feed's latest poll failed ({} in a row): {error}",
+                words::thousands(failures)
+            );
+            if s["status"] == "failed" {
+                out.push_str("; the source is suspended.");
+            } else if let Some(retry) = at(&s["retry_not_before_at"]) {
+                out.push_str(&format!("; next try at {}.", words::clock_time(retry)));
+            } else {
+                out.push('.');
+            }
+            Some(out)
+        })
+        .collect()
+}
+
+/// The sentences, in the panel's order (a failing source first: it explains the rest).
 pub fn summary(doc: &Value, now: Timestamp) -> Vec<String> {
-    vec![ledger(doc, now), backlog(doc), flow(doc)]
+    let mut out = failing_sources(doc);
+    out.extend([ledger(doc, now), backlog(doc), flow(doc)]);
+    out
 }
 
 #[cfg(test)]
@@ -138,6 +167,37 @@ mod tests {
             "Last window: 400 entities arrived, 380 completed, 30 gave up; keeping up (as many \
              leave the backlog as arrive)."
         );
+    }
+
+    #[test]
+    fn a_failing_source_comes_first_with_its_error_and_next_try() {
+        let doc = json!({
+            "ledger": {"present": false},
+            "sources": [
+                {"status": "idle", "consecutive_failures": 2,
+                 "last_error": "credential rejected (401): Bad credentials",
+                 "retry_not_before_at": t(120).to_string()},
+                {"status": "failed", "consecutive_failures": 1,
+                 "last_error": "forbidden (403): SSO"},
+                {"status": "idle", "consecutive_failures": 0, "last_error": null}
+            ]
+        });
+        let s = summary(&doc, t(0));
+        assert_eq!(s.len(), 2 + 3, "{s:#?}");
+        assert!(
+            s[0].starts_with(
+                "The feed's latest poll failed (2 in a row): credential rejected (401): \
+                 Bad credentials; next try at "
+            ),
+            "{}",
+            s[0]
+        );
+        assert_eq!(
+            s[1],
+            "The feed's latest poll failed (1 in a row): forbidden (403): SSO; the source is \
+             suspended."
+        );
+        assert_eq!(s[2], "No core quota ledger yet: the feed has not polled.");
     }
 
     #[test]

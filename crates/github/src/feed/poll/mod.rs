@@ -35,6 +35,31 @@ pub const SOURCE_TYPE: &str = "github_public_events";
 /// Its first page.
 pub const FEED_PATH: &str = "/events?per_page=100";
 
+/// How a source's `last_error` begins when the provider rejected the credential (401): the
+/// attempt failed, the source backs off, and readiness fails until a request succeeds.
+pub const CREDENTIAL_REJECTED: &str = "credential rejected";
+
+/// Whether the source's latest attempt failed because the credential was rejected (a success
+/// clears its failures).
+pub fn credential_rejected(source: &headroom_store::feed_state::EventSource) -> bool {
+    source.consecutive_failures > 0
+        && source
+            .last_error
+            .as_deref()
+            .is_some_and(|e| e.starts_with(CREDENTIAL_REJECTED))
+}
+
+/// A failed request in the words a source records: a 401 says the credential was rejected.
+fn failure_text(e: &ApiError) -> String {
+    match e {
+        ApiError::Forbidden {
+            status: 401,
+            message,
+        } => format!("{CREDENTIAL_REJECTED} (401): {message}"),
+        other => other.to_string(),
+    }
+}
+
 /// Polling settings (the reference's defaults).
 #[derive(Debug, Clone)]
 pub struct PollSettings {
@@ -226,13 +251,17 @@ impl Poller {
             .await?;
         let key = match self.quota_key().await {
             Ok(k) => k,
-            Err(e) => {
+            // The identity's own request met a limit: a deferral like any other.
+            Err(ApiError::RateLimited { until, reason, .. }) => {
                 return Ok(PollOutcome::Deferred {
-                    until: None,
-                    reason: format!("identity: {e}"),
+                    until: Some(until),
+                    reason: format!("identity: {reason}"),
                     run_id: None,
                 });
             }
+            // A rejected credential, an unreachable provider: the attempt failed, and the
+            // source says so (never a silent deferral).
+            Err(e) => return self.identity_failed(source, &e).await,
         };
         let (host, subject) = key_parts(&key);
         let ledger = self.state.core_ledger(&host, &subject).await?;

@@ -16,7 +16,10 @@ use headroom_store::{CredentialUsed, EventOrigin};
 use serde_json::Value;
 
 use super::ledger::{block_globally, reconcile};
-use super::{FEED_PATH, PollError, PollOutcome, Poller, Schedule};
+use super::{
+    CREDENTIAL_REJECTED, FEED_PATH, PollError, PollOutcome, Poller, Schedule, failure_text,
+};
+use crate::feed::new_run_id;
 use crate::feed::page::{IngestContext, PageCounts, ingest_page};
 
 /// What an opened run carries from page to page.
@@ -167,14 +170,17 @@ impl Poller {
                     return Ok(Walk::Deferred(outcome));
                 }
                 Err(e) => {
-                    let permanent = matches!(
-                        e,
-                        ApiError::Gone { .. }
-                            | ApiError::Status { .. }
-                            | ApiError::Forbidden { .. }
-                            | ApiError::Refused(_)
-                    );
-                    return Ok(Walk::Failed(e.to_string(), permanent));
+                    // A 401 is not permanent: the operator replaces the token and the next
+                    // attempt after the backoff succeeds. A 403 without rate-limit markers
+                    // (permission, SSO) suspends the source.
+                    let permanent = match &e {
+                        ApiError::Forbidden { status, .. } => *status != 401,
+                        ApiError::Gone { .. } | ApiError::Status { .. } | ApiError::Refused(_) => {
+                            true
+                        }
+                        _ => false,
+                    };
+                    return Ok(Walk::Failed(failure_text(&e), permanent));
                 }
             };
             match self.page(run, &mut pager, sent, response).await? {
@@ -353,6 +359,43 @@ impl Poller {
     }
 
     #[allow(clippy::too_many_arguments)]
+    /// The quota identity could not be resolved (the credential's `GET /user` failed, or the
+    /// provider did not answer): a run is recorded, failed, and the source backs off.
+    pub(super) async fn identity_failed(
+        &self,
+        mut source: EventSource,
+        e: &ApiError,
+    ) -> Result<PollOutcome, PollError> {
+        let now = self.clock.now();
+        let run_id = new_run_id();
+        let run_row = self
+            .state
+            .start_ingestion_run(
+                &run_id,
+                Some(source.id),
+                EventOrigin::Feed.as_str(),
+                None,
+                now,
+            )
+            .await?;
+        let error = match e {
+            // The prefix readiness looks for comes first.
+            ApiError::Forbidden { status: 401, .. } => failure_text(e),
+            _ => format!("quota identity: {}", failure_text(e)),
+        };
+        self.fail(
+            &mut source,
+            run_row,
+            &run_id,
+            error,
+            PageCounts::default(),
+            0,
+            false,
+            None,
+        )
+        .await
+    }
+
     async fn fail(
         &self,
         source: &mut EventSource,
@@ -382,10 +425,16 @@ impl Poller {
                 .unwrap_or(self.settings.retry_max)
                 .min(self.settings.retry_max);
             source.retry_not_before_at = Some(now + delay);
-            tracing::warn!(event = telemetry::INGESTION_SOURCE_BACKOFF, run_id = %run_id,
-                event_source_id = source.id, retry_not_before_at = %(now + delay),
-                backoff_seconds = delay.as_secs(), consecutive_failures = source.consecutive_failures,
-                error = %error);
+            if error.starts_with(CREDENTIAL_REJECTED) {
+                tracing::error!(event = telemetry::INGESTION_CREDENTIAL_REJECTED, run_id = %run_id,
+                    event_source_id = source.id, retry_not_before_at = %(now + delay),
+                    consecutive_failures = source.consecutive_failures, error = %error);
+            } else {
+                tracing::warn!(event = telemetry::INGESTION_SOURCE_BACKOFF, run_id = %run_id,
+                    event_source_id = source.id, retry_not_before_at = %(now + delay),
+                    backoff_seconds = delay.as_secs(),
+                    consecutive_failures = source.consecutive_failures, error = %error);
+            }
         }
         source.next_poll_at = Schedule::of(source, ledger, now).next_poll_at();
         self.state.save_event_source(source, now).await?;
