@@ -19,7 +19,7 @@ pub mod signal;
 pub mod triage;
 
 pub use governor::{Acquire, Governor, GovernorConfig, Headroom, Permit, Wait, WaitReason};
-pub use quota::{Bucket, QuotaKey, RequestKind, Subject, Surface};
+pub use quota::{AppLimit, Bucket, QuotaKey, RequestKind, Subject, Surface};
 pub use signal::{Dimension, LimitReason, Provider, RateLimitSignal};
 pub mod deferral;
 pub mod lanes;

@@ -127,6 +127,31 @@ pub enum Surface {
     GraphQl,
 }
 
+/// A provider's application limit: a per-user rate on one kind of request that its
+/// rate-limit headers do not show (so a 429 can come while they still show room). The
+/// governor counts each locally ([`crate::governor::GovernorConfig::app_limits`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AppLimit {
+    /// GitLab's `GET /projects/:id`.
+    GitlabProjectRead,
+    /// GitLab's `POST /projects`.
+    GitlabProjectCreate,
+    /// GitLab's merge request creation.
+    GitlabMergeRequestCreate,
+}
+
+impl AppLimit {
+    /// The stable snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AppLimit::GitlabProjectRead => "gitlab_project_read",
+            AppLimit::GitlabProjectCreate => "gitlab_project_create",
+            AppLimit::GitlabMergeRequestCreate => "gitlab_merge_request_create",
+        }
+    }
+}
+
 /// What a request is, as far as rate limits and retries care.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct RequestKind {
@@ -138,6 +163,9 @@ pub struct RequestKind {
     /// Creates user-visible content (issue, comment, pull request, commit…): subject to the
     /// content-creation limits.
     pub creates_content: bool,
+    /// The provider application limit the request spends, if any.
+    #[serde(default)]
+    pub app_limit: Option<AppLimit>,
 }
 
 impl RequestKind {
@@ -146,30 +174,35 @@ impl RequestKind {
         surface: Surface::Rest,
         mutation: false,
         creates_content: false,
+        app_limit: None,
     };
     /// A REST mutation that creates no content (e.g. protecting a branch).
     pub const REST_MUTATION: Self = Self {
         surface: Surface::Rest,
         mutation: true,
         creates_content: false,
+        app_limit: None,
     };
     /// A REST mutation that creates content (repository, branch, commit, pull request…).
     pub const REST_CREATE: Self = Self {
         surface: Surface::Rest,
         mutation: true,
         creates_content: true,
+        app_limit: None,
     };
     /// A GraphQL query.
     pub const GRAPHQL_QUERY: Self = Self {
         surface: Surface::GraphQl,
         mutation: false,
         creates_content: false,
+        app_limit: None,
     };
     /// A GraphQL mutation.
     pub const GRAPHQL_MUTATION: Self = Self {
         surface: Surface::GraphQl,
         mutation: true,
         creates_content: false,
+        app_limit: None,
     };
 
     /// The kind of a REST request with this HTTP method (content creation must be stated by
@@ -184,6 +217,12 @@ impl RequestKind {
         } else {
             Self::REST_MUTATION
         }
+    }
+
+    /// The same kind, spending `limit` too.
+    pub const fn with_app_limit(mut self, limit: AppLimit) -> Self {
+        self.app_limit = Some(limit);
+        self
     }
 
     /// Whether this request may be retried automatically.

@@ -777,3 +777,87 @@ fn a_secondary_limit_holds_every_bucket_of_the_identity() {
         Acquire::Grant(_)
     ));
 }
+
+#[test]
+fn an_application_limit_counts_only_the_requests_that_name_it() {
+    use headroom_core::AppLimit;
+    use headroom_core::governor::rule::IdentityState;
+    let gitlab = QuotaKey::user("gitlab.example.com", "carol");
+    let core = Bucket::core();
+    // GitLab's documented merge request creation rate: 150 a minute per user. The points
+    // limiter is off so that only the application limit can bind.
+    let config = GovernorConfig {
+        rest_points: None,
+        ..GovernorConfig::default()
+    };
+    let s = MemoryQuotaState::new(config.clone()).expect("valid config");
+    let open_mr = RequestKind::REST_MUTATION.with_app_limit(AppLimit::GitlabMergeRequestCreate);
+    for i in 0..150 {
+        drop(grant(s.acquire_now(&gitlab, &core, 1, open_mr, t(i / 5))));
+    }
+    let w = wait(s.acquire_now(&gitlab, &core, 1, open_mr, t(30)));
+    let WaitReason::ApplicationLimit { name, limit } = w.reason else {
+        panic!("expected the application limit, got {w}");
+    };
+    assert_eq!(name, AppLimit::GitlabMergeRequestCreate);
+    assert_eq!(limit, PointsLimit::per_minute(150));
+    assert!(w.until > t(30) && w.until <= t(62), "{}", w.until);
+    assert_eq!(w.reason.as_str(), "application_limit");
+    // Other mutations, another limit, and another user are untouched.
+    drop(grant(s.acquire_now(
+        &gitlab,
+        &core,
+        1,
+        RequestKind::REST_MUTATION,
+        t(30),
+    )));
+    let create_project = RequestKind::REST_MUTATION.with_app_limit(AppLimit::GitlabProjectCreate);
+    drop(grant(s.acquire_now(
+        &gitlab,
+        &core,
+        1,
+        create_project,
+        t(30),
+    )));
+    let dave = QuotaKey::user("gitlab.example.com", "dave");
+    drop(grant(s.acquire_now(&dave, &core, 1, open_mr, t(30))));
+    // Past the minute the count has drained.
+    drop(grant(s.acquire_now(&gitlab, &core, 1, open_mr, w.until)));
+
+    // A configuration without the limit never applies it.
+    let unlimited = MemoryQuotaState::new(GovernorConfig {
+        app_limits: Vec::new(),
+        ..config.clone()
+    })
+    .expect("valid config");
+    for i in 0..200 {
+        drop(grant(unlimited.acquire_now(
+            &gitlab,
+            &core,
+            1,
+            open_mr,
+            t(i / 10),
+        )));
+    }
+
+    // State stored before application limits existed reads back without them.
+    let mut old = serde_json::to_value(IdentityState::new(&config)).expect("json");
+    old.as_object_mut().expect("object").remove("app");
+    let back: IdentityState = serde_json::from_value(old).expect("an older state reads");
+    assert!(back.app.is_empty());
+}
+
+#[test]
+fn an_application_limit_with_no_rate_is_refused_by_name() {
+    use headroom_core::AppLimit;
+    use headroom_core::governor::AppLimitRate;
+    let config = GovernorConfig {
+        app_limits: vec![AppLimitRate {
+            limit: AppLimit::GitlabProjectCreate,
+            rate: PointsLimit::per_minute(0),
+        }],
+        ..GovernorConfig::default()
+    };
+    let e = config.validate().expect_err("a zero rate");
+    assert!(e.to_string().contains("app_limits"), "{e}");
+}

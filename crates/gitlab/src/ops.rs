@@ -12,7 +12,7 @@ use headroom_core::provider::{
     MergePullRequest, NewBranch, NewPullRequest, NewRepository, OpResult, ProtectionRule,
     ProviderError, PullRequest, Recheck, RepoRef, Repository,
 };
-use headroom_core::{Subject, route};
+use headroom_core::{AppLimit, Subject, route};
 use headroom_http::{ApiRequest, ApiResponse, Client, Credential};
 use http::Method;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
@@ -65,10 +65,19 @@ impl GitLabOps {
         self
     }
 
-    async fn get(&self, target: String, what: &str) -> OpResult<ApiResponse> {
+    async fn get(
+        &self,
+        target: String,
+        what: &str,
+        app_limit: Option<AppLimit>,
+    ) -> OpResult<ApiResponse> {
         let request = ApiRequest::get(target)
             .credential(self.credential.as_ref())
             .route(route::GITLAB_OPS);
+        let request = match app_limit {
+            Some(limit) => request.app_limit(limit),
+            None => request,
+        };
         self.client
             .send(request)
             .await
@@ -77,7 +86,17 @@ impl GitLabOps {
 
     /// A read's JSON body.
     pub(crate) async fn read(&self, target: String, what: &str) -> OpResult<Value> {
-        self.get(target, what)
+        self.read_limited(target, what, None).await
+    }
+
+    /// A read's JSON body, spending an application limit too.
+    async fn read_limited(
+        &self,
+        target: String,
+        what: &str,
+        app_limit: Option<AppLimit>,
+    ) -> OpResult<Value> {
+        self.get(target, what, app_limit)
             .await?
             .json()
             .map_err(|e| from_api(e, Sent::Read, what))
@@ -89,8 +108,8 @@ impl GitLabOps {
         method: Method,
         target: String,
         body: &Value,
-        creates_content: bool,
         what: &str,
+        app_limit: Option<AppLimit>,
     ) -> OpResult<Value> {
         headroom_http::ops::send_json(
             &self.client,
@@ -99,7 +118,10 @@ impl GitLabOps {
             headroom_http::ops::OpRequest::Mutation {
                 method: &method,
                 body,
-                creates_content,
+                // GitHub's content-creation limits are GitHub's: a GitLab mutation spends
+                // GitLab's application limit where GitLab documents one (`app_limit`).
+                creates_content: false,
+                app_limit,
             },
             what,
             crate::errors::gitlab_status,
@@ -132,7 +154,11 @@ impl GitProvider for GitLabOps {
     async fn get_repo(&self, repo: &RepoRef) -> OpResult<Repository> {
         let what = format!("project {}", repo.full_name());
         let v = self
-            .read(format!("/projects/{}", project_id(repo)), &what)
+            .read_limited(
+                format!("/projects/{}", project_id(repo)),
+                &what,
+                Some(AppLimit::GitlabProjectRead),
+            )
             .await?;
         wire::project(&v)
     }
@@ -146,7 +172,7 @@ impl GitProvider for GitLabOps {
                 "/projects/{}/repository/branches?per_page=100&page={page}",
                 project_id(repo)
             );
-            let response = self.get(target, &what).await?;
+            let response = self.get(target, &what, None).await?;
             let items: Vec<Value> = response
                 .json()
                 .map_err(|e| from_api(e, Sent::Read, &what))?;
@@ -189,7 +215,13 @@ impl GitProvider for GitLabOps {
             body["namespace_id"] = json!(id);
         }
         match self
-            .mutate(Method::POST, "/projects".into(), &body, true, "namespace")
+            .mutate(
+                Method::POST,
+                "/projects".into(),
+                &body,
+                "namespace",
+                Some(AppLimit::GitlabProjectCreate),
+            )
             .await
         {
             Ok(v) => wire::project(&v),
@@ -207,7 +239,7 @@ impl GitProvider for GitLabOps {
         );
         let what = format!("project {}", repo.full_name());
         match self
-            .mutate(Method::POST, target, &json!({}), true, &what)
+            .mutate(Method::POST, target, &json!({}), &what, None)
             .await
         {
             Ok(v) => wire::branch(&v),
@@ -235,7 +267,7 @@ impl GitProvider for GitLabOps {
         let target = format!("/projects/{}/protected_branches", project_id(repo));
         let what = format!("project {}", repo.full_name());
         let v = self
-            .mutate(Method::POST, target, &body, false, &what)
+            .mutate(Method::POST, target, &body, &what, None)
             .await?;
         let push = v
             .pointer("/push_access_levels/0/access_level")
@@ -290,7 +322,7 @@ impl GitProvider for GitLabOps {
         let target = format!("/projects/{}/repository/commits", project_id(repo));
         let what = format!("project {}", repo.full_name());
         let v = self
-            .mutate(Method::POST, target, &body, true, &what)
+            .mutate(Method::POST, target, &body, &what, None)
             .await?;
         let sha = v
             .get("id")
@@ -326,7 +358,16 @@ impl GitProvider for GitLabOps {
         });
         let target = format!("/projects/{}/merge_requests", project_id(repo));
         let what = format!("project {}", repo.full_name());
-        match self.mutate(Method::POST, target, &body, true, &what).await {
+        match self
+            .mutate(
+                Method::POST,
+                target,
+                &body,
+                &what,
+                Some(AppLimit::GitlabMergeRequestCreate),
+            )
+            .await
+        {
             Ok(v) => wire::merge_request(&v),
             Err(e) if self.rechecks(&e) => self.recheck_merge_request(repo, new, e).await,
             Err(e) => Err(e),
@@ -357,9 +398,7 @@ impl GitProvider for GitLabOps {
         );
         let what = format!("merge request !{} of {}", merge.number, repo.full_name());
         // 405 (not open, draft), 406 (conflicts) and 409 (head moved) are conflicts.
-        let v = self
-            .mutate(Method::PUT, target, &body, false, &what)
-            .await?;
+        let v = self.mutate(Method::PUT, target, &body, &what, None).await?;
         let sha = ["merge_commit_sha", "squash_commit_sha", "sha"]
             .iter()
             .find_map(|k| v.get(*k).and_then(Value::as_str))

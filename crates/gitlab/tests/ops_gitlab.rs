@@ -84,6 +84,10 @@ fn rig() -> Rig {
 }
 
 fn rig_with(configure: impl FnOnce(SimConfig) -> SimConfig) -> Rig {
+    rig_governed(configure, GovernorConfig::default())
+}
+
+fn rig_governed(configure: impl FnOnce(SimConfig) -> SimConfig, governing: GovernorConfig) -> Rig {
     let clock = TokioClock::anchored_at(Timestamp::from_second(1_800_000_000).expect("valid"));
     let config = configure(
         SimConfig::default()
@@ -91,8 +95,7 @@ fn rig_with(configure: impl FnOnce(SimConfig) -> SimConfig) -> Rig {
             .with_token(TokenSpec::user("glpat-bob", "bob")),
     );
     let sim = Simulator::new(config, clock).expect("simulator");
-    let governor =
-        Governor::in_memory(GovernorConfig::default(), Arc::new(clock)).expect("governor");
+    let governor = Governor::in_memory(governing, Arc::new(clock)).expect("governor");
     let transport = Arc::new(Recording {
         inner: SimTransport::new(sim),
         seen: Mutex::new(Vec::new()),
@@ -382,4 +385,63 @@ async fn the_project_creation_limit_is_a_rate_limit_and_the_creation_is_sent_onc
         .filter(|(m, p, _)| m == "POST" && p == "/api/v4/projects")
         .count();
     assert_eq!(posts, 3, "the refused creation went out once");
+}
+
+/// GitLab's application limits are counted by the governor, so the request that would meet
+/// one is deferred here, unsent, instead of being answered 429: with the governor's
+/// project-creation count at the instance's own (2 a minute), the third creation comes back
+/// rate limited without a POST, and goes through once the minute has passed.
+#[tokio::test(start_paused = true)]
+async fn the_governor_paces_gitlabs_application_limits_before_gitlab_refuses() {
+    use headroom_core::AppLimit;
+    use headroom_core::clock::SignedDuration;
+    use headroom_core::governor::{AppLimitRate, PointsLimit};
+    let mut governing = GovernorConfig::default();
+    governing.app_limits = vec![AppLimitRate {
+        limit: AppLimit::GitlabProjectCreate,
+        rate: PointsLimit::per_minute(2),
+    }];
+    let rig = rig_governed(
+        |mut c| {
+            c.gitlab_project_creations_per_minute = 2;
+            c
+        },
+        governing,
+    );
+    let new = |name: &str| NewRepository {
+        name: name.into(),
+        owner: None,
+        description: None,
+        private: false,
+        initialize: false,
+    };
+    let posts = || {
+        rig.transport
+            .seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(m, p, _)| m == "POST" && p == "/api/v4/projects")
+            .count()
+    };
+    rig.ops.create_repo(&new("one")).await.expect("first");
+    rig.ops.create_repo(&new("two")).await.expect("second");
+    let third = rig.ops.create_repo(&new("three")).await;
+    let Err(ProviderError::RateLimited { until, .. }) = &third else {
+        panic!("expected the governor's deferral, got {third:?}");
+    };
+    assert_eq!(posts(), 2, "the deferred creation was not sent");
+    let wait = until.duration_since(rig.clock.now());
+    assert!(
+        wait > SignedDuration::ZERO && wait <= SignedDuration::from_secs(61),
+        "{wait:?}"
+    );
+    rig.clock.sleep(wait).await;
+    let made = rig
+        .ops
+        .create_repo(&new("three"))
+        .await
+        .expect("after the minute");
+    assert_eq!(made.repo.name, "three");
+    assert_eq!(posts(), 3, "each creation sent once, none refused");
 }

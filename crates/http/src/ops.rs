@@ -79,6 +79,8 @@ pub enum OpRequest<'a> {
         body: &'a Value,
         /// Whether it creates content.
         creates_content: bool,
+        /// The provider application limit it spends, if any.
+        app_limit: Option<headroom_core::AppLimit>,
     },
 }
 
@@ -99,10 +101,15 @@ pub async fn send_json(
             method,
             body,
             creates_content,
-        } => (
-            ApiRequest::mutation(method.clone(), target, body, creates_content),
-            Sent::Mutation,
-        ),
+            app_limit,
+        } => {
+            let api = ApiRequest::mutation(method.clone(), target, body, creates_content);
+            let api = match app_limit {
+                Some(limit) => api.app_limit(limit),
+                None => api,
+            };
+            (api, Sent::Mutation)
+        }
     };
     let api = api.credential(credential).route(family);
     let failed = |e| provider_error(e, sent, what, status);

@@ -119,6 +119,12 @@ impl ApiRequest {
         self
     }
 
+    /// Spends one unit of a provider application limit too (counted by the governor).
+    pub fn app_limit(mut self, limit: headroom_core::AppLimit) -> Self {
+        self.kind = self.kind.with_app_limit(limit);
+        self
+    }
+
     /// Spends another bucket (e.g. `search`).
     pub fn bucket(mut self, bucket: Bucket) -> Self {
         if bucket.as_str() == "search" || bucket.as_str() == "code_search" {

@@ -24,7 +24,7 @@ pub use self::limiter::PointsLimit;
 pub use self::memory::MemoryQuotaState;
 pub use self::rule::{BucketState, Decision, IdentityState, LimitReporting};
 use crate::clock::{Clock, SharedClock, SignedDuration, Timestamp};
-use crate::quota::{Bucket, QuotaKey, RequestKind, Surface};
+use crate::quota::{AppLimit, Bucket, QuotaKey, RequestKind, Surface};
 use crate::signal::RateLimitSignal;
 
 /// A boxed future, so that [`QuotaState`] stays object-safe.
@@ -55,6 +55,42 @@ pub struct GovernorConfig {
     pub mutation_points: u32,
     /// Content-creation limits; a content-creating request spends one unit of each.
     pub content_creation: Vec<PointsLimit>,
+    /// Provider application limits; a request naming one ([`RequestKind::app_limit`]) spends
+    /// one unit of its rate. Defaults are GitLab's documented per-user defaults.
+    #[serde(default = "default_app_limits")]
+    pub app_limits: Vec<AppLimitRate>,
+}
+
+/// The rate of one application limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AppLimitRate {
+    /// Which.
+    pub limit: AppLimit,
+    /// Its rate.
+    pub rate: PointsLimit,
+}
+
+/// GitLab's documented defaults, per user: `GET /projects/:id` 400 a minute, `POST /projects`
+/// 200 a day, merge request creation 150 a minute. A self-managed instance may set them
+/// lower, higher or off; its 429 is then recorded as a refusal like any other.
+pub fn default_app_limits() -> Vec<AppLimitRate> {
+    vec![
+        AppLimitRate {
+            limit: AppLimit::GitlabProjectRead,
+            rate: PointsLimit::per_minute(400),
+        },
+        AppLimitRate {
+            limit: AppLimit::GitlabProjectCreate,
+            rate: PointsLimit {
+                points: 200,
+                period: SignedDuration::from_hours(24),
+            },
+        },
+        AppLimitRate {
+            limit: AppLimit::GitlabMergeRequestCreate,
+            rate: PointsLimit::per_minute(150),
+        },
+    ]
 }
 
 impl Default for GovernorConfig {
@@ -70,6 +106,7 @@ impl Default for GovernorConfig {
             read_points: 1,
             mutation_points: 5,
             content_creation: vec![PointsLimit::per_minute(80), PointsLimit::per_hour(500)],
+            app_limits: default_app_limits(),
         }
     }
 }
@@ -121,7 +158,8 @@ impl GovernorConfig {
                 self.content_creation
                     .iter()
                     .map(|l| ("content_creation", l)),
-            );
+            )
+            .chain(self.app_limits.iter().map(|a| ("app_limits", &a.rate)));
         for (setting, limit) in limits {
             if limit.points == 0 || !limit.period.is_positive() {
                 return invalid(setting, "needs positive points and a positive period");
@@ -172,6 +210,13 @@ pub enum WaitReason {
         /// The limit.
         limit: PointsLimit,
     },
+    /// A provider application limit's local count is full.
+    ApplicationLimit {
+        /// Which.
+        name: AppLimit,
+        /// Its rate.
+        limit: PointsLimit,
+    },
 }
 
 impl WaitReason {
@@ -183,6 +228,7 @@ impl WaitReason {
             WaitReason::InFlightCeiling { .. } => "in_flight_ceiling",
             WaitReason::LocalPoints { .. } => "local_points",
             WaitReason::ContentCreation { .. } => "content_creation",
+            WaitReason::ApplicationLimit { .. } => "application_limit",
         }
     }
 
@@ -230,6 +276,13 @@ impl fmt::Display for WaitReason {
             WaitReason::ContentCreation { limit } => write!(
                 f,
                 "content-creation limit reached ({} per {}s)",
+                limit.points,
+                limit.period.as_secs()
+            ),
+            WaitReason::ApplicationLimit { name, limit } => write!(
+                f,
+                "application limit {} reached ({} per {}s)",
+                name.as_str(),
                 limit.points,
                 limit.period.as_secs()
             ),

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::limiter::PointsWindow;
 use super::{BucketSnapshot, GovernorConfig, IdentitySnapshot, WaitReason};
 use crate::clock::{SignedDuration, Timestamp};
-use crate::quota::{Bucket, QuotaKey, RequestKind, Surface};
+use crate::quota::{AppLimit, Bucket, QuotaKey, RequestKind, Surface};
 use crate::signal::{LimitReason, RateLimitSignal};
 
 /// What the governor knows about one bucket of one identity.
@@ -109,6 +109,9 @@ pub struct IdentityState {
     pub graphql_points: Option<PointsWindow>,
     /// Content-creation limits (per minute, per hour).
     pub content: Vec<PointsWindow>,
+    /// Application limits' counts, each created when a request first names its limit.
+    #[serde(default)]
+    pub app: Vec<(AppLimit, PointsWindow)>,
 }
 
 impl IdentityState {
@@ -125,7 +128,26 @@ impl IdentityState {
                 .copied()
                 .map(PointsWindow::new)
                 .collect(),
+            app: Vec::new(),
         }
+    }
+
+    /// The window counting `limit` under `config`'s rate, created when first asked for;
+    /// `None` when the configuration does not limit it.
+    fn app_window(
+        &mut self,
+        config: &GovernorConfig,
+        limit: AppLimit,
+    ) -> Option<&mut PointsWindow> {
+        let rate = config.app_limits.iter().find(|a| a.limit == limit)?.rate;
+        let i = match self.app.iter().position(|(l, _)| *l == limit) {
+            Some(i) => i,
+            None => {
+                self.app.push((limit, PointsWindow::new(rate)));
+                self.app.len() - 1
+            }
+        };
+        Some(&mut self.app[i].1)
     }
 
     /// The index of `bucket`, if it has been seen.
@@ -263,6 +285,18 @@ pub fn evaluate(
             }
         }
     }
+    if let Some(name) = kind.app_limit
+        && let Some(window) = identity.app_window(config, name)
+        && let Some(until) = window.check(1, now)
+    {
+        return Decision::Wait {
+            until,
+            reason: WaitReason::ApplicationLimit {
+                name,
+                limit: window.limit(),
+            },
+        };
+    }
     Decision::Grant { cost }
 }
 
@@ -301,6 +335,11 @@ pub fn charge(
         for window in &mut identity.content {
             window.record(1, now);
         }
+    }
+    if let Some(name) = kind.app_limit
+        && let Some(window) = identity.app_window(config, name)
+    {
+        window.record(1, now);
     }
 }
 

@@ -83,6 +83,7 @@ impl GitHubOps {
                 method: &method,
                 body,
                 creates_content,
+                app_limit: None,
             },
             what,
             errors::github_status,
