@@ -396,11 +396,13 @@ async fn the_governor_paces_gitlabs_application_limits_before_gitlab_refuses() {
     use headroom_core::AppLimit;
     use headroom_core::clock::SignedDuration;
     use headroom_core::governor::{AppLimitRate, PointsLimit};
-    let mut governing = GovernorConfig::default();
-    governing.app_limits = vec![AppLimitRate {
-        limit: AppLimit::GitlabProjectCreate,
-        rate: PointsLimit::per_minute(2),
-    }];
+    let governing = GovernorConfig {
+        app_limits: vec![AppLimitRate {
+            limit: AppLimit::GitlabProjectCreate,
+            rate: PointsLimit::per_minute(2),
+        }],
+        ..GovernorConfig::default()
+    };
     let rig = rig_governed(
         |mut c| {
             c.gitlab_project_creations_per_minute = 2;

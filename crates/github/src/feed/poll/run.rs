@@ -358,7 +358,6 @@ impl Poller {
         })
     }
 
-    #[allow(clippy::too_many_arguments)]
     /// The quota identity could not be resolved (the credential's `GET /user` failed, or the
     /// provider did not answer): a run is recorded, failed, and the source backs off.
     pub(super) async fn identity_failed(
@@ -396,6 +395,7 @@ impl Poller {
         .await
     }
 
+    #[allow(clippy::too_many_arguments)]
     async fn fail(
         &self,
         source: &mut EventSource,
