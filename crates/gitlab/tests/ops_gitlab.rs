@@ -120,6 +120,28 @@ fn rig_governed(configure: impl FnOnce(SimConfig) -> SimConfig, governing: Gover
     }
 }
 
+/// A new project `name`, public, without a README.
+fn bare_project(name: &str) -> NewRepository {
+    NewRepository {
+        name: name.into(),
+        owner: None,
+        description: None,
+        private: false,
+        initialize: false,
+    }
+}
+
+/// How many `POST /projects` reached the simulator.
+fn project_posts(rig: &Rig) -> usize {
+    rig.transport
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(m, p, _)| m == "POST" && p == "/api/v4/projects")
+        .count()
+}
+
 fn widgets() -> RepoRef {
     RepoRef::new("alice", "widgets")
 }
@@ -362,29 +384,20 @@ async fn the_project_creation_limit_is_a_rate_limit_and_the_creation_is_sent_onc
         c.gitlab_project_creations_per_minute = 2;
         c
     });
-    let new = |name: &str| NewRepository {
-        name: name.into(),
-        owner: None,
-        description: None,
-        private: false,
-        initialize: false,
-    };
-    rig.ops.create_repo(&new("one")).await.expect("first");
-    rig.ops.create_repo(&new("two")).await.expect("second");
-    let third = rig.ops.create_repo(&new("three")).await;
+    rig.ops
+        .create_repo(&bare_project("one"))
+        .await
+        .expect("first");
+    rig.ops
+        .create_repo(&bare_project("two"))
+        .await
+        .expect("second");
+    let third = rig.ops.create_repo(&bare_project("three")).await;
     assert!(
         matches!(third, Err(ProviderError::RateLimited { .. })),
         "{third:?}"
     );
-    let posts = rig
-        .transport
-        .seen
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|(m, p, _)| m == "POST" && p == "/api/v4/projects")
-        .count();
-    assert_eq!(posts, 3, "the refused creation went out once");
+    assert_eq!(project_posts(&rig), 3, "the refused creation went out once");
 }
 
 /// GitLab's application limits are counted by the governor, so the request that would meet
@@ -410,29 +423,19 @@ async fn the_governor_paces_gitlabs_application_limits_before_gitlab_refuses() {
         },
         governing,
     );
-    let new = |name: &str| NewRepository {
-        name: name.into(),
-        owner: None,
-        description: None,
-        private: false,
-        initialize: false,
-    };
-    let posts = || {
-        rig.transport
-            .seen
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|(m, p, _)| m == "POST" && p == "/api/v4/projects")
-            .count()
-    };
-    rig.ops.create_repo(&new("one")).await.expect("first");
-    rig.ops.create_repo(&new("two")).await.expect("second");
-    let third = rig.ops.create_repo(&new("three")).await;
+    rig.ops
+        .create_repo(&bare_project("one"))
+        .await
+        .expect("first");
+    rig.ops
+        .create_repo(&bare_project("two"))
+        .await
+        .expect("second");
+    let third = rig.ops.create_repo(&bare_project("three")).await;
     let Err(ProviderError::RateLimited { until, .. }) = &third else {
         panic!("expected the governor's deferral, got {third:?}");
     };
-    assert_eq!(posts(), 2, "the deferred creation was not sent");
+    assert_eq!(project_posts(&rig), 2, "the deferred creation was not sent");
     let wait = until.duration_since(rig.clock.now());
     assert!(
         wait > SignedDuration::ZERO && wait <= SignedDuration::from_secs(61),
@@ -441,9 +444,13 @@ async fn the_governor_paces_gitlabs_application_limits_before_gitlab_refuses() {
     rig.clock.sleep(wait).await;
     let made = rig
         .ops
-        .create_repo(&new("three"))
+        .create_repo(&bare_project("three"))
         .await
         .expect("after the minute");
     assert_eq!(made.repo.name, "three");
-    assert_eq!(posts(), 3, "each creation sent once, none refused");
+    assert_eq!(
+        project_posts(&rig),
+        3,
+        "each creation sent once, none refused"
+    );
 }

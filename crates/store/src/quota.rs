@@ -28,14 +28,14 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use headroom_core::clock::{SignedDuration, Timestamp};
 use headroom_core::governor::rule::{self, Decision, IdentityState};
 use headroom_core::governor::{
     Acquire, BoxFuture, ConfigError, GovernorConfig, GovernorError, Headroom, IdentitySnapshot,
-    Permit, QuotaState, SlotRelease, Wait, WaitTicket,
+    Permit, QuotaState, Wait, WaitTicket,
 };
 use headroom_core::quota::{Bucket, QuotaKey, RequestKind};
 use headroom_core::redact::redact;
@@ -48,8 +48,10 @@ use crate::db::{Conn, DbTx, Pools, on_each_conn, on_each_pool};
 use crate::model::{SubjectKind, ms};
 
 mod optimistic;
+mod release;
 
 use optimistic::{LeaseChange, Optimistic};
+use release::{LeaseRelease, ReleaseTarget, ReleaseTracker, WaitRelease, WaitingMap};
 
 /// Settings of the shared governor backend.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,30 +73,6 @@ impl Default for SharedGovernorOptions {
     }
 }
 
-/// Counts lease deletions still running, so callers (tests, shutdown) can wait for them.
-#[derive(Debug, Default)]
-struct ReleaseTracker {
-    pending: AtomicUsize,
-    idle: tokio::sync::Notify,
-}
-
-struct PendingRelease(Arc<ReleaseTracker>);
-
-impl PendingRelease {
-    fn start(tracker: &Arc<ReleaseTracker>) -> Self {
-        tracker.pending.fetch_add(1, Ordering::SeqCst);
-        Self(Arc::clone(tracker))
-    }
-}
-
-impl Drop for PendingRelease {
-    fn drop(&mut self) {
-        if self.0.pending.fetch_sub(1, Ordering::SeqCst) == 1 {
-            self.0.idle.notify_waiters();
-        }
-    }
-}
-
 /// Either backend's pool, owned: the state outlives the borrow a store hands out.
 #[derive(Clone)]
 enum GovernorPool {
@@ -107,93 +85,6 @@ impl GovernorPool {
         match self {
             GovernorPool::Sqlite(pool) => Pools::Sqlite(pool),
             GovernorPool::Pg(pool) => Pools::Pg(pool),
-        }
-    }
-}
-
-/// Where a lease is freed: on SQLite a plain delete (the next decision recounts the leases);
-/// on PostgreSQL an optimistic write that also lowers the cached in-flight counts.
-#[derive(Clone)]
-enum ReleaseTarget {
-    Delete(GovernorPool),
-    Pg {
-        optimistic: Arc<Optimistic>,
-        config: Arc<GovernorConfig>,
-        /// The latest instant a caller gave: a release has no clock of its own.
-        latest: Arc<AtomicI64>,
-    },
-}
-
-/// Frees one permit's lease.
-struct LeaseRelease {
-    target: ReleaseTarget,
-    lease_id: i64,
-    runtime: tokio::runtime::Handle,
-    tracker: Arc<ReleaseTracker>,
-}
-
-impl SlotRelease for LeaseRelease {
-    fn release_in_flight(&self, key: &QuotaKey, bucket: &Bucket, _slot: usize) {
-        let target = self.target.clone();
-        let lease_id = self.lease_id;
-        let (key, bucket) = (key.clone(), bucket.clone());
-        let pending = PendingRelease::start(&self.tracker);
-        // If the runtime is gone or the delete fails, the lease still expires by itself.
-        self.runtime.spawn(async move {
-            match target {
-                ReleaseTarget::Delete(pool) => {
-                    let _ = on_each_pool!(pool.pools(), |p| sqlx::query(
-                        "DELETE FROM governor_leases WHERE id = $1"
-                    )
-                    .bind(lease_id)
-                    .execute(p)
-                    .await
-                    .map(|_| ()));
-                }
-                ReleaseTarget::Pg {
-                    optimistic,
-                    config,
-                    latest,
-                } => {
-                    let now = Timestamp::from_millisecond(latest.load(Ordering::SeqCst))
-                        .unwrap_or(Timestamp::MIN);
-                    let fresh = || IdentityState::new(&config);
-                    let _ = optimistic
-                        .write(&key, fresh, now, |state, present| {
-                            // A lease already cleared as expired was uncounted then.
-                            if present && let Some(i) = state.find(&bucket) {
-                                rule::release(state, i);
-                            }
-                            ((), LeaseChange::Free { lease_id })
-                        })
-                        .await;
-                }
-            }
-            drop(pending);
-        });
-    }
-
-    fn release_waiting(&self, _key: &QuotaKey, _bucket: &Bucket, _slot: usize) {}
-}
-
-type WaitingMap = HashMap<(QuotaKey, Bucket), u32>;
-
-/// Counts in-process waiters.
-struct WaitRelease {
-    waiting: Arc<Mutex<WaitingMap>>,
-}
-
-impl SlotRelease for WaitRelease {
-    fn release_in_flight(&self, _key: &QuotaKey, _bucket: &Bucket, _slot: usize) {}
-
-    fn release_waiting(&self, key: &QuotaKey, bucket: &Bucket, _slot: usize) {
-        let mut map = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
-        let entry = (key.clone(), bucket.clone());
-        if let Some(n) = map.get_mut(&entry) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                map.remove(&entry);
-            }
         }
     }
 }
@@ -242,6 +133,33 @@ fn apply_lease_counts(state: &mut IdentityState, live: impl IntoIterator<Item = 
         total = total.saturating_add(n);
     }
     state.in_flight = total;
+}
+
+/// Creates the identity's row holding `fresh`, unless another process just did.
+async fn insert_identity(
+    conn: &mut Conn<'_>,
+    key: &QuotaKey,
+    id: &IdentityKey,
+    fresh: &IdentityState,
+    now: Timestamp,
+) -> Result<(), GovernorError> {
+    on_each_conn!(conn, |c| {
+        sqlx::query(
+            "INSERT INTO governor_identities \
+             (host, subject_kind, subject_id, quota_key, state, updated_at_ms) \
+             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
+        )
+        .bind(&id.host)
+        .bind(id.kind)
+        .bind(&id.id)
+        .bind(Json(key))
+        .bind(Json(fresh))
+        .bind(ms(now))
+        .execute(c)
+        .await
+        .map(|_| ())
+    })
+    .map_err(backend_error)
 }
 
 /// The identity's primary key.
@@ -361,23 +279,7 @@ impl SharedQuotaState {
                 return Ok(state);
             }
             let fresh = IdentityState::new(&self.config);
-            on_each_conn!(conn, |c| {
-                sqlx::query(
-                    "INSERT INTO governor_identities \
-                     (host, subject_kind, subject_id, quota_key, state, updated_at_ms) \
-                     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
-                )
-                .bind(&id.host)
-                .bind(id.kind)
-                .bind(&id.id)
-                .bind(Json(key))
-                .bind(Json(&fresh))
-                .bind(ms(now))
-                .execute(c)
-                .await
-                .map(|_| ())
-            })
-            .map_err(backend_error)?;
+            insert_identity(conn, key, id, &fresh, now).await?;
         }
         Err(GovernorError::Backend(
             "the identity row vanished while being created".to_owned(),

@@ -26,7 +26,8 @@ use headroom_core::quota::{Bucket, QuotaKey};
 use sqlx::postgres::PgPool;
 use sqlx::types::Json;
 
-use super::{IdentityKey, apply_lease_counts, backend_error};
+use super::{IdentityKey, apply_lease_counts, backend_error, insert_identity};
+use crate::db::Conn;
 use crate::model::ms;
 
 /// Writes that lose this many times in a row give up (a backend error, which the caller
@@ -232,20 +233,8 @@ impl Optimistic {
         now: Timestamp,
     ) -> Result<Option<Cached>, GovernorError> {
         let (Some(Json(mut state)), Some(version)) = (row.state, row.version) else {
-            sqlx::query(
-                "INSERT INTO governor_identities \
-                 (host, subject_kind, subject_id, quota_key, state, updated_at_ms) \
-                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
-            )
-            .bind(&id.host)
-            .bind(id.kind)
-            .bind(&id.id)
-            .bind(Json(key))
-            .bind(Json(fresh()))
-            .bind(ms(now))
-            .execute(&self.pool)
-            .await
-            .map_err(backend_error)?;
+            let mut c = self.pool.acquire().await.map_err(backend_error)?;
+            insert_identity(&mut Conn::Pg(&mut c), key, id, &fresh(), now).await?;
             return Ok(None);
         };
         if row.expired > 0 {

@@ -74,14 +74,7 @@ impl Poller {
             owner: ledger.subject.clone(),
         };
         let run_row = self
-            .state
-            .start_ingestion_run(
-                &run_id,
-                Some(source.id),
-                EventOrigin::Feed.as_str(),
-                Some(&credential),
-                now,
-            )
+            .open_run(&run_id, &source, Some(&credential), now)
             .await?;
         tracing::info!(event = telemetry::INGESTION_RUN_STARTED, run_id = %run_id,
             event_source_id = source.id, forced = force);
@@ -358,6 +351,26 @@ impl Poller {
         })
     }
 
+    /// Records a feed run of `source` as started at `now`, spending `credential`; its row id.
+    async fn open_run(
+        &self,
+        run_id: &str,
+        source: &EventSource,
+        credential: Option<&CredentialUsed>,
+        now: Timestamp,
+    ) -> Result<i64, PollError> {
+        Ok(self
+            .state
+            .start_ingestion_run(
+                run_id,
+                Some(source.id),
+                EventOrigin::Feed.as_str(),
+                credential,
+                now,
+            )
+            .await?)
+    }
+
     /// The quota identity could not be resolved (the credential's `GET /user` failed, or the
     /// provider did not answer): a run is recorded, failed, and the source backs off.
     pub(super) async fn identity_failed(
@@ -367,16 +380,7 @@ impl Poller {
     ) -> Result<PollOutcome, PollError> {
         let now = self.clock.now();
         let run_id = new_run_id();
-        let run_row = self
-            .state
-            .start_ingestion_run(
-                &run_id,
-                Some(source.id),
-                EventOrigin::Feed.as_str(),
-                None,
-                now,
-            )
-            .await?;
+        let run_row = self.open_run(&run_id, &source, None, now).await?;
         let error = match e {
             // The prefix readiness looks for comes first.
             ApiError::Forbidden { status: 401, .. } => failure_text(e),
