@@ -363,15 +363,77 @@ impl GlobalArgs {
         }
         let text = std::fs::read_to_string(&path)
             .map_err(|e| invalid("--config", format!("cannot read {}: {e}", path.display())))?;
-        toml::from_str(&text)
-            .map_err(|e| invalid("--config", format!("{}: {}", path.display(), e.message())))
+        toml::from_str(&text).map_err(|e| toml_problem(&path, &text, &e))
     }
+}
+
+/// A `headroom.toml` the parser refused, in words: the setting the offending line sets (with
+/// its table, `sync_caps.share`), the file, line and column, and the parser's message.
+fn toml_problem(path: &std::path::Path, text: &str, e: &toml::de::Error) -> ConfigError {
+    let Some(span) = e.span() else {
+        return invalid("--config", format!("{}: {}", path.display(), e.message()));
+    };
+    let before = text.get(..span.start).unwrap_or(text);
+    let line_no = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    let line = text.lines().nth(line_no - 1).unwrap_or("");
+    let table = text
+        .lines()
+        .take(line_no)
+        .filter_map(|l| {
+            let l = l.trim();
+            l.strip_prefix('[')?.strip_suffix(']').map(str::trim)
+        })
+        .last();
+    let key = line
+        .split_once('=')
+        .map(|(k, _)| k.trim().trim_matches('"'))
+        .filter(|k| !k.is_empty() && !k.starts_with('['));
+    let setting = match (table, key) {
+        (Some(t), Some(k)) => format!("{t}.{k}"),
+        (None, Some(k)) => k.to_owned(),
+        _ => "--config".to_owned(),
+    };
+    invalid(
+        &setting,
+        format!(
+            "{} line {line_no}, column {column}: {}",
+            path.display(),
+            e.message()
+        ),
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::HashMap;
+
+    fn toml_refusal(text: &str) -> ConfigError {
+        let e = toml::from_str::<FileSettings>(text).expect_err("refused");
+        toml_problem(std::path::Path::new("headroom.toml"), text, &e)
+    }
+
+    #[test]
+    fn a_toml_error_names_the_setting_its_line_and_column() {
+        let e = toml_refusal("db = \"h.db\"\n\nin_flight_ceiling = \"ten\"\n");
+        assert_eq!(e.setting, "in_flight_ceiling", "{e}");
+        assert!(
+            e.problem.starts_with("headroom.toml line 3, column 21: "),
+            "{e}"
+        );
+        let e = toml_refusal("db = \"h.db\"\ninflight_ceiling = 4\n");
+        assert_eq!(e.setting, "inflight_ceiling", "{e}");
+        assert!(e.problem.contains("line 2"), "{e}");
+        assert!(e.problem.contains("unknown field"), "{e}");
+        let e = toml_refusal("[sync_caps]\nshare = 7\n");
+        assert_eq!(e.setting, "sync_caps.share", "{e}");
+        assert!(e.problem.contains("line 2"), "{e}");
+        // Not a key's line at all: the file is named.
+        let e = toml_refusal("db = \"h.db\"\n[[[\n");
+        assert_eq!(e.setting, "--config", "{e}");
+        assert!(e.problem.contains("line 2"), "{e}");
+    }
 
     /// A process environment of fixed variables, for tests here and in `config::tokens`.
     pub(super) struct Env(pub(super) HashMap<&'static str, &'static str>);
@@ -666,12 +728,15 @@ mod tests {
         assert_eq!(s.in_flight_ceiling, 4);
         assert_eq!(s.db, "flag.db", "a flag beats the file");
         std::fs::write(&path, "unknown_key = 1\n").expect("write");
+        let refused = error_of(GlobalArgs {
+            config: Some(path.clone()),
+            ..Default::default()
+        });
+        // The key, the file and the line (issue 20, item 9: TOML errors named neither).
+        assert!(refused.contains("`unknown_key`"), "{refused}");
         assert!(
-            error_of(GlobalArgs {
-                config: Some(path.clone()),
-                ..Default::default()
-            })
-            .contains("--config")
+            refused.contains(&format!("{} line 1", path.display())),
+            "{refused}"
         );
         std::fs::write(&path, "in_flight_ceiling = 0\n").expect("write");
         assert!(

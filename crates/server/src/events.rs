@@ -64,6 +64,7 @@ pub fn parse_query(raw: Option<&str>) -> Result<ListQuery, ApiError> {
         filter: PushEventFilter::default(),
     };
     let mut seen: Vec<String> = Vec::new();
+    let mut cursor: Option<(PushEventFilter, PushEventKey)> = None;
     for (name, value) in form_urlencoded::parse(raw.unwrap_or("").as_bytes()) {
         if !PARAMETERS.contains(&name.as_ref()) {
             return Err(bad(
@@ -100,7 +101,7 @@ pub fn parse_query(raw: Option<&str>) -> Result<ListQuery, ApiError> {
                     })?;
             }
             "cursor" => {
-                query.cursor = Some(decode_cursor(&value).ok_or_else(|| {
+                cursor = Some(decode_cursor(&value).ok_or_else(|| {
                     bad(
                         "invalid_cursor",
                         "cursor",
@@ -113,24 +114,71 @@ pub fn parse_query(raw: Option<&str>) -> Result<ListQuery, ApiError> {
             _ => query.filter.repository_id = Some(github_id("repository_id", &value)?),
         }
     }
+    // A cursor is a position in one filtered list: another filter's position would skip or
+    // repeat rows without saying so.
+    if let Some((filter, key)) = cursor {
+        if filter != query.filter {
+            return Err(bad(
+                "invalid_cursor",
+                "cursor",
+                format!(
+                    "cursor was issued for {}, not {}; follow pagination.next_cursor with the \
+                     filters it came with",
+                    filter_words(&filter),
+                    filter_words(&query.filter)
+                ),
+            ));
+        }
+        query.cursor = Some(key);
+    }
     Ok(query)
 }
 
-/// The opaque cursor of a keyset position.
-pub fn encode_cursor(key: &PushEventKey) -> String {
-    URL_SAFE_NO_PAD.encode(format!("v1:{}:{}", key.occurred_at_ms, key.github_event_id))
+fn filter_words(filter: &PushEventFilter) -> String {
+    match (filter.actor_id, filter.repository_id) {
+        (None, None) => "the unfiltered list".to_owned(),
+        (Some(a), None) => format!("actor_id={a}"),
+        (None, Some(r)) => format!("repository_id={r}"),
+        (Some(a), Some(r)) => format!("actor_id={a} and repository_id={r}"),
+    }
 }
 
-/// The keyset position of a cursor, if it is one this server issued.
-pub fn decode_cursor(cursor: &str) -> Option<PushEventKey> {
+/// The opaque cursor of a keyset position in the list `filter` selects.
+pub fn encode_cursor(filter: &PushEventFilter, key: &PushEventKey) -> String {
+    let id = |v: Option<i64>| v.map_or_else(|| "-".to_owned(), |v| v.to_string());
+    URL_SAFE_NO_PAD.encode(format!(
+        "v2:{}:{}:{}:{}",
+        id(filter.actor_id),
+        id(filter.repository_id),
+        key.occurred_at_ms,
+        key.github_event_id
+    ))
+}
+
+/// The filter and keyset position of a cursor, if it is one this server issued.
+pub fn decode_cursor(cursor: &str) -> Option<(PushEventFilter, PushEventKey)> {
     let bytes = URL_SAFE_NO_PAD.decode(cursor).ok()?;
     let text = String::from_utf8(bytes).ok()?;
-    let rest = text.strip_prefix("v1:")?;
-    let (ms, id) = rest.split_once(':')?;
-    let occurred_at_ms = ms.parse::<i64>().ok()?;
-    (!id.is_empty()).then(|| PushEventKey {
-        occurred_at_ms,
-        github_event_id: id.to_owned(),
+    let mut parts = text.strip_prefix("v2:")?.splitn(4, ':');
+    let id = |part: &str| match part {
+        "-" => Some(None),
+        n => n.parse::<i64>().ok().filter(|n| *n > 0).map(Some),
+    };
+    let actor_id = id(parts.next()?)?;
+    let repository_id = id(parts.next()?)?;
+    let occurred_at_ms = parts.next()?.parse::<i64>().ok()?;
+    let github_event_id = parts.next()?;
+    (!github_event_id.is_empty()).then(|| {
+        (
+            PushEventFilter {
+                actor_id,
+                repository_id,
+            },
+            PushEventKey {
+                occurred_at_ms,
+                github_event_id: github_event_id.to_owned(),
+            },
+        )
     })
 }
 
@@ -270,7 +318,7 @@ pub async fn list(
     let has_more = rows.len() > query.limit as usize;
     rows.truncate(query.limit as usize);
     let next_cursor = has_more
-        .then(|| rows.last().map(|r| encode_cursor(&r.key())))
+        .then(|| rows.last().map(|r| encode_cursor(&query.filter, &r.key())))
         .flatten();
     let page = Page {
         data: rows.iter().map(|r| view(r, None)).collect(),
@@ -333,26 +381,71 @@ mod tests {
             occurred_at_ms: 1_800_000_000_123,
             github_event_id: "58000000008".into(),
         };
-        assert_eq!(decode_cursor(&encode_cursor(&key)), Some(key));
+        let filter = PushEventFilter {
+            actor_id: Some(7),
+            repository_id: None,
+        };
+        assert_eq!(
+            decode_cursor(&encode_cursor(&filter, &key)),
+            Some((filter, key))
+        );
         assert_eq!(decode_cursor("not a cursor"), None);
-        assert_eq!(decode_cursor(&URL_SAFE_NO_PAD.encode("v2:1:x")), None);
-        assert_eq!(decode_cursor(&URL_SAFE_NO_PAD.encode("v1:x:1")), None);
+        assert_eq!(decode_cursor(&URL_SAFE_NO_PAD.encode("v2:-:-:x:1")), None);
+        assert_eq!(decode_cursor(&URL_SAFE_NO_PAD.encode("v2:0:-:1:1")), None);
+        // The unbound cursors of earlier versions are not this server's.
+        assert_eq!(decode_cursor(&URL_SAFE_NO_PAD.encode("v1:1:1")), None);
     }
 
     proptest::proptest! {
         #[test]
-        fn any_position_survives_its_cursor(ms in proptest::num::i64::ANY, id in ".{1,40}") {
+        fn any_position_survives_its_cursor(
+            ms in proptest::num::i64::ANY,
+            id in ".{1,40}",
+            actor in proptest::option::of(1i64..i64::MAX),
+            repository in proptest::option::of(1i64..i64::MAX),
+        ) {
             let key = PushEventKey { occurred_at_ms: ms, github_event_id: id };
-            let cursor = encode_cursor(&key);
+            let filter = PushEventFilter { actor_id: actor, repository_id: repository };
+            let cursor = encode_cursor(&filter, &key);
             // URL-safe without escaping, so it travels in a query string and a Link header.
             proptest::prop_assert!(cursor.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
-            proptest::prop_assert_eq!(decode_cursor(&cursor), Some(key));
+            proptest::prop_assert_eq!(decode_cursor(&cursor), Some((filter, key)));
         }
 
         #[test]
         fn a_limit_is_accepted_exactly_in_range(n in 0u64..1000) {
             let parsed = parse_query(Some(&format!("limit={n}")));
             proptest::prop_assert_eq!(parsed.is_ok(), (1..=100).contains(&n));
+        }
+    }
+
+    #[test]
+    fn a_cursor_is_bound_to_the_filter_it_was_issued_for() {
+        let key = PushEventKey {
+            occurred_at_ms: 1_800_000_000_123,
+            github_event_id: "58000000008".into(),
+        };
+        let of_actor = PushEventFilter {
+            actor_id: Some(7),
+            repository_id: None,
+        };
+        let cursor = encode_cursor(&of_actor, &key);
+        let same = parse_query(Some(&format!("cursor={cursor}&actor_id=7"))).expect("same");
+        assert_eq!(same.cursor, Some(key.clone()));
+        // The filter may come before or after the cursor; another filter is refused.
+        assert!(parse_query(Some(&format!("actor_id=7&cursor={cursor}"))).is_ok());
+        for other in [
+            "",
+            "&actor_id=8",
+            "&repository_id=7",
+            "&actor_id=7&repository_id=1",
+        ] {
+            let refused = parse_query(Some(&format!("cursor={cursor}{other}"))).expect_err(other);
+            let text = format!("{refused:?}");
+            assert!(
+                text.contains("invalid_cursor") && text.contains("actor_id=7"),
+                "{text}"
+            );
         }
     }
 

@@ -267,11 +267,17 @@ fn unreachable_database(e: &headroom_store::StoreError) -> Response {
     tag = "feed",
     responses(
         (status = 200, description = "The feed's status document (the same as `headroom status --json`)", body = StatusDocument),
+        (status = 400, description = "A query parameter was given (`/status` takes none), named in the error", body = ErrorBody),
         (status = 503, description = "The database did not answer", body = ErrorBody),
     )
 )]
-/// `GET /status`: the feed's ledgers, backlog, throughput and catch-up verdict.
-async fn status_handler(State(state): State<AppState>) -> Result<Response, ApiError> {
+/// `GET /status`: the feed's ledgers, backlog, throughput and catch-up verdict. It takes no
+/// parameter, and says so rather than ignore one (as the list endpoints do).
+async fn status_handler(
+    State(state): State<AppState>,
+    axum::extract::RawQuery(raw): axum::extract::RawQuery,
+) -> Result<Response, ApiError> {
+    api::params::pairs(raw.as_deref(), &[])?;
     let document = state.status.get(&state).await?;
     Ok(Json(&*document).into_response())
 }

@@ -335,6 +335,8 @@ async fn refused_queries(db: &Db) {
             "limit",
             "repeated_parameter",
         ),
+        // `/status` takes no parameter and says so, as the list does.
+        ("/status?since=1", "since", "unknown_parameter"),
     ] {
         let reply = get(&app, uri).await;
         assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{uri}");

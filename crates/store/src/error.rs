@@ -95,6 +95,16 @@ impl From<sqlx::Error> for StoreError {
                 _ => StoreError::Database(message),
             };
         }
+        if matches!(error, sqlx::Error::PoolTimedOut) {
+            // sqlx's own words ("pool timed out while waiting for an open connection") hide
+            // the usual cause: every connection is waiting on a lock another holds.
+            return StoreError::Database(
+                "the database stayed busy past the wait for a connection: another process \
+                 (on SQLite, the holder of the file's write lock) or a long transaction of \
+                 this one holds it; try again when it is done"
+                    .to_owned(),
+            );
+        }
         StoreError::Database(redact(&error.to_string()))
     }
 }
@@ -102,5 +112,17 @@ impl From<sqlx::Error> for StoreError {
 impl From<sqlx::migrate::MigrateError> for StoreError {
     fn from(error: sqlx::migrate::MigrateError) -> Self {
         StoreError::Migrate(redact(&error.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pool_timeout_says_the_database_is_busy() {
+        let e = StoreError::from(sqlx::Error::PoolTimedOut).to_string();
+        assert!(e.contains("busy") && e.contains("write lock"), "{e}");
+        assert!(!e.contains("pool timed out"), "{e}");
     }
 }

@@ -103,6 +103,11 @@ pub fn identity_hints(envelope: &Value) -> (Option<String>, Option<String>) {
     (id, event_type)
 }
 
+/// The earliest `created_at` accepted: GitHub opened in 2008.
+const EARLIEST_EVENT: Timestamp = Timestamp::constant(1_199_145_600, 0);
+/// The first `created_at` refused as too late: 2100-01-01.
+const LATEST_EVENT: Timestamp = Timestamp::constant(4_102_444_800, 0);
+
 /// Judges one envelope.
 pub fn validate(envelope: &Value) -> Verdict {
     match validate_inner(envelope) {
@@ -115,6 +120,30 @@ type Check<T> = Result<T, Rejection>;
 
 fn reject<T>(code: ErrorCode, message: String) -> Check<T> {
     Err(Rejection { code, message })
+}
+
+/// `created_at`: an RFC 3339 instant within the years GitHub's events can have.
+fn created_at(root: &serde_json::Map<String, Value>) -> Check<Timestamp> {
+    let created_at = string(root, "", "created_at")?;
+    match created_at.parse::<Timestamp>() {
+        // GitHub's events begin with GitHub (2008); an instant past 2100 is no event's, and
+        // stored it would sort as the newest row forever.
+        Ok(t) if (EARLIEST_EVENT..LATEST_EVENT).contains(&t) => Ok(t),
+        Ok(_) => reject(
+            ErrorCode::InvalidFieldFormat,
+            format!(
+                "created_at is {}, outside the years GitHub's events can have (2008 to 2099)",
+                quoted(created_at)
+            ),
+        ),
+        Err(_) => reject(
+            ErrorCode::InvalidFieldFormat,
+            format!(
+                "created_at is {}, not an RFC 3339 instant",
+                quoted(created_at)
+            ),
+        ),
+    }
 }
 
 fn validate_inner(envelope: &Value) -> Check<Verdict> {
@@ -134,19 +163,7 @@ fn validate_inner(envelope: &Value) -> Check<Verdict> {
         });
     }
     let id = event_id(root)?;
-    let created_at = string(root, "", "created_at")?;
-    let occurred_at: Timestamp = match created_at.parse() {
-        Ok(t) => t,
-        Err(_) => {
-            return reject(
-                ErrorCode::InvalidFieldFormat,
-                format!(
-                    "created_at is {}, not an RFC 3339 instant",
-                    quoted(created_at)
-                ),
-            );
-        }
-    };
+    let occurred_at = created_at(root)?;
 
     let actor = object(root, "", "actor")?;
     let actor_id = positive_id(actor, "actor.", "id")?;
@@ -519,6 +536,31 @@ mod tests {
         let mut bad_time = current_shape();
         bad_time["created_at"] = json!("yesterday");
         assert_eq!(rejected(&bad_time).code, ErrorCode::InvalidFieldFormat);
+        // Instants no GitHub event can have (issue 20, item 9): the year 9998 would sort as
+        // the newest row forever.
+        for far in [
+            "9998-01-01T00:00:00Z",
+            "2100-01-01T00:00:00Z",
+            "1999-12-31T23:59:59Z",
+        ] {
+            let mut odd_time = current_shape();
+            odd_time["created_at"] = json!(far);
+            let r = rejected(&odd_time);
+            assert_eq!(r.code, ErrorCode::InvalidFieldFormat, "{far}");
+            assert!(
+                r.message.contains("outside the years"),
+                "{far}: {}",
+                r.message
+            );
+        }
+        for edge in ["2008-01-01T00:00:00Z", "2099-12-31T23:59:59Z"] {
+            let mut ok_time = current_shape();
+            ok_time["created_at"] = json!(edge);
+            assert!(
+                matches!(validate(&ok_time), Verdict::Push(_)),
+                "{edge} is a plausible instant"
+            );
+        }
 
         let mut mismatch = current_shape();
         mismatch["payload"]["repository_id"] = json!(5);
