@@ -60,6 +60,7 @@ pub fn router(state: AppState) -> Router {
         .route("/status", get(status_handler))
         .route("/api/push_events", get(events::list))
         .route("/api/push_events/{github_event_id}", get(events::show))
+        .method_not_allowed_fallback(method_not_allowed)
         .fallback(not_found)
         .with_state(state)
 }
@@ -81,6 +82,7 @@ pub fn dashboard_router(dashboard: DashboardState) -> Router {
         .route("/api/events", get(api::events::events))
         .route("/metrics", get(metrics::metrics))
         .route("/openapi.json", get(openapi::document))
+        .method_not_allowed_fallback(method_not_allowed)
         .with_state(dashboard)
         .merge(feed)
 }
@@ -152,6 +154,9 @@ pub enum ApiError {
     /// Nothing at that path or id.
     #[error("{0}")]
     NotFound(String),
+    /// The path exists but not for this method: every endpoint here only reads.
+    #[error("{0} is not served here: every endpoint answers GET (and HEAD) only")]
+    MethodNotAllowed(String),
     /// The database did not answer (the message is already redacted by the store).
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -164,6 +169,9 @@ impl IntoResponse for ApiError {
                 code, parameter, ..
             } => (StatusCode::BAD_REQUEST, *code, Some(parameter.clone())),
             ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found", None),
+            ApiError::MethodNotAllowed(_) => {
+                (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", None)
+            }
             ApiError::Store(e) => {
                 tracing::warn!(event = telemetry::SERVER_STORE_UNAVAILABLE, error = %e);
                 (
@@ -180,7 +188,14 @@ impl IntoResponse for ApiError {
                 parameter,
             },
         };
-        (status, Json(body)).into_response()
+        let mut response = (status, Json(body)).into_response();
+        if status == StatusCode::METHOD_NOT_ALLOWED {
+            response.headers_mut().insert(
+                axum::http::header::ALLOW,
+                axum::http::HeaderValue::from_static("GET, HEAD"),
+            );
+        }
+        response
     }
 }
 
@@ -280,6 +295,11 @@ async fn status_handler(
     api::params::pairs(raw.as_deref(), &[])?;
     let document = state.status.get(&state).await?;
     Ok(Json(&*document).into_response())
+}
+
+/// A known path asked with a method it does not serve: JSON like every other refusal.
+async fn method_not_allowed(method: axum::http::Method) -> ApiError {
+    ApiError::MethodNotAllowed(method.to_string())
 }
 
 async fn not_found() -> ApiError {

@@ -42,6 +42,47 @@ async fn health(db: &Db) {
     let nothing = get(&app, "/nope").await;
     assert_eq!(nothing.status, StatusCode::NOT_FOUND);
     assert_eq!(nothing.json["error"]["code"], "not_found");
+    // A known path with a method it does not serve answers JSON too (issue 20, item 9).
+    for (method, uri) in [("POST", "/status"), ("DELETE", "/api/push_events")] {
+        use http_body_util::BodyExt as _;
+        use tower::ServiceExt as _;
+        let request = axum::http::Request::builder()
+            .method(method)
+            .uri(uri)
+            .body(axum::body::Body::empty())
+            .expect("request");
+        let response = app.clone().oneshot(request).await.expect("infallible");
+        assert_eq!(
+            response.status(),
+            StatusCode::METHOD_NOT_ALLOWED,
+            "{method} {uri}"
+        );
+        assert_eq!(
+            response
+                .headers()
+                .get(axum::http::header::ALLOW)
+                .map(|v| v.as_bytes()),
+            Some(&b"GET, HEAD"[..]),
+            "{method} {uri}"
+        );
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .expect("body")
+            .to_bytes();
+        let body: Value = serde_json::from_slice(&bytes).expect("a JSON body");
+        assert_eq!(
+            body["error"]["code"], "method_not_allowed",
+            "{method} {uri}"
+        );
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with(method)),
+            "{body}"
+        );
+    }
 
     // With the database gone, live stays ok and ready says why it is not.
     db.server_store.close().await;
