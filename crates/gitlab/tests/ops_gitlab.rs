@@ -142,6 +142,13 @@ fn project_posts(rig: &Rig) -> usize {
         .count()
 }
 
+/// Creates projects `one` and `two`: as many as the limit tests allow in a minute.
+async fn create_two_projects(rig: &Rig) {
+    for name in ["one", "two"] {
+        rig.ops.create_repo(&bare_project(name)).await.expect(name);
+    }
+}
+
 fn widgets() -> RepoRef {
     RepoRef::new("alice", "widgets")
 }
@@ -384,14 +391,7 @@ async fn the_project_creation_limit_is_a_rate_limit_and_the_creation_is_sent_onc
         c.gitlab_project_creations_per_minute = 2;
         c
     });
-    rig.ops
-        .create_repo(&bare_project("one"))
-        .await
-        .expect("first");
-    rig.ops
-        .create_repo(&bare_project("two"))
-        .await
-        .expect("second");
+    create_two_projects(&rig).await;
     let third = rig.ops.create_repo(&bare_project("three")).await;
     assert!(
         matches!(third, Err(ProviderError::RateLimited { .. })),
@@ -423,14 +423,7 @@ async fn the_governor_paces_gitlabs_application_limits_before_gitlab_refuses() {
         },
         governing,
     );
-    rig.ops
-        .create_repo(&bare_project("one"))
-        .await
-        .expect("first");
-    rig.ops
-        .create_repo(&bare_project("two"))
-        .await
-        .expect("second");
+    create_two_projects(&rig).await;
     let third = rig.ops.create_repo(&bare_project("three")).await;
     let Err(ProviderError::RateLimited { until, .. }) = &third else {
         panic!("expected the governor's deferral, got {third:?}");

@@ -170,12 +170,29 @@ pub struct Reply {
     pub json: Value,
 }
 
+/// `GET uri`; a JSON answer is checked against the OpenAPI document.
 pub async fn get(app: &axum::Router, uri: &str) -> Reply {
-    let response = app
-        .clone()
-        .oneshot(Request::get(uri).body(Body::empty()).expect("request"))
-        .await
-        .expect("infallible");
+    let reply = request(app, axum::http::Method::GET, uri).await;
+    let is_json = reply
+        .headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if is_json {
+        document::conforms(uri, reply.status.as_u16(), &reply.json);
+    }
+    reply
+}
+
+/// `method uri` with an empty body, answered as it came (no document check: the document
+/// describes GET operations only).
+pub async fn request(app: &axum::Router, method: axum::http::Method, uri: &str) -> Reply {
+    let request = Request::builder()
+        .method(method)
+        .uri(uri)
+        .body(Body::empty())
+        .expect("request");
+    let response = app.clone().oneshot(request).await.expect("infallible");
     let status = response.status();
     let headers = response.headers().clone();
     let bytes = response
@@ -186,13 +203,6 @@ pub async fn get(app: &axum::Router, uri: &str) -> Reply {
         .to_bytes();
     let text = String::from_utf8(bytes.to_vec()).expect("utf-8");
     let json = serde_json::from_str(&text).unwrap_or(Value::Null);
-    let is_json = headers
-        .get(axum::http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/json"));
-    if is_json {
-        document::conforms(uri, status.as_u16(), &json);
-    }
     Reply {
         status,
         headers,
