@@ -8,7 +8,7 @@ use headroom_core::governor::GovernorConfig;
 use headroom_core::signal::Provider;
 use headroom_core::{Governor, SignedDuration};
 use headroom_http::{Client, ClientParts, LiveConfig, LiveTransport};
-use headroom_store::SharedGovernorOptions;
+use headroom_store::{ProcessMark, SharedGovernorOptions};
 
 use crate::config::{ConfigError, Settings};
 use crate::registry::Opened;
@@ -58,7 +58,11 @@ pub fn client_for(
     let options = SharedGovernorOptions {
         // A lease must outlive the slowest request, plus slack.
         lease_ttl: request_timeout + SignedDuration::from_secs(30),
-        holder: format!("headroom:{}", std::process::id()),
+        // A mark lets a restarted process free the leases a killed one left behind.
+        holder: ProcessMark::current().map_or_else(
+            || format!("headroom:{}", std::process::id()),
+            |m| m.to_string(),
+        ),
     };
     let state = opened
         .sinks

@@ -110,7 +110,11 @@ fn a_killed_run_restarted_loses_and_duplicates_nothing() {
         String::from_utf8_lossy(&out.stderr)
     );
     let after = status(dir.path(), &sim.url);
-    assert!(settled(&after), "{after}");
+    assert!(
+        settled(&after),
+        "{after}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = command(dir.path(), &sim.url, &["status"])
         .output()
         .expect("runs");
@@ -189,7 +193,11 @@ fn the_reconciler_restores_lost_work() {
     assert_eq!(done["claimable_now"], true);
     assert!(done["run_id"].is_string(), "{done}");
     let after = status(dir.path(), &sim.url);
-    assert!(settled(&after), "{after}");
+    assert!(
+        settled(&after),
+        "{after}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// A cycle held by search pacing resumes when the pacing lapses, not at the next tick: the

@@ -49,7 +49,7 @@ pub use crate::model::{
     UsageRecord, UsageTotal, Watermark, provider_name, subject_label,
 };
 pub use crate::postgres::{IDLE_IN_TRANSACTION_TIMEOUT, PgStore};
-pub use crate::quota::{SharedGovernorOptions, SharedQuotaState};
+pub use crate::quota::{ProcessMark, SharedGovernorOptions, SharedQuotaState};
 pub use crate::quota_history::{QuotaHistory, QuotaReading, QuotaRecorder, open_quota_history};
 pub use crate::records::{Record, TABLES};
 pub use crate::sqlite::SqliteStore;

@@ -19,6 +19,10 @@
 //! On PostgreSQL a decision is one optimistic statement instead of a transaction
 //! ([`optimistic`]): the same rule, the same rows, one round trip for a lone process.
 //!
+//! A process restarted after a kill would otherwise wait out its predecessor's leases: before
+//! its first decision a state frees the leases of holders that provably no longer run
+//! ([`ProcessMark`], when the holder is one).
+//!
 //! Waiters ([`WaitTicket`]) are counted in-process only: waiting is a local affair and a
 //! ticket's release cannot do I/O.
 //!
@@ -47,9 +51,11 @@ use sqlx::types::Json;
 use crate::db::{Conn, DbTx, Pools, on_each_conn, on_each_pool};
 use crate::model::{SubjectKind, ms};
 
+mod holder;
 mod optimistic;
 mod release;
 
+pub use holder::ProcessMark;
 use optimistic::{LeaseChange, Optimistic};
 use release::{LeaseRelease, ReleaseTarget, ReleaseTracker, WaitRelease, WaitingMap};
 
@@ -100,6 +106,8 @@ pub struct SharedQuotaState {
     options: SharedGovernorOptions,
     waiting: Arc<Mutex<WaitingMap>>,
     releases: Arc<ReleaseTracker>,
+    /// Set once the leases of holders that are gone were freed (before the first decision).
+    swept: Arc<tokio::sync::OnceCell<()>>,
 }
 
 impl fmt::Debug for SharedQuotaState {
@@ -226,6 +234,7 @@ impl SharedQuotaState {
             options,
             waiting: Arc::new(Mutex::new(HashMap::new())),
             releases: Arc::new(ReleaseTracker::default()),
+            swept: Arc::new(tokio::sync::OnceCell::new()),
         })
     }
 
@@ -435,6 +444,12 @@ impl SharedQuotaState {
         now: Timestamp,
     ) -> Result<Acquire, GovernorError> {
         self.saw(now);
+        self.swept
+            .get_or_init(|| async {
+                // A failure leaves the ghosts' leases to expire by their TTL, as before.
+                let _ = holder::free_leases_of_gone_holders(&self.pool).await;
+            })
+            .await;
         if let Some(optimistic) = &self.optimistic {
             return self
                 .acquire_optimistic(optimistic, key, bucket, estimated_cost, kind, now)

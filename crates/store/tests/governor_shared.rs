@@ -16,7 +16,7 @@ use headroom_core::governor::{
 };
 use headroom_core::signal::{LimitReason, RateLimitSignal};
 use headroom_core::{Bucket, Governor, QuotaKey, RequestKind};
-use headroom_store::{SharedGovernorOptions, SharedQuotaState, SqliteStore};
+use headroom_store::{ProcessMark, SharedGovernorOptions, SharedQuotaState, SqliteStore};
 
 fn t(secs: i64) -> Timestamp {
     Timestamp::from_second(1_800_000_000 + secs).expect("valid")
@@ -261,6 +261,58 @@ async fn a_lease_that_is_never_released_expires(backend: Backend) {
     drop(p);
     b.settled().await;
     assert_eq!(in_flight(a, t(121)).await, 0);
+}
+
+/// A process killed holding a permit leaves a lease that would block its restart for the
+/// lease's TTL. A process that provably no longer runs (same boot and pid namespace, no such
+/// pid with that start time) has its leases freed by the next state before its first decision;
+/// a process still alive keeps its own, and other processes' cached states see the freed slot.
+#[cfg(target_os = "linux")]
+async fn the_leases_of_a_process_that_is_gone_are_freed_by_the_next_one(backend: Backend) {
+    let config = GovernorConfig {
+        ceiling: 1,
+        ..GovernorConfig::default()
+    };
+    let test = "the_leases_of_a_process_that_is_gone_are_freed_by_the_next_one";
+    let Some(db) = SharedDb::create(backend, test).await else {
+        return;
+    };
+    let me = ProcessMark::current().expect("Linux has /proc");
+    let mut child = std::process::Command::new("true").spawn().expect("spawn");
+    let dead_pid = child.id();
+    child.wait().expect("wait");
+    let holder = |mark: &ProcessMark| SharedGovernorOptions {
+        holder: mark.to_string(),
+        ..SharedGovernorOptions::default()
+    };
+    let dead = ProcessMark {
+        pid: dead_pid,
+        ..me.clone()
+    };
+    let watcher = db.process(2, config.clone(), holder(&me)).await;
+    drop(grant(acquire(&watcher, &Bucket::core(), t(0)).await));
+    watcher.settled().await;
+
+    // The killed process: its permit is never released.
+    let killed = db.process(2, config.clone(), holder(&dead)).await;
+    std::mem::forget(grant(acquire(&killed, &Bucket::core(), t(1)).await));
+    assert!(matches!(
+        wait(acquire(&watcher, &Bucket::core(), t(2)).await).reason,
+        WaitReason::InFlightCeiling { in_flight: 1, .. }
+    ));
+    // Its restart, long before the lease's TTL: the ghost's slot is free.
+    let restarted = db.process(2, config.clone(), holder(&me)).await;
+    let p = grant(acquire(&restarted, &Bucket::core(), t(3)).await);
+    // A live holder's lease is not freed by a newcomer.
+    let newcomer = db.process(2, config.clone(), holder(&me)).await;
+    assert!(matches!(
+        wait(acquire(&newcomer, &Bucket::core(), t(4)).await).reason,
+        WaitReason::InFlightCeiling { in_flight: 1, .. }
+    ));
+    drop(p);
+    restarted.settled().await;
+    // The process that had decided before the ghost was freed sees the slot too.
+    grant(acquire(&watcher, &Bucket::core(), t(5)).await);
 }
 
 async fn a_dropped_permit_frees_its_slot_for_the_other_process(backend: Backend) {
@@ -751,6 +803,8 @@ on_both!(
     worker_threads = 2
 );
 on_both!(a_lease_that_is_never_released_expires,);
+#[cfg(target_os = "linux")]
+on_both!(the_leases_of_a_process_that_is_gone_are_freed_by_the_next_one,);
 on_both!(a_dropped_permit_frees_its_slot_for_the_other_process,);
 on_both!(readings_never_move_state_backwards_whoever_observes,);
 on_both!(the_response_names_the_bucket_and_one_bucket_never_closes_another,);
