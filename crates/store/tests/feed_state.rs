@@ -187,38 +187,7 @@ async fn feed_state_postgres() {
 
 async fn enrichment_queries(store: &dyn headroom_store::Store, state: &dyn FeedState) {
     use headroom_store::feed_state::{Enriched, EntityKind, Lane, SearchLedger};
-    use headroom_store::{ActorRef, EventOrigin, PushEventWrite, RepositoryRef};
-    let mut tx = store.begin().await.expect("begin");
-    for n in 1..=3i64 {
-        let write = PushEventWrite {
-            github_event_id: format!("{n}"),
-            github_push_id: Some(n),
-            actor: ActorRef {
-                github_id: n,
-                login: format!("user{n}"),
-                display_login: None,
-                url: Some(format!("https://api.github.com/users/user{n}")),
-                avatar_url: None,
-            },
-            repository: RepositoryRef {
-                github_id: 100 + n,
-                full_name: format!("o/r{n}"),
-                url: None,
-            },
-            git_ref: "refs/heads/main".into(),
-            head_sha: "a".repeat(40),
-            before_sha: Some("b".repeat(40)),
-            commit_count: None,
-            distinct_commit_count: None,
-            occurred_at: t(n),
-            received_at: t(n),
-            ingestion_run_id: None,
-            origin: EventOrigin::Feed,
-            raw: serde_json::json!({"id": n.to_string()}),
-        };
-        tx.write_push_event(&write).await.expect("write");
-    }
-    tx.commit().await.expect("commit");
+    write_push_events(store, 1..=3).await;
     let a = EntityKind::Actor;
     assert!(
         state
@@ -411,4 +380,91 @@ async fn enrichment_queries_postgres() {
     let db = common::PgDatabase::create(&admin).await;
     let (store, state) = open_feed(&db.url()).await.expect("open");
     enrichment_queries(store.as_ref(), state.as_ref()).await;
+}
+
+/// Push events `ids`, each by actor `id` (login `user{id}`) to repository `100 + id`.
+async fn write_push_events(store: &dyn headroom_store::Store, ids: std::ops::RangeInclusive<i64>) {
+    use headroom_store::{ActorRef, EventOrigin, PushEventWrite, RepositoryRef};
+    let mut tx = store.begin().await.expect("begin");
+    for n in ids {
+        let write = PushEventWrite {
+            github_event_id: format!("{n}"),
+            github_push_id: Some(n),
+            actor: ActorRef {
+                github_id: n,
+                login: format!("user{n}"),
+                display_login: None,
+                url: Some(format!("https://api.github.com/users/user{n}")),
+                avatar_url: None,
+            },
+            repository: RepositoryRef {
+                github_id: 100 + n,
+                full_name: format!("o/r{n}"),
+                url: None,
+            },
+            git_ref: "refs/heads/main".into(),
+            head_sha: "a".repeat(40),
+            before_sha: Some("b".repeat(40)),
+            commit_count: None,
+            distinct_commit_count: None,
+            occurred_at: t(n),
+            received_at: t(n),
+            ingestion_run_id: None,
+            origin: EventOrigin::Feed,
+            raw: serde_json::json!({"id": n.to_string()}),
+        };
+        tx.write_push_event(&write).await.expect("write");
+    }
+    tx.commit().await.expect("commit");
+}
+
+/// Six workers on three pools (three processes' worth) claim the same backlog at once: no row
+/// is taken twice, and together they take all of it. On PostgreSQL the claim is one statement
+/// that skips rows another worker is locking.
+async fn concurrent_claims_split_the_backlog(target: &str) {
+    use headroom_store::feed_state::{EntityKind, Lane};
+    let mut states = Vec::new();
+    for _ in 0..3 {
+        states.push(open_feed(target).await.expect("open"));
+    }
+    write_push_events(states[0].0.as_ref(), 1..=60).await;
+    let mut tasks = Vec::new();
+    for worker in 0..6 {
+        let state = std::sync::Arc::clone(&states[worker % 3].1);
+        tasks.push(tokio::spawn(async move {
+            let token = format!("worker-{worker}");
+            let mut mine = Vec::new();
+            loop {
+                let got = state
+                    .claim(EntityKind::Actor, Lane::Batch, 7, t(100), &token, t(700))
+                    .await
+                    .expect("claim");
+                if got.is_empty() {
+                    return mine;
+                }
+                mine.extend(got.into_iter().map(|c| c.github_id));
+            }
+        }));
+    }
+    let mut all = Vec::new();
+    for task in tasks {
+        all.extend(task.await.expect("worker"));
+    }
+    all.sort_unstable();
+    assert_eq!(all, (1..=60).collect::<Vec<i64>>(), "each row once");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_claims_split_the_backlog_sqlite() {
+    let dir = tempfile::tempdir().expect("tmp");
+    concurrent_claims_split_the_backlog(dir.path().join("h.db").to_str().expect("utf-8")).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_claims_split_the_backlog_postgres() {
+    let Some(admin) = common::admin_url("concurrent_claims_split_the_backlog_postgres") else {
+        return;
+    };
+    let db = common::PgDatabase::create(&admin).await;
+    concurrent_claims_split_the_backlog(&db.url()).await;
 }
