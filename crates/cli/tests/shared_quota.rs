@@ -8,42 +8,11 @@
 //! under `CI`, where they fail.
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 
 mod common;
-use common::BIN;
-
-/// The database the processes share, and how to drop it.
-struct Shared {
-    db: String,
-    drop_pg: Option<(String, String)>,
-}
-
-impl Shared {
-    async fn sqlite(dir: &Path) -> Self {
-        Self {
-            db: dir.join("headroom.db").display().to_string(),
-            drop_pg: None,
-        }
-    }
-
-    async fn postgres(test: &str) -> Option<Self> {
-        let admin = common::postgres_admin(test)?;
-        let name = format!("headroom_{test}_{}", std::process::id());
-        let db = common::create_database(&admin, &name).await;
-        Some(Self {
-            db,
-            drop_pg: Some((admin, name)),
-        })
-    }
-
-    async fn finish(self) {
-        if let Some((admin, name)) = self.drop_pg {
-            common::drop_database(&admin, &name).await;
-        }
-    }
-}
+use common::{BIN, Shared, sim_log};
 
 /// `headroom sim` on a free port, logging every request; its base URL.
 fn start_sim(args: &[&str], log: &Path) -> (Child, String) {
@@ -102,14 +71,6 @@ fn migrate(dir: &Path, db: &str, api: &str) {
         .status()
         .expect("runs");
     assert!(status.success());
-}
-
-fn sim_log(log: &PathBuf) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(log)
-        .expect("sim log")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("json line"))
-        .collect()
 }
 
 /// Three processes, 400 reads each at 25 at once, against 900 points a minute: the first

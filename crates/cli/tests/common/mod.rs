@@ -75,3 +75,46 @@ pub fn run_against(dir: &std::path::Path, sim: &Sim, args: &[&str]) -> (i32, Str
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// A database several processes of a test share — an SQLite file in the test's directory or a
+/// fresh PostgreSQL database — and how to drop it.
+pub struct Shared {
+    /// The `--db` argument.
+    pub db: String,
+    drop_pg: Option<(String, String)>,
+}
+
+impl Shared {
+    pub async fn sqlite(dir: &std::path::Path) -> Self {
+        Self {
+            db: dir.join("headroom.db").display().to_string(),
+            drop_pg: None,
+        }
+    }
+
+    /// `None` after saying the test was skipped (a failure under `CI`).
+    pub async fn postgres(test: &str) -> Option<Self> {
+        let admin = postgres_admin(test)?;
+        let name = format!("headroom_{test}_{}", std::process::id());
+        let db = create_database(&admin, &name).await;
+        Some(Self {
+            db,
+            drop_pg: Some((admin, name)),
+        })
+    }
+
+    pub async fn finish(self) {
+        if let Some((admin, name)) = self.drop_pg {
+            drop_database(&admin, &name).await;
+        }
+    }
+}
+
+/// The simulator's request log (`--log FILE`), one JSON object per request.
+pub fn sim_log(log: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(log)
+        .expect("sim log")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect()
+}
