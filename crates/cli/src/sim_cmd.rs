@@ -116,6 +116,16 @@ pub struct SimArgs {
     /// Probability that a request hangs for 60 s and then answers 504 (seeded).
     #[arg(long, default_value_t = 0.0, value_parser = parse_probability)]
     timeout_rate: f64,
+    /// Probability that a served answer's body is cut off halfway and the connection closed
+    /// (seeded; the request still counts against the quota).
+    #[arg(long, default_value_t = 0.0, value_parser = parse_probability)]
+    cut_rate: f64,
+    /// Probability that a served answer's body stalls halfway for --stall-ms (seeded).
+    #[arg(long, default_value_t = 0.0, value_parser = parse_probability)]
+    stall_rate: f64,
+    /// How long a stalled body waits before its second half, in milliseconds.
+    #[arg(long, default_value_t = 2000)]
+    stall_ms: u64,
     /// The first N repositories get an issue with 150 comments, a pull request with 130
     /// commits and a project with 120 items (connections deeper than one page).
     #[arg(long, default_value_t = 0)]
@@ -212,6 +222,9 @@ impl SimArgs {
             .collect();
         c.faults.error_rate = self.error_rate;
         c.faults.timeout_rate = self.timeout_rate;
+        c.faults.cut_rate = self.cut_rate;
+        c.faults.stall_rate = self.stall_rate;
+        c.faults.stall_for = ms(self.stall_ms);
         c.faults.graphql_timeout_above_nodes = self.graphql_timeout_above_nodes;
         c.faults.graphql_timeouts = self.graphql_timeouts;
         c.deep_repos = self.deep_repos;

@@ -108,6 +108,13 @@ pub struct Faults {
     pub timeout_rate: f64,
     /// How long a timed-out request hangs.
     pub timeout_after: SignedDuration,
+    /// Probability (0–1) that a served answer's body is cut off halfway and the connection
+    /// closed (over HTTP only; see [`crate::body_faults`]).
+    pub cut_rate: f64,
+    /// Probability (0–1) that a served answer's body stalls halfway for `stall_for`.
+    pub stall_rate: f64,
+    /// How long a stalled body waits before its second half.
+    pub stall_for: SignedDuration,
     /// GraphQL queries that may return more nodes than this answer 502, as GitHub does when
     /// a query runs past its time limit; `None` never.
     pub graphql_timeout_above_nodes: Option<u64>,
@@ -124,6 +131,9 @@ impl Default for Faults {
             error_rate: 0.0,
             timeout_rate: 0.0,
             timeout_after: SignedDuration::from_secs(60),
+            cut_rate: 0.0,
+            stall_rate: 0.0,
+            stall_for: SignedDuration::from_secs(2),
             graphql_timeout_above_nodes: None,
             graphql_timeouts: 0,
         }
@@ -376,12 +386,14 @@ impl SimConfig {
         {
             return bad("the organization name must be letters, digits and hyphens");
         }
-        for p in [self.faults.error_rate, self.faults.timeout_rate] {
+        let f = &self.faults;
+        for p in [f.error_rate, f.timeout_rate, f.cut_rate, f.stall_rate] {
             if !(0.0..=1.0).contains(&p) {
                 return bad("fault rates are probabilities between 0 and 1");
             }
         }
         if self.faults.latency < SignedDuration::ZERO
+            || self.faults.stall_for < SignedDuration::ZERO
             || self.faults.latency_jitter < SignedDuration::ZERO
             || self
                 .faults

@@ -9,6 +9,7 @@
 //! project's HTTP client. The rules of GitHub's quotas, headers and bodies are implemented
 //! here a second time, on purpose, so that a misunderstanding cannot hide on both sides.
 
+pub mod body_faults;
 pub mod config;
 pub mod error;
 pub mod feed;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use http::{Request, Response, Uri};
-use http_body_util::{BodyExt, Full};
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
@@ -15,6 +15,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio::net::TcpListener;
 
+use crate::body_faults::{BodyFault, SimBody};
 use crate::error::SimError;
 use crate::sim::Simulator;
 
@@ -119,14 +120,16 @@ async fn answer(
     peer: SocketAddr,
     local: SocketAddr,
     scheme: &'static str,
-) -> Result<Response<Full<Bytes>>, std::convert::Infallible> {
+) -> Result<Response<SimBody>, std::convert::Infallible> {
     let (mut parts, body) = req.into_parts();
     let body = match http_body_util::Limited::new(body, MAX_BODY).collect().await {
         Ok(b) => b.to_bytes(),
         Err(_) => {
-            let mut resp = Response::new(Full::new(Bytes::from_static(
-                br#"{"message":"Payload too large"}"#,
-            )));
+            let mut resp = Response::new(SimBody::new(
+                Bytes::from_static(br#"{"message":"Payload too large"}"#),
+                None,
+                sim.clock(),
+            ));
             *resp.status_mut() = http::StatusCode::PAYLOAD_TOO_LARGE;
             return Ok(resp);
         }
@@ -150,7 +153,11 @@ async fn answer(
         .handle(Request::from_parts(parts, body), peer.ip())
         .await;
     let (parts, body) = resp.into_parts();
-    Ok(Response::from_parts(parts, Full::new(body)))
+    let fault = parts.extensions.get::<BodyFault>().copied();
+    Ok(Response::from_parts(
+        parts,
+        SimBody::new(body, fault, sim.clock()),
+    ))
 }
 
 /// Serves the simulator on `listener` until `shutdown` completes. With `tls`, every

@@ -10,6 +10,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::Bytes;
 use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
+
+use crate::body_faults::BodyFault;
 use http::header::{HeaderName, HeaderValue};
 use http::{HeaderMap, Method, Request, Response, StatusCode};
 use rand::rngs::StdRng;
@@ -299,11 +301,32 @@ impl Simulator {
             req.uri().path().to_owned(),
         );
         *lock(&self.inner.arrivals).entry(route).or_insert(0) += 1;
-        if gitlab::is_gitlab_path(req.uri().path()) {
+        let mut response = if gitlab::is_gitlab_path(req.uri().path()) {
             self.handle_gitlab(req, peer).await
         } else {
             self.handle_github(req, peer).await
+        };
+        if response.status().is_success()
+            && let Some(fault) = self.draw_body_fault()
+        {
+            response.extensions_mut().insert(fault);
         }
+        response
+    }
+
+    /// Whether a served answer's body is cut or stalled on the wire (seeded; nothing is drawn
+    /// while both rates are zero, so other faults' sequences do not move).
+    fn draw_body_fault(&self) -> Option<BodyFault> {
+        let f = &self.inner.config.faults;
+        if f.cut_rate <= 0.0 && f.stall_rate <= 0.0 {
+            return None;
+        }
+        let mut rng = lock(&self.inner.fault_rng);
+        if f.cut_rate > 0.0 && rng.random_bool(f.cut_rate) {
+            return Some(BodyFault::Cut);
+        }
+        (f.stall_rate > 0.0 && rng.random_bool(f.stall_rate))
+            .then_some(BodyFault::Stall(f.stall_for))
     }
 
     /// The identity of a GitHub request (`None`: a token the simulator does not know) and its
