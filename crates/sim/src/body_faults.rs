@@ -22,6 +22,16 @@ pub enum BodyFault {
     Stall(SignedDuration),
 }
 
+impl BodyFault {
+    /// The fault's name in the simulator's request log.
+    pub fn name(self) -> &'static str {
+        match self {
+            BodyFault::Cut => "cut",
+            BodyFault::Stall(_) => "stall",
+        }
+    }
+}
+
 type Sleep = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// The simulator's response body: whole, or sent as a [`BodyFault`] says.

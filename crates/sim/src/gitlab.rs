@@ -19,7 +19,7 @@ use serde_json::{Map, Value, json};
 
 use crate::config::TokenOwner;
 use crate::sim::{
-    LogEntry, Provider, ProviderFault, Reply, Simulator, bad_gateway, http_date, lock,
+    LogEntry, PendingLog, Provider, ProviderFault, Reply, Simulator, bad_gateway, http_date, lock,
     token_fingerprint, ts_millis,
 };
 
@@ -341,7 +341,7 @@ impl Simulator {
         if let Ok(v) = HeaderValue::from_str(&reply.body.len().to_string()) {
             h.insert(http::header::CONTENT_LENGTH, v);
         }
-        self.record(LogEntry {
+        let entry = LogEntry {
             time: ts_millis(seen.now),
             identity: seen.identity.clone(),
             token_fingerprint: seen.fingerprint.clone(),
@@ -353,10 +353,12 @@ impl Simulator {
             remaining: seen.reading.map(|r| r.remaining),
             in_flight: 0,
             request_id: seen.request_id.clone(),
-        });
+            body_fault: None,
+        };
         let mut resp = Response::new(reply.body);
         *resp.status_mut() = reply.status;
         *resp.headers_mut() = reply.headers;
+        resp.extensions_mut().insert(PendingLog(entry));
         resp
     }
 }

@@ -150,7 +150,7 @@ async fn answer(
         parts.uri = uri;
     }
     let resp = sim
-        .handle(Request::from_parts(parts, body), peer.ip())
+        .handle_on_the_wire(Request::from_parts(parts, body), peer.ip())
         .await;
     let (parts, body) = resp.into_parts();
     let fault = parts.extensions.get::<BodyFault>().copied();

@@ -63,7 +63,14 @@ pub struct LogEntry {
     pub in_flight: u32,
     /// The `x-github-request-id` sent.
     pub request_id: String,
+    /// `cut` or `stall` when the answer's body met that fault on the wire.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body_fault: Option<&'static str>,
 }
+
+/// A response's log line, recorded once its body fault is known.
+#[derive(Debug, Clone)]
+pub(crate) struct PendingLog(pub(crate) LogEntry);
 
 /// SHA-256 of a token, first 16 hexadecimal characters: enough to tell tokens apart in a log,
 /// useless to anyone who reads it.
@@ -296,6 +303,16 @@ impl Simulator {
     /// (`http://127.0.0.1:PORT/events?…`) or origin-form (`/events?…`). Latency and timeout
     /// faults sleep on the clock before answering.
     pub async fn handle(&self, req: Request<Bytes>, peer: IpAddr) -> Response<Bytes> {
+        self.answer(req, peer, false).await
+    }
+
+    /// [`Self::handle`] for an answer sent over HTTP, where a served answer may also meet a
+    /// body fault ([`crate::body_faults`]); the response carries it as an extension.
+    pub async fn handle_on_the_wire(&self, req: Request<Bytes>, peer: IpAddr) -> Response<Bytes> {
+        self.answer(req, peer, true).await
+    }
+
+    async fn answer(&self, req: Request<Bytes>, peer: IpAddr, wire: bool) -> Response<Bytes> {
         let route = (
             req.method().as_str().to_owned(),
             req.uri().path().to_owned(),
@@ -306,9 +323,17 @@ impl Simulator {
         } else {
             self.handle_github(req, peer).await
         };
-        if response.status().is_success()
-            && let Some(fault) = self.draw_body_fault()
-        {
+        let fault = if wire && response.status().is_success() {
+            self.draw_body_fault()
+        } else {
+            None
+        };
+        // The log line waits for the fault, so the log says which answers were cut.
+        if let Some(PendingLog(mut entry)) = response.extensions_mut().remove::<PendingLog>() {
+            entry.body_fault = fault.map(BodyFault::name);
+            self.record(entry);
+        }
+        if let Some(fault) = fault {
             response.extensions_mut().insert(fault);
         }
         response
@@ -687,7 +712,7 @@ impl Simulator {
             h.insert(http::header::CONTENT_LENGTH, v);
         }
 
-        self.record(LogEntry {
+        let entry = LogEntry {
             time: ts_millis(a.now),
             identity: a.subject.log_name(),
             token_fingerprint: a.fingerprint,
@@ -699,10 +724,12 @@ impl Simulator {
             remaining: reading.map(|r| r.remaining),
             in_flight: a.in_flight,
             request_id: a.request_id,
-        });
+            body_fault: None,
+        };
         let mut resp = Response::new(reply.body);
         *resp.status_mut() = reply.status;
         *resp.headers_mut() = reply.headers;
+        resp.extensions_mut().insert(PendingLog(entry));
         resp
     }
 
