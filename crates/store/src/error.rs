@@ -50,7 +50,8 @@ pub enum StoreError {
     /// rolled back with everything written since its last commit.
     #[error(
         "{cause}; the transaction was rolled back: the {lost} envelopes written since its last \
-         commit (this batch included) were not stored, and importing again resumes after what was"
+         commit (this batch included) were not stored, and importing again resumes after the last \
+         commit"
     )]
     RolledBack {
         /// What failed.
@@ -92,7 +93,7 @@ impl From<sqlx::Error> for StoreError {
             return match db.kind() {
                 ErrorKind::UniqueViolation => StoreError::Conflict(message),
                 ErrorKind::ForeignKeyViolation => StoreError::MissingReference(message),
-                _ => StoreError::Database(message),
+                _ => StoreError::Database(with_storage_hint(db.code().as_deref(), message)),
             };
         }
         if matches!(error, sqlx::Error::PoolTimedOut) {
@@ -109,6 +110,23 @@ impl From<sqlx::Error> for StoreError {
     }
 }
 
+/// SQLite's "disk I/O error" and "database or disk is full", and PostgreSQL's `disk_full`,
+/// usually mean the volume (or a file-size limit) ran out of room: say so, since the
+/// database's own words do not.
+pub(crate) fn with_storage_hint(code: Option<&str>, message: String) -> String {
+    // SQLite's primary codes are the low byte of the extended one: 10 I/O error, 13 full.
+    let sqlite_primary = code.and_then(|c| c.parse::<i32>().ok()).map(|c| c & 0xff);
+    let exhausted = matches!(sqlite_primary, Some(10 | 13)) || code == Some("53100");
+    if exhausted {
+        format!(
+            "{message} (the disk holding the database may be full, or a file-size limit \
+             reached: free space and run the command again; what was committed is intact)"
+        )
+    } else {
+        message
+    }
+}
+
 impl From<sqlx::migrate::MigrateError> for StoreError {
     fn from(error: sqlx::migrate::MigrateError) -> Self {
         StoreError::Migrate(redact(&error.to_string()))
@@ -118,6 +136,17 @@ impl From<sqlx::migrate::MigrateError> for StoreError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_full_disk_is_named_as_such() {
+        for code in ["10", "778", "13", "53100"] {
+            let m = with_storage_hint(Some(code), "disk I/O error".to_owned());
+            assert!(m.contains("may be full"), "{code}: {m}");
+        }
+        for code in [None, Some("5"), Some("23505"), Some("x")] {
+            assert_eq!(with_storage_hint(code, "busy".to_owned()), "busy");
+        }
+    }
 
     #[test]
     fn a_pool_timeout_says_the_database_is_busy() {

@@ -430,7 +430,10 @@ impl From<rusqlite::Error> for StoreError {
                     StoreError::Conflict(message)
                 }
                 ffi::SQLITE_CONSTRAINT_FOREIGNKEY => StoreError::MissingReference(message),
-                _ => StoreError::Database(message),
+                code => StoreError::Database(crate::error::with_storage_hint(
+                    Some(&code.to_string()),
+                    message,
+                )),
             };
         }
         StoreError::Database(redact(&error.to_string()))
