@@ -209,6 +209,15 @@ pub(super) async fn sync_org(
             }
             // Another credential than the run's: a refusal, which names what to do.
             Err(headroom_sync::SyncError::Credential(e)) => return Err(CliError::refused(&e)),
+            // The database went away mid-run: nothing was lost, and the operator needs the
+            // way back.
+            Err(e @ headroom_sync::SyncError::Store(_)) => {
+                return Err(CliError::failed(&format!(
+                    "{e}; the run's checkpoints are intact: resume it with \
+                     `headroom sync org {name} --resume {id}` once the database answers \
+                     (or let a worker take it)"
+                )));
+            }
             Err(e) => return Err(CliError::failed(&e)),
         }
     }

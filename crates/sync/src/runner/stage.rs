@@ -65,6 +65,10 @@ impl From<ApiError> for StageError {
                 bucket: bucket.as_str().to_owned(),
                 reason,
             },
+            // The governor's state lives in the database: when it cannot be reached (a restart,
+            // a dropped connection), nothing was sent and nothing about the stage is wrong.
+            // The run stops where it is, as on any store failure, and a resume continues it.
+            ApiError::Governor(e) => StageError::Store(StoreError::Database(e.to_string())),
             other if other.is_transient() => StageError::Transient(other.to_string()),
             other => StageError::Permanent(other.to_string()),
         }
@@ -642,4 +646,20 @@ fn tally_response(
         b.min_remaining = Some(b.min_remaining.map_or(r, |m| m.min(r)));
     }
     points
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use headroom_core::governor::GovernorError;
+
+    #[test]
+    fn a_governor_database_failure_stops_the_run_instead_of_failing_the_stage() {
+        let e = StageError::from(ApiError::Governor(GovernorError::Backend(
+            "connection reset".to_owned(),
+        )));
+        assert!(matches!(e, StageError::Store(_)), "{e:?}");
+        let e = StageError::from(ApiError::Decode("not JSON".to_owned()));
+        assert!(matches!(e, StageError::Permanent(_)), "{e:?}");
+    }
 }
