@@ -7,8 +7,9 @@
 //! and repository with their enrichment status; the raw payload is served only by the
 //! single-event endpoint. The surrogate key appears in no response, cursor included.
 
+use crate::refusal::ApiPath;
 use axum::Json;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{RawQuery, State};
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
@@ -351,6 +352,7 @@ pub struct EventDetail<'a> {
     params(("github_event_id" = String, Path, description = "GitHub's event id")),
     responses(
         (status = 200, description = "One push event with its raw payload", body = EventDetail),
+        (status = 400, description = "The id in the path does not decode (invalid percent-encoding or UTF-8)", body = crate::ErrorBody),
         (status = 404, description = "No such event", body = crate::ErrorBody),
         (status = 503, description = "The database did not answer", body = crate::ErrorBody),
     )
@@ -358,7 +360,7 @@ pub struct EventDetail<'a> {
 /// `GET /api/push_events/{github_event_id}`.
 pub async fn show(
     State(state): State<AppState>,
-    Path(github_event_id): Path<String>,
+    ApiPath(github_event_id): ApiPath<String>,
 ) -> Result<Response, ApiError> {
     match state.report.push_event_detail(&github_event_id).await? {
         Some((row, raw)) => Ok(Json(EventDetail {

@@ -32,6 +32,7 @@ pub mod events;
 pub mod listen;
 pub mod metrics;
 pub mod openapi;
+pub mod refusal;
 pub mod status;
 
 pub use crate::api::{DashboardSettings, DashboardState};
@@ -63,6 +64,7 @@ pub fn router(state: AppState) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .fallback(not_found)
         .with_state(state)
+        .layer(axum::middleware::from_fn(refusal::refuse_long_uris))
 }
 
 /// The feed's surface with the quota dashboard: `/`, `/api/quota`,
@@ -85,6 +87,7 @@ pub fn dashboard_router(dashboard: DashboardState) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(dashboard)
         .merge(feed)
+        .layer(axum::middleware::from_fn(refusal::refuse_long_uris))
 }
 
 /// Serves [`dashboard_router`] on `listener` within the default [`listen::ServeLimits`] until
@@ -157,6 +160,9 @@ pub enum ApiError {
     /// The path exists but not for this method: every endpoint here only reads.
     #[error("{0} is not served here: every endpoint answers GET (and HEAD) only")]
     MethodNotAllowed(String),
+    /// The URI is longer than any request this API answers.
+    #[error("the URI is {0} bytes long; at most {max} are answered", max = refusal::MAX_URI_BYTES)]
+    UriTooLong(usize),
     /// The database did not answer (the message is already redacted by the store).
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -172,6 +178,7 @@ impl IntoResponse for ApiError {
             ApiError::MethodNotAllowed(_) => {
                 (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", None)
             }
+            ApiError::UriTooLong(_) => (StatusCode::URI_TOO_LONG, "uri_too_long", None),
             ApiError::Store(e) => {
                 tracing::warn!(event = telemetry::SERVER_STORE_UNAVAILABLE, error = %e);
                 (

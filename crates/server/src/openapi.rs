@@ -17,7 +17,9 @@ use crate::ApiError;
         title = "headroom",
         description = "headroom's read-only HTTP API: the feed's health and status, stored push events, \
                        every quota identity's buckets and history, sync runs, the dashboard's event \
-                       stream and Prometheus metrics. No endpoint writes, spends quota or calls a provider.",
+                       stream and Prometheus metrics. No endpoint writes, spends quota or calls a provider. \
+                       Every refusal is the same JSON error body, including a URI longer than 8 KiB \
+                       (414 `uri_too_long`) and a method other than GET or HEAD (405).",
         license(name = "MIT OR Apache-2.0")
     ),
     paths(

@@ -75,6 +75,15 @@ async fn health(db: &Db) {
         );
     }
 
+    // A path segment that is not UTF-8, and a URI no real request needs, answer JSON too.
+    let bad = get(&app, "/api/push_events/%FF%FE").await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.text);
+    assert_eq!(bad.json["error"]["code"], "invalid_path", "{}", bad.text);
+    let long = format!("/api/push_events?actor={}", "a".repeat(9_000));
+    let long = common::request(&app, axum::http::Method::GET, &long).await;
+    assert_eq!(long.status, StatusCode::URI_TOO_LONG);
+    assert_eq!(long.json["error"]["code"], "uri_too_long", "{}", long.text);
+
     // With the database gone, live stays ok and ready says why it is not.
     db.server_store.close().await;
     let live = get(&app, "/health/live").await;

@@ -3,8 +3,9 @@
 //! bucket's downsampled remaining since an instant with the identity's rate-limit
 //! observations beside it (the chart's marks).
 
+use crate::refusal::ApiPath;
 use axum::Json;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{RawQuery, State};
 use headroom_core::clock::{SignedDuration, Timestamp};
 use headroom_store::quota_history::{BucketKey, BucketNow, HistoryPoint};
 use headroom_store::{StoredObservation, SubjectKind, SyncRunStatus};
@@ -297,13 +298,13 @@ pub async fn history_of(
     ),
     responses(
         (status = 200, description = "The bucket's remaining over time, downsampled, with the identity's rate-limit observations", body = History),
-        (status = 400, description = "A parameter was refused (unknown, repeated or malformed)", body = crate::ErrorBody),
+        (status = 400, description = "A parameter was refused (unknown, repeated or malformed), or a path segment does not decode", body = crate::ErrorBody),
         (status = 503, description = "The database did not answer", body = crate::ErrorBody),
     )
 )]
 pub async fn history(
     State(state): State<DashboardState>,
-    Path((host, subject)): Path<(String, String)>,
+    ApiPath((host, subject)): ApiPath<(String, String)>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<History>, ApiError> {
     let now = state.clock.now();

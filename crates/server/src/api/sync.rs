@@ -5,8 +5,9 @@
 
 use std::collections::BTreeMap;
 
+use crate::refusal::ApiPath;
 use axum::Json;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{RawQuery, State};
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use headroom_core::clock::Timestamp;
@@ -381,13 +382,13 @@ pub struct RunDetail {
     responses(
         (status = 200, description = "The run, its progress and its checkpoints", body = RunDetail),
         (status = 404, description = "No such run", body = crate::ErrorBody),
-        (status = 400, description = "A parameter was refused (unknown, repeated or malformed)", body = crate::ErrorBody),
+        (status = 400, description = "A parameter was refused (unknown, repeated or malformed), or the id in the path does not decode", body = crate::ErrorBody),
         (status = 503, description = "The database did not answer", body = crate::ErrorBody),
     )
 )]
 pub async fn show(
     State(state): State<DashboardState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<RunDetail>, ApiError> {
     params::pairs(raw.as_deref(), &[])?;
