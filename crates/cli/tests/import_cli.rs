@@ -402,3 +402,39 @@ fn a_utf8_bom_does_not_quarantine_the_first_event() {
     };
     assert_eq!(summary(&with_bom, "bom.db"), summary(&plain, "plain.db"));
 }
+
+/// A saved `/events` response imports whatever its layout: pretty-printed (each event over
+/// many lines, as GitHub and `jq` write it), one element per line, or on one line — the same
+/// events each time, nothing quarantined (issue 20, item 9: pretty-printed arrays were
+/// quarantined line by line).
+#[test]
+fn a_saved_events_array_imports_in_every_layout() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let events: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(corpus_file("sample_events.json")).expect("corpus"),
+    )
+    .expect("a JSON array");
+    let layouts = [
+        ("pretty", serde_json::to_string_pretty(&events).expect("json")),
+        ("one_line", events.to_string()),
+        (
+            "per_line",
+            std::fs::read_to_string(corpus_file("sample_events.json")).expect("corpus"),
+        ),
+    ];
+    for (name, text) in layouts {
+        let file = dir.path().join(format!("{name}.json"));
+        std::fs::write(&file, text).expect("write");
+        let out = import(dir.path().join(format!("{name}.db")), &file);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{name}: {stdout}");
+        for line in [
+            "Lines read:                       5\n",
+            "Push events created:              1\n",
+            "Events quarantined:               0\n",
+            "Non-push events ignored:          4\n",
+        ] {
+            assert!(stdout.contains(line), "{name}: {stdout}");
+        }
+    }
+}

@@ -17,6 +17,7 @@ use headroom_store::bulk::{BulkItem, BulkOptions, BulkOutcome, BulkPush, BulkWri
 use serde::Serialize;
 
 use super::FeedError;
+use super::array::ArraySplitter;
 use super::page::{Envelope, IngestContext, Judged, PageCounts, judge};
 
 /// The longest line accepted (GH Archive lines are at most a few MiB); a longer one is
@@ -354,6 +355,7 @@ fn parse_lines(
     let mut line = Vec::with_capacity(64 * 1024);
     let mut batch = Batch::with_capacity(batch_size);
     let mut array_form: Option<bool> = None;
+    let mut splitter = ArraySplitter::new(MAX_LINE_BYTES);
     loop {
         line.clear();
         let read = match read_bounded_line(&mut reader, &mut line) {
@@ -379,48 +381,80 @@ fn parse_lines(
         if text.is_empty() {
             continue;
         }
-        // A JSON array written one element per line (like a saved /events response) is read
-        // as lines too: its brackets are skipped and the separating commas dropped.
-        let is_array = *array_form.get_or_insert(text == b"[" || text.starts_with(b"[{"));
+        // A JSON array (a saved /events response: pretty-printed, one element per line, or
+        // on one line) is split into its elements whatever its layout.
+        let is_array = *array_form.get_or_insert(text.starts_with(b"["));
         if is_array {
-            if text == b"[" || text == b"]" {
-                continue;
+            let mut elements = Vec::new();
+            splitter.push(text, &mut |e| elements.push(e));
+            for e in elements {
+                if !add_envelope(
+                    &e.bytes,
+                    overlong || e.overlong,
+                    &mut batch,
+                    ctx,
+                    batch_size,
+                    tx,
+                ) {
+                    return;
+                }
             }
-            text = text.strip_prefix(b"[").unwrap_or(text);
-            text = text.strip_suffix(b"]").unwrap_or(text);
-            text = text.strip_suffix(b",").unwrap_or(text);
+            continue;
         }
-        batch.lines += 1;
-        // The line is checked as UTF-8 once, whole, and parsed as text, which spares the
-        // parser checking each string on its own. A line that is not UTF-8 is parsed as
-        // bytes all the same, for the parser's error naming where it broke.
-        let utf8 = std::str::from_utf8(text).ok();
-        let parsed = match utf8 {
-            _ if overlong => Err(format!("the line is longer than {MAX_LINE_BYTES} bytes")),
-            Some(line) => serde_json::from_str(line).map_err(|e| e.to_string()),
-            None => serde_json::from_slice(text).map_err(|e| e.to_string()),
-        };
-        let envelope = match parsed {
-            Ok(value) => Envelope::Json(value),
-            Err(error) => Envelope::Unparsable {
-                text: cut(text),
-                error,
-            },
-        };
-        if let Err(e) = batch.add(judge(envelope, ctx, Timestamp::UNIX_EPOCH), utf8, ctx) {
-            let _ = tx.blocking_send(Err(e));
+        if !add_envelope(text, overlong, &mut batch, ctx, batch_size, tx) {
             return;
         }
-        if batch.len() >= batch_size as u64 {
-            let full = std::mem::replace(&mut batch, Batch::with_capacity(batch_size));
-            if tx.blocking_send(Ok(full)).is_err() {
-                return;
-            }
+    }
+    let mut rest = Vec::new();
+    splitter.finish_input(&mut |e| rest.push(e));
+    for e in rest {
+        if !add_envelope(&e.bytes, e.overlong, &mut batch, ctx, batch_size, tx) {
+            return;
         }
     }
     if batch.lines > 0 {
         let _ = tx.blocking_send(Ok(batch));
     }
+}
+
+/// Parses one envelope's text into `batch`, sending the batch on when full. False when the
+/// import must stop (the receiver is gone, or the batch refused the envelope).
+fn add_envelope(
+    text: &[u8],
+    overlong: bool,
+    batch: &mut Batch,
+    ctx: &IngestContext,
+    batch_size: usize,
+    tx: &tokio::sync::mpsc::Sender<io::Result<Batch>>,
+) -> bool {
+    batch.lines += 1;
+    // The text is checked as UTF-8 once, whole, and parsed as text, which spares the parser
+    // checking each string on its own. Text that is not UTF-8 is parsed as bytes all the
+    // same, for the parser's error naming where it broke.
+    let utf8 = std::str::from_utf8(text).ok();
+    let parsed = match utf8 {
+        _ if overlong => Err(format!("the line is longer than {MAX_LINE_BYTES} bytes")),
+        Some(line) => serde_json::from_str(line).map_err(|e| e.to_string()),
+        None => serde_json::from_slice(text).map_err(|e| e.to_string()),
+    };
+    let envelope = match parsed {
+        Ok(value) => Envelope::Json(value),
+        Err(error) => Envelope::Unparsable {
+            text: cut(text),
+            error,
+        },
+    };
+    if let Err(e) = batch.add(judge(envelope, ctx, Timestamp::UNIX_EPOCH), utf8, ctx) {
+        let _ = tx.blocking_send(Err(e));
+        return false;
+    }
+    if batch.len() >= batch_size as u64 {
+        let full = std::mem::replace(batch, Batch::with_capacity(batch_size));
+        if tx.blocking_send(Ok(full)).is_err() {
+            return false;
+        }
+    }
+    true
 }
 
 /// Reads one line into `buf` (without its newline), keeping at most [`MAX_LINE_BYTES`] and

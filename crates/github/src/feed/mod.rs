@@ -1,6 +1,7 @@
 //! The public events feed: envelope validation and quarantine, page ingestion, GH Archive
 //! import.
 
+pub mod array;
 pub mod canonical;
 pub mod enrich;
 pub mod gzip;
