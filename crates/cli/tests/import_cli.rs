@@ -415,7 +415,10 @@ fn a_saved_events_array_imports_in_every_layout() {
     )
     .expect("a JSON array");
     let layouts = [
-        ("pretty", serde_json::to_string_pretty(&events).expect("json")),
+        (
+            "pretty",
+            serde_json::to_string_pretty(&events).expect("json"),
+        ),
         ("one_line", events.to_string()),
         (
             "per_line",
