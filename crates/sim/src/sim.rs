@@ -339,21 +339,6 @@ impl Simulator {
         response
     }
 
-    /// Whether a served answer's body is cut or stalled on the wire (seeded; nothing is drawn
-    /// while both rates are zero, so other faults' sequences do not move).
-    fn draw_body_fault(&self) -> Option<BodyFault> {
-        let f = &self.inner.config.faults;
-        if f.cut_rate <= 0.0 && f.stall_rate <= 0.0 {
-            return None;
-        }
-        let mut rng = lock(&self.inner.fault_rng);
-        if f.cut_rate > 0.0 && rng.random_bool(f.cut_rate) {
-            return Some(BodyFault::Cut);
-        }
-        (f.stall_rate > 0.0 && rng.random_bool(f.stall_rate))
-            .then_some(BodyFault::Stall(f.stall_for))
-    }
-
     /// The identity of a GitHub request (`None`: a token the simulator does not know) and its
     /// token's fingerprint.
     fn github_subject(

@@ -1,7 +1,7 @@
 //! The provider-operation scenarios (`read_502`, `mutation_429`, `mutation_response_lost`):
 //! which request each picks (the first read, or the first mutation, of each identity on each
 //! provider), the gateway's 502 both providers answer, GitHub's 429, and the stall that loses
-//! a mutation's answer.
+//! a mutation's answer; and the draw of a served answer's body fault on the wire.
 
 use bytes::Bytes;
 use http::header::HeaderValue;
@@ -10,7 +10,10 @@ use serde_json::json;
 
 use headroom_core::clock::Timestamp;
 
+use rand::Rng;
+
 use super::{Reply, Simulator, lock};
+use crate::body_faults::BodyFault;
 use crate::quota::{Reading, Resource, Subject};
 use crate::scenario::Scenario;
 
@@ -33,6 +36,21 @@ pub(crate) enum Provider {
 }
 
 impl Simulator {
+    /// Whether a served answer's body is cut or stalled on the wire (seeded; nothing is drawn
+    /// while both rates are zero, so other faults' sequences do not move).
+    pub(super) fn draw_body_fault(&self) -> Option<BodyFault> {
+        let f = &self.inner.config.faults;
+        if f.cut_rate <= 0.0 && f.stall_rate <= 0.0 {
+            return None;
+        }
+        let mut rng = lock(&self.inner.fault_rng);
+        if f.cut_rate > 0.0 && rng.random_bool(f.cut_rate) {
+            return Some(BodyFault::Cut);
+        }
+        (f.stall_rate > 0.0 && rng.random_bool(f.stall_rate))
+            .then_some(BodyFault::Stall(f.stall_for))
+    }
+
     /// The fault the active scenario applies to this request of `identity`: only to the first
     /// request of the kind the scenario picks, per provider and identity.
     pub(crate) fn provider_fault(
