@@ -33,16 +33,8 @@ const FAULTS: [&str; 10] = [
 ];
 
 fn headroom(dir: &Path, db: &str, sim: &Sim, args: &[&str]) -> Command {
-    let mut cmd = Command::new(BIN);
-    cmd.current_dir(dir)
-        .args(["--db", db, "--api-url", &sim.url, "--read-timeout", "1"])
-        .args(args)
-        .env_remove("GH_TOKEN")
-        .env_remove("HEADROOM_DB")
-        .env_remove("HEADROOM_CONFIG")
-        .env_remove("GITHUB_API_URL")
-        .env_remove("SEARCH_PACING_SECONDS")
-        .env("GITHUB_TOKEN", "t1");
+    let mut cmd = common::headroom_against(dir, db, &sim.url, &["--read-timeout", "1"]);
+    cmd.args(args);
     cmd
 }
 
@@ -261,27 +253,6 @@ async fn feed_cycle_under_faults(seed: &str) -> usize {
         .count()
 }
 
-/// GH Archive-format PushEvents over 500 actors and 700 repositories.
-fn write_archive(path: &Path, n: u64) {
-    use std::io::Write;
-    let mut out = std::io::BufWriter::new(std::fs::File::create(path).expect("create"));
-    for i in 0..n {
-        let (actor, repo) = (1 + i % 500, 100_000 + i % 700);
-        writeln!(
-            out,
-            r#"{{"id":"{}","type":"PushEvent","actor":{{"id":{actor},"login":"user{actor}","url":"https://api.github.com/users/user{actor}"}},"repo":{{"id":{repo},"name":"org/repo{repo}","url":"https://api.github.com/repos/org/repo{repo}"}},"payload":{{"repository_id":{repo},"push_id":{},"ref":"refs/heads/main","head":"{:040x}","before":"{:040x}"}},"public":true,"created_at":"2026-06-01T15:{:02}:{:02}Z"}}"#,
-            50_000_000_000 + i,
-            30_000_000_000 + i,
-            i + 1,
-            i + 2,
-            (i / 60) % 60,
-            i % 60,
-        )
-        .expect("write");
-    }
-    out.flush().expect("flush");
-}
-
 fn sqlite_count(path: &Path, sql: &str) -> i64 {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -319,7 +290,7 @@ fn an_import_that_runs_out_of_disk_says_so_and_the_rerun_completes_it() {
     const EVENTS: u64 = 30_000;
     let dir = tempfile::tempdir().expect("tmp");
     let archive = dir.path().join("archive.jsonl");
-    write_archive(&archive, EVENTS);
+    common::write_push_archive(&archive, EVENTS, 500, 700, 0);
     let import = |db: &Path, limit_kib: Option<u64>| -> Output {
         let mut cmd = Command::new("bash");
         // `ulimit -f` caps every file the process writes; SIGXFSZ ignored, so a write past

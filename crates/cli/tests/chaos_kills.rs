@@ -19,8 +19,7 @@
 
 #![allow(clippy::expect_used)]
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
@@ -237,7 +236,7 @@ impl Suite {
     fn new(admin: Option<String>) -> Suite {
         let dir = tempfile::tempdir().expect("tmp");
         let archive = dir.path().join("archive.jsonl");
-        write_archive(&archive, 30_000);
+        common::write_push_archive(&archive, 30_000, 500, 700, 997);
         Suite {
             runtime: tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -579,34 +578,4 @@ fn random_kills_lose_and_duplicate_nothing_on_postgres() {
         return;
     };
     random_kills(Some(admin));
-}
-
-/// GH Archive-format PushEvents over 500 actors and 700 repositories, every 997th line
-/// malformed (quarantined, counted once however often it is read).
-fn write_archive(path: &Path, n: u64) {
-    let mut out = std::io::BufWriter::new(std::fs::File::create(path).expect("create"));
-    for i in 0..n {
-        if i % 997 == 996 {
-            writeln!(
-                out,
-                r#"{{"id":"{}","type":"PushEvent","actor":"#,
-                60_000_000_000 + i
-            )
-            .expect("write");
-            continue;
-        }
-        let (actor, repo) = (1 + i % 500, 100_000 + i % 700);
-        writeln!(
-            out,
-            r#"{{"id":"{}","type":"PushEvent","actor":{{"id":{actor},"login":"user{actor}","display_login":"user{actor}","url":"https://api.github.com/users/user{actor}","avatar_url":"https://avatars.githubusercontent.com/u/{actor}?"}},"repo":{{"id":{repo},"name":"org/repo{repo}","url":"https://api.github.com/repos/org/repo{repo}"}},"payload":{{"repository_id":{repo},"push_id":{},"ref":"refs/heads/main","head":"{:040x}","before":"{:040x}"}},"public":true,"created_at":"2026-06-01T15:{:02}:{:02}Z"}}"#,
-            50_000_000_000 + i,
-            30_000_000_000 + i,
-            i + 1,
-            i + 2,
-            (i / 60) % 60,
-            i % 60,
-        )
-        .expect("write");
-    }
-    out.flush().expect("flush");
 }

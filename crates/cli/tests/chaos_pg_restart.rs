@@ -17,19 +17,10 @@ use std::process::{Command, Stdio};
 use serde_json::Value;
 
 mod common;
-use common::{BIN, Shared, Sim};
+use common::{Shared, Sim};
 
 fn headroom(dir: &Path, db: &str, sim: &Sim, args: &[&str]) -> Command {
-    let mut cmd = Command::new(BIN);
-    cmd.current_dir(dir)
-        .args(["--db", db, "--api-url", &sim.url])
-        .args(args)
-        .env_remove("GH_TOKEN")
-        .env_remove("HEADROOM_DB")
-        .env_remove("HEADROOM_CONFIG")
-        .env_remove("GITHUB_API_URL")
-        .env("GITHUB_TOKEN", "t1");
-    cmd
+    common::headroom_against(dir, db, &sim.url, args)
 }
 
 fn tables(dir: &Path, db: &str, sim: &Sim) -> Value {

@@ -16,20 +16,10 @@ use headroom_core::clock::{Clock, SignedDuration, TokioClock};
 use serde_json::Value;
 
 mod common;
-use common::{BIN, Shared, Sim, sim_log};
+use common::{Shared, Sim, sim_log};
 
 fn headroom(dir: &Path, db: &str, sim: &Sim, args: &[&str]) -> Command {
-    let mut cmd = Command::new(BIN);
-    cmd.current_dir(dir)
-        .args(["--db", db, "--api-url", &sim.url])
-        .args(args)
-        .env_remove("GH_TOKEN")
-        .env_remove("HEADROOM_DB")
-        .env_remove("HEADROOM_CONFIG")
-        .env_remove("GITHUB_API_URL")
-        .env_remove("SEARCH_PACING_SECONDS")
-        .env("GITHUB_TOKEN", "t1");
-    cmd
+    common::headroom_against(dir, db, &sim.url, args)
 }
 
 /// A sync run left behind: `sync org` killed after its first stored page.

@@ -109,27 +109,6 @@ fn import_without_files_is_refused() {
 /// 50000` on SQLite, fifteen batches (each its own transaction) on PostgreSQL.
 const KILL_TEST_ENVELOPES: u64 = 150_000;
 
-/// GH Archive-format PushEvents (the current payload shape) over 5,000 actors and 7,000
-/// repositories.
-fn write_archive(path: &std::path::Path, n: u64) {
-    let mut out = std::io::BufWriter::new(std::fs::File::create(path).expect("create"));
-    for i in 0..n {
-        let (actor, repo) = (1 + i % 5_000, 100_000 + i % 7_000);
-        writeln!(
-            out,
-            r#"{{"id":"{}","type":"PushEvent","actor":{{"id":{actor},"login":"user{actor}","display_login":"user{actor}","url":"https://api.github.com/users/user{actor}","avatar_url":"https://avatars.githubusercontent.com/u/{actor}?"}},"repo":{{"id":{repo},"name":"org/repo{repo}","url":"https://api.github.com/repos/org/repo{repo}"}},"payload":{{"repository_id":{repo},"push_id":{},"ref":"refs/heads/main","head":"{:040x}","before":"{:040x}"}},"public":true,"created_at":"2026-06-01T15:{:02}:{:02}Z"}}"#,
-            50_000_000_000 + i,
-            30_000_000_000 + i,
-            i + 1,
-            i + 2,
-            (i / 60) % 60,
-            i % 60,
-        )
-        .expect("write");
-    }
-    out.flush().expect("flush");
-}
-
 /// push_events' per-actor and per-repository indexes on SQLite.
 const PUSH_EVENT_INDEXES: &str = "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' \
     AND name IN ('push_events_by_actor', 'push_events_by_repository')";
@@ -231,7 +210,7 @@ async fn the_same_on_postgres() {
 
 async fn killed_and_completed(db: &Target, dir: &std::path::Path, options: &[&str]) {
     let file = dir.join("archive.jsonl");
-    write_archive(&file, KILL_TEST_ENVELOPES);
+    common::write_push_archive(&file, KILL_TEST_ENVELOPES, 5_000, 7_000, 0);
     let mut child = headroom(db.arg())
         .args(["import", "gharchive"])
         .args(options)
@@ -338,7 +317,7 @@ fn gzip_file(path: &std::path::Path, out: &std::path::Path) -> Vec<u8> {
 fn a_gzip_read_error_keeps_what_was_parsed_before_it() {
     let dir = tempfile::tempdir().expect("tmp");
     let plain = dir.path().join("archive.jsonl");
-    write_archive(&plain, 20_000);
+    common::write_push_archive(&plain, 20_000, 5_000, 7_000, 0);
     let padded = dir.path().join("padded.json.gz");
     let mut bytes = gzip_file(&plain, &padded);
     bytes.extend([0u8; 1024]);

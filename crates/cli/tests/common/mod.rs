@@ -118,3 +118,56 @@ pub fn sim_log(log: &std::path::Path) -> Vec<serde_json::Value> {
         .map(|l| serde_json::from_str(l).expect("json line"))
         .collect()
 }
+
+/// GH Archive-format PushEvents (the current payload shape) over `actors` actors and `repos`
+/// repositories; with `malformed_every` > 0, every such line is cut short instead (quarantined).
+pub fn write_push_archive(
+    path: &std::path::Path,
+    n: u64,
+    actors: u64,
+    repos: u64,
+    malformed_every: u64,
+) {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).expect("create"));
+    for i in 0..n {
+        if malformed_every > 0 && i % malformed_every == malformed_every - 1 {
+            writeln!(
+                out,
+                r#"{{"id":"{}","type":"PushEvent","actor":"#,
+                60_000_000_000 + i
+            )
+            .expect("write");
+            continue;
+        }
+        let (actor, repo) = (1 + i % actors, 100_000 + i % repos);
+        writeln!(
+            out,
+            r#"{{"id":"{}","type":"PushEvent","actor":{{"id":{actor},"login":"user{actor}","display_login":"user{actor}","url":"https://api.github.com/users/user{actor}","avatar_url":"https://avatars.githubusercontent.com/u/{actor}?"}},"repo":{{"id":{repo},"name":"org/repo{repo}","url":"https://api.github.com/repos/org/repo{repo}"}},"payload":{{"repository_id":{repo},"push_id":{},"ref":"refs/heads/main","head":"{:040x}","before":"{:040x}"}},"public":true,"created_at":"2026-06-01T15:{:02}:{:02}Z"}}"#,
+            50_000_000_000 + i,
+            30_000_000_000 + i,
+            i + 1,
+            i + 2,
+            (i / 60) % 60,
+            i % 60,
+        )
+        .expect("write");
+    }
+    out.flush().expect("flush");
+}
+
+/// `headroom` in `dir` on `db` against the API at `api` with token `t1`, and no headroom or
+/// GitHub variable from the environment.
+pub fn headroom_against(dir: &std::path::Path, db: &str, api: &str, args: &[&str]) -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.current_dir(dir)
+        .args(["--db", db, "--api-url", api])
+        .args(args)
+        .env_remove("GH_TOKEN")
+        .env_remove("HEADROOM_DB")
+        .env_remove("HEADROOM_CONFIG")
+        .env_remove("GITHUB_API_URL")
+        .env_remove("SEARCH_PACING_SECONDS")
+        .env("GITHUB_TOKEN", "t1");
+    cmd
+}
