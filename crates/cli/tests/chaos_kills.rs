@@ -21,9 +21,8 @@
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::time::Instant;
 
-use headroom_core::clock::{SignedDuration, TokioClock};
+use headroom_core::clock::{Clock, SignedDuration, TokioClock};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -369,7 +368,7 @@ impl Suite {
         let sim = job.sim();
         let db = self.fresh_db();
         self.prepare(job, &db, sim.as_ref());
-        let started = Instant::now();
+        let started = self.clock.now();
         match job {
             Job::Run => self.complete(&db, sim.as_ref(), &RUN_ONE_TICK),
             Job::Sync => self.complete(&db, sim.as_ref(), &["sync", "org", "acme", "--wait"]),
@@ -379,7 +378,8 @@ impl Suite {
                 self.complete(&db, sim.as_ref(), &args);
             }
         }
-        let took = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let took =
+            u64::try_from(self.clock.now().duration_since(started).as_millis()).unwrap_or(u64::MAX);
         let digest = self.runtime.block_on(db.digest(job.digest()));
         self.runtime.block_on(db.remove());
         (digest, took.max(20))

@@ -14,6 +14,7 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use headroom_core::clock::{SignedDuration, TokioClock};
 use serde_json::Value;
 
 mod common;
@@ -128,7 +129,9 @@ async fn a_postgres_restart_mid_sync_ends_exact_after_a_resume() {
             said.contains("database") || said.contains("connection"),
             "the failure names the database:\n{said}"
         );
-        std::thread::sleep(std::time::Duration::from_millis(1_200));
+        TokioClock::system()
+            .sleep(SignedDuration::from_millis(1_200))
+            .await;
         loop {
             resumes += 1;
             let out = headroom(
@@ -158,7 +161,9 @@ async fn a_postgres_restart_mid_sync_ends_exact_after_a_resume() {
                 String::from_utf8_lossy(&out.stdout),
                 String::from_utf8_lossy(&out.stderr)
             );
-            std::thread::sleep(std::time::Duration::from_millis(1_200));
+            TokioClock::system()
+                .sleep(SignedDuration::from_millis(1_200))
+                .await;
         }
     }
     println!(

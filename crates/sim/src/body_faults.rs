@@ -141,6 +141,7 @@ impl Body for SimBody {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use headroom_core::clock::Clock;
     use http_body_util::BodyExt;
 
     #[tokio::test]
@@ -167,7 +168,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_stalled_body_arrives_whole_after_the_stall() {
         let clock = TokioClock::system();
-        let started = tokio::time::Instant::now();
+        let started = clock.now();
         let body = SimBody::new(
             Bytes::from_static(b"0123456789"),
             Some(BodyFault::Stall(SignedDuration::from_secs(3))),
@@ -175,6 +176,6 @@ mod tests {
         );
         let got = body.collect().await.expect("whole").to_bytes();
         assert_eq!(got, Bytes::from_static(b"0123456789"));
-        assert!(started.elapsed() >= std::time::Duration::from_secs(3));
+        assert!(clock.now().duration_since(started) >= SignedDuration::from_secs(3));
     }
 }
