@@ -163,6 +163,14 @@ pub struct SimArgs {
     /// envelope per line (a corpus file, a GH Archive hour), newest first, capped at 300.
     #[arg(long, value_name = "FILE")]
     feed_file: Option<PathBuf>,
+    /// Replay --feed-file over this many seconds from the start: each event surfaces when its
+    /// offset in the recording, scaled to the span, has passed (an hour of GH Archive as a
+    /// feed hour in a minute). Without it the whole file is reachable at once.
+    #[arg(long, value_name = "SECS", requires = "feed_file", value_parser = clap::value_parser!(u64).range(1..))]
+    feed_replay_secs: Option<u64>,
+    /// `/events`' `X-Poll-Interval`: the fewest seconds a poller should leave between polls.
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    poll_interval_secs: u64,
     /// Append one JSON line per request to FILE.
     #[arg(long, value_name = "FILE")]
     log: Option<PathBuf>,
@@ -212,6 +220,7 @@ impl SimArgs {
         c.gitlab_self_managed = self.gitlab_self_managed;
         c.gitlab_project_creations_per_minute = self.gitlab_project_creations_per_minute;
         c.log_file = self.log.clone();
+        c.poll_interval_secs = self.poll_interval_secs;
         let ms = |v: u64| SignedDuration::from_millis(i64::try_from(v).unwrap_or(i64::MAX));
         c.faults.latency = ms(self.latency_ms);
         c.faults.latency_jitter = ms(self.latency_jitter_ms);
@@ -228,6 +237,9 @@ impl SimArgs {
         c.faults.graphql_timeout_above_nodes = self.graphql_timeout_above_nodes;
         c.faults.graphql_timeouts = self.graphql_timeouts;
         c.deep_repos = self.deep_repos;
+        c.feed_replay = self
+            .feed_replay_secs
+            .map(|secs| SignedDuration::from_secs(i64::try_from(secs).unwrap_or(i64::MAX)));
         c
     }
 }

@@ -1,6 +1,6 @@
-//! The chaos suite's faults: a whole organization sync and a feed cycle against a simulator
-//! that answers seeded 5xx, hangs past the client's read timeout, cuts answers off halfway
-//! with the connection closed and stalls bodies; and an import into an SQLite file that runs
+//! The chaos suite's faults: a whole organization sync, a feed cycle and a replayed feed hour
+//! of recorded events against a simulator that answers seeded 5xx, hangs past the client's
+//! read timeout, cuts answers off halfway with the connection closed and stalls bodies; and an import into an SQLite file that runs
 //! out of room (a file-size limit standing in for a full disk). Each ends with exactly the data
 //! of an undisturbed run, or with a clear error that leaves nothing half-written and a rerun
 //! that completes it. (A PostgreSQL restart mid-run is `chaos_pg_restart.rs`: it must not share
@@ -47,16 +47,7 @@ fn output(cmd: &mut Command) -> (Output, String) {
 
 /// `sync status 1`'s row counts per table.
 fn tables(dir: &Path, db: &str, sim: &Sim) -> Value {
-    let (out, err) = output(&mut headroom(
-        dir,
-        db,
-        sim,
-        &["sync", "status", "1", "--json"],
-    ));
-    assert!(out.status.success(), "{err}");
-    let status: Value = serde_json::from_slice(&out.stdout).expect("status JSON");
-    assert_eq!(status[0]["run"]["status"], "done", "{status}");
-    status[0]["tables"].clone()
+    common::done_run_tables(headroom(dir, db, sim, &["sync", "status", "1", "--json"]))
 }
 
 /// Runs `sync org acme --wait`; a run that fails must say why, and is resumed (at most three
@@ -253,6 +244,117 @@ async fn feed_cycle_under_faults(seed: &str) -> usize {
         .count()
 }
 
+/// Every hundredth event of the recorded GH Archive hour, oldest first.
+fn recorded_hour(to: &Path) -> usize {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/corpus/gh-pulse/gharchive-2026-06-01-15-first5000.jsonl");
+    let text = std::fs::read_to_string(&corpus).expect("the corpus copy");
+    let sample: Vec<&str> = text.lines().step_by(100).collect();
+    std::fs::write(to, sample.join("\n") + "\n").expect("write the sample");
+    sample
+        .iter()
+        .filter(|l| l.contains(r#""type":"PushEvent""#))
+        .count()
+}
+
+/// `headroom run` against a simulator replaying the recorded hour over 20 s (polls every 4 s),
+/// stopped once every push event is stored and no enrichment is pending or due again. Returns
+/// the database's feed digest and how many of the feed's requests met a fault.
+async fn feed_hour(dir: &Path, name: &str, pushes: usize, faults: &[&str]) -> (Vec<i64>, usize) {
+    let log = dir.join(format!("{name}.log")).display().to_string();
+    let feed = dir.join("hour.jsonl").display().to_string();
+    let replay = [
+        "--token",
+        "t1=alice",
+        "--feed-file",
+        &feed,
+        "--feed-replay-secs",
+        "20",
+        "--poll-interval-secs",
+        "1",
+        "--log",
+        &log,
+    ];
+    let sim = Sim::start(&[&replay[..], faults].concat());
+    let path = dir.join(format!("{name}.db"));
+    let db = path.display().to_string();
+    let run = [
+        "run",
+        "--tick-secs",
+        "1",
+        "--no-listen",
+        "--search-pacing",
+        "0",
+        "--poll-interval",
+        "4",
+        "--no-sync",
+    ];
+    let mut run = headroom(dir, &db, &sim, &run)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run starts");
+    let settled = |s: &Value| {
+        let quiet = |kind: &str| {
+            let e = &s["enrichment"][kind];
+            e["pending"] == 0 && e["retryable_failure"] == 0 && e["complete"].as_u64() > Some(0)
+        };
+        s["coverage"]["events_in_window"].as_u64() == Some(pushes as u64)
+            && quiet("actors")
+            && quiet("repositories")
+    };
+    let clock = TokioClock::system();
+    let deadline = clock.now() + SignedDuration::from_secs(300);
+    let mut last = Value::Null;
+    while clock.now() < deadline && !settled(&last) {
+        clock.sleep(SignedDuration::from_secs(1)).await;
+        last = feed_status(dir, &db, &sim);
+    }
+    let _ = run.kill();
+    let _ = run.wait();
+    assert!(settled(&last), "{name}: {last}");
+    let digest = common::sqlite_digest(&path, common::FEED_DIGEST).await;
+    let disturbed = sim_log(Path::new(&log))
+        .iter()
+        .filter(|e| e["status"].as_u64().is_some_and(|s| s >= 500) || !e["body_fault"].is_null())
+        .count();
+    (digest, disturbed)
+}
+
+/// A feed hour of real recorded events, replayed in 20 s: polled and enriched under faults
+/// (server errors, answers cut off, bodies stalled, requests hung past the read timeout), the
+/// database ends holding exactly what an undisturbed replay stores — every event once, every
+/// account and repository enriched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feed_hour_under_faults_stores_what_a_clean_hour_stores() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let pushes = recorded_hour(&dir.path().join("hour.jsonl"));
+    let faults = [
+        "--seed",
+        "11",
+        "--error-rate",
+        "0.15",
+        "--cut-rate",
+        "0.1",
+        "--stall-rate",
+        "0.05",
+        "--stall-ms",
+        "300",
+        "--timeout-rate",
+        "0.03",
+    ];
+    // Both hours at once: the search ledger's minute makes each last a minute or more.
+    let ((clean, calm), (faulty, disturbed)) = tokio::join!(
+        feed_hour(dir.path(), "clean", pushes, &[]),
+        feed_hour(dir.path(), "faulty", pushes, &faults),
+    );
+    assert_eq!(calm, 0);
+    assert!(disturbed > 0, "no request of the faulty hour met a fault");
+    assert_eq!(faulty, clean);
+    assert_eq!(clean[0], pushes as i64, "{clean:?}");
+    println!("feed hour: {pushes} push events, {disturbed} requests disturbed, digest {clean:?}");
+}
+
 fn sqlite_count(path: &Path, sql: &str) -> i64 {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -281,40 +383,98 @@ fn size_of_database(db: &Path) -> u64 {
         .sum()
 }
 
-/// An import whose database file may not grow past half of what the whole import needs: it
-/// fails saying the disk may be full, keeps what it committed whole (no event without its
-/// actor and repository, `integrity_check` ok), and the same import run again with room
-/// completes it exactly.
-#[test]
-fn an_import_that_runs_out_of_disk_says_so_and_the_rerun_completes_it() {
-    const EVENTS: u64 = 30_000;
-    let dir = tempfile::tempdir().expect("tmp");
-    let archive = dir.path().join("archive.jsonl");
-    common::write_push_archive(&archive, EVENTS, 500, 700, 0);
-    let import = |db: &Path, limit_kib: Option<u64>| -> Output {
-        let mut cmd = Command::new("bash");
-        // `ulimit -f` caps every file the process writes; SIGXFSZ ignored, so a write past
-        // it fails with EFBIG, as one on a full disk fails with ENOSPC.
-        let limit = limit_kib.map_or("unlimited".to_owned(), |k| k.to_string());
-        cmd.arg("-c")
-            .arg(format!(
-                "ulimit -f {limit}; trap '' XFSZ; exec \"$0\" \"$@\""
-            ))
-            .arg(BIN)
-            .arg("--db")
-            .arg(db)
-            .args(["import", "gharchive", "--commit-every", "5000"])
-            .arg(&archive)
-            .env_remove("HEADROOM_DB")
-            .env_remove("HEADROOM_CONFIG");
-        output(&mut cmd).0
+/// How much room an import's database gets.
+#[derive(Clone, Copy)]
+enum Room {
+    /// As much as the disk has.
+    Unlimited,
+    /// Every file the process writes capped at this many KiB (`ulimit -f`): SIGXFSZ
+    /// ignored, a write past it fails with EFBIG, as one on a full disk fails with ENOSPC.
+    FileSizeLimit(u64),
+    /// The database on a tmpfs of this many KiB, mounted in a mount namespace of the
+    /// import's own (`unshare -rm`), which takes the mount away when the import ends; the
+    /// database's files are copied out of it first.
+    Tmpfs(u64),
+}
+
+/// `headroom import gharchive` of `archive` into `db` with `room`.
+fn import_with(dir: &Path, archive: &Path, db: &Path, room: Room) -> Output {
+    let script = match room {
+        Room::Unlimited => r#"exec "$0" --db "$DB" "$@""#.to_owned(),
+        Room::FileSizeLimit(kib) => {
+            format!(r#"ulimit -f {kib}; trap '' XFSZ; exec "$0" --db "$DB" "$@""#)
+        }
+        Room::Tmpfs(kib) => format!(
+            r#"mount -t tmpfs -o size={kib}k tmpfs "$MNT" || exit 99
+            name=$(basename "$DB")
+            "$0" --db "$MNT/$name" "$@"; rc=$?
+            cp "$MNT/$name"* "$(dirname "$DB")"/ && exit $rc"#
+        ),
     };
-    let whole = dir.path().join("whole.db");
-    assert!(import(&whole, None).status.success());
+    let mut cmd = if matches!(room, Room::Tmpfs(_)) {
+        let mut c = Command::new("unshare");
+        c.args(["-rm", "bash"]);
+        c
+    } else {
+        Command::new("bash")
+    };
+    let mnt = dir.join("tmpfs");
+    std::fs::create_dir_all(&mnt).expect("mount point");
+    cmd.arg("-c")
+        .arg(script)
+        .arg(BIN)
+        .args(["import", "gharchive", "--commit-every", "5000"])
+        .arg(archive)
+        .env("DB", db)
+        .env("MNT", &mnt)
+        .env_remove("HEADROOM_DB")
+        .env_remove("HEADROOM_CONFIG");
+    let out = output(&mut cmd).0;
+    assert_ne!(
+        out.status.code(),
+        Some(99),
+        "mounting a tmpfs failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Whether this machine lets an unprivileged mount namespace mount a tmpfs.
+fn tmpfs_mountable(dir: &Path) -> bool {
+    let mnt = dir.join("probe");
+    std::fs::create_dir_all(&mnt).expect("mount point");
+    Command::new("unshare")
+        .args([
+            "-rm",
+            "sh",
+            "-c",
+            r#"mount -t tmpfs -o size=64k tmpfs "$0""#,
+        ])
+        .arg(&mnt)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// An import whose database has half the room it needs fails saying the disk may be full,
+/// keeps what it committed whole (no event without its actor and repository,
+/// `integrity_check` ok), and the same import run again with room completes it exactly.
+fn an_import_out_of_room_says_so_and_the_rerun_completes_it(
+    dir: &Path,
+    out_of_room: fn(u64) -> Room,
+) {
+    const EVENTS: u64 = 30_000;
+    let archive = dir.join("archive.jsonl");
+    common::write_push_archive(&archive, EVENTS, 500, 700, 0);
+    let whole = dir.join("whole.db");
+    assert!(
+        import_with(dir, &archive, &whole, Room::Unlimited)
+            .status
+            .success()
+    );
     let needed_kib = size_of_database(&whole) / 1024;
 
-    let db = dir.path().join("full.db");
-    let out = import(&db, Some(needed_kib / 2));
+    let db = dir.join("full.db");
+    let out = import_with(dir, &archive, &db, out_of_room(needed_kib / 2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("may be full"), "{err}");
@@ -337,7 +497,7 @@ fn an_import_that_runs_out_of_disk_says_so_and_the_rerun_completes_it() {
         assert_eq!(sqlite_count(&db, orphans), 0, "{orphans}");
     }
 
-    let out = import(&db, None);
+    let out = import_with(dir, &archive, &db, Room::Unlimited);
     assert!(
         out.status.success(),
         "{}",
@@ -351,4 +511,26 @@ fn an_import_that_runs_out_of_disk_says_so_and_the_rerun_completes_it() {
     ] {
         assert_eq!(sqlite_count(&db, sql), sqlite_count(&whole, sql), "{sql}");
     }
+}
+
+#[test]
+fn an_import_that_reaches_a_file_size_limit_says_so_and_the_rerun_completes_it() {
+    let dir = tempfile::tempdir().expect("tmp");
+    an_import_out_of_room_says_so_and_the_rerun_completes_it(dir.path(), Room::FileSizeLimit);
+}
+
+/// The real thing: a full file system. Where mount namespaces are not allowed the test says
+/// it is skipped, and fails under `CI`, whose machines allow them.
+#[test]
+fn an_import_that_fills_a_tmpfs_says_so_and_the_rerun_completes_it() {
+    let dir = tempfile::tempdir().expect("tmp");
+    if !tmpfs_mountable(dir.path()) {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "`unshare -rm` cannot mount a tmpfs on this machine, and CI is set"
+        );
+        println!("skipped: `unshare -rm` cannot mount a tmpfs on this machine");
+        return;
+    }
+    an_import_out_of_room_says_so_and_the_rerun_completes_it(dir.path(), Room::Tmpfs);
 }

@@ -90,28 +90,10 @@ impl Job {
     fn digest(self) -> &'static [&'static str] {
         match self {
             Job::Sync => SYNC_DIGEST,
-            _ => FEED_DIGEST,
+            _ => common::FEED_DIGEST,
         }
     }
 }
-
-/// Events once each, their entities' activity, enrichment outcomes, quarantine.
-const FEED_DIGEST: &[&str] = &[
-    "SELECT COUNT(*) FROM push_events",
-    "SELECT COUNT(DISTINCT github_event_id) FROM push_events",
-    "SELECT CAST(COALESCE(SUM(github_push_id), 0) AS BIGINT) FROM push_events",
-    "SELECT COUNT(*) FROM actors",
-    "SELECT CAST(COALESCE(SUM(latest_event_at_ms), 0) AS BIGINT) FROM actors",
-    "SELECT COUNT(*) FROM actors WHERE enrichment_status = 'complete'",
-    "SELECT COUNT(*) FROM actors WHERE enrichment_status = 'permanent_failure'",
-    "SELECT COUNT(name) FROM actors",
-    "SELECT COUNT(*) FROM repositories",
-    "SELECT CAST(COALESCE(SUM(latest_event_at_ms), 0) AS BIGINT) FROM repositories",
-    "SELECT COUNT(*) FROM repositories WHERE enrichment_status = 'complete'",
-    "SELECT COUNT(*) FROM repositories WHERE enrichment_status = 'permanent_failure'",
-    "SELECT COUNT(description) FROM repositories",
-    "SELECT COUNT(*) FROM quarantined_events",
-];
 
 /// Every synced table's rows, one run, every checkpoint done.
 const SYNC_DIGEST: &[&str] = &[
@@ -157,22 +139,7 @@ impl Db {
     async fn digest(&self, queries: &[&str]) -> Vec<i64> {
         let mut values = Vec::new();
         match self {
-            Db::Sqlite(path) => {
-                let options = sqlx::sqlite::SqliteConnectOptions::new()
-                    .filename(path)
-                    .read_only(true);
-                let pool = sqlx::SqlitePool::connect_with(options).await.expect("open");
-                for sql in queries {
-                    let sql = sqlx::AssertSqlSafe(*sql);
-                    values.push(
-                        sqlx::query_scalar(sql)
-                            .fetch_one(&pool)
-                            .await
-                            .expect("digest"),
-                    );
-                }
-                pool.close().await;
-            }
+            Db::Sqlite(path) => values = common::sqlite_digest(path, queries).await,
             Db::Postgres { url, .. } => {
                 let pool = sqlx::PgPool::connect(url).await.expect("connect");
                 for sql in queries {

@@ -25,17 +25,7 @@ fn headroom(dir: &Path, db: &str, sim: &Sim, args: &[&str]) -> Command {
 }
 
 fn tables(dir: &Path, db: &str, sim: &Sim) -> Value {
-    let out = headroom(dir, db, sim, &["sync", "status", "1", "--json"])
-        .output()
-        .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let status: Value = serde_json::from_slice(&out.stdout).expect("status JSON");
-    assert_eq!(status[0]["run"]["status"], "done", "{status}");
-    status[0]["tables"].clone()
+    common::done_run_tables(headroom(dir, db, sim, &["sync", "status", "1", "--json"]))
 }
 
 fn restart_command() -> Option<String> {

@@ -213,6 +213,9 @@ pub struct SimConfig {
     /// Events to serve as the public feed instead of the scenario's (newest first), e.g. a
     /// corpus file.
     pub feed_events: Option<Arc<Vec<serde_json::Value>>>,
+    /// Replay `feed_events` over this span from the simulator's start, in the order they were
+    /// created (see [`crate::replay`]); none: serve them all at once, as given.
+    pub feed_replay: Option<SignedDuration>,
     /// How many request log entries to keep in memory (the oldest are dropped).
     pub log_capacity: usize,
     /// Where to append one JSON line per request, if anywhere.
@@ -298,6 +301,7 @@ impl Default for SimConfig {
             faults: Faults::default(),
             public_base_url: "https://api.github.com".to_owned(),
             feed_events: None,
+            feed_replay: None,
             log_capacity: 100_000,
             log_file: None,
             feed_pool: FeedPool::default(),

@@ -17,6 +17,7 @@ pub mod gitlab;
 pub mod graphql;
 pub mod quota;
 pub mod render;
+pub mod replay;
 pub mod rest;
 pub mod scenario;
 pub mod server;

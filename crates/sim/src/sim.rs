@@ -173,7 +173,10 @@ impl Simulator {
             .iter()
             .map(|t| (t.token.clone(), t.owner.clone()))
             .collect();
-        let world = World::generate(&config);
+        let mut world = World::generate(&config);
+        if let Some(events) = &config.feed_events {
+            crate::replay::adopt(&mut world, events);
+        }
         let quotas = Quotas::new(&config, now);
         let fault_rng = StdRng::seed_from_u64(config.seed.wrapping_add(0x5EED));
         Ok(Simulator {

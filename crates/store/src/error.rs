@@ -129,7 +129,18 @@ pub(crate) fn with_storage_hint(code: Option<&str>, message: String) -> String {
 
 impl From<sqlx::migrate::MigrateError> for StoreError {
     fn from(error: sqlx::migrate::MigrateError) -> Self {
-        StoreError::Migrate(redact(&error.to_string()))
+        // A migration that ran out of room says so, as any other statement does.
+        let code = match &error {
+            sqlx::migrate::MigrateError::Execute(e)
+            | sqlx::migrate::MigrateError::ExecuteMigration(e, _) => e
+                .as_database_error()
+                .and_then(|db| db.code().map(|c| c.into_owned())),
+            _ => None,
+        };
+        StoreError::Migrate(with_storage_hint(
+            code.as_deref(),
+            redact(&error.to_string()),
+        ))
     }
 }
 

@@ -171,3 +171,55 @@ pub fn headroom_against(dir: &std::path::Path, db: &str, api: &str, args: &[&str
         .env("GITHUB_TOKEN", "t1");
     cmd
 }
+
+/// What a feed's database must agree on with an undisturbed run's: events once each, their
+/// entities' activity, enrichment outcomes, quarantine (one number per query).
+pub const FEED_DIGEST: &[&str] = &[
+    "SELECT COUNT(*) FROM push_events",
+    "SELECT COUNT(DISTINCT github_event_id) FROM push_events",
+    "SELECT CAST(COALESCE(SUM(github_push_id), 0) AS BIGINT) FROM push_events",
+    "SELECT COUNT(*) FROM actors",
+    "SELECT CAST(COALESCE(SUM(latest_event_at_ms), 0) AS BIGINT) FROM actors",
+    "SELECT COUNT(*) FROM actors WHERE enrichment_status = 'complete'",
+    "SELECT COUNT(*) FROM actors WHERE enrichment_status = 'permanent_failure'",
+    "SELECT COUNT(name) FROM actors",
+    "SELECT COUNT(*) FROM repositories",
+    "SELECT CAST(COALESCE(SUM(latest_event_at_ms), 0) AS BIGINT) FROM repositories",
+    "SELECT COUNT(*) FROM repositories WHERE enrichment_status = 'complete'",
+    "SELECT COUNT(*) FROM repositories WHERE enrichment_status = 'permanent_failure'",
+    "SELECT COUNT(description) FROM repositories",
+    "SELECT COUNT(*) FROM quarantined_events",
+];
+
+/// Runs `status` (a `sync status RUN --json` command) and returns the run's row counts per
+/// table, asserting that the run is done.
+pub fn done_run_tables(mut status: Command) -> serde_json::Value {
+    let out = status.output().expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).expect("status JSON");
+    assert_eq!(status[0]["run"]["status"], "done", "{status}");
+    status[0]["tables"].clone()
+}
+
+/// One number per query, read from the SQLite file at `path` opened read-only.
+pub async fn sqlite_digest(path: &std::path::Path, queries: &[&str]) -> Vec<i64> {
+    let options = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(path)
+        .read_only(true);
+    let pool = sqlx::SqlitePool::connect_with(options).await.expect("open");
+    let mut values = Vec::new();
+    for sql in queries {
+        values.push(
+            sqlx::query_scalar(sqlx::AssertSqlSafe(*sql))
+                .fetch_one(&pool)
+                .await
+                .expect(sql),
+        );
+    }
+    pool.close().await;
+    values
+}

@@ -55,7 +55,14 @@ impl Simulator {
             }
         };
         let list: Option<Vec<Value>> = if let Some(events) = &inner.config.feed_events {
-            Some(events.iter().take(cap).cloned().collect())
+            Some(crate::replay::window(
+                events,
+                inner.config.feed_replay,
+                inner.started,
+                ctx.now,
+                cap,
+                &ctx.base,
+            ))
         } else {
             match inner.config.scenario {
                 Scenario::LiveFeed => {
