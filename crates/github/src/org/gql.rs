@@ -41,13 +41,24 @@ impl PageSize {
 
     /// Halves the size; `false` when it is already at the minimum.
     pub fn shrink(&self) -> bool {
+        self.shrink_from(self.get())
+    }
+
+    /// A page of `asked` was too much: halves the size from `asked`, unless a concurrent
+    /// scope of the stage has already made it smaller (then that size is tried; scopes that
+    /// meet the limit together halve it once, not once each). `false` when `asked` was
+    /// already the minimum.
+    pub fn shrink_from(&self, asked: u32) -> bool {
         self.streak.store(0, Ordering::Relaxed);
-        let now = self.get();
-        if now <= self.min {
+        if asked <= self.min {
             return false;
         }
-        self.current
-            .store((now / 2).max(self.min), Ordering::Relaxed);
+        let halved = (asked / 2).max(self.min);
+        let _ = self
+            .current
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |now| {
+                (now > halved).then_some(halved)
+            });
         true
     }
 
@@ -177,7 +188,8 @@ pub async fn query(
     variables: impl Fn(u32) -> Value,
 ) -> Result<Value, StageError> {
     loop {
-        let mut request = ApiRequest::graphql(query, &variables(size.get()))
+        let asked = size.get();
+        let mut request = ApiRequest::graphql(query, &variables(asked))
             .map_err(|e| StageError::Permanent(e.to_string()))?
             .route(route);
         // GitHub ignores the query string; logs and proxies see which stage asked.
@@ -202,7 +214,7 @@ pub async fn query(
                         }
                         return Ok(data);
                     }
-                    Answer::ResourceLimited if size.shrink() => {
+                    Answer::ResourceLimited if size.shrink_from(asked) => {
                         tracing::info!(
                             event = telemetry::ORG_RESOURCE_LIMITED,
                             stage = ctx.decl().name,
@@ -214,8 +226,7 @@ pub async fn query(
                     // Load-dependent: worth another try later, not a fact about the data.
                     Answer::ResourceLimited => {
                         return Err(StageError::Transient(format!(
-                            "{RESOURCE_LIMITS} at the smallest page size ({})",
-                            size.get()
+                            "{RESOURCE_LIMITS} at the smallest page size ({asked})"
                         )));
                     }
                     Answer::Refused(text) => {
@@ -227,7 +238,7 @@ pub async fn query(
                 status: 502 | 504, ..
             })
             | Err(ApiError::Timeout { .. })
-                if size.shrink() =>
+                if size.shrink_from(asked) =>
             {
                 tracing::info!(
                     event = telemetry::ORG_QUERY_TIMED_OUT,
@@ -354,5 +365,21 @@ mod tests {
             p.success();
         }
         assert_eq!(p.get(), 50);
+    }
+
+    #[test]
+    fn scopes_that_meet_the_limit_together_halve_the_page_once() {
+        let p = PageSize::new(5, 80);
+        // Ten scopes asked 80 at once; each is told the page was too much.
+        for _ in 0..10 {
+            assert!(p.shrink_from(80));
+        }
+        assert_eq!(p.get(), 40);
+        // One that asked 40 and failed halves again; a late one that asked 80 does not
+        // undo it.
+        assert!(p.shrink_from(40));
+        assert!(p.shrink_from(80));
+        assert_eq!(p.get(), 20);
+        assert!(!p.shrink_from(5));
     }
 }

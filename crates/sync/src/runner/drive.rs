@@ -35,9 +35,10 @@ pub(super) struct DriveCommon {
     /// reset), for the family caps.
     pub(super) family_windows: Mutex<HashMap<String, (Timestamp, u64)>>,
     /// The run's in-flight slots (the identity's ceiling): a request holds one from before
-    /// the governor's decision to its answer, so the run's scopes queue here, in order,
-    /// rather than each polling the governor's ceiling.
-    pub(super) slots: Semaphore,
+    /// the governor's decision to its answer (within a scope of work, until the answer is
+    /// stored), so the run's scopes queue here, in order, rather than each polling the
+    /// governor's ceiling.
+    pub(super) slots: std::sync::Arc<Semaphore>,
 }
 
 /// What the drive loop carries from one pass to the next.
@@ -116,7 +117,7 @@ impl Runner {
             key,
             shared: Mutex::new(summary.clone()),
             family_windows: Mutex::new(HashMap::new()),
-            slots: Semaphore::new(self.config.in_flight.max(1) as usize),
+            slots: std::sync::Arc::new(Semaphore::new(self.config.in_flight.max(1) as usize)),
         };
         let mut drive = DriveState {
             common: &common,

@@ -66,14 +66,9 @@ impl WorkflowRunsStage {
         let mut validator: Option<(ApiRequest, ApiResponse)> = None;
         loop {
             let now = ctx.now();
-            let step = if let Some(run) = cursor.jobs.first().copied() {
-                let rows = jobs_of(ctx, repo, run, now).await?;
-                cursor.jobs.remove(0);
-                RunsStep::Rows(rows)
-            } else if let Some(sha) = cursor.shas.first().cloned() {
-                let rows = checks_of(ctx, repo, &sha, now).await?;
-                cursor.shas.remove(0);
-                RunsStep::Rows(rows)
+            let step = if !cursor.jobs.is_empty() || !cursor.shas.is_empty() {
+                cursor = owed_side_by_side(ctx, repo, cursor).await?;
+                continue;
             } else if let Some(page) = cursor.page {
                 runs_page(ctx, repo, &mut cursor, page, &mut validator, now).await?
             } else {
@@ -104,6 +99,56 @@ impl WorkflowRunsStage {
                 .await?;
         }
     }
+}
+
+/// A request the stored pages owe: a run's jobs, or a head commit's check runs.
+enum Owed {
+    Jobs(i64),
+    Checks(String),
+}
+
+/// Fetches everything `cursor` owes side by side (they follow no cursor of their own), each
+/// answer stored with the cursor that no longer owes it, so a stop loses only the requests in
+/// flight. Returns the cursor with nothing owed, or the first error (after what the others
+/// fetched is stored).
+async fn owed_side_by_side(
+    ctx: &StageCtx<'_>,
+    repo: &RepoScope,
+    cursor: RunsCursor,
+) -> Result<RunsCursor, StageError> {
+    let owed: Vec<Owed> = cursor
+        .jobs
+        .iter()
+        .copied()
+        .map(Owed::Jobs)
+        .chain(cursor.shas.iter().cloned().map(Owed::Checks))
+        .collect();
+    let scope = repo.scope();
+    // One writer at a time per repository: each write carries the whole cursor.
+    let shared = tokio::sync::Mutex::new(cursor);
+    let result = ctx
+        .for_each_request(owed, |item| {
+            let (scope, shared) = (&scope, &shared);
+            async move {
+                let now = ctx.now();
+                let rows = match &item {
+                    Owed::Jobs(run) => jobs_of(ctx, repo, *run, now).await?,
+                    Owed::Checks(sha) => checks_of(ctx, repo, sha, now).await?,
+                };
+                let mut cursor = shared.lock().await;
+                match item {
+                    Owed::Jobs(run) => cursor.jobs.retain(|j| *j != run),
+                    Owed::Checks(sha) => cursor.shas.retain(|s| *s != sha),
+                }
+                let text = serde_json::to_string(&*cursor)
+                    .map_err(|e| StageError::Permanent(e.to_string()))?;
+                ctx.write_page(scope, &rows, Some(text), false, None)
+                    .await?;
+                Ok(())
+            }
+        })
+        .await;
+    result.map(|()| shared.into_inner())
 }
 
 /// The stored cursor, or a fresh one that starts at page 1 and stops at the runs an earlier
