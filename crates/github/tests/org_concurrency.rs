@@ -172,15 +172,30 @@ async fn repositories_and_stages_overlap_and_each_waits_for_its_dependency() {
     );
 
     let t = timeline(&concurrent.events);
-    // Per repository, and for the whole stage: a dependent's first page comes after its
-    // dependency's last page, and it starts only once the dependency is done.
+    // A stage that needs only the repository list starts after the source's last listing
+    // page. Any other: per repository, and for the whole stage, a dependent's first page
+    // comes after its dependency's last page, and it starts only once the dependency is done.
     let mut edges = 0;
+    let mut early = 0;
     for stage in org::stages() {
         let decl = stage.decl();
         for dep in decl.depends_on {
             edges += 1;
-            let (Some(start), Some(dep_done)) = (t.started.get(decl.name), t.done.get(*dep)) else {
-                panic!("{} or {dep} never ran", decl.name);
+            let Some(start) = t.started.get(decl.name) else {
+                panic!("{} never ran", decl.name);
+            };
+            if decl.after_listing {
+                let Some((_, listed)) = t.pages.get(&((*dep).to_owned(), String::new())) else {
+                    panic!("{dep} never listed");
+                };
+                assert!(start > listed, "{} started before {dep} listed", decl.name);
+                if t.done.get(*dep).is_some_and(|done| start < done) {
+                    early += 1;
+                }
+                continue;
+            }
+            let Some(dep_done) = t.done.get(*dep) else {
+                panic!("{dep} never ran");
             };
             assert!(
                 start > dep_done,
@@ -201,6 +216,10 @@ async fn repositories_and_stages_overlap_and_each_waits_for_its_dependency() {
             }
         }
     }
+    assert!(
+        early > 0,
+        "no stage that needs only the list started before its source was done"
+    );
     assert!(edges > 0, "the graph has dependencies");
 
     // Overlap, from the run's own events: two stages running at once, and within a stage

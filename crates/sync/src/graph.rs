@@ -5,6 +5,10 @@ use std::collections::{BTreeSet, HashMap};
 use headroom_core::{Bucket, RequestKind};
 use serde::Serialize;
 
+/// The repository source's own cursor once its list of repositories is complete (its
+/// per-repository work may still go on).
+pub const LISTED_CURSOR: &str = "listed";
+
 /// How many times a stage runs in one sync run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -31,6 +35,10 @@ pub struct StageDecl {
     pub estimated_cost: u32,
     /// The stages that must be `done` in this run before it starts.
     pub depends_on: &'static [&'static str],
+    /// Needs of its dependencies only the repositories the repository source has listed,
+    /// not the source's own per-repository work (its rows refer to repositories alone): it
+    /// starts once the list is complete ([`LISTED_CURSOR`]), beside the source's work.
+    pub after_listing: bool,
     /// Once, or per repository.
     pub scope: Scope,
 }
@@ -87,6 +95,17 @@ pub enum GraphError {
     /// A name given by a user is not a stage.
     #[error("no stage is called {0:?}")]
     UnknownStage(String),
+    /// A stage that starts after the listing depends on a stage other than the repository
+    /// source, whose listing alone could not stand for it being done.
+    #[error(
+        "stage {stage:?} starts after the listing but depends on {dependency:?}, which does not list repositories"
+    )]
+    ListingOfNonSource {
+        /// The stage.
+        stage: String,
+        /// The dependency.
+        dependency: String,
+    },
 }
 
 /// A checked set of stage declarations, in declaration (topological) order.
@@ -99,9 +118,10 @@ pub struct StageGraph {
 
 impl StageGraph {
     /// Checks the declarations: unique names, known dependencies declared before their
-    /// dependents, and every per-repository stage depending (transitively) on
+    /// dependents, every per-repository stage depending (transitively) on
     /// `repository_source` — the stage whose per-repository checkpoints enumerate the
-    /// repositories of a run (it is per-repository itself).
+    /// repositories of a run (it is per-repository itself) — and stages that start after the
+    /// listing depending on that source alone.
     pub fn new(
         stages: Vec<StageDecl>,
         repository_source: Option<&'static str>,
@@ -127,6 +147,14 @@ impl StageGraph {
             }
             if index.insert(s.name, i).is_some() {
                 return Err(GraphError::Duplicate(s.name.to_owned()));
+            }
+        }
+        for s in stages.iter().filter(|s| s.after_listing) {
+            if let Some(dep) = s.depends_on.iter().find(|d| Some(**d) != repository_source) {
+                return Err(GraphError::ListingOfNonSource {
+                    stage: s.name.to_owned(),
+                    dependency: (*dep).to_owned(),
+                });
             }
         }
         let graph = Self {
@@ -238,6 +266,7 @@ mod tests {
             bucket: "graphql",
             estimated_cost: 1,
             depends_on: deps,
+            after_listing: false,
             scope,
         }
     }
@@ -266,6 +295,21 @@ mod tests {
             Some("repos"),
         );
         assert!(matches!(orphan, Err(GraphError::NoRepositorySource { .. })));
+        let early = StageGraph::new(
+            vec![
+                decl("org", &[], Scope::Once),
+                decl("repos", &["org"], Scope::PerRepository),
+                StageDecl {
+                    after_listing: true,
+                    ..decl("x", &["org", "repos"], Scope::PerRepository)
+                },
+            ],
+            Some("repos"),
+        );
+        assert!(matches!(
+            early,
+            Err(GraphError::ListingOfNonSource { dependency, .. }) if dependency == "org"
+        ));
     }
 
     #[test]

@@ -29,7 +29,7 @@ pub mod summary;
 
 pub use calibration::{CalibrationRow, FamilyActual, FamilyEstimate};
 pub use credentials::{IdentityError, one_identity};
-pub use graph::{GraphError, Scope, StageDecl, StageGraph};
+pub use graph::{GraphError, LISTED_CURSOR, Scope, StageDecl, StageGraph};
 pub use plan::{Action, BucketView, Plan, Snapshot, StageState, plan};
 pub use runner::{
     CredentialRefusal, NoProgress, ProgressEvent, ProgressSink, RepoScope, RunOutcome, Runner,

@@ -81,6 +81,10 @@ pub struct Snapshot {
     /// The stages running in this drive right now (started, not yet stopped): never started
     /// twice, and while any runs the drive neither hibernates nor finishes.
     pub active: BTreeSet<String>,
+    /// Stages whose list of repositories is complete though they are not done (the
+    /// repository source working through its repositories): enough for a dependent that
+    /// starts [`after_listing`](crate::graph::StageDecl::after_listing).
+    pub listed: BTreeSet<String>,
 }
 
 /// What to do next.
@@ -126,7 +130,8 @@ pub struct Plan {
 /// Decides the next step.
 ///
 /// - A stage whose (transitive) dependency failed is blocked, never run.
-/// - A stage is ready when it is not settled and every dependency is done.
+/// - A stage is ready when it is not settled and every dependency is done — or, for a stage
+///   that starts after the listing, has its list of repositories complete.
 /// - A ready stage is runnable when it is not active, its bucket is open and its own
 ///   deferral has passed. Every runnable stage starts: a REST stage and a GraphQL stage run
 ///   at once when both buckets have headroom (the governor's in-flight ceiling and
@@ -172,10 +177,11 @@ pub fn plan(graph: &StageGraph, snapshot: &Snapshot) -> Plan {
         if s.is_settled() {
             continue;
         }
-        let deps_done = decl
-            .depends_on
-            .iter()
-            .all(|d| matches!(state.get(d), Some(StageState::Done)));
+        let deps_done = decl.depends_on.iter().all(|d| match state.get(d) {
+            Some(StageState::Done) => true,
+            Some(StageState::Failed { .. } | StageState::Blocked { .. }) | None => false,
+            Some(_) => decl.after_listing && snapshot.listed.contains(*d),
+        });
         if deps_done {
             ready.push((decl, s));
         }

@@ -37,6 +37,7 @@ fn graph_strategy() -> impl Strategy<Value = StageGraph> {
                     bucket: BUCKETS[buckets[i]],
                     estimated_cost: 1,
                     depends_on: leak((0..i).filter(|&j| deps[i][j]).map(|j| NAMES[j]).collect()),
+                    after_listing: false,
                     scope: Scope::Once,
                 })
                 .collect();
@@ -220,6 +221,7 @@ fn a_closed_bucket_lets_the_other_bucket_run() {
                 bucket: "graphql",
                 estimated_cost: 1,
                 depends_on: &[],
+                after_listing: false,
                 scope: Scope::Once,
             },
             StageDecl {
@@ -228,6 +230,7 @@ fn a_closed_bucket_lets_the_other_bucket_run() {
                 bucket: "graphql",
                 estimated_cost: 1,
                 depends_on: &["a"],
+                after_listing: false,
                 scope: Scope::Once,
             },
             StageDecl {
@@ -236,6 +239,7 @@ fn a_closed_bucket_lets_the_other_bucket_run() {
                 bucket: "core",
                 estimated_cost: 1,
                 depends_on: &["a"],
+                after_listing: false,
                 scope: Scope::Once,
             },
         ],
@@ -290,4 +294,53 @@ fn a_closed_bucket_lets_the_other_bucket_run() {
         }
         other => panic!("expected hibernation, got {other:?}"),
     }
+}
+
+/// A stage that starts after the listing runs beside its still-working repository source
+/// once the source's list is complete, and not before; a stage without the flag waits for
+/// the source to be done; a failed source blocks both.
+#[test]
+fn a_stage_after_the_listing_starts_beside_its_source() {
+    let decl = |name, depends_on, after_listing, scope| StageDecl {
+        name,
+        title: name,
+        bucket: "graphql",
+        estimated_cost: 1,
+        depends_on,
+        after_listing,
+        scope,
+    };
+    let graph = StageGraph::new(
+        vec![
+            decl("repos", &[], false, Scope::PerRepository),
+            decl("early", &["repos"], true, Scope::PerRepository),
+            decl("late", &["repos"], false, Scope::PerRepository),
+        ],
+        Some("repos"),
+    )
+    .expect("valid");
+    let mut s = Snapshot {
+        now: Some(t(0)),
+        ..Snapshot::default()
+    };
+    s.stages.insert("repos".into(), StageState::Running);
+    s.stages.insert("early".into(), StageState::Pending);
+    s.stages.insert("late".into(), StageState::Pending);
+    s.active.insert("repos".into());
+    // Still listing: nothing else may start.
+    assert_eq!(plan(&graph, &s).action, Action::Await { until: None });
+    // Listed: the early stage starts beside the source.
+    s.listed.insert("repos".into());
+    assert_eq!(
+        plan(&graph, &s).action,
+        Action::Run {
+            stages: vec!["early".into()]
+        }
+    );
+    // The source failed after its listing: both are blocked, the early one included.
+    s.active.clear();
+    s.stages
+        .insert("repos".into(), StageState::Failed { reason: "x".into() });
+    let blocked: Vec<String> = plan(&graph, &s).block.into_iter().map(|(n, _)| n).collect();
+    assert_eq!(blocked, ["early", "late"]);
 }

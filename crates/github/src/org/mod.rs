@@ -78,6 +78,7 @@ pub mod decl {
         bucket: "graphql",
         estimated_cost: 1,
         depends_on: &[],
+        after_listing: false,
         scope: Scope::Once,
     };
 
@@ -88,6 +89,7 @@ pub mod decl {
         bucket: "graphql",
         estimated_cost: 1,
         depends_on: &[names::ORG],
+        after_listing: false,
         scope: Scope::PerRepository,
     };
 
@@ -98,6 +100,7 @@ pub mod decl {
         bucket: "graphql",
         estimated_cost: 1,
         depends_on: &[names::REPOSITORIES],
+        after_listing: true,
         scope: Scope::PerRepository,
     };
 
@@ -108,6 +111,7 @@ pub mod decl {
         bucket: "graphql",
         estimated_cost: 1,
         depends_on: &[names::REPOSITORIES],
+        after_listing: true,
         scope: Scope::PerRepository,
     };
 
@@ -118,6 +122,7 @@ pub mod decl {
         bucket: "graphql",
         estimated_cost: 1,
         depends_on: &[names::REPOSITORIES],
+        after_listing: true,
         scope: Scope::PerRepository,
     };
 
@@ -128,6 +133,7 @@ pub mod decl {
         bucket: "core",
         estimated_cost: 1,
         depends_on: &[names::PULL_REQUESTS],
+        after_listing: false,
         scope: Scope::PerRepository,
     };
 
@@ -138,6 +144,7 @@ pub mod decl {
         bucket: "core",
         estimated_cost: 1,
         depends_on: &[names::REPOSITORIES],
+        after_listing: true,
         scope: Scope::PerRepository,
     };
 
@@ -148,6 +155,7 @@ pub mod decl {
         bucket: "graphql",
         estimated_cost: 1,
         depends_on: &[names::REPOSITORIES],
+        after_listing: true,
         scope: Scope::PerRepository,
     };
 }

@@ -39,6 +39,9 @@ pub(super) struct DriveCommon {
     /// stored), so the run's scopes queue here, in order, rather than each polling the
     /// governor's ceiling.
     pub(super) slots: std::sync::Arc<Semaphore>,
+    /// Told when the repository source's listing completes, so that a pass awaiting the
+    /// running stages plans again and starts the stages that wait only for the list.
+    pub(super) listed: tokio::sync::Notify,
 }
 
 /// What the drive loop carries from one pass to the next.
@@ -118,6 +121,7 @@ impl Runner {
             shared: Mutex::new(summary.clone()),
             family_windows: Mutex::new(HashMap::new()),
             slots: std::sync::Arc::new(Semaphore::new(self.config.in_flight.max(1) as usize)),
+            listed: tokio::sync::Notify::new(),
         };
         let mut drive = DriveState {
             common: &common,
@@ -148,12 +152,11 @@ impl Runner {
                 }
                 PassStep::Await(_) if !stopped.is_empty() => {}
                 PassStep::Await(until) => {
-                    let next = match until {
-                        Some(until) => tokio::select! {
-                            next = running.next() => next,
-                            () = self.clock.sleep_until(until) => None,
-                        },
-                        None => running.next().await,
+                    let until = until.unwrap_or(Timestamp::MAX);
+                    let next = tokio::select! {
+                        next = running.next() => next,
+                        () = self.clock.sleep_until(until), if until < Timestamp::MAX => None,
+                        () = common.listed.notified() => None,
                     };
                     if let Some((stage, result)) = next {
                         active.remove(&stage);
@@ -181,13 +184,14 @@ impl Runner {
         }
         let now = self.clock.now();
         self.renew_claim(run.id, now).await?;
-        let stages = self.pass_states(run.id, drive).await?;
+        let (stages, listed) = self.pass_states(run.id, drive).await?;
         let headroom = self.pass_headroom(drive, now).await?;
         let snapshot = Snapshot {
             now: Some(now),
             stages,
             buckets: headroom.buckets.clone(),
             active: active.clone(),
+            listed,
         };
         let decision = plan(&self.graph, &snapshot);
         self.record_blocked(run.id, &decision.block).await?;
@@ -249,9 +253,19 @@ impl Runner {
         &self,
         run_id: i64,
         drive: &DriveState<'_>,
-    ) -> Result<HashMap<String, StageState>, SyncError> {
+    ) -> Result<(HashMap<String, StageState>, BTreeSet<String>), SyncError> {
         let checkpoints = self.store.checkpoints(run_id).await?;
         let mut states = self.stage_states(&drive.selection, &checkpoints);
+        // The repository source's listing is complete once its own cursor says so.
+        let listed = checkpoints
+            .iter()
+            .filter(|c| {
+                c.scope.is_empty()
+                    && Some(c.stage.as_str()) == self.graph.repository_source()
+                    && c.page_cursor.as_deref() == Some(crate::graph::LISTED_CURSOR)
+            })
+            .map(|c| c.stage.clone())
+            .collect();
         for (stage, until) in &drive.deferred_until {
             if let Some(s @ StageState::Deferred { .. }) = states.get_mut(stage) {
                 *s = StageState::Deferred {
@@ -259,7 +273,7 @@ impl Runner {
                 };
             }
         }
-        Ok(states)
+        Ok((states, listed))
     }
 
     /// Each selected stage's bucket as the governor's grant rule sees it, closed further by
@@ -390,6 +404,7 @@ impl Runner {
                 caps: &self.config.caps,
                 family_windows: &common.family_windows,
                 slots: &common.slots,
+                listed: &common.listed,
                 inline_wait: self.config.inline_wait,
                 scope_concurrency: self.config.in_flight.max(1) as usize,
             };

@@ -140,6 +140,8 @@ pub struct StageCtx<'a> {
     pub(super) family_windows: &'a Mutex<HashMap<String, (Timestamp, u64)>>,
     /// The run's in-flight slots (see `DriveCommon::slots`).
     pub(super) slots: &'a Arc<Semaphore>,
+    /// Told when this stage, the repository source, completes its listing.
+    pub(super) listed: &'a tokio::sync::Notify,
     /// Pacing waits up to this long are taken where the request is (`RunnerConfig`).
     pub(super) inline_wait: SignedDuration,
     /// Repositories a per-repository stage works on at once.
@@ -618,6 +620,7 @@ impl StageCtx<'_> {
         repositories: &[RepoScope],
     ) -> Result<u64, StoreError> {
         let now = self.now();
+        let listing_complete = next_cursor == crate::graph::LISTED_CURSOR;
         let mut fresh = Vec::new();
         for repo in repositories {
             let scope = repo.scope();
@@ -664,6 +667,9 @@ impl StageCtx<'_> {
         .await?;
         tx.commit().await?;
         release_parked();
+        if listing_complete {
+            self.listed.notify_one();
+        }
         let page = {
             let mut s = lock(self.summary);
             let t = s.stages.entry(self.decl.name.to_owned()).or_default();

@@ -25,7 +25,7 @@ pub(super) const NESTED_PAGE: u32 = 100;
 pub(super) const PER_PAGE: u32 = 100;
 
 /// The sentinel cursor of a listing that is complete.
-pub(super) const LISTED: &str = "listed";
+pub(super) const LISTED: &str = headroom_sync::LISTED_CURSOR;
 /// The sentinel cursor of a once-per-run stage whose last page is stored.
 pub(super) const END: &str = "end";
 
