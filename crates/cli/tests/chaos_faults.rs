@@ -32,6 +32,19 @@ const FAULTS: [&str; 10] = [
     "0.01",
 ];
 
+/// A feed's requests are few, so its faults are harsher than the sync's: 15 % 5xx, 10 % cut
+/// off, 5 % stalled 300 ms.
+const FEED_FAULTS: [&str; 8] = [
+    "--error-rate",
+    "0.15",
+    "--cut-rate",
+    "0.1",
+    "--stall-rate",
+    "0.05",
+    "--stall-ms",
+    "300",
+];
+
 fn headroom(dir: &Path, db: &str, sim: &Sim, args: &[&str]) -> Command {
     let mut cmd = common::headroom_against(dir, db, &sim.url, &["--read-timeout", "1"]);
     cmd.args(args);
@@ -182,22 +195,13 @@ async fn a_feed_cycle_under_faults_ends_exact() {
 async fn feed_cycle_under_faults(seed: &str) -> usize {
     let dir = tempfile::tempdir().expect("tmp");
     let log = dir.path().join("feed.log").display().to_string();
-    let sim = Sim::start(&[
-        "--token",
-        "t1=alice",
-        "--seed",
-        seed,
-        "--error-rate",
-        "0.15",
-        "--cut-rate",
-        "0.1",
-        "--stall-rate",
-        "0.05",
-        "--stall-ms",
-        "300",
-        "--log",
-        &log,
-    ]);
+    let sim = Sim::start(
+        &[
+            &["--token", "t1=alice", "--seed", seed, "--log", &log][..],
+            &FEED_FAULTS[..],
+        ]
+        .concat(),
+    );
     let db = dir.path().join("feed.db").display().to_string();
     let run = [
         "run",
@@ -330,19 +334,10 @@ async fn a_feed_hour_under_faults_stores_what_a_clean_hour_stores() {
     let dir = tempfile::tempdir().expect("tmp");
     let pushes = recorded_hour(&dir.path().join("hour.jsonl"));
     let faults = [
-        "--seed",
-        "11",
-        "--error-rate",
-        "0.15",
-        "--cut-rate",
-        "0.1",
-        "--stall-rate",
-        "0.05",
-        "--stall-ms",
-        "300",
-        "--timeout-rate",
-        "0.03",
-    ];
+        &["--seed", "11", "--timeout-rate", "0.03"][..],
+        &FEED_FAULTS[..],
+    ]
+    .concat();
     // Both hours at once: the search ledger's minute makes each last a minute or more.
     let ((clean, calm), (faulty, disturbed)) = tokio::join!(
         feed_hour(dir.path(), "clean", pushes, &[]),
