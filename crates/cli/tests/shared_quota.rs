@@ -55,8 +55,10 @@ fn probe(dir: &Path, db: &str, api: &str, token: &str, requests: u32, concurrenc
 fn report(out: &Output) -> serde_json::Value {
     assert!(
         out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        "{}\nstderr: {}\nstdout: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
     );
     serde_json::from_slice(&out.stdout).expect("json report")
 }

@@ -18,8 +18,8 @@ use headroom_core::governor::{Headroom, WaitReason};
 use headroom_http::ApiError;
 use headroom_store::{CheckpointStatus, SyncRun, SyncRunStatus};
 use rand::rngs::StdRng;
-use tokio::sync::Semaphore;
 
+use super::slots::SlotPool;
 use super::stage::StageCtx;
 use super::{BLOCKED_BY, FAILED, ProgressEvent, RunOutcome, Runner, StageError, SyncError, lock};
 use crate::plan::{Action, BucketView, Snapshot, StageState, plan};
@@ -36,9 +36,9 @@ pub(super) struct DriveCommon {
     pub(super) family_windows: Mutex<HashMap<String, (Timestamp, u64)>>,
     /// The run's in-flight slots (the identity's ceiling): a request holds one from before
     /// the governor's decision to its answer (within a scope of work, until the answer is
-    /// stored), so the run's scopes queue here, in order, rather than each polling the
-    /// governor's ceiling.
-    pub(super) slots: std::sync::Arc<Semaphore>,
+    /// stored), so the run's scopes queue here rather than each polling the governor's
+    /// ceiling; the buckets share them (see `SlotPool`).
+    pub(super) slots: std::sync::Arc<SlotPool>,
     /// Told when the repository source's listing completes, so that a pass awaiting the
     /// running stages plans again and starts the stages that wait only for the list.
     pub(super) listed: tokio::sync::Notify,
@@ -120,7 +120,7 @@ impl Runner {
             key,
             shared: Mutex::new(summary.clone()),
             family_windows: Mutex::new(HashMap::new()),
-            slots: std::sync::Arc::new(Semaphore::new(self.config.in_flight.max(1) as usize)),
+            slots: SlotPool::new(self.config.in_flight.max(1) as usize),
             listed: tokio::sync::Notify::new(),
         };
         let mut drive = DriveState {

@@ -10,6 +10,7 @@ mod binding;
 mod deferral;
 mod drive;
 mod progress;
+mod slots;
 mod stage;
 mod status;
 

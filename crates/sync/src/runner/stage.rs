@@ -22,8 +22,7 @@ use headroom_store::{
     Checkpoint, CheckpointStatus, CheckpointUpdate, Record, Store, StoreError, SyncRun, Watermark,
 };
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-
+use super::slots::{Slot, SlotPool};
 use super::{ProgressEvent, ProgressSink, lock};
 use crate::calibration;
 use crate::graph::StageDecl;
@@ -139,7 +138,7 @@ pub struct StageCtx<'a> {
     /// Requests sent per family in its window (see `DriveCommon::family_windows`).
     pub(super) family_windows: &'a Mutex<HashMap<String, (Timestamp, u64)>>,
     /// The run's in-flight slots (see `DriveCommon::slots`).
-    pub(super) slots: &'a Arc<Semaphore>,
+    pub(super) slots: &'a Arc<SlotPool>,
     /// Told when this stage, the repository source, completes its listing.
     pub(super) listed: &'a tokio::sync::Notify,
     /// Pacing waits up to this long are taken where the request is (`RunnerConfig`).
@@ -154,7 +153,7 @@ tokio::task_local! {
     /// the answer is stored (the scope's next write), its next request reuses it, or the
     /// scope ends. So the answers a stop loses, in flight or not yet stored, are never more
     /// than the run's slots.
-    static PARKED_SLOT: RefCell<Option<OwnedSemaphorePermit>>;
+    static PARKED_SLOT: RefCell<Option<Slot>>;
 }
 
 /// Runs `work` as one scope of work (see [`PARKED_SLOT`]).
@@ -163,7 +162,7 @@ async fn in_scope<F: Future>(work: F) -> F::Output {
 }
 
 /// Takes the current scope's parked slot, if any.
-fn unpark() -> Option<OwnedSemaphorePermit> {
+fn unpark() -> Option<Slot> {
     PARKED_SLOT
         .try_with(|cell| cell.borrow_mut().take())
         .ok()
@@ -223,11 +222,9 @@ impl StageCtx<'_> {
     pub async fn send(&self, request: ApiRequest) -> Result<ApiResponse, ApiError> {
         loop {
             let result = {
-                // Closed only if the drive is gone, which drops this future first.
                 let slot = match unpark() {
                     Some(parked) => Some(parked),
-                    // Closed only if the drive is gone, which drops this future first.
-                    None => Arc::clone(self.slots).acquire_owned().await.ok(),
+                    None => Some(self.slots.acquire(self.decl.bucket).await),
                 };
                 let result = self.send_once(request.clone()).await;
                 // Within a scope the slot stays taken until the answer is stored; outside

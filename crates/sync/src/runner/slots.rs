@@ -1,0 +1,241 @@
+//! The run's in-flight slots (the identity's ceiling), shared between the quota buckets its
+//! stages spend.
+//!
+//! A first-come queue lets the bucket with the slowest answers take the slots: at GraphQL's
+//! 800 ms against REST's 150 ms, GraphQL pages held eight of ten slots in a sync's first
+//! minute, REST sent 510 requests where its points-per-minute limit allowed 900, and that
+//! minute's REST budget was gone for good (`org_makespan`, secondary-bound case). So while
+//! requests of several buckets wait, a freed slot goes to the waiting bucket holding the
+//! fewest: each bucket gets an equal share when all want more, and whatever one leaves
+//! unused goes to the others (a bucket paced to a stop has no waiters).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::oneshot;
+
+/// Which waiting bucket a freed slot goes to: the one holding the fewest slots, the one whose
+/// oldest waiter asked first among equals. `None` when nothing waits.
+pub(super) fn next_bucket<'a>(
+    held: &HashMap<String, usize>,
+    oldest_waiter: impl IntoIterator<Item = (&'a str, u64)>,
+) -> Option<&'a str> {
+    oldest_waiter
+        .into_iter()
+        .min_by_key(|(bucket, asked)| (held.get(*bucket).copied().unwrap_or(0), *asked))
+        .map(|(bucket, _)| bucket)
+}
+
+/// The pool of slots.
+pub(super) struct SlotPool {
+    state: Mutex<PoolState>,
+}
+
+struct PoolState {
+    free: usize,
+    held: HashMap<String, usize>,
+    /// Per bucket, its waiters in order of asking (each with its ticket number).
+    waiting: HashMap<String, VecDeque<(u64, oneshot::Sender<()>)>>,
+    tickets: u64,
+}
+
+impl PoolState {
+    /// Hands free slots to waiters, skipping those that stopped waiting.
+    fn dispatch(&mut self) {
+        while self.free > 0 {
+            let oldest = self
+                .waiting
+                .iter()
+                .filter_map(|(bucket, queue)| queue.front().map(|(t, _)| (bucket.as_str(), *t)));
+            let Some(bucket) = next_bucket(&self.held, oldest).map(str::to_owned) else {
+                return;
+            };
+            let Some((_, waiter)) = self.waiting.get_mut(&bucket).and_then(VecDeque::pop_front)
+            else {
+                return;
+            };
+            if waiter.send(()).is_ok() {
+                self.free -= 1;
+                *self.held.entry(bucket).or_default() += 1;
+            }
+        }
+    }
+
+    fn release(&mut self, bucket: &str) {
+        if let Some(n) = self.held.get_mut(bucket) {
+            *n = n.saturating_sub(1);
+        }
+        self.free += 1;
+        self.dispatch();
+    }
+}
+
+/// One slot, held for `bucket` until dropped.
+pub(super) struct Slot {
+    pool: Arc<SlotPool>,
+    bucket: String,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.pool.lock().release(&self.bucket);
+    }
+}
+
+/// A waiter that stops waiting (its request dropped) gives back a slot handed to it meanwhile.
+struct Waiting {
+    pool: Arc<SlotPool>,
+    bucket: String,
+    granted: Option<oneshot::Receiver<()>>,
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        if let Some(mut granted) = self.granted.take() {
+            granted.close();
+            if granted.try_recv().is_ok() {
+                self.pool.lock().release(&self.bucket);
+            }
+        }
+    }
+}
+
+impl SlotPool {
+    /// A pool of `slots` slots (at least one).
+    pub(super) fn new(slots: usize) -> Arc<Self> {
+        Arc::new(Self {
+            state: Mutex::new(PoolState {
+                free: slots.max(1),
+                held: HashMap::new(),
+                waiting: HashMap::new(),
+                tickets: 0,
+            }),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, PoolState> {
+        // The state is counts and queues, consistent after every statement.
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Waits for a slot for a request of `bucket`.
+    pub(super) async fn acquire(self: &Arc<Self>, bucket: &str) -> Slot {
+        let granted = {
+            let mut state = self.lock();
+            if state.free > 0 {
+                // Free slots mean no one waits (a freed slot is handed on at once).
+                state.free -= 1;
+                *state.held.entry(bucket.to_owned()).or_default() += 1;
+                return Slot {
+                    pool: Arc::clone(self),
+                    bucket: bucket.to_owned(),
+                };
+            }
+            let (tx, rx) = oneshot::channel();
+            state.tickets += 1;
+            let ticket = state.tickets;
+            state
+                .waiting
+                .entry(bucket.to_owned())
+                .or_default()
+                .push_back((ticket, tx));
+            rx
+        };
+        let mut waiting = Waiting {
+            pool: Arc::clone(self),
+            bucket: bucket.to_owned(),
+            granted: Some(granted),
+        };
+        if let Some(granted) = waiting.granted.as_mut() {
+            // The sender lives in the pool, which outlives every waiter (it holds this one's
+            // `Arc`): an error cannot happen, and would only mean no slot was handed over.
+            let _ = granted.await;
+        }
+        waiting.granted = None;
+        Slot {
+            pool: Arc::clone(self),
+            bucket: bucket.to_owned(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn a_freed_slot_goes_to_the_waiting_bucket_holding_fewest() {
+        let held = HashMap::from([("graphql".to_owned(), 8), ("core".to_owned(), 1)]);
+        assert_eq!(
+            next_bucket(&held, [("graphql", 1), ("core", 7)]),
+            Some("core")
+        );
+        let even = HashMap::from([("graphql".to_owned(), 5), ("core".to_owned(), 5)]);
+        assert_eq!(
+            next_bucket(&even, [("graphql", 1), ("core", 7)]),
+            Some("graphql")
+        );
+        assert_eq!(next_bucket(&held, []), None);
+    }
+
+    #[tokio::test]
+    async fn buckets_share_the_slots_and_a_dropped_waiter_gives_its_slot_back() {
+        let pool = SlotPool::new(4);
+        let mut graphql = Vec::new();
+        for _ in 0..4 {
+            graphql.push(pool.acquire("graphql").await);
+        }
+        // Four more GraphQL requests wait, then two REST ones.
+        let mut waiters = Vec::new();
+        for bucket in ["graphql", "graphql", "graphql", "graphql", "core", "core"] {
+            let pool = Arc::clone(&pool);
+            waiters.push(tokio::spawn(async move { pool.acquire(bucket).await }));
+            tokio::task::yield_now().await;
+        }
+        // A dropped waiter (the first REST one aborted) leaves the queue.
+        waiters[4].abort();
+        tokio::task::yield_now().await;
+        // Two slots freed: each goes to REST while it holds fewer, the first to the one
+        // REST waiter left, the second to the oldest GraphQL waiter.
+        drop(graphql.pop());
+        drop(graphql.pop());
+        let core = waiters.pop().expect("core").await.expect("granted");
+        assert_eq!(core.bucket, "core");
+        let first = waiters.remove(0).await.expect("granted");
+        assert_eq!(first.bucket, "graphql");
+        let state = pool.lock();
+        assert_eq!(state.held.get("core"), Some(&1));
+        assert_eq!(state.held.get("graphql"), Some(&3));
+        assert_eq!(state.free, 0);
+    }
+
+    proptest! {
+        /// Whatever holds and waits, a slot goes to a waiting bucket, and never to one holding
+        /// more than another waiting bucket.
+        #[test]
+        fn the_choice_is_a_waiting_bucket_holding_fewest(
+            held in proptest::collection::vec(0usize..12, 3),
+            waits in proptest::collection::vec(proptest::option::of(0u64..100), 3),
+        ) {
+            let names = ["a", "b", "c"];
+            let held: HashMap<String, usize> =
+                names.iter().zip(&held).map(|(n, h)| ((*n).to_owned(), *h)).collect();
+            let waiting: Vec<(&str, u64)> = names
+                .iter()
+                .zip(&waits)
+                .filter_map(|(n, w)| w.map(|t| (*n, t)))
+                .collect();
+            let chosen = next_bucket(&held, waiting.iter().copied());
+            prop_assert_eq!(chosen.is_some(), !waiting.is_empty());
+            if let Some(chosen) = chosen {
+                prop_assert!(waiting.iter().any(|(n, _)| *n == chosen));
+                for (n, _) in &waiting {
+                    prop_assert!(held[chosen] <= held[*n]);
+                }
+            }
+        }
+    }
+}
