@@ -39,8 +39,18 @@ struct Outcome {
     refused: usize,
 }
 
-/// Syncs a six-repository organization to the end with `in_flight` slots.
-async fn sync(in_flight: u32) -> Outcome {
+/// A six-repository organization, a store and a runner with `in_flight` slots.
+struct Rig {
+    clock: TokioClock,
+    sim: Simulator,
+    store: Arc<dyn headroom_store::Store>,
+    dir: tempfile::TempDir,
+    runner: Runner,
+    id: i64,
+    events: Arc<Events>,
+}
+
+async fn rig(in_flight: u32) -> Rig {
     let clock = TokioClock::anchored_at(Timestamp::from_second(1_800_000_000).expect("valid"));
     let mut config = SimConfig::default()
         .with_org("acme", 6)
@@ -51,7 +61,7 @@ async fn sync(in_flight: u32) -> Outcome {
     config.faults.latency = SignedDuration::from_millis(4);
     let sim = Simulator::new(config, clock).expect("valid simulator");
     let (client, _) = org_rig::client(&sim, clock, TOKEN, "alice", GovernorConfig::default()).await;
-    let (store, _dir) = org_rig::sqlite_store().await;
+    let (store, dir) = org_rig::sqlite_store().await;
     let id = store
         .create_sync_run(&NewSyncRun {
             credential: None,
@@ -79,6 +89,50 @@ async fn sync(in_flight: u32) -> Outcome {
     )
     .expect("valid graph")
     .with_progress(events.clone());
+    Rig {
+        clock,
+        sim,
+        store,
+        dir,
+        runner,
+        id,
+        events,
+    }
+}
+
+impl Rig {
+    /// Drives the run until it is done.
+    async fn finish(&self) {
+        for _ in 0..50 {
+            match self.runner.run(self.id).await.expect("run") {
+                RunOutcome::Done { .. } => return,
+                RunOutcome::Hibernating { until, .. } => self.clock.sleep_until(until).await,
+                RunOutcome::Failed { reason, .. } => panic!("run failed: {reason}"),
+            }
+        }
+        panic!("the run did not finish");
+    }
+
+    /// A connection of its own to the store's SQLite file.
+    async fn sql(&self) -> sqlx::SqlitePool {
+        let path = self.dir.path().join("headroom.db");
+        sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
+            .await
+            .expect("connects")
+    }
+}
+
+/// Syncs a six-repository organization to the end with `in_flight` slots.
+async fn sync(in_flight: u32) -> Outcome {
+    let Rig {
+        clock,
+        sim,
+        store,
+        dir: _dir,
+        runner,
+        id,
+        events,
+    } = rig(in_flight).await;
     let mut done = false;
     for _ in 0..50 {
         match runner.run(id).await.expect("run") {
@@ -243,5 +297,68 @@ async fn repositories_and_stages_overlap_and_each_waits_for_its_dependency() {
     assert!(
         scopes_overlap,
         "no two repositories of a stage paged at once"
+    );
+}
+
+/// A write that fails (the database restarting under the run) stops the run, and what the
+/// failed write carried stays owed: the requests of one repository that run side by side
+/// share one cursor, and a sibling's later write must not commit a cursor that no longer
+/// owes an answer nobody stored. Seen in CI as three workflow jobs missing after a
+/// PostgreSQL restart and a resume.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_write_leaves_its_answer_owed_while_its_siblings_store_theirs() {
+    let reference = rig(6).await;
+    reference.finish().await;
+    let whole = reference
+        .store
+        .count_rows("workflow_jobs")
+        .await
+        .expect("count");
+    let checks = reference
+        .store
+        .count_rows("check_runs")
+        .await
+        .expect("count");
+
+    let r = rig(6).await;
+    let sql = r.sql().await;
+    // Every third run's jobs cannot be stored; the other runs' jobs and every check run can.
+    sqlx::query(
+        "CREATE TRIGGER injected_failure BEFORE INSERT ON workflow_jobs \
+         WHEN NEW.workflow_run_github_id % 3 = 0 \
+         BEGIN SELECT RAISE(ABORT, 'injected write failure'); END",
+    )
+    .execute(&sql)
+    .await
+    .expect("trigger");
+    let mut failures = 0;
+    for _ in 0..50 {
+        match r.runner.run(r.id).await {
+            Err(e) => {
+                assert!(e.to_string().contains("injected write failure"), "{e}");
+                failures += 1;
+                break;
+            }
+            Ok(RunOutcome::Hibernating { until, .. }) => r.clock.sleep_until(until).await,
+            Ok(other) => panic!("the run ended despite the failing writes: {other:?}"),
+        }
+    }
+    assert_eq!(failures, 1, "the failing write stopped the run");
+    let stored = r.store.count_rows("workflow_jobs").await.expect("count");
+    assert!(stored < whole, "{stored} of {whole} jobs before the resume");
+
+    sqlx::query("DROP TRIGGER injected_failure")
+        .execute(&sql)
+        .await
+        .expect("drop");
+    r.finish().await;
+    assert_eq!(
+        r.store.count_rows("workflow_jobs").await.expect("count"),
+        whole,
+        "every job stored after the resume"
+    );
+    assert_eq!(
+        r.store.count_rows("check_runs").await.expect("count"),
+        checks
     );
 }

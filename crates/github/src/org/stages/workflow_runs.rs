@@ -136,14 +136,19 @@ async fn owed_side_by_side(
                     Owed::Checks(sha) => checks_of(ctx, repo, sha, now).await?,
                 };
                 let mut cursor = shared.lock().await;
+                // The shared cursor stops owing this item only once the write stored it: a
+                // failed write (the database restarting) must not let a sibling's later
+                // write commit a cursor that forgot an answer nobody stored.
+                let mut next = cursor.clone();
                 match item {
-                    Owed::Jobs(run) => cursor.jobs.retain(|j| *j != run),
-                    Owed::Checks(sha) => cursor.shas.retain(|s| *s != sha),
+                    Owed::Jobs(run) => next.jobs.retain(|j| *j != run),
+                    Owed::Checks(sha) => next.shas.retain(|s| *s != sha),
                 }
-                let text = serde_json::to_string(&*cursor)
+                let text = serde_json::to_string(&next)
                     .map_err(|e| StageError::Permanent(e.to_string()))?;
                 ctx.write_page(scope, &rows, Some(text), false, None)
                     .await?;
+                *cursor = next;
                 Ok(())
             }
         })
