@@ -476,15 +476,18 @@ async fn a_run_stopped_inside_a_nested_connection_redoes_at_most_one_page(fx: &F
     let before = r.sim.request_log();
     // Repositories run concurrently: every comments scope still open at the stop may redo the
     // one page it had in flight (the contract is one page per scope in flight, not per run).
-    let open_scopes = fx
-        .store
-        .checkpoints(id)
-        .await
-        .expect("read")
+    // A scope whose first page was in flight has no checkpoint row yet: the open scopes are
+    // the listed repositories whose comments are not done.
+    let checkpoints = fx.store.checkpoints(id).await.expect("read");
+    let done = checkpoints
         .iter()
-        .filter(|c| c.stage == names::ISSUE_COMMENTS && c.status != CheckpointStatus::Done)
-        .count()
-        .max(1);
+        .filter(|c| c.stage == names::ISSUE_COMMENTS && c.status == CheckpointStatus::Done)
+        .count();
+    let listed = checkpoints
+        .iter()
+        .filter(|c| c.stage == org::REPOSITORY_SOURCE && !c.scope.is_empty())
+        .count();
+    let open_scopes = listed.saturating_sub(done).max(1);
 
     r.frozen.store(false, Ordering::SeqCst);
     let summary = r.drive(&r.runner(), id).await;
