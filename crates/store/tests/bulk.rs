@@ -503,20 +503,28 @@ async fn copy_escapes_and_refusals_match_the_page_path_postgres() {
 }
 
 /// Which of push_events' per-actor and per-repository indexes exist.
+/// push_events' deferrable indexes and validated foreign keys to actors and repositories
+/// that are present, by name.
 async fn deferrable_indexes(store: &PgStore) -> Vec<String> {
     sqlx::query_scalar(
-        "SELECT indexname::TEXT FROM pg_indexes WHERE tablename = 'push_events' \
-         AND indexname IN ('push_events_by_actor', 'push_events_by_repository') \
-         ORDER BY indexname",
+        "SELECT name FROM ( \
+             SELECT indexname::TEXT AS name FROM pg_indexes WHERE tablename = 'push_events' \
+             AND indexname IN ('push_events_by_actor', 'push_events_by_repository') \
+             UNION ALL SELECT conname::TEXT FROM pg_constraint \
+             WHERE conrelid = 'push_events'::regclass AND contype = 'f' AND convalidated \
+             AND conname IN ('push_events_github_actor_id_fkey', \
+                 'push_events_github_repository_id_fkey') \
+         ) AS deferred ORDER BY name",
     )
     .fetch_all(store.pool())
     .await
     .expect("indexes")
 }
 
-/// An import into a table smaller than itself drops push_events' random-key indexes and
-/// builds them at its finish; a store opened meanwhile leaves them to it; one killed before
-/// its finish leaves them missing, and the next open builds them.
+/// An import into a table smaller than itself drops push_events' random-key indexes and its
+/// foreign keys to the entities, and builds them at its finish (the keys validated and
+/// enforced again); a store opened meanwhile leaves them to it; one killed before its finish
+/// leaves them missing, and the next open builds them.
 #[tokio::test]
 async fn deferred_indexes_are_built_at_the_finish_or_the_next_open_postgres() {
     let Some(admin) =
@@ -526,7 +534,12 @@ async fn deferred_indexes_are_built_at_the_finish_or_the_next_open_postgres() {
     };
     let db = common::PgDatabase::create(&admin).await;
     let store = common::pg_store(&db, 2).await;
-    let both = ["push_events_by_actor", "push_events_by_repository"];
+    let both = [
+        "push_events_by_actor",
+        "push_events_by_repository",
+        "push_events_github_actor_id_fkey",
+        "push_events_github_repository_id_fkey",
+    ];
     let options = BulkOptions { commit_every: 1 };
     let mut writer = store.bulk_writer(options).await.expect("writer");
     let event = |id| bulk(push(id, (7, "octocat"), (70, "octo/hello"), 1, 10));
@@ -541,6 +554,19 @@ async fn deferred_indexes_are_built_at_the_finish_or_the_next_open_postgres() {
     writer.finish().await.expect("finish");
     assert_eq!(deferrable_indexes(&store).await, both);
     drop(writer);
+    let orphan = sqlx::query(
+        "INSERT INTO push_events (github_event_id, github_actor_id, github_repository_id, \
+         actor_login, repository_name, ref, head_sha, before_sha, occurred_at_ms, \
+         created_at_ms, raw_json) \
+         VALUES ('orphan', 404, 70, 'nobody', 'octo/hello', 'refs/heads/main', 'a', 'b', 1, 1, \
+         '{}')",
+    )
+    .execute(store.pool())
+    .await;
+    assert!(
+        orphan.is_err_and(|e| e.to_string().contains("push_events_github_actor_id_fkey")),
+        "the foreign key is enforced again"
+    );
 
     // One row stored, so a second import drops them once it has created one (at its next
     // window), and is then killed: its session ends without the finish.

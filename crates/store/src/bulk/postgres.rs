@@ -1,37 +1,50 @@
-//! The bulk writer of a PostgreSQL store: one connection of its own, one transaction open
-//! across batches and committed every [`BulkOptions::commit_every`] envelopes (and when the
-//! window names [`MAX_WINDOW_ENTITIES`] entities), the window's new events sent by `COPY` into
-//! a temporary staging table and written from there by set-based statements at the commit,
+//! The bulk writer of a PostgreSQL store: two connections of its own ([`Lane`]s), a window of
+//! batches committed every [`BulkOptions::commit_every`] envelopes (and when the window names
+//! [`MAX_WINDOW_ENTITIES`] entities), the window's new events sent by `COPY` into the lanes'
+//! temporary staging tables and written from there by set-based statements at the commit,
 //! with the page path's results ([`crate::push::group`]) row for row.
 //!
 //! Per batch:
 //! - which events are new: not stored (one probe of push_events' unique index for the
 //!   batch), not staged earlier in the window, not earlier in the batch;
-//! - the new ones are copied into `headroom_push_window` (COPY text, [`copy_text`]), whose
-//!   `raw_json` is JSONB, so an envelope PostgreSQL refuses fails here, in its batch;
+//! - the new ones get their push_events ids from the table's sequence, in the batch's order
+//!   (the ids the page path would give them, whichever lane writes them);
+//! - they are copied into the stage of the lane holding fewer rows (COPY text,
+//!   [`copy_text`]), whose `raw_json` is JSONB, so an envelope PostgreSQL refuses fails here,
+//!   in its batch;
 //! - the window's [`EntityFold`] takes the batch's events with what was new.
 //!
-//! At the commit each actor and repository of the window is written once, with the page
-//! path's own upsert ([`crate::push::group::ACTOR_UPDATE`]): identity from the last event
-//! naming it, activity from its new events only; then the staged events are inserted from the
-//! stage in one statement, in the page path's order (push_events' foreign keys need the
-//! entities first, and are not deferrable). Writing each entity once per window, rather than
-//! once per batch as the page path does, is most of the gain: a batch of 10,000 names about as
-//! many actors and repositories, and rewriting a row puts a new tuple in every index of its
-//! table.
+//! At the commit, in two steps, each split over the two lanes so that two server backends
+//! work at once (one backend's CPU is what bounds an import; the client is mostly idle):
+//! 1. the window's actors (main lane) and repositories (second lane) are written once each,
+//!    with the page path's own upserts ([`crate::push::group::ACTOR_UPDATE`]): identity from
+//!    the last event naming it, activity from its new events only; each lane commits as soon
+//!    as its own upsert is done;
+//! 2. each lane inserts its staged events into push_events in one statement and commits.
+//!
+//! The entities come first because push_events' foreign keys need them. A stop between the
+//! two steps (or between the two lanes' inserts) leaves entity rows whose activity counts
+//! events not yet stored: importing again finds those events new and applies the same
+//! activity again, which changes nothing (first seen keeps the earliest, last seen and latest
+//! event the latest, identity the last event's). The reverse — an event stored whose
+//! entity's activity is not — cannot happen, so a killed import loses nothing and counts
+//! nothing twice. Writing each entity once per window rather than once per batch, as the page
+//! path does, is most of the gain over it: a batch of 10,000 names about as many actors and
+//! repositories, and rewriting a row puts a new tuple in every index of its table.
 //!
 //! A batch whose COPY fails (a NUL byte, JSON PostgreSQL refuses), or with an event naming an
-//! ingestion run the store does not hold, is written one event at a time instead, each under
-//! a savepoint of its own, as the page path falls back to, so only the bad events fail. Any
-//! other error rolls the whole open transaction back and says how many envelopes were lost
-//! ([`StoreError::RolledBack`]); what was committed is kept, and importing again skips it.
-//! Durability is PostgreSQL's own at each commit (`synchronous_commit` as the server has it).
+//! ingestion run the store does not hold, is written one event at a time on the main lane
+//! instead, each under a savepoint of its own, as the page path falls back to, so only the bad
+//! events fail; a window holding events written that way writes both entity tables on the
+//! main lane, in the transaction that holds those events. Any other error rolls back what is
+//! open and says how many envelopes may be lost ([`StoreError::RolledBack`]); what was
+//! committed is kept, and importing again skips it. Durability is PostgreSQL's own at each
+//! commit (`synchronous_commit` as the server has it).
 //!
-//! While a window is open, the entity rows it has written are locked by its transaction
-//! until the commit, so a page-path writer upserting the same actor waits for it; and the
-//! stage holds the window's events on the server (temporary, never WAL-logged).
+//! Quarantined envelopes are written on the main lane in the window's transaction, committed
+//! with its actors.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 use async_trait::async_trait;
 use sqlx::PgConnection;
@@ -41,7 +54,7 @@ use crate::PgStore;
 use crate::db::Conn;
 use crate::error::{Result, StoreError};
 use crate::model::{PushEventWrite, ms};
-use crate::push::fold::EntityFold;
+use crate::push::fold::{ActorIdentity, EntityFold, Pending, RepositoryIdentity};
 use crate::push::group::{
     ACTOR_COLUMNS, ACTOR_UPDATE, PUSH_COLUMNS, REPOSITORY_COLUMNS, REPOSITORY_UPDATE,
     insert_events, write_entities,
@@ -60,21 +73,23 @@ pub(crate) use deferral::build_missing;
 /// entity in every envelope.
 const MAX_WINDOW_ENTITIES: usize = 200_000;
 
-/// The staging table: the window's ordinal, then push_events' columns ([`PUSH_COLUMNS`]).
-/// Temporary: never WAL-logged, private to the writer's session.
+/// A lane's staging table: the event's push_events id, then push_events' columns
+/// ([`PUSH_COLUMNS`]). Temporary: never WAL-logged, private to the lane's session.
 const STAGE_DDL: &str = "CREATE TEMP TABLE IF NOT EXISTS headroom_push_window ( \
-    n BIGINT NOT NULL, github_event_id TEXT, github_push_id BIGINT, github_actor_id BIGINT, \
+    id BIGINT NOT NULL, github_event_id TEXT, github_push_id BIGINT, github_actor_id BIGINT, \
     github_repository_id BIGINT, actor_login TEXT, repository_name TEXT, ref TEXT, \
     head_sha TEXT, before_sha TEXT, commit_count BIGINT, distinct_commit_count BIGINT, \
     occurred_at_ms BIGINT, ingestion_run_id BIGINT, source TEXT, created_at_ms BIGINT, \
     raw_json JSONB)";
 
-/// Memory for the writer's session, set once: the stage held in temporary buffers rather than
-/// written out and read back as soon as it passes the default 8 MiB, and the insert's sort by
-/// window order done in memory rather than in temporary files (both seen with `EXPLAIN
-/// (ANALYZE, BUFFERS)` at the defaults). Neither touches durability: they are the session's
-/// private working memory.
-const SESSION_MEMORY_SQL: &str = "SET temp_buffers = '64MB'; SET work_mem = '64MB'";
+/// Memory for each lane's session, set once: its stage held in temporary buffers rather than
+/// written out and read back. A window of 250,000 envelopes stages about 1.1 KiB each, half
+/// on each lane, about 135 MiB; at 64 MB each lane's insert read back and wrote out 11,800
+/// blocks of its stage and took twice as long (pg_stat_statements' `local_blks_*`, 2026-12-04).
+/// The buffers are taken as the stage fills, so a small import uses little of them. The
+/// `work_mem` is for the entity upserts' sorts. Neither touches durability: they are the
+/// session's private working memory.
+const SESSION_MEMORY_SQL: &str = "SET temp_buffers = '192MB'; SET work_mem = '64MB'";
 
 /// The writer session's `idle_in_transaction_session_timeout`: a window's transaction idles
 /// while the parser fills the next batch, and the store's leak guard (30 s) would end the
@@ -83,46 +98,212 @@ const SESSION_MEMORY_SQL: &str = "SET temp_buffers = '64MB'; SET work_mem = '64M
 const IDLE_TIMEOUT_SQL: &str = "SET idle_in_transaction_session_timeout = '10min'";
 
 impl PgStore {
-    /// The bulk writer for this store: a connection of its own, taken out of the pool (a
-    /// transaction stays open on it across batches, and dropping the writer closes it, which
-    /// rolls back whatever was not committed).
+    /// The bulk writer for this store: two connections of its own, taken out of the pool (a
+    /// transaction stays open on them across batches, and dropping the writer closes them,
+    /// which rolls back whatever was not committed).
     pub(crate) async fn open_bulk(&self, options: BulkOptions) -> Result<Box<dyn BulkWriter + '_>> {
-        let mut conn = self.pool().acquire().await?.detach();
-        // Before the session's first temporary table (PostgreSQL fixes temp_buffers then).
-        sqlx::raw_sql(SESSION_MEMORY_SQL).execute(&mut conn).await?;
-        sqlx::query(STAGE_DDL).execute(&mut conn).await?;
-        sqlx::query(IDLE_TIMEOUT_SQL).execute(&mut conn).await?;
-        let deferral = IndexDeferral::open(&mut conn).await?;
+        let mut main = Lane::open(self.pool()).await?;
+        let second = Lane::open(self.pool()).await?;
+        let sequence: String =
+            sqlx::query_scalar("SELECT pg_get_serial_sequence('push_events', 'id')")
+                .fetch_one(&mut main.conn)
+                .await?;
+        let deferral = IndexDeferral::open(&mut main.conn).await?;
         Ok(Box::new(PgBulk {
-            conn,
+            lanes: [main, second],
+            sequence,
             deferral,
             window: EntityFold::default(),
             staged: HashSet::new(),
-            stage_rows: 0,
+            written_at_once: false,
             known_runs: HashSet::new(),
-            open: false,
             pending: 0,
             commit_every: options.commit_every.max(1),
         }))
     }
 }
 
+/// One of the writer's connections, with its staging table.
+struct Lane {
+    conn: PgConnection,
+    /// Rows in this lane's stage.
+    rows: u64,
+    /// Whether a transaction is open on it.
+    open: bool,
+}
+
+impl Lane {
+    async fn open(pool: &sqlx::PgPool) -> Result<Self> {
+        let mut conn = pool.acquire().await?.detach();
+        // Before the session's first temporary table (PostgreSQL fixes temp_buffers then).
+        sqlx::raw_sql(SESSION_MEMORY_SQL).execute(&mut conn).await?;
+        sqlx::query(STAGE_DDL).execute(&mut conn).await?;
+        sqlx::query(IDLE_TIMEOUT_SQL).execute(&mut conn).await?;
+        Ok(Self {
+            conn,
+            rows: 0,
+            open: false,
+        })
+    }
+
+    async fn execute(&mut self, sql: &'static str) -> Result<()> {
+        sqlx::query(sql).execute(&mut self.conn).await?;
+        Ok(())
+    }
+
+    async fn begin(&mut self) -> Result<()> {
+        if !self.open {
+            self.execute("BEGIN").await?;
+            self.open = true;
+        }
+        Ok(())
+    }
+
+    async fn commit(&mut self) -> Result<()> {
+        if self.open {
+            self.execute("COMMIT").await?;
+            self.open = false;
+        }
+        Ok(())
+    }
+
+    /// Opens the batch's savepoint and copies `rows` into the stage; [`Lane::settle`] keeps or
+    /// undoes it. The outer error is the transaction's own, the inner the COPY's.
+    async fn copy_under_savepoint(
+        &mut self,
+        rows: &CopyText,
+    ) -> Result<std::result::Result<u64, StoreError>> {
+        self.execute(BATCH_SAVEPOINT.open).await?;
+        if rows.bytes().is_empty() {
+            return Ok(Ok(0));
+        }
+        Ok(copy_in(&mut self.conn, rows.bytes()).await)
+    }
+
+    /// Releases the batch's savepoint, keeping `Some(rows)` copied, or rolls back to it.
+    async fn settle(&mut self, kept: Option<u64>) -> Result<()> {
+        match kept {
+            Some(rows) => self.rows += rows,
+            None => self.execute(BATCH_SAVEPOINT.undo).await?,
+        }
+        self.execute(BATCH_SAVEPOINT.release).await
+    }
+
+    /// Copies one event's row into the stage under a savepoint of its own: on failure the
+    /// stage is as it was.
+    async fn stage_one(&mut self, rows: &CopyText) -> Result<u64> {
+        let savepoint = EVENT_SAVEPOINT;
+        if rows.bytes().is_empty() {
+            return Ok(0);
+        }
+        self.execute(savepoint.open).await?;
+        match copy_in(&mut self.conn, rows.bytes()).await {
+            Ok(copied) => {
+                self.execute(savepoint.release).await?;
+                self.rows += copied;
+                Ok(copied)
+            }
+            Err(e) => {
+                self.execute(savepoint.undo).await?;
+                self.execute(savepoint.release).await?;
+                Err(e)
+            }
+        }
+    }
+
+    /// Inserts the staged events into push_events and commits (step 2 of the commit); the
+    /// stage is emptied. Returns the rows inserted.
+    async fn insert_staged(&mut self) -> Result<u64> {
+        if self.rows == 0 {
+            return Ok(0);
+        }
+        self.begin().await?;
+        let inserted = sqlx::query(INSERT_FROM_STAGE)
+            .execute(&mut self.conn)
+            .await?
+            .rows_affected();
+        // An id another writer stored after this window found it missing: the outcomes
+        // already returned called it new, so these rows are not kept (importing again
+        // resumes with it as a duplicate).
+        if inserted != self.rows {
+            return Err(StoreError::Conflict(
+                "push events were stored by another writer during the import's window".into(),
+            ));
+        }
+        self.commit().await?;
+        self.empty_stage().await?;
+        Ok(inserted)
+    }
+
+    async fn empty_stage(&mut self) -> Result<()> {
+        self.execute("TRUNCATE headroom_push_window").await?;
+        self.rows = 0;
+        Ok(())
+    }
+
+    /// After an error: the open transaction rolled back, the stage emptied. Returns the
+    /// lane's own failure to do so.
+    async fn abandon(&mut self) -> Option<StoreError> {
+        let mut failed = None;
+        if self.open {
+            self.open = false;
+            if let Err(e) = self.execute("ROLLBACK").await {
+                failed = Some(e);
+            }
+        }
+        // Rows committed with the entities (step 1) outlive the rollback.
+        if failed.is_none()
+            && let Err(e) = self.empty_stage().await
+        {
+            failed = Some(e);
+        }
+        self.rows = 0;
+        failed
+    }
+}
+
+/// The statements of one savepoint.
+#[derive(Clone, Copy)]
+struct Savepoint {
+    open: &'static str,
+    release: &'static str,
+    undo: &'static str,
+}
+
+/// Around a batch's COPY.
+const BATCH_SAVEPOINT: Savepoint = Savepoint {
+    open: "SAVEPOINT headroom_batch",
+    release: "RELEASE SAVEPOINT headroom_batch",
+    undo: "ROLLBACK TO SAVEPOINT headroom_batch",
+};
+
+/// Around one event of the fallback.
+const EVENT_SAVEPOINT: Savepoint = Savepoint {
+    open: "SAVEPOINT headroom_event",
+    release: "RELEASE SAVEPOINT headroom_event",
+    undo: "ROLLBACK TO SAVEPOINT headroom_event",
+};
+
 /// The PostgreSQL writer.
 struct PgBulk {
-    conn: PgConnection,
+    /// The main lane (quarantine, probes, the fallback, actors, push_events' index deferral)
+    /// and the second (repositories).
+    lanes: [Lane; 2],
+    /// push_events' id sequence.
+    sequence: String,
     /// Whether push_events' random-key indexes wait for the end.
     deferral: IndexDeferral,
-    /// The entity rows the open transaction owes.
+    /// The entity rows the open window owes.
     window: EntityFold,
-    /// The event ids the window has taken as new, in the stage (or, for the few written one
-    /// at a time, already in push_events); the stage's row count is its length.
+    /// The event ids the window has taken as new, in a stage (or, for the few written one
+    /// at a time, already in push_events).
     staged: HashSet<String>,
-    /// Rows in the stage.
-    stage_rows: u64,
+    /// Whether the window wrote an event straight into push_events (the fallback for an
+    /// unknown ingestion run): its entity rows are then written in the main lane's
+    /// transaction, which holds that event.
+    written_at_once: bool,
     /// Ingestion runs found to exist (events name at most a few).
     known_runs: HashSet<i64>,
-    /// Whether a transaction is open.
-    open: bool,
     /// Envelopes written since the last commit.
     pending: usize,
     /// Envelopes between commits.
@@ -149,12 +330,12 @@ impl BulkWriter for PgBulk {
 
     async fn finish(&mut self) -> Result<()> {
         let lost = self.pending;
-        if self.open
+        if self.lanes.iter().any(|lane| lane.open)
             && let Err(e) = self.commit().await
         {
             return Err(self.roll_back(e, lost).await);
         }
-        self.deferral.finish(&mut self.conn).await
+        self.deferral.finish(&mut self.lanes[0].conn).await
     }
 }
 
@@ -166,18 +347,18 @@ struct Judged<'a> {
 }
 
 impl PgBulk {
-    async fn execute(&mut self, sql: &'static str) -> Result<()> {
-        sqlx::query(sql).execute(&mut self.conn).await?;
-        Ok(())
+    fn main(&mut self) -> &mut Lane {
+        &mut self.lanes[0]
     }
 
-    /// One batch in the open transaction: an error is the transaction's own (the caller rolls
-    /// it back); an event's own failure is its outcome.
+    /// One batch in the open window: an error is the window's own (the caller rolls it
+    /// back); an event's own failure is its outcome.
     async fn write_batch(&mut self, items: &[BulkItem]) -> Result<Vec<BulkOutcome>> {
-        if !self.open {
-            self.deferral.drop_when_due(&mut self.conn).await?;
-            self.execute("BEGIN").await?;
-            self.open = true;
+        if !self.lanes[0].open {
+            self.deferral.drop_when_due(&mut self.lanes[0].conn).await?;
+            for lane in &mut self.lanes {
+                lane.begin().await?;
+            }
         }
         let mut outcomes: Vec<Option<BulkOutcome>> = vec![None; items.len()];
         let mut pushes: Vec<&BulkPush> = Vec::with_capacity(items.len());
@@ -185,7 +366,7 @@ impl PgBulk {
         for (i, item) in items.iter().enumerate() {
             match item {
                 BulkItem::Quarantine(e) => {
-                    let row = quarantine_on(&mut Conn::Pg(&mut self.conn), e).await?;
+                    let row = quarantine_on(&mut Conn::Pg(&mut self.main().conn), e).await?;
                     outcomes[i] = Some(BulkOutcome::Quarantined {
                         occurrence_count: row.occurrence_count,
                     });
@@ -223,42 +404,58 @@ impl PgBulk {
             .collect();
         if runs_known {
             self.window.batch += 1;
-            self.execute("SAVEPOINT headroom_batch").await?;
-            let rows = stage_rows(
-                judged.iter().filter(|j| j.new).map(|j| j.push),
-                self.next_n(),
-            );
-            let copied = if rows.bytes().is_empty() {
-                Ok(0)
-            } else {
-                copy_in(&mut self.conn, rows.bytes()).await
-            };
-            match copied {
-                Ok(copied) => {
-                    self.stage_rows += copied;
-                    self.execute("RELEASE SAVEPOINT headroom_batch").await?;
-                    let mut results = Vec::with_capacity(judged.len());
-                    for j in &judged {
-                        if j.new {
-                            self.staged.insert(j.push.event.github_event_id.clone());
-                        }
-                        self.window.absorb(&j.push.event, j.new);
-                        results.push(Ok(j.new));
+            let fresh: Vec<&BulkPush> = judged.iter().filter(|j| j.new).map(|j| j.push).collect();
+            let ids = self.reserve_ids(fresh.len()).await?;
+            let fresh: Vec<(&BulkPush, i64)> = fresh.into_iter().zip(ids).collect();
+            if self.stage_batch(&fresh).await? {
+                let mut results = Vec::with_capacity(judged.len());
+                for j in &judged {
+                    if j.new {
+                        self.staged.insert(j.push.event.github_event_id.clone());
                     }
-                    return Ok(results);
+                    self.window.absorb(&j.push.event, j.new);
+                    results.push(Ok(j.new));
                 }
-                Err(_) => {
-                    self.execute("ROLLBACK TO SAVEPOINT headroom_batch").await?;
-                    self.execute("RELEASE SAVEPOINT headroom_batch").await?;
-                }
+                return Ok(results);
             }
         }
         self.one_by_one(pushes, &stored).await
     }
 
-    /// The stage's next ordinal.
-    fn next_n(&self) -> i64 {
-        i64::try_from(self.stage_rows).unwrap_or(i64::MAX)
+    /// Copies the batch's new events into the stages, half on each lane, the two COPYs at
+    /// once (the server parses the JSON of each half on its own backend). `false`: a COPY was
+    /// refused and both stages are as they were.
+    async fn stage_batch(&mut self, fresh: &[(&BulkPush, i64)]) -> Result<bool> {
+        let (first, rest) = fresh.split_at(fresh.len().div_ceil(2));
+        let (first, rest) = (
+            stage_rows(first.iter().copied()),
+            stage_rows(rest.iter().copied()),
+        );
+        let [main, second] = &mut self.lanes;
+        let (a, b) = tokio::join!(
+            main.copy_under_savepoint(&first),
+            second.copy_under_savepoint(&rest)
+        );
+        let (a, b) = (a?, b?);
+        let keep = a.is_ok() && b.is_ok();
+        main.settle(a.ok().filter(|_| keep)).await?;
+        second.settle(b.ok().filter(|_| keep)).await?;
+        Ok(keep)
+    }
+
+    /// `n` push_events ids from the table's sequence, in increasing order.
+    async fn reserve_ids(&mut self, n: usize) -> Result<Vec<i64>> {
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let sequence = self.sequence.clone();
+        Ok(sqlx::query_scalar(
+            "SELECT nextval($1::regclass) AS id FROM generate_series(1, $2) ORDER BY id",
+        )
+        .bind(sequence)
+        .bind(i64::try_from(n).unwrap_or(i64::MAX))
+        .fetch_all(&mut self.main().conn)
+        .await?)
     }
 
     /// Which of the batch's event ids push_events holds already (ids the window staged are
@@ -273,7 +470,7 @@ impl PgBulk {
             "SELECT github_event_id FROM push_events WHERE github_event_id = ANY($1)",
         )
         .bind(&ids)
-        .fetch_all(&mut self.conn)
+        .fetch_all(&mut self.lanes[0].conn)
         .await?
         .into_iter()
         .collect())
@@ -297,16 +494,17 @@ impl PgBulk {
         let found: Vec<i64> =
             sqlx::query_scalar("SELECT id FROM ingestion_runs WHERE id = ANY($1)")
                 .bind(&asked)
-                .fetch_all(&mut self.conn)
+                .fetch_all(&mut self.lanes[0].conn)
                 .await?;
         self.known_runs.extend(found.iter().copied());
         Ok(found.len() == asked.len())
     }
 
-    /// The page path's fallback: each event under its own savepoint, as a group of one (its
-    /// own fold batch, so a row it creates has its instants), only the bad ones failing. An
-    /// event naming an unknown ingestion run is written at once with its entities (the
-    /// foreign key refuses it, or takes a run created meanwhile); the others are staged.
+    /// The page path's fallback, on the main lane: each event under its own savepoint, as a
+    /// group of one (its own fold batch, so a row it creates has its instants), only the bad
+    /// ones failing. An event naming an unknown ingestion run is written at once with its
+    /// entities (the foreign key refuses it, or takes a run created meanwhile, with an id of
+    /// its own); the others are staged, each with an id of its own.
     async fn one_by_one(
         &mut self,
         pushes: &[&BulkPush],
@@ -321,105 +519,90 @@ impl PgBulk {
                 results.push(Ok(false));
                 continue;
             }
-            self.execute("SAVEPOINT headroom_event").await?;
             let run_known = push
                 .event
                 .ingestion_run_id
                 .is_none_or(|run| self.known_runs.contains(&run));
             let written = if run_known {
-                let rows = stage_rows(std::iter::once(*push), self.next_n());
-                copy_in(&mut self.conn, rows.bytes()).await
+                let ids = self.reserve_ids(1).await?;
+                let rows = stage_rows(std::iter::once(*push).zip(ids));
+                self.lanes[0].stage_one(&rows).await.map(|_| ())
             } else {
-                self.write_at_once(&push.event, &push.raw_json)
-                    .await
-                    .map(|()| 0)
+                self.write_at_once(&push.event, &push.raw_json).await
             };
             match written {
-                Ok(copied) => {
-                    self.execute("RELEASE SAVEPOINT headroom_event").await?;
-                    self.stage_rows += copied;
+                Ok(()) => {
                     self.staged.insert(id.to_owned());
                     self.window.absorb(&push.event, true);
                     results.push(Ok(true));
                 }
-                Err(e) => {
-                    self.execute("ROLLBACK TO SAVEPOINT headroom_event").await?;
-                    self.execute("RELEASE SAVEPOINT headroom_event").await?;
-                    results.push(Err(e));
-                }
+                Err(e) => results.push(Err(e)),
             }
         }
         Ok(results)
     }
 
-    /// One event into push_events now, after rows for its actor and repository (left alone
-    /// if stored; the commit's upsert writes them in full).
+    /// One event into push_events now, on the main lane under a savepoint, after rows for
+    /// its actor and repository (left alone if stored; the commit's upsert writes them in
+    /// full).
     async fn write_at_once(&mut self, event: &PushEventWrite, raw: &str) -> Result<()> {
-        let fold = EntityFold::of_group(&[event], &[false]);
-        let mut conn = Conn::Pg(&mut self.conn);
-        let nothing = "ON CONFLICT (github_id) DO NOTHING";
-        write_entities(&mut conn, "actors", ACTOR_COLUMNS, nothing, &fold.actors).await?;
-        write_entities(
-            &mut conn,
-            "repositories",
-            REPOSITORY_COLUMNS,
-            nothing,
-            &fold.repositories,
-        )
-        .await?;
-        match insert_events(&mut conn, &[event], &[raw]).await? {
-            1 => Ok(()),
-            _ => Err(StoreError::Conflict(
-                "push event stored by another writer during the batch".into(),
-            )),
+        let main = &mut self.lanes[0];
+        main.execute(EVENT_SAVEPOINT.open).await?;
+        let written = insert_at_once(&mut main.conn, event, raw).await;
+        if written.is_err() {
+            main.execute(EVENT_SAVEPOINT.undo).await?;
+        } else {
+            self.written_at_once = true;
         }
+        main.execute(EVENT_SAVEPOINT.release).await?;
+        written
     }
 
-    /// Writes the window's entities, then its staged events, and commits.
+    /// Writes the window's entities, then its staged events (see the module comment).
     async fn commit(&mut self) -> Result<()> {
         let window = std::mem::take(&mut self.window);
-        let mut conn = Conn::Pg(&mut self.conn);
-        write_entities(
-            &mut conn,
-            "actors",
-            ACTOR_COLUMNS,
-            ACTOR_UPDATE,
-            &window.actors,
-        )
-        .await?;
-        write_entities(
-            &mut conn,
-            "repositories",
-            REPOSITORY_COLUMNS,
-            REPOSITORY_UPDATE,
-            &window.repositories,
-        )
-        .await?;
-        let inserted = sqlx::query(INSERT_FROM_STAGE)
-            .execute(&mut self.conn)
-            .await?
-            .rows_affected();
-        // An id another writer stored after this window found it missing: the outcomes
-        // already returned called it new, so the window is not kept (importing again
-        // resumes with it as a duplicate).
-        if inserted != self.stage_rows {
-            return Err(StoreError::Conflict(
-                "push events were stored by another writer during the import's window".into(),
-            ));
+        let batch = window.batch;
+        let [main, second] = &mut self.lanes;
+        if self.written_at_once {
+            let mut conn = Conn::Pg(&mut main.conn);
+            write_actors(&mut conn, &window.actors).await?;
+            write_repositories(&mut conn, &window.repositories).await?;
+            main.commit().await?;
+            second.commit().await?;
+        } else {
+            // The main lane writes the actors, the second the repositories (two lanes writing
+            // halves of each table cost more in all, their inserts meeting on the same index
+            // pages, and finished no sooner). Each commits as soon as its own rows are
+            // written: neither holds locks while it waits on the other (a third writer
+            // waiting on one lane while the other waits on it would be a deadlock no server
+            // could see). Both run to their end even when one fails, so neither connection is
+            // left mid-statement.
+            let (actors, repositories) = tokio::join!(
+                async {
+                    write_actors(&mut Conn::Pg(&mut main.conn), &window.actors).await?;
+                    main.commit().await
+                },
+                async {
+                    write_repositories(&mut Conn::Pg(&mut second.conn), &window.repositories)
+                        .await?;
+                    second.commit().await
+                },
+            );
+            actors?;
+            repositories?;
         }
-        self.execute("TRUNCATE headroom_push_window").await?;
-        self.execute("COMMIT").await?;
-        self.deferral.created(inserted);
-        self.open = false;
+        let (a, b) = tokio::join!(main.insert_staged(), second.insert_staged());
+        self.deferral.created(a? + b?);
         self.pending = 0;
         self.staged.clear();
-        self.stage_rows = 0;
+        self.written_at_once = false;
         // The fold's batch counter goes on: creation instants compare batches by number.
-        self.window.batch = window.batch;
+        self.window.batch = batch;
         Ok(())
     }
 
-    /// After an error that is not one event's own: nothing since the last commit is kept.
+    /// After an error that is not one event's own: nothing since the last commit is kept
+    /// but what a step of the commit had committed (see the module comment).
     async fn roll_back(&mut self, error: StoreError, lost: usize) -> StoreError {
         self.window = EntityFold {
             batch: self.window.batch,
@@ -427,11 +610,9 @@ impl PgBulk {
         };
         self.pending = 0;
         self.staged.clear();
-        self.stage_rows = 0;
-        if self.open {
-            self.open = false;
-            // The stage's rows of the window go with its transaction.
-            if let Err(e) = self.execute("ROLLBACK").await {
+        self.written_at_once = false;
+        for lane in &mut self.lanes {
+            if let Some(e) = lane.abandon().await {
                 return StoreError::Database(format!(
                     "{error}; rolling the open transaction back failed too: {e}"
                 ));
@@ -444,25 +625,67 @@ impl PgBulk {
     }
 }
 
-/// The window's staged events, in the order they were staged (push_events' ids are assigned
-/// in the page path's order). `ON CONFLICT` keeps an id another writer stored meanwhile out,
-/// and the commit then refuses the window (see [`PgBulk::commit`]).
-const INSERT_FROM_STAGE: &str = "INSERT INTO push_events (github_event_id, github_push_id, \
+async fn write_actors(conn: &mut Conn<'_>, rows: &Rows<ActorIdentity>) -> Result<()> {
+    write_entities(conn, "actors", ACTOR_COLUMNS, ACTOR_UPDATE, rows).await
+}
+
+async fn write_repositories(conn: &mut Conn<'_>, rows: &Rows<RepositoryIdentity>) -> Result<()> {
+    write_entities(
+        conn,
+        "repositories",
+        REPOSITORY_COLUMNS,
+        REPOSITORY_UPDATE,
+        rows,
+    )
+    .await
+}
+
+/// A window's entity rows of one table, by GitHub id.
+type Rows<I> = BTreeMap<i64, Pending<I>>;
+
+/// One event into push_events, after rows for its actor and repository.
+async fn insert_at_once(conn: &mut PgConnection, event: &PushEventWrite, raw: &str) -> Result<()> {
+    let fold = EntityFold::of_group(&[event], &[false]);
+    let mut conn = Conn::Pg(conn);
+    let nothing = "ON CONFLICT (github_id) DO NOTHING";
+    write_entities(&mut conn, "actors", ACTOR_COLUMNS, nothing, &fold.actors).await?;
+    write_entities(
+        &mut conn,
+        "repositories",
+        REPOSITORY_COLUMNS,
+        nothing,
+        &fold.repositories,
+    )
+    .await?;
+    match insert_events(&mut conn, &[event], &[raw]).await? {
+        1 => Ok(()),
+        _ => Err(StoreError::Conflict(
+            "push event stored by another writer during the batch".into(),
+        )),
+    }
+}
+
+/// A lane's staged events, with the ids they were given. `ON CONFLICT` keeps an id another
+/// writer stored meanwhile out, and the lane then refuses its rows (see
+/// [`Lane::insert_staged`]). No `ORDER BY`: the ids are the rows' own, so the order they are
+/// written in changes nothing but where they land, and sorting the window's rows (JSON
+/// included) cost more than the insert's order saves.
+const INSERT_FROM_STAGE: &str = "INSERT INTO push_events (id, github_event_id, github_push_id, \
     github_actor_id, github_repository_id, actor_login, repository_name, ref, head_sha, \
     before_sha, commit_count, distinct_commit_count, occurred_at_ms, ingestion_run_id, source, \
     created_at_ms, raw_json) \
-    SELECT github_event_id, github_push_id, github_actor_id, github_repository_id, \
+    SELECT id, github_event_id, github_push_id, github_actor_id, github_repository_id, \
         actor_login, repository_name, ref, head_sha, before_sha, commit_count, \
         distinct_commit_count, occurred_at_ms, ingestion_run_id, source, created_at_ms, raw_json \
-    FROM headroom_push_window ORDER BY n \
+    FROM headroom_push_window \
     ON CONFLICT (github_event_id) DO NOTHING";
 
-/// `pushes` as COPY text rows of `headroom_push_window`, numbered from `first_n`.
-fn stage_rows<'a>(pushes: impl Iterator<Item = &'a BulkPush>, first_n: i64) -> CopyText {
+/// `pushes` as COPY text rows of `headroom_push_window`, each with its push_events id.
+fn stage_rows<'a>(pushes: impl Iterator<Item = (&'a BulkPush, i64)>) -> CopyText {
     let mut rows = CopyText::with_capacity(1 << 16);
-    for (n, push) in (first_n..).zip(pushes) {
+    for (push, id) in pushes {
         let e = &push.event;
-        rows.int(Some(n));
+        rows.int(Some(id));
         rows.text(Some(&e.github_event_id));
         rows.int(e.github_push_id);
         rows.int(Some(e.actor.github_id));
@@ -487,7 +710,7 @@ fn stage_rows<'a>(pushes: impl Iterator<Item = &'a BulkPush>, first_n: i64) -> C
 /// Sends `rows` into the stage by `COPY … FROM STDIN`. A failed send aborts the COPY, so
 /// the connection stays usable (the caller rolls back to its savepoint).
 async fn copy_in(conn: &mut PgConnection, rows: &[u8]) -> Result<u64> {
-    let sql = format!("COPY headroom_push_window (n, {PUSH_COLUMNS}) FROM STDIN");
+    let sql = format!("COPY headroom_push_window (id, {PUSH_COLUMNS}) FROM STDIN");
     let mut copy = conn.copy_in_raw(&sql).await?;
     if let Err(e) = copy.send(rows).await {
         // The send's own error is the one to report; an abort that fails too leaves the

@@ -1,7 +1,15 @@
 //! push_events' random-key indexes during a PostgreSQL import ([`DEFERRABLE_INDEXES`], the
-//! same two the SQLite writer defers): dropped once the import has added as many rows as the
-//! table held when it started, and built once at [`super::PgBulk`]'s finish — one sort of the
-//! keys instead of every new row's key landing on a random page. The import holds a
+//! same two the SQLite writer defers) and its foreign keys to actors and repositories
+//! ([`DEFERRABLE_FOREIGN_KEYS`]): dropped once the import has added as many rows as the table
+//! held when it started, and built once at [`super::PgBulk`]'s finish — one sort of the keys
+//! instead of every new row's key landing on a random page, and one join validating every
+//! reference instead of a locked lookup per row (measured on 174,000 events: the insert took
+//! 5.3 s with the row-by-row checks and 2.2 s without; validating them all at the end 0.4 s).
+//! The writer stores each event's actor and repository in the same window, before the event
+//! (as the SQLite writer, which checks no foreign key at all, does), and no path deletes an
+//! entity: the checks the drop skips are ones the writer makes true. A foreign key comes back
+//! `NOT VALID` first (enforced for every new row from then on) and is then validated, which
+//! lets other sessions write meanwhile. The import holds a
 //! session-level advisory lock ([`IMPORT_LOCK`]) while they may be missing because of it; the
 //! server releases it when the session ends, killed or not, and [`build_missing`] (run by
 //! [`crate::PgStore`]'s open) builds indexes left missing only when it can take that lock, so
@@ -20,12 +28,43 @@ pub(crate) const IMPORT_LOCK: i64 = 0x6865_6164_726f_6f6d;
 const INDEXES_SQL: &str = "SELECT indexname::TEXT FROM pg_indexes \
     WHERE schemaname = current_schema() AND tablename = 'push_events'";
 
-/// Whether any of [`DEFERRABLE_INDEXES`] is missing.
+/// push_events' foreign keys the import defers: name, column, referenced table.
+pub(crate) const DEFERRABLE_FOREIGN_KEYS: [(&str, &str, &str); 2] = [
+    (
+        "push_events_github_actor_id_fkey",
+        "github_actor_id",
+        "actors",
+    ),
+    (
+        "push_events_github_repository_id_fkey",
+        "github_repository_id",
+        "repositories",
+    ),
+];
+
+/// push_events' validated foreign keys, by name.
+const VALID_FOREIGN_KEYS_SQL: &str = "SELECT conname::TEXT FROM pg_constraint \
+    WHERE conrelid = 'push_events'::regclass AND contype = 'f' AND convalidated";
+
+/// push_events' foreign keys, validated or not, by name.
+const FOREIGN_KEYS_SQL: &str = "SELECT conname::TEXT FROM pg_constraint \
+    WHERE conrelid = 'push_events'::regclass AND contype = 'f'";
+
+/// Whether any of [`DEFERRABLE_INDEXES`] is missing, or any of [`DEFERRABLE_FOREIGN_KEYS`]
+/// missing or not validated.
 async fn any_missing(conn: &mut PgConnection) -> Result<bool> {
     let present: Vec<String> = sqlx::query_scalar(INDEXES_SQL)
         .fetch_all(&mut *conn)
         .await?;
-    Ok(!crate::sqlite::missing_deferrable(&present).is_empty())
+    if !crate::sqlite::missing_deferrable(&present).is_empty() {
+        return Ok(true);
+    }
+    let valid: Vec<String> = sqlx::query_scalar(VALID_FOREIGN_KEYS_SQL)
+        .fetch_all(&mut *conn)
+        .await?;
+    Ok(DEFERRABLE_FOREIGN_KEYS
+        .iter()
+        .any(|(name, _, _)| !valid.iter().any(|v| v == name)))
 }
 
 async fn try_lock(conn: &mut PgConnection) -> Result<bool> {
@@ -43,9 +82,35 @@ async fn unlock(conn: &mut PgConnection) -> Result<()> {
     Ok(())
 }
 
+/// Builds the missing indexes, then brings the foreign keys back and validates them.
 async fn build(conn: &mut PgConnection) -> Result<()> {
     for (_, ddl) in DEFERRABLE_INDEXES {
         sqlx::query(ddl).execute(&mut *conn).await?;
+    }
+    let present: Vec<String> = sqlx::query_scalar(FOREIGN_KEYS_SQL)
+        .fetch_all(&mut *conn)
+        .await?;
+    for (name, column, table) in DEFERRABLE_FOREIGN_KEYS {
+        if !present.iter().any(|p| p == name) {
+            sqlx::query(sqlx::AssertSqlSafe(format!(
+                "ALTER TABLE push_events ADD CONSTRAINT {name} FOREIGN KEY ({column}) \
+                 REFERENCES {table} (github_id) NOT VALID"
+            )))
+            .execute(&mut *conn)
+            .await?;
+        }
+    }
+    let valid: Vec<String> = sqlx::query_scalar(VALID_FOREIGN_KEYS_SQL)
+        .fetch_all(&mut *conn)
+        .await?;
+    for (name, _, _) in DEFERRABLE_FOREIGN_KEYS {
+        if !valid.iter().any(|v| v == name) {
+            sqlx::query(sqlx::AssertSqlSafe(format!(
+                "ALTER TABLE push_events VALIDATE CONSTRAINT {name}"
+            )))
+            .execute(&mut *conn)
+            .await?;
+        }
     }
     Ok(())
 }
@@ -121,6 +186,13 @@ impl IndexDeferral {
                 .execute(&mut *conn)
                 .await?;
         }
+        for (name, _, _) in DEFERRABLE_FOREIGN_KEYS {
+            sqlx::query(sqlx::AssertSqlSafe(format!(
+                "ALTER TABLE push_events DROP CONSTRAINT IF EXISTS {name}"
+            )))
+            .execute(&mut *conn)
+            .await?;
+        }
         self.dropped = true;
         Ok(())
     }
@@ -131,8 +203,8 @@ impl IndexDeferral {
         if self.dropped {
             build(conn).await.map_err(|e| {
                 StoreError::Database(format!(
-                    "building push_events' indexes after the import (the events are stored; \
-                     opening the store again builds them): {e}"
+                    "building push_events' indexes and foreign keys after the import (the \
+                     events are stored; opening the store again builds them): {e}"
                 ))
             })?;
             self.dropped = false;
