@@ -335,7 +335,8 @@ impl BulkWriter for PgBulk {
         {
             return Err(self.roll_back(e, lost).await);
         }
-        self.deferral.finish(&mut self.lanes[0].conn).await
+        let [main, second] = &mut self.lanes;
+        self.deferral.finish(&mut main.conn, &mut second.conn).await
     }
 }
 
