@@ -57,7 +57,7 @@ use crate::model::{PushEventWrite, ms};
 use crate::push::fold::{ActorIdentity, EntityFold, Pending, RepositoryIdentity};
 use crate::push::group::{
     ACTOR_COLUMNS, ACTOR_UPDATE, PUSH_COLUMNS, REPOSITORY_COLUMNS, REPOSITORY_UPDATE,
-    insert_events, write_entities,
+    STORED_EVENT_IDS, insert_events, write_entities,
 };
 use crate::push::quarantine_on;
 
@@ -82,14 +82,25 @@ const STAGE_DDL: &str = "CREATE TEMP TABLE IF NOT EXISTS headroom_push_window ( 
     occurred_at_ms BIGINT, ingestion_run_id BIGINT, source TEXT, created_at_ms BIGINT, \
     raw_json JSONB)";
 
-/// Memory for each lane's session, set once: its stage held in temporary buffers rather than
-/// written out and read back. A window of 250,000 envelopes stages about 1.1 KiB each, half
-/// on each lane, about 135 MiB; at 64 MB each lane's insert read back and wrote out 11,800
-/// blocks of its stage and took twice as long (pg_stat_statements' `local_blks_*`, 2026-12-04).
-/// The buffers are taken as the stage fills, so a small import uses little of them. The
-/// `work_mem` is for the entity upserts' sorts. Neither touches durability: they are the
-/// session's private working memory.
-const SESSION_MEMORY_SQL: &str = "SET temp_buffers = '192MB'; SET work_mem = '64MB'";
+/// Each lane's session settings, set once.
+///
+/// Memory: its stage held in temporary buffers rather than written out and read back. A
+/// window of 250,000 envelopes stages about 1.1 KiB each, half on each lane, about 135 MiB; at
+/// 64 MB each lane's insert read back and wrote out 11,800 blocks of its stage and took twice
+/// as long (pg_stat_statements' `local_blks_*`, 2026-12-04). The buffers are taken as the
+/// stage fills, so a small import uses little of them. The `work_mem` is for the entity
+/// upserts' sorts. Neither touches durability: they are the session's private working memory.
+const SESSION_SQL: &str = "SET temp_buffers = '192MB'; SET work_mem = '64MB'";
+
+/// push_events' statistics are refreshed (`ANALYZE`) once the writer has added this many rows
+/// and as many as the table held at the last refresh. A statement run more than five times
+/// gets a generic plan, kept until the table's statistics change, and an import grows
+/// push_events far faster than autovacuum's analyses follow: the probe of a batch's ids,
+/// planned while the table was empty, stayed a scan of the whole table testing every row
+/// against each of the 10,000 ids (one probe took 39 s at 252,000 rows, and a
+/// 1,000,000-envelope import ran at half the rate of a 200,000-envelope one). A refresh
+/// invalidates such plans in every session; doubling keeps them to a few per import.
+const ANALYZE_AFTER: u64 = 50_000;
 
 /// The writer session's `idle_in_transaction_session_timeout`: a window's transaction idles
 /// while the parser fills the next batch, and the store's leak guard (30 s) would end the
@@ -109,7 +120,15 @@ impl PgStore {
                 .fetch_one(&mut main.conn)
                 .await?;
         let deferral = IndexDeferral::open(&mut main.conn).await?;
+        // -1 (never analyzed) or a float estimate.
+        let analyzed: f32 = sqlx::query_scalar(
+            "SELECT reltuples FROM pg_class WHERE oid = 'push_events'::regclass",
+        )
+        .fetch_one(&mut main.conn)
+        .await?;
         Ok(Box::new(PgBulk {
+            rows_at_analyze: analyzed.max(0.0) as u64,
+            created_since_analyze: 0,
             lanes: [main, second],
             sequence,
             deferral,
@@ -136,7 +155,7 @@ impl Lane {
     async fn open(pool: &sqlx::PgPool) -> Result<Self> {
         let mut conn = pool.acquire().await?.detach();
         // Before the session's first temporary table (PostgreSQL fixes temp_buffers then).
-        sqlx::raw_sql(SESSION_MEMORY_SQL).execute(&mut conn).await?;
+        sqlx::raw_sql(SESSION_SQL).execute(&mut conn).await?;
         sqlx::query(STAGE_DDL).execute(&mut conn).await?;
         sqlx::query(IDLE_TIMEOUT_SQL).execute(&mut conn).await?;
         Ok(Self {
@@ -304,6 +323,10 @@ struct PgBulk {
     written_at_once: bool,
     /// Ingestion runs found to exist (events name at most a few).
     known_runs: HashSet<i64>,
+    /// push_events' rows at its last statistics refresh, as far as this writer knows.
+    rows_at_analyze: u64,
+    /// Rows this writer added since (see [`ANALYZE_AFTER`]).
+    created_since_analyze: u64,
     /// Envelopes written since the last commit.
     pending: usize,
     /// Envelopes between commits.
@@ -467,14 +490,12 @@ impl PgBulk {
             .map(|p| p.event.github_event_id.as_str())
             .filter(|id| !self.staged.contains(*id))
             .collect();
-        Ok(sqlx::query_scalar::<_, String>(
-            "SELECT github_event_id FROM push_events WHERE github_event_id = ANY($1)",
-        )
-        .bind(&ids)
-        .fetch_all(&mut self.lanes[0].conn)
-        .await?
-        .into_iter()
-        .collect())
+        Ok(sqlx::query_scalar::<_, String>(STORED_EVENT_IDS)
+            .bind(&ids)
+            .fetch_all(&mut self.lanes[0].conn)
+            .await?
+            .into_iter()
+            .collect())
     }
 
     /// Whether every ingestion run the batch names exists. The staged events are inserted
@@ -593,13 +614,29 @@ impl PgBulk {
             repositories?;
         }
         let (a, b) = tokio::join!(main.insert_staged(), second.insert_staged());
-        self.deferral.created(a? + b?);
+        let inserted = a? + b?;
+        self.deferral.created(inserted);
+        self.refresh_statistics(inserted).await;
         self.pending = 0;
         self.staged.clear();
         self.written_at_once = false;
         // The fold's batch counter goes on: creation instants compare batches by number.
         self.window.batch = batch;
         Ok(())
+    }
+
+    /// Refreshes push_events' statistics when this writer has grown the table enough (see
+    /// [`ANALYZE_AFTER`]). Best effort: a refusal (a role that does not own the table) leaves
+    /// them to autovacuum.
+    async fn refresh_statistics(&mut self, inserted: u64) {
+        self.created_since_analyze += inserted;
+        if self.created_since_analyze < ANALYZE_AFTER.max(self.rows_at_analyze) {
+            return;
+        }
+        if self.main().execute("ANALYZE push_events").await.is_ok() {
+            self.rows_at_analyze += self.created_since_analyze;
+            self.created_since_analyze = 0;
+        }
     }
 
     /// After an error that is not one event's own: nothing since the last commit is kept

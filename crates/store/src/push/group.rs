@@ -159,6 +159,10 @@ async fn write_group(
     Ok(new)
 }
 
+/// Which of `$1` (event ids) push_events holds, on PostgreSQL.
+pub(crate) const STORED_EVENT_IDS: &str =
+    "SELECT github_event_id FROM push_events WHERE github_event_id = ANY($1)";
+
 /// For each event of the group, whether it is new: not stored yet and not earlier in the
 /// group.
 async fn new_events(conn: &mut Conn<'_>, events: &[&PushEventWrite]) -> Result<Vec<bool>> {
@@ -167,12 +171,10 @@ async fn new_events(conn: &mut Conn<'_>, events: &[&PushEventWrite]) -> Result<V
     match conn {
         Conn::Pg(c) => {
             stored.extend(
-                sqlx::query_scalar::<_, String>(
-                    "SELECT github_event_id FROM push_events WHERE github_event_id = ANY($1)",
-                )
-                .bind(&ids)
-                .fetch_all(&mut **c)
-                .await?,
+                sqlx::query_scalar::<_, String>(STORED_EVENT_IDS)
+                    .bind(&ids)
+                    .fetch_all(&mut **c)
+                    .await?,
             );
         }
         Conn::Sqlite(c) => {
