@@ -186,48 +186,36 @@ impl Lane {
         Ok(())
     }
 
-    /// Opens the batch's savepoint and copies `rows` into the stage; [`Lane::settle`] keeps or
-    /// undoes it. The outer error is the transaction's own, the inner the COPY's.
-    async fn copy_under_savepoint(
+    /// Opens `savepoint` and copies `rows` into the stage; [`Lane::settle`] keeps or undoes
+    /// it. The outer error is the transaction's own, the inner the COPY's.
+    async fn copy_under(
         &mut self,
+        savepoint: Savepoint,
         rows: &CopyText,
     ) -> Result<std::result::Result<u64, StoreError>> {
-        self.execute(BATCH_SAVEPOINT.open).await?;
+        self.execute(savepoint.open).await?;
         if rows.bytes().is_empty() {
             return Ok(Ok(0));
         }
         Ok(copy_in(&mut self.conn, rows.bytes()).await)
     }
 
-    /// Releases the batch's savepoint, keeping `Some(rows)` copied, or rolls back to it.
-    async fn settle(&mut self, kept: Option<u64>) -> Result<()> {
+    /// Releases `savepoint`, keeping `Some(rows)` copied, or rolls back to it.
+    async fn settle(&mut self, savepoint: Savepoint, kept: Option<u64>) -> Result<()> {
         match kept {
             Some(rows) => self.rows += rows,
-            None => self.execute(BATCH_SAVEPOINT.undo).await?,
+            None => self.execute(savepoint.undo).await?,
         }
-        self.execute(BATCH_SAVEPOINT.release).await
+        self.execute(savepoint.release).await
     }
 
     /// Copies one event's row into the stage under a savepoint of its own: on failure the
-    /// stage is as it was.
-    async fn stage_one(&mut self, rows: &CopyText) -> Result<u64> {
-        let savepoint = EVENT_SAVEPOINT;
-        if rows.bytes().is_empty() {
-            return Ok(0);
-        }
-        self.execute(savepoint.open).await?;
-        match copy_in(&mut self.conn, rows.bytes()).await {
-            Ok(copied) => {
-                self.execute(savepoint.release).await?;
-                self.rows += copied;
-                Ok(copied)
-            }
-            Err(e) => {
-                self.execute(savepoint.undo).await?;
-                self.execute(savepoint.release).await?;
-                Err(e)
-            }
-        }
+    /// stage is as it was. The outer error is the transaction's own, the inner the COPY's.
+    async fn stage_one(&mut self, rows: &CopyText) -> Result<std::result::Result<u64, StoreError>> {
+        let copied = self.copy_under(EVENT_SAVEPOINT, rows).await?;
+        self.settle(EVENT_SAVEPOINT, copied.as_ref().ok().copied())
+            .await?;
+        Ok(copied)
     }
 
     /// Inserts the staged events into push_events and commits (step 2 of the commit); the
@@ -457,13 +445,16 @@ impl PgBulk {
         );
         let [main, second] = &mut self.lanes;
         let (a, b) = tokio::join!(
-            main.copy_under_savepoint(&first),
-            second.copy_under_savepoint(&rest)
+            main.copy_under(BATCH_SAVEPOINT, &first),
+            second.copy_under(BATCH_SAVEPOINT, &rest)
         );
         let (a, b) = (a?, b?);
         let keep = a.is_ok() && b.is_ok();
-        main.settle(a.ok().filter(|_| keep)).await?;
-        second.settle(b.ok().filter(|_| keep)).await?;
+        main.settle(BATCH_SAVEPOINT, a.ok().filter(|_| keep))
+            .await?;
+        second
+            .settle(BATCH_SAVEPOINT, b.ok().filter(|_| keep))
+            .await?;
         Ok(keep)
     }
 
@@ -548,7 +539,7 @@ impl PgBulk {
             let written = if run_known {
                 let ids = self.reserve_ids(1).await?;
                 let rows = stage_rows(std::iter::once(*push).zip(ids));
-                self.lanes[0].stage_one(&rows).await.map(|_| ())
+                self.lanes[0].stage_one(&rows).await?.map(|_| ())
             } else {
                 self.write_at_once(&push.event, &push.raw_json).await
             };
