@@ -61,10 +61,10 @@ use crate::push::group::{
 };
 use crate::push::quarantine_on;
 
-mod copy_text;
+mod copy_binary;
 mod deferral;
 
-use copy_text::CopyText;
+use copy_binary::CopyBinary;
 use deferral::IndexDeferral;
 pub(crate) use deferral::build_missing;
 
@@ -102,6 +102,10 @@ const SESSION_SQL: &str = "SET temp_buffers = '192MB'; SET work_mem = '64MB'";
 /// invalidates such plans in every session; doubling keeps them to a few per import.
 const ANALYZE_AFTER: u64 = 50_000;
 
+/// The refresh: the table's size and the statistics of the column the probe reads, and no
+/// other (all columns took 0.56 s on 174,000 events, mostly `raw_json`; this one 0.18 s).
+const ANALYZE_PROBED: &str = "ANALYZE push_events (github_event_id)";
+
 /// The writer session's `idle_in_transaction_session_timeout`: a window's transaction idles
 /// while the parser fills the next batch, and the store's leak guard (30 s) would end the
 /// session on a stalled input. This connection never goes back to the pool, so the guard's
@@ -115,6 +119,10 @@ impl PgStore {
     pub(crate) async fn open_bulk(&self, options: BulkOptions) -> Result<Box<dyn BulkWriter + '_>> {
         let mut main = Lane::open(self.pool()).await?;
         let second = Lane::open(self.pool()).await?;
+        let entity_writers = [
+            writer_session(self.pool()).await?,
+            writer_session(self.pool()).await?,
+        ];
         let sequence: String =
             sqlx::query_scalar("SELECT pg_get_serial_sequence('push_events', 'id')")
                 .fetch_one(&mut main.conn)
@@ -130,6 +138,7 @@ impl PgStore {
             rows_at_analyze: analyzed.max(0.0) as u64,
             created_since_analyze: 0,
             lanes: [main, second],
+            entity_writers,
             sequence,
             deferral,
             window: EntityFold::default(),
@@ -147,20 +156,29 @@ struct Lane {
     conn: PgConnection,
     /// Rows in this lane's stage.
     rows: u64,
+    /// Rows this lane's open transaction copied straight into push_events.
+    direct: u64,
     /// Whether a transaction is open on it.
     open: bool,
 }
 
+/// A connection of the writer's own, out of the pool, with its session settings.
+async fn writer_session(pool: &sqlx::PgPool) -> Result<PgConnection> {
+    let mut conn = pool.acquire().await?.detach();
+    // Before the session's first temporary table (PostgreSQL fixes temp_buffers then).
+    sqlx::raw_sql(SESSION_SQL).execute(&mut conn).await?;
+    sqlx::query(IDLE_TIMEOUT_SQL).execute(&mut conn).await?;
+    Ok(conn)
+}
+
 impl Lane {
     async fn open(pool: &sqlx::PgPool) -> Result<Self> {
-        let mut conn = pool.acquire().await?.detach();
-        // Before the session's first temporary table (PostgreSQL fixes temp_buffers then).
-        sqlx::raw_sql(SESSION_SQL).execute(&mut conn).await?;
+        let mut conn = writer_session(pool).await?;
         sqlx::query(STAGE_DDL).execute(&mut conn).await?;
-        sqlx::query(IDLE_TIMEOUT_SQL).execute(&mut conn).await?;
         Ok(Self {
             conn,
             rows: 0,
+            direct: 0,
             open: false,
         })
     }
@@ -186,24 +204,25 @@ impl Lane {
         Ok(())
     }
 
-    /// Opens `savepoint` and copies `rows` into the stage; [`Lane::settle`] keeps or undoes
+    /// Opens `savepoint` and copies `rows` into `target`; [`Lane::settle`] keeps or undoes
     /// it. The outer error is the transaction's own, the inner the COPY's.
     async fn copy_under(
         &mut self,
         savepoint: Savepoint,
-        rows: &CopyText,
+        target: Target,
+        rows: Option<&[u8]>,
     ) -> Result<std::result::Result<u64, StoreError>> {
         self.execute(savepoint.open).await?;
-        if rows.bytes().is_empty() {
-            return Ok(Ok(0));
-        }
-        Ok(copy_in(&mut self.conn, rows.bytes()).await)
+        Ok(copy_in(&mut self.conn, target, rows).await)
     }
 
-    /// Releases `savepoint`, keeping `Some(rows)` copied, or rolls back to it.
-    async fn settle(&mut self, savepoint: Savepoint, kept: Option<u64>) -> Result<()> {
+    /// Releases `savepoint`, keeping `Some(rows)` copied into `target`, or rolls back to it.
+    async fn settle(&mut self, savepoint: Savepoint, target: Target, kept: Option<u64>) -> Result<()> {
         match kept {
-            Some(rows) => self.rows += rows,
+            Some(rows) => match target {
+                Target::Stage => self.rows += rows,
+                Target::PushEvents => self.direct += rows,
+            },
             None => self.execute(savepoint.undo).await?,
         }
         self.execute(savepoint.release).await
@@ -211,35 +230,42 @@ impl Lane {
 
     /// Copies one event's row into the stage under a savepoint of its own: on failure the
     /// stage is as it was. The outer error is the transaction's own, the inner the COPY's.
-    async fn stage_one(&mut self, rows: &CopyText) -> Result<std::result::Result<u64, StoreError>> {
-        let copied = self.copy_under(EVENT_SAVEPOINT, rows).await?;
-        self.settle(EVENT_SAVEPOINT, copied.as_ref().ok().copied())
+    async fn stage_one(
+        &mut self,
+        rows: Option<&[u8]>,
+    ) -> Result<std::result::Result<u64, StoreError>> {
+        let copied = self.copy_under(EVENT_SAVEPOINT, Target::Stage, rows).await?;
+        self.settle(EVENT_SAVEPOINT, Target::Stage, copied.as_ref().ok().copied())
             .await?;
         Ok(copied)
     }
 
-    /// Inserts the staged events into push_events and commits (step 2 of the commit); the
-    /// stage is emptied. Returns the rows inserted.
+    /// Inserts the staged events into push_events and commits, with the rows copied there
+    /// directly (step 2 of the commit); the stage is emptied. Returns the rows the lane
+    /// added to push_events.
     async fn insert_staged(&mut self) -> Result<u64> {
-        if self.rows == 0 {
-            return Ok(0);
-        }
-        self.begin().await?;
-        let inserted = sqlx::query(INSERT_FROM_STAGE)
-            .execute(&mut self.conn)
-            .await?
-            .rows_affected();
-        // An id another writer stored after this window found it missing: the outcomes
-        // already returned called it new, so these rows are not kept (importing again
-        // resumes with it as a duplicate).
-        if inserted != self.rows {
-            return Err(StoreError::Conflict(
-                "push events were stored by another writer during the import's window".into(),
-            ));
+        if self.rows > 0 {
+            self.begin().await?;
+            let inserted = sqlx::query(INSERT_FROM_STAGE)
+                .execute(&mut self.conn)
+                .await?
+                .rows_affected();
+            // An id another writer stored after this window found it missing: the outcomes
+            // already returned called it new, so these rows are not kept (importing again
+            // resumes with it as a duplicate).
+            if inserted != self.rows {
+                return Err(StoreError::Conflict(
+                    "push events were stored by another writer during the import's window".into(),
+                ));
+            }
         }
         self.commit().await?;
-        self.empty_stage().await?;
-        Ok(inserted)
+        let added = self.rows + self.direct;
+        self.direct = 0;
+        if self.rows > 0 {
+            self.empty_stage().await?;
+        }
+        Ok(added)
     }
 
     async fn empty_stage(&mut self) -> Result<()> {
@@ -265,6 +291,7 @@ impl Lane {
             failed = Some(e);
         }
         self.rows = 0;
+        self.direct = 0;
         failed
     }
 }
@@ -275,6 +302,17 @@ struct Savepoint {
     open: &'static str,
     release: &'static str,
     undo: &'static str,
+}
+
+/// Where a COPY writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Target {
+    /// The lane's staging table, inserted into push_events at the commit.
+    Stage,
+    /// push_events itself, in the lane's open transaction: only while push_events' foreign
+    /// keys to actors and repositories are dropped ([`IndexDeferral::foreign_keys_absent`]),
+    /// as the window's entities are written on other connections and committed first.
+    PushEvents,
 }
 
 /// Around a batch's COPY.
@@ -296,6 +334,10 @@ struct PgBulk {
     /// The main lane (quarantine, probes, the fallback, actors, push_events' index deferral)
     /// and the second (repositories).
     lanes: [Lane; 2],
+    /// Where the window's actors (first) and repositories (second) are written at its
+    /// commit, each one statement committed on its own, before the lanes commit their
+    /// events (unless [`PgBulk::written_at_once`]).
+    entity_writers: [PgConnection; 2],
     /// push_events' id sequence.
     sequence: String,
     /// Whether push_events' random-key indexes wait for the end.
@@ -434,10 +476,19 @@ impl PgBulk {
         self.one_by_one(pushes, &stored).await
     }
 
-    /// Copies the batch's new events into the stages, half on each lane, the two COPYs at
-    /// once (the server parses the JSON of each half on its own backend). `false`: a COPY was
-    /// refused and both stages are as they were.
+    /// Copies the batch's new events into the lanes, half on each, the two COPYs at once
+    /// (the server parses the JSON of each half on its own backend): straight into
+    /// push_events while its foreign keys to the entities are dropped, else into the stages.
+    /// `false`: a COPY was refused and both lanes are as they were.
     async fn stage_batch(&mut self, fresh: &[(&BulkPush, i64)]) -> Result<bool> {
+        if fresh.is_empty() {
+            return Ok(true);
+        }
+        let target = if self.deferral.foreign_keys_absent() {
+            Target::PushEvents
+        } else {
+            Target::Stage
+        };
         let (first, rest) = fresh.split_at(fresh.len().div_ceil(2));
         let (first, rest) = (
             stage_rows(first.iter().copied()),
@@ -445,15 +496,15 @@ impl PgBulk {
         );
         let [main, second] = &mut self.lanes;
         let (a, b) = tokio::join!(
-            main.copy_under(BATCH_SAVEPOINT, &first),
-            second.copy_under(BATCH_SAVEPOINT, &rest)
+            main.copy_under(BATCH_SAVEPOINT, target, first.as_deref()),
+            second.copy_under(BATCH_SAVEPOINT, target, rest.as_deref())
         );
         let (a, b) = (a?, b?);
         let keep = a.is_ok() && b.is_ok();
-        main.settle(BATCH_SAVEPOINT, a.ok().filter(|_| keep))
+        main.settle(BATCH_SAVEPOINT, target, a.ok().filter(|_| keep))
             .await?;
         second
-            .settle(BATCH_SAVEPOINT, b.ok().filter(|_| keep))
+            .settle(BATCH_SAVEPOINT, target, b.ok().filter(|_| keep))
             .await?;
         Ok(keep)
     }
@@ -539,7 +590,7 @@ impl PgBulk {
             let written = if run_known {
                 let ids = self.reserve_ids(1).await?;
                 let rows = stage_rows(std::iter::once(*push).zip(ids));
-                self.lanes[0].stage_one(&rows).await?.map(|_| ())
+                self.lanes[0].stage_one(rows.as_deref()).await?.map(|_| ())
             } else {
                 self.write_at_once(&push.event, &push.raw_json).await
             };
@@ -571,35 +622,32 @@ impl PgBulk {
         written
     }
 
-    /// Writes the window's entities, then its staged events (see the module comment).
+    /// Writes the window's entities, then its events (see the module comment).
     async fn commit(&mut self) -> Result<()> {
         let window = std::mem::take(&mut self.window);
         let batch = window.batch;
         let [main, second] = &mut self.lanes;
         if self.written_at_once {
+            // The event written at once needs its entities in its own transaction; the main
+            // lane commits them, then the second lane its events.
             let mut conn = Conn::Pg(&mut main.conn);
             write_actors(&mut conn, &window.actors).await?;
             write_repositories(&mut conn, &window.repositories).await?;
             main.commit().await?;
             second.commit().await?;
         } else {
-            // The main lane writes the actors, the second the repositories (two lanes writing
-            // halves of each table cost more in all, their inserts meeting on the same index
-            // pages, and finished no sooner). Each commits as soon as its own rows are
-            // written: neither holds locks while it waits on the other (a third writer
-            // waiting on one lane while the other waits on it would be a deadlock no server
-            // could see). Both run to their end even when one fails, so neither connection is
-            // left mid-statement.
+            // Actors and repositories on two connections of their own, each one statement
+            // committed as it ends, while neither lane has committed an event yet (two
+            // writers splitting each table cost more in all, their inserts meeting on the
+            // same index pages, and finished no sooner). Neither waits on the other holding
+            // locks, so no third writer can deadlock with them. Both run to their end even
+            // when one fails, so neither connection is left mid-statement.
+            let [actors_conn, repositories_conn] = &mut self.entity_writers;
+            let (mut actors_conn, mut repositories_conn) =
+                (Conn::Pg(actors_conn), Conn::Pg(repositories_conn));
             let (actors, repositories) = tokio::join!(
-                async {
-                    write_actors(&mut Conn::Pg(&mut main.conn), &window.actors).await?;
-                    main.commit().await
-                },
-                async {
-                    write_repositories(&mut Conn::Pg(&mut second.conn), &window.repositories)
-                        .await?;
-                    second.commit().await
-                },
+                write_actors(&mut actors_conn, &window.actors),
+                write_repositories(&mut repositories_conn, &window.repositories),
             );
             actors?;
             repositories?;
@@ -624,7 +672,7 @@ impl PgBulk {
         if self.created_since_analyze < ANALYZE_AFTER.max(self.rows_at_analyze) {
             return;
         }
-        if self.main().execute("ANALYZE push_events").await.is_ok() {
+        if self.main().execute(ANALYZE_PROBED).await.is_ok() {
             self.rows_at_analyze += self.created_since_analyze;
             self.created_since_analyze = 0;
         }
@@ -709,11 +757,16 @@ const INSERT_FROM_STAGE: &str = "INSERT INTO push_events (id, github_event_id, g
     FROM headroom_push_window \
     ON CONFLICT (github_event_id) DO NOTHING";
 
-/// `pushes` as COPY text rows of `headroom_push_window`, each with its push_events id.
-fn stage_rows<'a>(pushes: impl Iterator<Item = (&'a BulkPush, i64)>) -> CopyText {
-    let mut rows = CopyText::with_capacity(1 << 16);
+/// Columns of a COPY row: the id, then [`PUSH_COLUMNS`].
+const COPY_COLUMNS: i16 = 17;
+
+/// `pushes` as binary COPY rows of push_events' columns, each with its push_events id (the
+/// stage has the same columns); `None` when there are none.
+fn stage_rows<'a>(pushes: impl Iterator<Item = (&'a BulkPush, i64)>) -> Option<Vec<u8>> {
+    let mut rows = CopyBinary::new(COPY_COLUMNS, 1 << 16);
     for (push, id) in pushes {
         let e = &push.event;
+        rows.row();
         rows.int(Some(id));
         rows.text(Some(&e.github_event_id));
         rows.int(e.github_push_id);
@@ -730,16 +783,22 @@ fn stage_rows<'a>(pushes: impl Iterator<Item = (&'a BulkPush, i64)>) -> CopyText
         rows.int(e.ingestion_run_id);
         rows.text(Some(e.origin.as_str()));
         rows.int(Some(ms(e.received_at)));
-        rows.text(Some(&push.raw_json));
-        rows.end_row();
+        rows.jsonb(&push.raw_json);
     }
-    rows
+    (rows.rows() > 0).then(|| rows.finish())
 }
 
-/// Sends `rows` into the stage by `COPY … FROM STDIN`. A failed send aborts the COPY, so
-/// the connection stays usable (the caller rolls back to its savepoint).
-async fn copy_in(conn: &mut PgConnection, rows: &[u8]) -> Result<u64> {
-    let sql = format!("COPY headroom_push_window (id, {PUSH_COLUMNS}) FROM STDIN");
+/// Sends `rows` into `target` by `COPY … FROM STDIN (FORMAT binary)`. A failed send aborts
+/// the COPY, so the connection stays usable (the caller rolls back to its savepoint).
+async fn copy_in(conn: &mut PgConnection, target: Target, rows: Option<&[u8]>) -> Result<u64> {
+    let Some(rows) = rows else {
+        return Ok(0);
+    };
+    let table = match target {
+        Target::Stage => "headroom_push_window",
+        Target::PushEvents => "push_events",
+    };
+    let sql = format!("COPY {table} (id, {PUSH_COLUMNS}) FROM STDIN (FORMAT binary)");
     let mut copy = conn.copy_in_raw(&sql).await?;
     if let Err(e) = copy.send(rows).await {
         // The send's own error is the one to report; an abort that fails too leaves the

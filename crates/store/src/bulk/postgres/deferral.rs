@@ -255,6 +255,10 @@ pub(super) struct IndexDeferral {
     /// Whether the indexes are missing (dropped by this writer, or found missing): a build
     /// is owed.
     dropped: bool,
+    /// Whether this writer dropped [`DEFERRABLE_FOREIGN_KEYS`] itself and holds the lock:
+    /// no key to the entities is checked on push_events, not even a `NOT VALID` one (which
+    /// checks every new row).
+    foreign_keys_absent: bool,
     /// Whether this writer's session holds [`IMPORT_LOCK`]; only then does it drop them.
     locked: bool,
 }
@@ -266,6 +270,7 @@ impl IndexDeferral {
                 existing: u64::MAX,
                 created: 0,
                 dropped: false,
+                foreign_keys_absent: false,
                 locked: false,
             });
         }
@@ -277,8 +282,15 @@ impl IndexDeferral {
             created: 0,
             // Left missing by an import killed midway (and not rebuilt by an open since).
             dropped: any_missing(conn).await?,
+            foreign_keys_absent: false,
             locked: true,
         })
+    }
+
+    /// Whether push_events checks no foreign key to actors or repositories until the finish,
+    /// so that events may be written before their entities are committed.
+    pub(super) fn foreign_keys_absent(&self) -> bool {
+        self.foreign_keys_absent
     }
 
     /// Counts rows this writer created.
@@ -290,7 +302,7 @@ impl IndexDeferral {
     /// each drop a transaction of its own, so push_events is locked exclusively only for an
     /// instant rather than for a whole window.
     pub(super) async fn drop_when_due(&mut self, conn: &mut PgConnection) -> Result<()> {
-        if self.dropped || !self.locked || self.created < self.existing {
+        if self.foreign_keys_absent || !self.locked || self.created < self.existing {
             return Ok(());
         }
         for (name, _) in deferred_indexes() {
@@ -306,6 +318,7 @@ impl IndexDeferral {
             .await?;
         }
         self.dropped = true;
+        self.foreign_keys_absent = true;
         Ok(())
     }
 
@@ -324,6 +337,7 @@ impl IndexDeferral {
                 ))
             })?;
             self.dropped = false;
+            self.foreign_keys_absent = false;
         }
         if self.locked {
             unlock(conn).await?;
