@@ -304,6 +304,15 @@ struct Savepoint {
     undo: &'static str,
 }
 
+/// Which commit [`PgBulk::commit`] makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Commit {
+    /// A full window's, with more to come.
+    Window,
+    /// The finish's.
+    Last,
+}
+
 /// Where a COPY writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Target {
@@ -372,7 +381,7 @@ impl BulkWriter for PgBulk {
                 self.pending += items.len();
                 let due =
                     self.pending >= self.commit_every || self.window.len() >= MAX_WINDOW_ENTITIES;
-                if due && let Err(e) = self.commit().await {
+                if due && let Err(e) = self.commit(Commit::Window).await {
                     return Err(self.roll_back(e, lost).await);
                 }
                 Ok(outcomes)
@@ -384,7 +393,7 @@ impl BulkWriter for PgBulk {
     async fn finish(&mut self) -> Result<()> {
         let lost = self.pending;
         if self.lanes.iter().any(|lane| lane.open)
-            && let Err(e) = self.commit().await
+            && let Err(e) = self.commit(Commit::Last).await
         {
             return Err(self.roll_back(e, lost).await);
         }
@@ -623,7 +632,11 @@ impl PgBulk {
     }
 
     /// Writes the window's entities, then its events (see the module comment).
-    async fn commit(&mut self) -> Result<()> {
+    async fn commit(&mut self, which: Commit) -> Result<()> {
+        // After the last rows of an entity table, its deferred indexes are built on the
+        // connection that wrote them, while the other table's rows are still being written:
+        // the two backends stay busy where one would wait on the other.
+        let build_entities = which == Commit::Last && self.deferral.owes_build();
         let window = std::mem::take(&mut self.window);
         let batch = window.batch;
         let [main, second] = &mut self.lanes;
@@ -646,8 +659,20 @@ impl PgBulk {
             let (mut actors_conn, mut repositories_conn) =
                 (Conn::Pg(actors_conn), Conn::Pg(repositories_conn));
             let (actors, repositories) = tokio::join!(
-                write_actors(&mut actors_conn, &window.actors),
-                write_repositories(&mut repositories_conn, &window.repositories),
+                async {
+                    write_actors(&mut actors_conn, &window.actors).await?;
+                    if build_entities && let Conn::Pg(c) = &mut actors_conn {
+                        deferral::build_entity_indexes(c, "actors").await;
+                    }
+                    Ok::<_, StoreError>(())
+                },
+                async {
+                    write_repositories(&mut repositories_conn, &window.repositories).await?;
+                    if build_entities && let Conn::Pg(c) = &mut repositories_conn {
+                        deferral::build_entity_indexes(c, "repositories").await;
+                    }
+                    Ok::<_, StoreError>(())
+                },
             );
             actors?;
             repositories?;
@@ -655,7 +680,11 @@ impl PgBulk {
         let (a, b) = tokio::join!(main.insert_staged(), second.insert_staged());
         let inserted = a? + b?;
         self.deferral.created(inserted);
-        self.refresh_statistics(inserted).await;
+        // The refresh is for this writer's next probes; after the last commit there are none
+        // (autovacuum analyzes the grown table as it always does).
+        if which == Commit::Window {
+            self.refresh_statistics(inserted).await;
+        }
         self.pending = 0;
         self.staged.clear();
         self.written_at_once = false;
