@@ -170,25 +170,37 @@ async fn build(conn: &mut PgConnection) -> Result<()> {
 }
 
 /// As [`build`], on two connections at once: push_events' random-key indexes and its
-/// foreign keys on `main`, its other indexes and the entity tables' (usually built already,
-/// see [`build_entity_indexes`]) on `second`. After 200,000 envelopes the two halves take
-/// about 0.55 and 0.4 s.
+/// foreign keys on `main`, its other indexes and the entity tables' on `second`. After an
+/// import's last commit, usually all built already (see [`build_entity_indexes`] and
+/// [`build_push_event_indexes`]).
 async fn build_on_two(main: &mut PgConnection, second: &mut PgConnection) -> Result<()> {
     let (keys, rest) = tokio::join!(
-        async {
-            build_indexes(main, DEFERRABLE_INDEXES.iter()).await?;
-            build_foreign_keys(main).await
-        },
+        build_keyed(main),
         build_indexes(second, PUSH_EVENT_INDEXES.iter().chain(ENTITY_INDEXES.iter())),
     );
     keys?;
     rest
 }
 
-/// Builds the deferred indexes of `table` (`actors` or `repositories`) on `conn`, as soon as
-/// the import's last rows of that table are committed, while push_events' rows and the other
-/// table's are still being written. Best effort: what fails here is built again, and then
-/// reported, at the finish.
+/// push_events' random-key indexes, then its foreign keys.
+async fn build_keyed(conn: &mut PgConnection) -> Result<()> {
+    build_indexes(conn, DEFERRABLE_INDEXES.iter()).await?;
+    build_foreign_keys(conn).await
+}
+
+/// Builds push_events' deferred indexes and foreign keys on two connections at once (after
+/// 200,000 envelopes about 0.55 and 0.4 s), once the import's last events are committed.
+/// Best effort: what fails here is built again, and then reported, at the finish.
+pub(super) async fn build_push_event_indexes(main: &mut PgConnection, second: &mut PgConnection) {
+    let _ = tokio::join!(
+        build_keyed(main),
+        build_indexes(second, PUSH_EVENT_INDEXES.iter())
+    );
+}
+
+/// Builds the deferred indexes of `table` (`actors` or `repositories`) on `conn`, once the
+/// import's last rows of that table are committed. Best effort, as
+/// [`build_push_event_indexes`].
 pub(super) async fn build_entity_indexes(conn: &mut PgConnection, table: &str) {
     let prefix = format!("{table}_");
     let own = ENTITY_INDEXES
