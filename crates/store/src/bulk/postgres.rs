@@ -353,6 +353,14 @@ struct Savepoint {
     undo: &'static str,
 }
 
+/// `$1` (event ids, each once) that push_events holds, and as many ids from `$2` (its
+/// sequence) as there are others. The probe is materialized once, read twice.
+const PROBE_AND_RESERVE: &str = "WITH stored AS MATERIALIZED ( \
+        SELECT github_event_id FROM push_events WHERE github_event_id = ANY($1)) \
+    SELECT ARRAY(SELECT github_event_id FROM stored), \
+        ARRAY(SELECT nextval($2::regclass) FROM generate_series(1, \
+            cardinality($1::text[]) - (SELECT count(*) FROM stored)))";
+
 /// Which commit [`PgBulk::commit`] makes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Commit {
@@ -513,8 +521,19 @@ impl PgBulk {
         if pushes.is_empty() {
             return Ok(Vec::new());
         }
-        let stored = self.stored(pushes).await?;
         let runs_known = self.runs_known(pushes).await?;
+        // The batch's ids not staged earlier in the window, each once.
+        let mut asked: HashSet<&str> = HashSet::with_capacity(pushes.len());
+        let candidates: Vec<&str> = pushes
+            .iter()
+            .map(|p| p.event.github_event_id.as_str())
+            .filter(|id| !self.staged.contains(*id) && asked.insert(id))
+            .collect();
+        let (stored, mut ids) = if runs_known {
+            self.probe_and_reserve(&candidates).await?
+        } else {
+            (self.stored(&candidates).await?, Vec::new())
+        };
         let mut in_batch: HashSet<&str> = HashSet::with_capacity(pushes.len());
         let judged: Vec<Judged> = pushes
             .iter()
@@ -527,7 +546,14 @@ impl PgBulk {
         if runs_known {
             self.window.batch += 1;
             let fresh: Vec<&BulkPush> = judged.iter().filter(|j| j.new).map(|j| j.push).collect();
-            let ids = self.reserve_ids(fresh.len()).await?;
+            if ids.len() != fresh.len() {
+                return Err(StoreError::Database(format!(
+                    "the batch probe reserved {} ids for {} new events",
+                    ids.len(),
+                    fresh.len()
+                )));
+            }
+            ids.sort_unstable();
             let fresh: Vec<(&BulkPush, i64)> = fresh.into_iter().zip(ids).collect();
             if self.stage_batch(&fresh).await? {
                 let mut results = Vec::with_capacity(judged.len());
@@ -592,20 +618,33 @@ impl PgBulk {
         .await?)
     }
 
-    /// Which of the batch's event ids push_events holds already (ids the window staged are
-    /// known without asking).
-    async fn stored(&mut self, pushes: &[&BulkPush]) -> Result<HashSet<String>> {
-        let ids: Vec<&str> = pushes
-            .iter()
-            .map(|p| p.event.github_event_id.as_str())
-            .filter(|id| !self.staged.contains(*id))
-            .collect();
+    /// Which of `candidates` (event ids) push_events holds already.
+    async fn stored(&mut self, candidates: &[&str]) -> Result<HashSet<String>> {
         Ok(sqlx::query_scalar::<_, String>(STORED_EVENT_IDS)
-            .bind(&ids)
+            .bind(candidates)
             .fetch_all(&mut self.lanes[0].conn)
             .await?
             .into_iter()
             .collect())
+    }
+
+    /// Which of `candidates` (event ids, each once) push_events holds already, and a
+    /// push_events id from the table's sequence for each of the others, in one round trip
+    /// (two cost a 200,000-envelope import 0.2 s more).
+    async fn probe_and_reserve(
+        &mut self,
+        candidates: &[&str],
+    ) -> Result<(HashSet<String>, Vec<i64>)> {
+        if candidates.is_empty() {
+            return Ok((HashSet::new(), Vec::new()));
+        }
+        let sequence = self.sequence.clone();
+        let (stored, ids): (Vec<String>, Vec<i64>) = sqlx::query_as(PROBE_AND_RESERVE)
+            .bind(candidates)
+            .bind(sequence)
+            .fetch_one(&mut self.lanes[0].conn)
+            .await?;
+        Ok((stored.into_iter().collect(), ids))
     }
 
     /// Whether every ingestion run the batch names exists. The staged events are inserted
