@@ -28,9 +28,11 @@ pub(crate) struct CopyBinary {
 }
 
 impl CopyBinary {
-    /// No rows yet, with room for `bytes`.
-    pub(crate) fn new(columns: i16, bytes: usize) -> Self {
-        let mut buf = Vec::with_capacity(bytes.max(HEADER.len() + TRAILER.len()));
+    /// No rows yet, written into `buf` (emptied first: a buffer kept from one COPY to the
+    /// next is not allocated and faulted in again each time) with room for `bytes` more.
+    pub(crate) fn new(columns: i16, mut buf: Vec<u8>, bytes: usize) -> Self {
+        buf.clear();
+        buf.reserve(bytes + HEADER.len() + TRAILER.len());
         buf.extend_from_slice(HEADER);
         Self {
             buf,
@@ -135,7 +137,7 @@ mod tests {
 
     #[test]
     fn no_rows_is_the_header_and_the_trailer() {
-        let copy = CopyBinary::new(3, 0);
+        let copy = CopyBinary::new(3, Vec::new(), 0);
         assert_eq!(copy.rows(), 0);
         let data = copy.finish();
         assert_eq!(data.len(), 19 + 2);
@@ -144,7 +146,7 @@ mod tests {
 
     #[test]
     fn jsonb_is_its_version_byte_then_the_text() {
-        let mut copy = CopyBinary::new(2, 0);
+        let mut copy = CopyBinary::new(2, vec![7; 9], 0);
         copy.row();
         copy.jsonb("{\"a\":1}");
         copy.int(None);
@@ -166,7 +168,7 @@ mod tests {
                 0..6,
             )
         ) {
-            let mut copy = CopyBinary::new(2, 64);
+            let mut copy = CopyBinary::new(2, Vec::new(), 64);
             for (text, int) in &rows {
                 copy.row();
                 copy.text(text.as_deref());

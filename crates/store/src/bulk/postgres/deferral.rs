@@ -176,7 +176,10 @@ async fn build(conn: &mut PgConnection) -> Result<()> {
 async fn build_on_two(main: &mut PgConnection, second: &mut PgConnection) -> Result<()> {
     let (keys, rest) = tokio::join!(
         build_keyed(main),
-        build_indexes(second, PUSH_EVENT_INDEXES.iter().chain(ENTITY_INDEXES.iter())),
+        build_indexes(
+            second,
+            PUSH_EVENT_INDEXES.iter().chain(ENTITY_INDEXES.iter())
+        ),
     );
     keys?;
     rest
