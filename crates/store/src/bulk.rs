@@ -10,8 +10,9 @@
 //! [`BulkOptions::commit_every`] envelopes (250,000 by default) and at [`BulkWriter::finish`]. Durability is per commit (WAL, `synchronous =
 //! NORMAL`, as the rest of the store): a killed import loses at most the envelopes since the
 //! last commit, and importing again skips what was kept. On PostgreSQL the writer is
-//! [`postgres`]: the same commit windows on a connection of its own, each batch's pushes sent
-//! by `COPY` into a staging table and written from there by set-based statements. An
+//! [`postgres`]: the same commit windows on four connections of its own, each batch's pushes
+//! sent by binary `COPY` (straight into push_events during a large import, else into a
+//! staging table), the window's entities by set-based upserts committed before its events. An
 //! in-memory SQLite uses [`TxWriter`], each batch one transaction of its own.
 
 use async_trait::async_trait;

@@ -1,102 +1,80 @@
-//! The bulk writer of a PostgreSQL store: two connections of its own ([`Lane`]s), a window of
-//! batches committed every [`BulkOptions::commit_every`] envelopes (and when the window names
-//! [`MAX_WINDOW_ENTITIES`] entities), the window's new events sent by `COPY` into the lanes'
-//! temporary staging tables and written from there by set-based statements at the commit,
-//! with the page path's results ([`crate::push::group`]) row for row.
+//! The bulk writer of a PostgreSQL store: four connections of its own, a window of batches
+//! committed every [`BulkOptions::commit_every`] envelopes (and when the window names
+//! [`MAX_WINDOW_ENTITIES`] entities), with the page path's results ([`crate::push::group`])
+//! row for row. Two [`Lane`]s write events; two [`EntityWriters`] write actors and
+//! repositories. One server backend's CPU is what bounds an import, so the work is spread
+//! over several at once.
 //!
 //! Per batch:
-//! - which events are new: not stored (one probe of push_events' unique index for the
-//!   batch), not staged earlier in the window, not earlier in the batch;
-//! - the new ones get their push_events ids from the table's sequence, in the batch's order
-//!   (the ids the page path would give them, whichever lane writes them);
-//! - they are copied into the stage of the lane holding fewer rows (COPY text,
-//!   [`copy_text`]), whose `raw_json` is JSONB, so an envelope PostgreSQL refuses fails here,
-//!   in its batch;
-//! - the window's [`EntityFold`] takes the batch's events with what was new.
+//! - which events are new: not stored, not staged earlier in the window, not earlier in the
+//!   batch; one statement probes push_events' unique index for the batch and takes a
+//!   push_events id from the table's sequence for each new event, in the batch's order (the
+//!   ids the page path would give them, whichever lane writes them);
+//! - the new events are sent by binary COPY ([`copy_binary`]), half on each lane at once:
+//!   straight into push_events while the import has dropped push_events' foreign keys to the
+//!   entities ([`deferral`]; a first import does from its first window), else into the lane's
+//!   temporary stage. `raw_json` is JSONB either way, so an envelope PostgreSQL refuses fails
+//!   here, in its batch;
+//! - meanwhile the actors' connection quarantines the batch's malformed envelopes, in a
+//!   transaction committed with the window's actors, and the window's [`EntityFold`] takes the
+//!   previous batch's events ([`Unabsorbed`]).
 //!
-//! At the commit, in two steps, each split over the two lanes so that two server backends
-//! work at once (one backend's CPU is what bounds an import; the client is mostly idle):
-//! 1. the window's actors (main lane) and repositories (second lane) are written once each,
-//!    with the page path's own upserts ([`crate::push::group::ACTOR_UPDATE`]): identity from
-//!    the last event naming it, activity from its new events only; each lane commits as soon
-//!    as its own upsert is done;
-//! 2. each lane inserts its staged events into push_events in one statement and commits.
+//! At the commit ([`entities::commit_apart`]):
+//! 1. the window's actors and repositories are written once each, on their two connections
+//!    at once, with the page path's own upserts ([`crate::push::group::ACTOR_UPDATE`]):
+//!    identity from the last event naming it, activity from its new events only; each
+//!    commits as soon as its statement ends;
+//! 2. once both have, each lane inserts what it staged and commits, with what it copied
+//!    straight into push_events.
 //!
-//! The entities come first because push_events' foreign keys need them. A stop between the
-//! two steps (or between the two lanes' inserts) leaves entity rows whose activity counts
-//! events not yet stored: importing again finds those events new and applies the same
-//! activity again, which changes nothing (first seen keeps the earliest, last seen and latest
-//! event the latest, identity the last event's). The reverse — an event stored whose
-//! entity's activity is not — cannot happen, so a killed import loses nothing and counts
-//! nothing twice. Writing each entity once per window rather than once per batch, as the page
-//! path does, is most of the gain over it: a batch of 10,000 names about as many actors and
-//! repositories, and rewriting a row puts a new tuple in every index of its table.
+//! The entities come first because the events need them (push_events' foreign keys, when
+//! present, and the activity they count). A stop between the two steps (or between the two
+//! lanes' commits) leaves entity rows whose activity counts events not yet stored: importing
+//! again finds those events new and applies the same activity again, which changes nothing
+//! (first seen keeps the earliest, last seen and latest event the latest, identity the last
+//! event's). The reverse — an event stored whose entity's activity is not — cannot happen,
+//! so a killed import loses nothing and counts nothing twice. Writing each entity once per
+//! window rather than once per batch, as the page path does, is most of the gain over it: a
+//! batch of 10,000 names about as many actors and repositories, and rewriting a row puts a
+//! new tuple in every index of its table.
 //!
-//! A batch whose COPY fails (a NUL byte, JSON PostgreSQL refuses), or with an event naming an
-//! ingestion run the store does not hold, is written one event at a time on the main lane
-//! instead, each under a savepoint of its own, as the page path falls back to, so only the bad
-//! events fail; a window holding events written that way writes both entity tables on the
-//! main lane, in the transaction that holds those events. Any other error rolls back what is
-//! open and says how many envelopes may be lost ([`StoreError::RolledBack`]); what was
-//! committed is kept, and importing again skips it. Durability is PostgreSQL's own at each
-//! commit (`synchronous_commit` as the server has it).
-//!
-//! Quarantined envelopes are written on the main lane in the window's transaction, committed
-//! with its actors.
+//! A batch whose COPY fails (a NUL byte, JSON PostgreSQL refuses, an event id another writer
+//! stored meanwhile), or with an event naming an ingestion run the store does not hold, is
+//! written one event at a time on the main lane instead, each under a savepoint of its own,
+//! as the page path falls back to, so only the bad events fail; a window holding events
+//! written that way writes both entity tables on the main lane, in the transaction that holds
+//! those events. Any other error rolls back what is open and says how many envelopes may be
+//! lost ([`StoreError::RolledBack`]); what was committed is kept, and importing again skips
+//! it. Durability is PostgreSQL's own at each commit (`synchronous_commit` as the server has
+//! it).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
 use async_trait::async_trait;
-use sqlx::PgConnection;
 
 use super::{BulkItem, BulkOptions, BulkOutcome, BulkPush, BulkWriter};
 use crate::db::Conn;
 use crate::error::{Result, StoreError};
-use crate::model::{PushEventWrite, ms};
-use crate::push::fold::{ActorIdentity, EntityFold, Pending, RepositoryIdentity};
-use crate::push::group::{
-    ACTOR_COLUMNS, ACTOR_UPDATE, PUSH_COLUMNS, REPOSITORY_COLUMNS, REPOSITORY_UPDATE,
-    STORED_EVENT_IDS, insert_events, write_entities,
-};
-use crate::push::quarantine_on;
+use crate::model::PushEventWrite;
+use crate::push::fold::EntityFold;
+use crate::push::group::STORED_EVENT_IDS;
 use crate::{PgStore, QuarantinedEvent};
 
 mod copy_binary;
 mod deferral;
+mod entities;
+mod lane;
 
-use copy_binary::CopyBinary;
 use deferral::IndexDeferral;
 pub(crate) use deferral::build_missing;
+use entities::{EntityWriters, Unabsorbed, absorb_interleaved, commit_apart, insert_at_once};
+use entities::{write_actors, write_repositories};
+use lane::{BATCH_SAVEPOINT, EVENT_SAVEPOINT, Lane, Target};
 
 /// Actors and repositories a window may hold before it commits early, whatever
 /// [`BulkOptions::commit_every`] says: the window's memory stays bounded on a file naming a new
 /// entity in every envelope.
 const MAX_WINDOW_ENTITIES: usize = 200_000;
-
-/// A lane's staging table: the event's push_events id, then push_events' columns
-/// ([`PUSH_COLUMNS`]). Temporary: never WAL-logged, private to the lane's session.
-const STAGE_DDL: &str = "CREATE TEMP TABLE IF NOT EXISTS headroom_push_window ( \
-    id BIGINT NOT NULL, github_event_id TEXT, github_push_id BIGINT, github_actor_id BIGINT, \
-    github_repository_id BIGINT, actor_login TEXT, repository_name TEXT, ref TEXT, \
-    head_sha TEXT, before_sha TEXT, commit_count BIGINT, distinct_commit_count BIGINT, \
-    occurred_at_ms BIGINT, ingestion_run_id BIGINT, source TEXT, created_at_ms BIGINT, \
-    raw_json JSONB)";
-
-/// Each lane's session settings, set once.
-///
-/// Memory: its stage held in temporary buffers rather than written out and read back. A
-/// window of 250,000 envelopes stages about 1.1 KiB each, half on each lane, about 135 MiB; at
-/// 64 MB each lane's insert read back and wrote out 11,800 blocks of its stage and took twice
-/// as long (pg_stat_statements' `local_blks_*`, 2026-12-04). The buffers are taken as the
-/// stage fills, so a small import uses little of them. The `work_mem` is for the entity
-/// upserts' sorts. Neither touches durability: they are the session's private working memory.
-///
-/// No parallel workers for index builds: the writer builds up to four indexes at once on its
-/// own connections, which keeps as many cores busy; a build's workers added their
-/// coordination to CPUs already taken (after 200,000 envelopes on two cores the finish took
-/// 1.64-1.71 s without them, 1.80-2.07 s with).
-const SESSION_SQL: &str = "SET temp_buffers = '192MB'; SET work_mem = '64MB'; \
-    SET max_parallel_maintenance_workers = 0";
 
 /// push_events' statistics are refreshed (`ANALYZE`) once the writer has added this many rows
 /// and as many as the table held at the last refresh. A statement run more than five times
@@ -112,24 +90,17 @@ const ANALYZE_AFTER: u64 = 50_000;
 /// other (all columns took 0.56 s on 174,000 events, mostly `raw_json`; this one 0.18 s).
 const ANALYZE_PROBED: &str = "ANALYZE push_events (github_event_id)";
 
-/// The writer session's `idle_in_transaction_session_timeout`: a window's transaction idles
-/// while the parser fills the next batch, and the store's leak guard (30 s) would end the
-/// session on a stalled input. This connection never goes back to the pool, so the guard's
-/// reason does not apply to it.
-const IDLE_TIMEOUT_SQL: &str = "SET idle_in_transaction_session_timeout = '10min'";
-
 impl PgStore {
-    /// The bulk writer for this store: two connections of its own, taken out of the pool (a
-    /// transaction stays open on them across batches, and dropping the writer closes them,
-    /// which rolls back whatever was not committed).
+    /// The bulk writer for this store: four connections of its own, taken out of the pool
+    /// (transactions stay open on them across batches, and dropping the writer closes them,
+    /// which rolls back whatever was not committed), opened at once.
     pub(crate) async fn open_bulk(&self, options: BulkOptions) -> Result<Box<dyn BulkWriter + '_>> {
-        let mut main = Lane::open(self.pool()).await?;
-        let second = Lane::open(self.pool()).await?;
-        let entities = EntityWriters {
-            actors: writer_session(self.pool()).await?,
-            repositories: writer_session(self.pool()).await?,
-            quarantine_open: false,
-        };
+        let (main, second, entities) = tokio::try_join!(
+            Lane::open(self.pool()),
+            Lane::open(self.pool()),
+            EntityWriters::open(self.pool()),
+        )?;
+        let mut main = main;
         let sequence: String =
             sqlx::query_scalar("SELECT pg_get_serial_sequence('push_events', 'id')")
                 .fetch_one(&mut main.conn)
@@ -159,222 +130,6 @@ impl PgStore {
     }
 }
 
-/// The connections writing the window's actors and repositories at its commit; the first
-/// also writes the window's quarantined envelopes, in a transaction committed with its
-/// actors, while the lanes write the batch's events.
-struct EntityWriters {
-    actors: PgConnection,
-    repositories: PgConnection,
-    /// Whether a transaction holding quarantined envelopes is open on `actors`.
-    quarantine_open: bool,
-}
-
-impl EntityWriters {
-    /// Quarantines `envelopes` in the window's transaction, one at a time (a fingerprint
-    /// may come twice). Returns each one's occurrence count.
-    async fn quarantine(&mut self, envelopes: &[&QuarantinedEvent]) -> Result<Vec<u64>> {
-        let mut counts = Vec::with_capacity(envelopes.len());
-        for e in envelopes {
-            if !self.quarantine_open {
-                sqlx::query("BEGIN").execute(&mut self.actors).await?;
-                self.quarantine_open = true;
-            }
-            let row = quarantine_on(&mut Conn::Pg(&mut self.actors), e).await?;
-            counts.push(row.occurrence_count);
-        }
-        Ok(counts)
-    }
-
-    /// Commits the quarantined envelopes' transaction, if one is open.
-    async fn commit_quarantine(&mut self) -> Result<()> {
-        if self.quarantine_open {
-            sqlx::query("COMMIT").execute(&mut self.actors).await?;
-            self.quarantine_open = false;
-        }
-        Ok(())
-    }
-
-    /// After an error: the quarantined envelopes' transaction rolled back.
-    async fn abandon(&mut self) -> Option<StoreError> {
-        if !std::mem::take(&mut self.quarantine_open) {
-            return None;
-        }
-        sqlx::query("ROLLBACK")
-            .execute(&mut self.actors)
-            .await
-            .err()
-            .map(StoreError::from)
-    }
-}
-
-/// One of the writer's connections, with its staging table.
-struct Lane {
-    conn: PgConnection,
-    /// Rows in this lane's stage.
-    rows: u64,
-    /// Rows this lane's open transaction copied straight into push_events.
-    direct: u64,
-    /// The COPY data being sent, kept from one batch to the next.
-    buf: Vec<u8>,
-    /// Whether a transaction is open on it.
-    open: bool,
-}
-
-/// A connection of the writer's own, out of the pool, with its session settings.
-async fn writer_session(pool: &sqlx::PgPool) -> Result<PgConnection> {
-    let mut conn = pool.acquire().await?.detach();
-    // Before the session's first temporary table (PostgreSQL fixes temp_buffers then).
-    sqlx::raw_sql(SESSION_SQL).execute(&mut conn).await?;
-    sqlx::query(IDLE_TIMEOUT_SQL).execute(&mut conn).await?;
-    Ok(conn)
-}
-
-impl Lane {
-    async fn open(pool: &sqlx::PgPool) -> Result<Self> {
-        let mut conn = writer_session(pool).await?;
-        sqlx::query(STAGE_DDL).execute(&mut conn).await?;
-        Ok(Self {
-            conn,
-            rows: 0,
-            direct: 0,
-            buf: Vec::new(),
-            open: false,
-        })
-    }
-
-    async fn execute(&mut self, sql: &'static str) -> Result<()> {
-        sqlx::query(sql).execute(&mut self.conn).await?;
-        Ok(())
-    }
-
-    async fn begin(&mut self) -> Result<()> {
-        if !self.open {
-            self.execute("BEGIN").await?;
-            self.open = true;
-        }
-        Ok(())
-    }
-
-    async fn commit(&mut self) -> Result<()> {
-        if self.open {
-            self.execute("COMMIT").await?;
-            self.open = false;
-        }
-        Ok(())
-    }
-
-    /// Opens `savepoint` and copies `pushes` into `target`; [`Lane::settle`] keeps or undoes
-    /// it. The outer error is the transaction's own, the inner the COPY's.
-    async fn copy_rows(
-        &mut self,
-        savepoint: Savepoint,
-        target: Target,
-        pushes: &[(&BulkPush, i64)],
-    ) -> Result<std::result::Result<u64, StoreError>> {
-        self.execute(savepoint.open).await?;
-        let Some(len) = stage_rows(pushes, &mut self.buf) else {
-            return Ok(Ok(0));
-        };
-        Ok(copy_in(&mut self.conn, target, &self.buf[..len]).await)
-    }
-
-    /// Releases `savepoint`, keeping `Some(rows)` copied into `target`, or rolls back to it.
-    async fn settle(
-        &mut self,
-        savepoint: Savepoint,
-        target: Target,
-        kept: Option<u64>,
-    ) -> Result<()> {
-        match kept {
-            Some(rows) => match target {
-                Target::Stage => self.rows += rows,
-                Target::PushEvents => self.direct += rows,
-            },
-            None => self.execute(savepoint.undo).await?,
-        }
-        self.execute(savepoint.release).await
-    }
-
-    /// Copies one event's row into the stage under a savepoint of its own: on failure the
-    /// stage is as it was. The outer error is the transaction's own, the inner the COPY's.
-    async fn stage_one(
-        &mut self,
-        push: &[(&BulkPush, i64)],
-    ) -> Result<std::result::Result<u64, StoreError>> {
-        let copied = self.copy_rows(EVENT_SAVEPOINT, Target::Stage, push).await?;
-        self.settle(
-            EVENT_SAVEPOINT,
-            Target::Stage,
-            copied.as_ref().ok().copied(),
-        )
-        .await?;
-        Ok(copied)
-    }
-
-    /// Inserts the staged events into push_events and commits, with the rows copied there
-    /// directly (step 2 of the commit); the stage is emptied. Returns the rows the lane
-    /// added to push_events.
-    async fn insert_staged(&mut self) -> Result<u64> {
-        if self.rows > 0 {
-            self.begin().await?;
-            let inserted = sqlx::query(INSERT_FROM_STAGE)
-                .execute(&mut self.conn)
-                .await?
-                .rows_affected();
-            // An id another writer stored after this window found it missing: the outcomes
-            // already returned called it new, so these rows are not kept (importing again
-            // resumes with it as a duplicate).
-            if inserted != self.rows {
-                return Err(StoreError::Conflict(
-                    "push events were stored by another writer during the import's window".into(),
-                ));
-            }
-        }
-        self.commit().await?;
-        let added = self.rows + self.direct;
-        self.direct = 0;
-        if self.rows > 0 {
-            self.empty_stage().await?;
-        }
-        Ok(added)
-    }
-
-    async fn empty_stage(&mut self) -> Result<()> {
-        self.execute("TRUNCATE headroom_push_window").await?;
-        self.rows = 0;
-        Ok(())
-    }
-
-    /// After an error: the open transaction rolled back, the stage emptied. Returns the
-    /// lane's own failure to do so.
-    async fn abandon(&mut self) -> Option<StoreError> {
-        let mut failed = None;
-        if self.open {
-            self.open = false;
-            if let Err(e) = self.execute("ROLLBACK").await {
-                failed = Some(e);
-            }
-        }
-        // Rows committed with the entities (step 1) outlive the rollback.
-        if failed.is_none()
-            && let Err(e) = self.empty_stage().await
-        {
-            failed = Some(e);
-        }
-        self.rows = 0;
-        self.direct = 0;
-        failed
-    }
-}
-
-/// The statements of one savepoint.
-#[derive(Clone, Copy)]
-struct Savepoint {
-    open: &'static str,
-    release: &'static str,
-    undo: &'static str,
-}
-
 /// `$1` (event ids, each once) that push_events holds, and as many ids from `$2` (its
 /// sequence) as there are others. The probe is materialized once, read twice.
 const PROBE_AND_RESERVE: &str = "WITH stored AS MATERIALIZED ( \
@@ -382,53 +137,6 @@ const PROBE_AND_RESERVE: &str = "WITH stored AS MATERIALIZED ( \
     SELECT ARRAY(SELECT github_event_id FROM stored), \
         ARRAY(SELECT nextval($2::regclass) FROM generate_series(1, \
             cardinality($1::text[]) - (SELECT count(*) FROM stored)))";
-
-/// A batch's items, kept for the window to absorb later, with whether each push was new.
-struct Unabsorbed {
-    items: Vec<BulkItem>,
-    new: Vec<bool>,
-    /// The fold's batch number it had.
-    batch: u64,
-}
-
-impl Unabsorbed {
-    fn pushes(&self) -> impl Iterator<Item = (&BulkPush, bool)> {
-        self.items
-            .iter()
-            .filter_map(|item| match item {
-                BulkItem::Push(push) => Some(&**push),
-                BulkItem::Quarantine(_) => None,
-            })
-            .zip(self.new.iter().copied())
-    }
-
-    fn absorb_into(self, window: &mut EntityFold) {
-        let current = std::mem::replace(&mut window.batch, self.batch);
-        for (push, new) in self.pushes() {
-            window.absorb(&push.event, new);
-        }
-        window.batch = current;
-    }
-}
-
-/// Absorbs `previous` into `window` a few hundred events at a time, yielding between them so
-/// the COPYs it runs beside keep sending.
-async fn absorb_interleaved(window: &mut EntityFold, previous: Option<Unabsorbed>) {
-    const STRIDE: usize = 256;
-    let Some(previous) = previous else {
-        return;
-    };
-    let current = std::mem::replace(&mut window.batch, previous.batch);
-    for (k, (push, new)) in previous.pushes().enumerate() {
-        if k % STRIDE == 0 {
-            tokio::task::yield_now().await;
-        }
-        window.absorb(&push.event, new);
-    }
-    window.batch = current;
-    // The batch's items are freed here too, beside the COPYs.
-    drop(previous);
-}
 
 /// Which commit [`PgBulk::commit`] makes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -439,35 +147,9 @@ enum Commit {
     Last,
 }
 
-/// Where a COPY writes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Target {
-    /// The lane's staging table, inserted into push_events at the commit.
-    Stage,
-    /// push_events itself, in the lane's open transaction: only while push_events' foreign
-    /// keys to actors and repositories are dropped ([`IndexDeferral::foreign_keys_absent`]),
-    /// as the window's entities are written on other connections and committed first.
-    PushEvents,
-}
-
-/// Around a batch's COPY.
-const BATCH_SAVEPOINT: Savepoint = Savepoint {
-    open: "SAVEPOINT headroom_batch",
-    release: "RELEASE SAVEPOINT headroom_batch",
-    undo: "ROLLBACK TO SAVEPOINT headroom_batch",
-};
-
-/// Around one event of the fallback.
-const EVENT_SAVEPOINT: Savepoint = Savepoint {
-    open: "SAVEPOINT headroom_event",
-    release: "RELEASE SAVEPOINT headroom_event",
-    undo: "ROLLBACK TO SAVEPOINT headroom_event",
-};
-
 /// The PostgreSQL writer.
 struct PgBulk {
-    /// The main lane (quarantine, probes, the fallback, actors, push_events' index deferral)
-    /// and the second (repositories).
+    /// The main lane (probes, the fallback, push_events' index deferral) and the second.
     lanes: [Lane; 2],
     /// Where the window's actors (first) and repositories (second) are written at its
     /// commit, each one statement committed on its own, before the lanes commit their
@@ -513,11 +195,7 @@ impl BulkWriter for PgBulk {
                 self.pending += items.len();
                 if let Some(new) = unabsorbed {
                     self.absorb_previous();
-                    self.unabsorbed = Some(Unabsorbed {
-                        items,
-                        new,
-                        batch: self.window.batch,
-                    });
+                    self.unabsorbed = Some(Unabsorbed::new(items, new, self.window.batch));
                 }
                 let due =
                     self.pending >= self.commit_every || self.window.len() >= MAX_WINDOW_ENTITIES;
@@ -910,187 +588,4 @@ impl PgBulk {
             lost,
         }
     }
-}
-
-/// A window's commit when its entities are written on connections of their own: actors and
-/// repositories at once, each one statement committed as it ends, then, once both are, the
-/// lanes' events. Returns the events the lanes added.
-///
-/// Two writers splitting each entity table cost more in all, their inserts meeting on the
-/// same index pages, and finished no sooner. Neither entity writer waits on the other
-/// holding locks, so no third writer can deadlock with them. Every branch runs to its end
-/// even when another fails, so no connection is left mid-statement.
-///
-/// With `build` (the last commit of an import that deferred indexes), each connection goes
-/// on to build what its rows need as soon as they are committed: an entity table's indexes
-/// on the connection that wrote it, push_events' on the lanes, all at once rather than one
-/// table after another (after 200,000 envelopes the finish took 2.4 s built in turn).
-/// Those builds are best effort; [`IndexDeferral::finish`] builds and reports what is left.
-async fn commit_apart(
-    entities: &mut EntityWriters,
-    lanes: &mut [Lane; 2],
-    window: &EntityFold,
-    build: bool,
-) -> Result<u64> {
-    let EntityWriters {
-        actors: actors_conn,
-        repositories: repositories_conn,
-        quarantine_open,
-    } = entities;
-    let [main, second] = lanes;
-    let (actors_done, actors_stored) = tokio::sync::oneshot::channel::<bool>();
-    let (repositories_done, repositories_stored) = tokio::sync::oneshot::channel::<bool>();
-    let (actors, repositories, events) = tokio::join!(
-        async {
-            // In the transaction holding the window's quarantined envelopes, if one is open.
-            let mut written = write_actors(&mut Conn::Pg(&mut *actors_conn), &window.actors).await;
-            if written.is_ok() && *quarantine_open {
-                written = sqlx::query("COMMIT")
-                    .execute(&mut *actors_conn)
-                    .await
-                    .map(|_| ())
-                    .map_err(StoreError::from);
-                *quarantine_open = false;
-            }
-            let _ = actors_done.send(written.is_ok());
-            if build && written.is_ok() {
-                deferral::build_entity_indexes(actors_conn, "actors").await;
-            }
-            written
-        },
-        async {
-            let written =
-                write_repositories(&mut Conn::Pg(&mut *repositories_conn), &window.repositories)
-                    .await;
-            let _ = repositories_done.send(written.is_ok());
-            if build && written.is_ok() {
-                deferral::build_entity_indexes(repositories_conn, "repositories").await;
-            }
-            written
-        },
-        async {
-            // The events commit only after both tables' rows have.
-            let (a, r) = (actors_stored.await, repositories_stored.await);
-            if a != Ok(true) || r != Ok(true) {
-                return Ok(0);
-            }
-            let (a, b) = tokio::join!(main.insert_staged(), second.insert_staged());
-            let inserted = a? + b?;
-            if build {
-                deferral::build_push_event_indexes(&mut main.conn, &mut second.conn).await;
-            }
-            Ok::<_, StoreError>(inserted)
-        },
-    );
-    actors?;
-    repositories?;
-    events
-}
-
-async fn write_actors(conn: &mut Conn<'_>, rows: &Rows<ActorIdentity>) -> Result<()> {
-    write_entities(conn, "actors", ACTOR_COLUMNS, ACTOR_UPDATE, rows).await
-}
-
-async fn write_repositories(conn: &mut Conn<'_>, rows: &Rows<RepositoryIdentity>) -> Result<()> {
-    write_entities(
-        conn,
-        "repositories",
-        REPOSITORY_COLUMNS,
-        REPOSITORY_UPDATE,
-        rows,
-    )
-    .await
-}
-
-/// A window's entity rows of one table, by GitHub id.
-type Rows<I> = BTreeMap<i64, Pending<I>>;
-
-/// One event into push_events, after rows for its actor and repository.
-async fn insert_at_once(conn: &mut PgConnection, event: &PushEventWrite, raw: &str) -> Result<()> {
-    let fold = EntityFold::of_group(&[event], &[false]);
-    let mut conn = Conn::Pg(conn);
-    let nothing = "ON CONFLICT (github_id) DO NOTHING";
-    write_entities(&mut conn, "actors", ACTOR_COLUMNS, nothing, &fold.actors).await?;
-    write_entities(
-        &mut conn,
-        "repositories",
-        REPOSITORY_COLUMNS,
-        nothing,
-        &fold.repositories,
-    )
-    .await?;
-    match insert_events(&mut conn, &[event], &[raw]).await? {
-        1 => Ok(()),
-        _ => Err(StoreError::Conflict(
-            "push event stored by another writer during the batch".into(),
-        )),
-    }
-}
-
-/// A lane's staged events, with the ids they were given. `ON CONFLICT` keeps an id another
-/// writer stored meanwhile out, and the lane then refuses its rows (see
-/// [`Lane::insert_staged`]). No `ORDER BY`: the ids are the rows' own, so the order they are
-/// written in changes nothing but where they land, and sorting the window's rows (JSON
-/// included) cost more than the insert's order saves.
-const INSERT_FROM_STAGE: &str = "INSERT INTO push_events (id, github_event_id, github_push_id, \
-    github_actor_id, github_repository_id, actor_login, repository_name, ref, head_sha, \
-    before_sha, commit_count, distinct_commit_count, occurred_at_ms, ingestion_run_id, source, \
-    created_at_ms, raw_json) \
-    SELECT id, github_event_id, github_push_id, github_actor_id, github_repository_id, \
-        actor_login, repository_name, ref, head_sha, before_sha, commit_count, \
-        distinct_commit_count, occurred_at_ms, ingestion_run_id, source, created_at_ms, raw_json \
-    FROM headroom_push_window \
-    ON CONFLICT (github_event_id) DO NOTHING";
-
-/// Columns of a COPY row: the id, then [`PUSH_COLUMNS`].
-const COPY_COLUMNS: i16 = 17;
-
-/// `pushes` as binary COPY rows of push_events' columns, each with its push_events id (the
-/// stage has the same columns), written into `buf`; `None` when there are none.
-fn stage_rows(pushes: &[(&BulkPush, i64)], buf: &mut Vec<u8>) -> Option<usize> {
-    // Room for each row at once: its JSON and about 300 bytes of the other columns.
-    let bytes = pushes.iter().map(|(p, _)| p.raw_json.len() + 320).sum();
-    let mut rows = CopyBinary::new(COPY_COLUMNS, std::mem::take(buf), bytes);
-    for (push, id) in pushes {
-        let e = &push.event;
-        rows.row();
-        rows.int(Some(*id));
-        rows.text(Some(&e.github_event_id));
-        rows.int(e.github_push_id);
-        rows.int(Some(e.actor.github_id));
-        rows.int(Some(e.repository.github_id));
-        rows.text(Some(&e.actor.login));
-        rows.text(Some(&e.repository.full_name));
-        rows.text(Some(&e.git_ref));
-        rows.text(Some(&e.head_sha));
-        rows.text(e.before_sha.as_deref());
-        rows.int(e.commit_count);
-        rows.int(e.distinct_commit_count);
-        rows.int(Some(ms(e.occurred_at)));
-        rows.int(e.ingestion_run_id);
-        rows.text(Some(e.origin.as_str()));
-        rows.int(Some(ms(e.received_at)));
-        rows.jsonb(&push.raw_json);
-    }
-    let any = rows.rows() > 0;
-    *buf = rows.finish();
-    any.then_some(buf.len())
-}
-
-/// Sends `rows` into `target` by `COPY … FROM STDIN (FORMAT binary)`. A failed send aborts
-/// the COPY, so the connection stays usable (the caller rolls back to its savepoint).
-async fn copy_in(conn: &mut PgConnection, target: Target, rows: &[u8]) -> Result<u64> {
-    let table = match target {
-        Target::Stage => "headroom_push_window",
-        Target::PushEvents => "push_events",
-    };
-    let sql = format!("COPY {table} (id, {PUSH_COLUMNS}) FROM STDIN (FORMAT binary)");
-    let mut copy = conn.copy_in_raw(&sql).await?;
-    if let Err(e) = copy.send(rows).await {
-        // The send's own error is the one to report; an abort that fails too leaves the
-        // connection broken, which the next statement reports.
-        let _ = copy.abort("headroom: sending the batch failed").await;
-        return Err(e.into());
-    }
-    Ok(copy.finish().await?)
 }
