@@ -643,3 +643,88 @@ async fn an_import_refreshes_the_statistics_of_the_table_it_grows_postgres() {
     writer.finish().await.expect("finish");
     store.close().await;
 }
+
+/// Another writer stores an event while an import's batch is copying it straight into
+/// push_events (its insert was not committed when the batch probed, so the batch took the
+/// event as new): the batch waits for that writer, then takes the event as a duplicate and
+/// stores the rest, as the page path would, and the import goes on.
+#[tokio::test]
+async fn an_event_another_writer_stores_during_the_batch_is_a_duplicate_postgres() {
+    let Some(admin) = common::admin_url(
+        "an_event_another_writer_stores_during_the_batch_is_a_duplicate_postgres",
+    ) else {
+        return;
+    };
+    let db = common::PgDatabase::create(&admin).await;
+    let store = common::pg_store(&db, 4).await;
+    let (actor, repo) = ((7, "octocat"), (70, "octo/hello"));
+    let mut writer = store
+        .bulk_writer(BulkOptions::default())
+        .await
+        .expect("writer");
+    // The first window of an import into an empty table drops push_events' keys to the
+    // entities: its batches are copied straight into push_events.
+    writer
+        .write(vec![bulk(push(1, actor, repo, 1, 10))])
+        .await
+        .expect("first batch");
+    let mut other = store.pool().begin().await.expect("begin");
+    sqlx::query(
+        "INSERT INTO push_events (github_event_id, github_actor_id, github_repository_id, \
+         actor_login, repository_name, ref, head_sha, occurred_at_ms, source, created_at_ms, \
+         raw_json) VALUES ('2', 7, 70, 'octocat', 'octo/hello', 'refs/heads/main', 'abc', 1, \
+         'feed', 1, '{}')",
+    )
+    .execute(&mut *other)
+    .await
+    .expect("the other writer's insert");
+    let batch = vec![
+        bulk(push(2, actor, repo, 2, 11)),
+        bulk(push(3, actor, repo, 3, 11)),
+    ];
+    let other_commits_once_the_batch_waits = async {
+        let mut waited = false;
+        for _ in 0..200 {
+            let waiting: i64 = sqlx::query_scalar(
+                "SELECT count(*) FROM pg_stat_activity \
+                 WHERE datname = current_database() AND wait_event_type = 'Lock'",
+            )
+            .fetch_one(store.pool())
+            .await
+            .expect("activity");
+            if waiting > 0 {
+                waited = true;
+                break;
+            }
+            TokioClock::system()
+                .sleep(SignedDuration::from_millis(50))
+                .await;
+        }
+        other.commit().await.expect("the other writer commits");
+        waited
+    };
+    let (outcomes, waited) = tokio::join!(writer.write(batch), other_commits_once_the_batch_waits);
+    assert!(
+        waited,
+        "the batch's COPY never waited on the other writer's row: the race was not exercised"
+    );
+    let outcomes = outcomes.expect("the batch is written");
+    assert!(
+        matches!(
+            outcomes.as_slice(),
+            [BulkOutcome::Duplicate, BulkOutcome::Created]
+        ),
+        "{outcomes:?}"
+    );
+    writer.finish().await.expect("finish");
+    let stored: Vec<(String, String)> =
+        sqlx::query_as("SELECT github_event_id, source FROM push_events ORDER BY github_event_id")
+            .fetch_all(store.pool())
+            .await
+            .expect("events");
+    assert_eq!(
+        stored,
+        [("1", "gharchive"), ("2", "feed"), ("3", "gharchive")]
+            .map(|(id, source)| (id.to_owned(), source.to_owned()))
+    );
+}

@@ -220,6 +220,18 @@ impl BulkWriter for PgBulk {
     }
 }
 
+/// What became of a batch's COPY.
+enum Staged {
+    /// Copied, on both lanes.
+    Kept,
+    /// Refused because an event id was stored meanwhile (a unique violation in push_events):
+    /// both lanes are as they were.
+    Conflict,
+    /// Refused for another reason (an event PostgreSQL will not take): both lanes are as
+    /// they were.
+    Refused,
+}
+
 /// Where an event of a batch stands before it is written.
 struct Judged<'a> {
     push: &'a BulkPush,
@@ -285,7 +297,6 @@ impl PgBulk {
         Ok((outcomes, unabsorbed))
     }
 
-    /// The batch's pushes: staged as a set when it can be, else one at a time.
     /// The batch's pushes: staged as a set when it can be, else one at a time. `false` with
     /// the results: the window has not absorbed the events yet (the set path leaves that to
     /// the next batch's COPY, see [`PgBulk::unabsorbed`]).
@@ -294,6 +305,45 @@ impl PgBulk {
             return Ok((Vec::new(), true));
         }
         let runs_known = self.runs_known(pushes).await?;
+        // A batch whose COPY met an event another writer stored after the probe (its insert
+        // was not committed yet) is judged again, once, against what is stored now; the ids
+        // the first try reserved are left unused.
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let (stored, judged, fresh) = self.judge(pushes, runs_known).await?;
+            if !runs_known {
+                self.absorb_previous();
+                return Ok((self.one_by_one(pushes, &stored).await?, true));
+            }
+            match self.stage_batch(&fresh).await? {
+                Staged::Kept => {
+                    let mut results = Vec::with_capacity(judged.len());
+                    for j in &judged {
+                        if j.new {
+                            self.staged.insert(j.push.event.github_event_id.clone());
+                        }
+                        results.push(Ok(j.new));
+                    }
+                    return Ok((results, false));
+                }
+                Staged::Conflict if tries == 1 => continue,
+                Staged::Conflict | Staged::Refused => {
+                    self.absorb_previous();
+                    return Ok((self.one_by_one(pushes, &stored).await?, true));
+                }
+            }
+        }
+    }
+
+    /// Which of the batch's events are new (see [`Judged`]), with the stored ids the probe
+    /// found and, when the batch can be staged as a set (`runs_known`), each new event with
+    /// the push_events id reserved for it.
+    async fn judge<'a>(
+        &mut self,
+        pushes: &[&'a BulkPush],
+        runs_known: bool,
+    ) -> Result<(HashSet<String>, Vec<Judged<'a>>, Vec<(&'a BulkPush, i64)>)> {
         // The batch's ids not staged earlier in the window, each once.
         let mut asked: HashSet<&str> = HashSet::with_capacity(pushes.len());
         let candidates: Vec<&str> = pushes
@@ -315,41 +365,30 @@ impl PgBulk {
                 Judged { push, new }
             })
             .collect();
-        if runs_known {
-            self.window.batch += 1;
-            let fresh: Vec<&BulkPush> = judged.iter().filter(|j| j.new).map(|j| j.push).collect();
-            if ids.len() != fresh.len() {
-                return Err(StoreError::Database(format!(
-                    "the batch probe reserved {} ids for {} new events",
-                    ids.len(),
-                    fresh.len()
-                )));
-            }
-            ids.sort_unstable();
-            let fresh: Vec<(&BulkPush, i64)> = fresh.into_iter().zip(ids).collect();
-            if self.stage_batch(&fresh).await? {
-                let mut results = Vec::with_capacity(judged.len());
-                for j in &judged {
-                    if j.new {
-                        self.staged.insert(j.push.event.github_event_id.clone());
-                    }
-                    results.push(Ok(j.new));
-                }
-                return Ok((results, false));
-            }
+        if !runs_known {
+            return Ok((stored, judged, Vec::new()));
         }
-        self.absorb_previous();
-        Ok((self.one_by_one(pushes, &stored).await?, true))
+        self.window.batch += 1;
+        let fresh: Vec<&BulkPush> = judged.iter().filter(|j| j.new).map(|j| j.push).collect();
+        if ids.len() != fresh.len() {
+            return Err(StoreError::Database(format!(
+                "the batch probe reserved {} ids for {} new events",
+                ids.len(),
+                fresh.len()
+            )));
+        }
+        ids.sort_unstable();
+        let fresh = fresh.into_iter().zip(ids).collect();
+        Ok((stored, judged, fresh))
     }
 
     /// Copies the batch's new events into the lanes, half on each, the two COPYs at once
     /// (the server parses the JSON of each half on its own backend): straight into
     /// push_events while its foreign keys to the entities are dropped, else into the stages.
-    /// `false`: a COPY was refused and both lanes are as they were.
-    async fn stage_batch(&mut self, fresh: &[(&BulkPush, i64)]) -> Result<bool> {
+    async fn stage_batch(&mut self, fresh: &[(&BulkPush, i64)]) -> Result<Staged> {
         if fresh.is_empty() {
             self.absorb_previous();
-            return Ok(true);
+            return Ok(Staged::Kept);
         }
         let target = if self.deferral.foreign_keys_absent() {
             Target::PushEvents
@@ -366,12 +405,19 @@ impl PgBulk {
         );
         let (a, b) = (a?, b?);
         let keep = a.is_ok() && b.is_ok();
+        let conflict = [&a, &b]
+            .iter()
+            .any(|copied| matches!(copied, Err(StoreError::Conflict(_))));
         main.settle(BATCH_SAVEPOINT, target, a.ok().filter(|_| keep))
             .await?;
         second
             .settle(BATCH_SAVEPOINT, target, b.ok().filter(|_| keep))
             .await?;
-        Ok(keep)
+        Ok(match (keep, conflict) {
+            (true, _) => Staged::Kept,
+            (false, true) => Staged::Conflict,
+            (false, false) => Staged::Refused,
+        })
     }
 
     /// `n` push_events ids from the table's sequence, in increasing order.
