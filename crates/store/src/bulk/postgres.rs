@@ -38,9 +38,10 @@
 //! batch of 10,000 names about as many actors and repositories, and rewriting a row puts a
 //! new tuple in every index of its table.
 //!
-//! A batch whose COPY fails (a NUL byte, JSON PostgreSQL refuses, an event id another writer
-//! stored meanwhile), or with an event naming an ingestion run the store does not hold, is
-//! written one event at a time on the main lane instead, each under a savepoint of its own,
+//! A batch whose COPY into push_events meets an event id another writer stored after the
+//! probe is judged again, once, against what is stored now. A batch whose COPY fails
+//! otherwise (a NUL byte, JSON PostgreSQL refuses), or with an event naming an ingestion run
+//! the store does not hold, is written one event at a time on the main lane instead, each under a savepoint of its own,
 //! as the page path falls back to, so only the bad events fail; a window holding events
 //! written that way writes both entity tables on the main lane, in the transaction that holds
 //! those events. Any other error rolls back what is open and says how many envelopes may be
