@@ -96,12 +96,11 @@ impl PgStore {
     /// (transactions stay open on them across batches, and dropping the writer closes them,
     /// which rolls back whatever was not committed), opened at once.
     pub(crate) async fn open_bulk(&self, options: BulkOptions) -> Result<Box<dyn BulkWriter + '_>> {
-        let (main, second, entities) = tokio::try_join!(
+        let (mut main, second, entities) = tokio::try_join!(
             Lane::open(self.pool()),
             Lane::open(self.pool()),
             EntityWriters::open(self.pool()),
         )?;
-        let mut main = main;
         let sequence: String =
             sqlx::query_scalar("SELECT pg_get_serial_sequence('push_events', 'id')")
                 .fetch_one(&mut main.conn)
