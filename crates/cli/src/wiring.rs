@@ -13,9 +13,9 @@ use headroom_store::{ProcessMark, SharedGovernorOptions};
 use crate::config::{ConfigError, Settings};
 use crate::registry::Opened;
 
-/// A client for `settings`, recording credential owners, ETags and usage in the store. On
-/// PostgreSQL the governor's state lives in the database, shared by every process that uses
-/// it; otherwise in this process's memory.
+/// A client for `settings`, recording credential owners, ETags and usage in the store. The
+/// governor's state lives in the database (PostgreSQL or an SQLite file), shared by every
+/// process that uses it; only an in-memory database keeps it in this process.
 pub fn client(
     settings: &Settings,
     clock: TokioClock,

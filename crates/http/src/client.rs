@@ -347,7 +347,9 @@ impl Client {
             attempt.attempts += 1;
             let trip = self.round_trip(&request, &attempt, &permit).await?;
             self.record_usage(key, &request, &trip).await;
-            drop(permit);
+            // Freed before the answer goes back: whatever the caller decides next counts
+            // this request as finished.
+            permit.release().await;
             let next = match trip {
                 Trip::Failed(e) => self.classify_failure(&request, e, attempt.attempts)?,
                 Trip::Answered(response, signal) => {

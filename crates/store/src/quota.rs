@@ -773,4 +773,8 @@ impl QuotaState for SharedQuotaState {
         };
         WaitTicket::new(key.clone(), bucket.clone(), 0, Arc::new(release))
     }
+
+    fn settled(&self) -> BoxFuture<'_, ()> {
+        Box::pin(SharedQuotaState::settled(self))
+    }
 }

@@ -338,6 +338,47 @@ async fn a_dropped_permit_frees_its_slot_for_the_other_process(backend: Backend)
     grant(acquire(b, &Bucket::graphql(), t(0)).await);
 }
 
+/// A permit released (rather than dropped) is free in the shared state when `release`
+/// returns: the other process's next decision counts it as finished, with nothing to wait
+/// for. A release cut short still lands.
+async fn a_released_permit_is_free_for_every_process_when_release_returns(backend: Backend) {
+    let config = GovernorConfig {
+        ceiling: 1,
+        ..GovernorConfig::default()
+    };
+    let Some(c) = cluster(
+        backend,
+        "a_released_permit_is_free_for_every_process_when_release_returns",
+        2,
+        config,
+    )
+    .await
+    else {
+        return;
+    };
+    let (a, b) = (&c.processes[0], &c.processes[1]);
+    for _ in 0..5 {
+        let p = grant(acquire(a, &Bucket::core(), t(0)).await);
+        wait(acquire(b, &Bucket::core(), t(0)).await);
+        p.release().await;
+        assert_eq!(in_flight(b, t(0)).await, 0);
+        grant(acquire(b, &Bucket::core(), t(0)).await)
+            .release()
+            .await;
+    }
+    // The caller stops waiting after the first poll: the delete goes on by itself.
+    let p = grant(acquire(a, &Bucket::core(), t(0)).await);
+    let mut release = Box::pin(p.release());
+    std::future::poll_fn(|cx| {
+        let _ = release.as_mut().poll(cx);
+        std::task::Poll::Ready(())
+    })
+    .await;
+    drop(release);
+    a.settled().await;
+    assert_eq!(in_flight(b, t(0)).await, 0);
+}
+
 async fn readings_never_move_state_backwards_whoever_observes(backend: Backend) {
     let Some(c) = cluster(
         backend,
@@ -806,6 +847,7 @@ on_both!(a_lease_that_is_never_released_expires,);
 #[cfg(target_os = "linux")]
 on_both!(the_leases_of_a_process_that_is_gone_are_freed_by_the_next_one,);
 on_both!(a_dropped_permit_frees_its_slot_for_the_other_process,);
+on_both!(a_released_permit_is_free_for_every_process_when_release_returns,);
 on_both!(readings_never_move_state_backwards_whoever_observes,);
 on_both!(the_response_names_the_bucket_and_one_bucket_never_closes_another,);
 on_both!(a_secondary_limit_blocks_every_process_then_escalates,);

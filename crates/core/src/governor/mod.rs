@@ -292,8 +292,20 @@ impl fmt::Display for WaitReason {
 
 /// Releases what a permit or ticket holds. Implemented by each state backend.
 pub trait SlotRelease: Send + Sync {
-    /// Frees one in-flight slot of `bucket` for `key`.
+    /// Frees one in-flight slot of `bucket` for `key`. Synchronous (it runs from `Drop`): a
+    /// backend with a database frees the slot on a task of its own, a moment later.
     fn release_in_flight(&self, key: &QuotaKey, bucket: &Bucket, slot: usize);
+    /// Frees one in-flight slot and resolves once the state holds it freed. The default is
+    /// [`Self::release_in_flight`], for backends whose release is done when it returns.
+    fn release_in_flight_settled(
+        &self,
+        key: &QuotaKey,
+        bucket: &Bucket,
+        slot: usize,
+    ) -> BoxFuture<'static, ()> {
+        self.release_in_flight(key, bucket, slot);
+        Box::pin(std::future::ready(()))
+    }
     /// One fewer caller waiting on `bucket`.
     fn release_waiting(&self, key: &QuotaKey, bucket: &Bucket, slot: usize);
 }
@@ -365,6 +377,21 @@ impl Permit {
     /// The backend's slot index for the bucket.
     pub fn slot(&self) -> usize {
         self.slot
+    }
+
+    /// Frees the in-flight slot and waits until the state holds it freed, so that what
+    /// follows — the next grant, a sync pass weighing the buckets' headroom, the reading
+    /// handed over as a run goes quiet, the process exiting — counts this request as
+    /// finished. Dropping a permit frees the slot too, but a shared backend does that on a
+    /// task of its own: until it lands, every process counts the request as still in flight
+    /// (a run near the end of its window would stop a request early, and a process exiting
+    /// meanwhile would leave the lease to expire).
+    pub async fn release(mut self) {
+        if let Some(release) = self.release.take() {
+            release
+                .release_in_flight_settled(&self.key, &self.bucket, self.slot)
+                .await;
+        }
     }
 }
 
@@ -549,6 +576,12 @@ pub trait QuotaState: Send + Sync + fmt::Debug {
 
     /// Registers an in-process waiter on `bucket`, counted until the ticket is dropped.
     fn wait_ticket(&self, key: &QuotaKey, bucket: &Bucket) -> WaitTicket;
+
+    /// Resolves once every slot freed so far (by a dropped permit too) is freed in the state.
+    /// The default suits backends whose release is done when it returns.
+    fn settled(&self) -> BoxFuture<'_, ()> {
+        Box::pin(std::future::ready(()))
+    }
 }
 
 /// The governor: a state backend and a clock.
@@ -632,5 +665,11 @@ impl Governor {
     /// Registers an in-process waiter.
     pub fn wait_ticket(&self, key: &QuotaKey, bucket: &Bucket) -> WaitTicket {
         self.state.wait_ticket(key, bucket)
+    }
+
+    /// Waits until every in-flight slot freed so far is freed in the state: before the last
+    /// reading of a burst is handed over, and before a process exits.
+    pub async fn settled(&self) {
+        self.state.settled().await;
     }
 }

@@ -39,6 +39,9 @@ impl Client {
     /// of the reading a second before it.
     pub async fn flush_readings(&self) {
         let parts = self.parts();
+        // A permit dropped rather than released (a request cut short) is freed on a task of
+        // its own: the last word must not count it, nor may the process exit before it lands.
+        parts.governor.settled().await;
         let keys = self.throttle().keys();
         for key in keys {
             let Ok(snapshot) = parts.governor.snapshot(&key).await else {

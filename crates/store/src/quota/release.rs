@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use headroom_core::clock::Timestamp;
 use headroom_core::governor::rule::{self, IdentityState};
-use headroom_core::governor::{GovernorConfig, SlotRelease};
+use headroom_core::governor::{BoxFuture, GovernorConfig, SlotRelease};
 use headroom_core::quota::{Bucket, QuotaKey};
 
 use super::GovernorPool;
@@ -61,14 +61,18 @@ pub(super) struct LeaseRelease {
     pub(super) tracker: Arc<ReleaseTracker>,
 }
 
-impl SlotRelease for LeaseRelease {
-    fn release_in_flight(&self, key: &QuotaKey, bucket: &Bucket, _slot: usize) {
+impl LeaseRelease {
+    /// The release itself, counted as pending from now until it has reached the database.
+    fn release(
+        &self,
+        key: &QuotaKey,
+        bucket: &Bucket,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
         let target = self.target.clone();
         let lease_id = self.lease_id;
         let (key, bucket) = (key.clone(), bucket.clone());
         let pending = PendingRelease::start(&self.tracker);
-        // If the runtime is gone or the delete fails, the lease still expires by itself.
-        self.runtime.spawn(async move {
+        async move {
             match target {
                 ReleaseTarget::Delete(pool) => {
                     let _ = on_each_pool!(pool.pools(), |p| sqlx::query(
@@ -99,7 +103,28 @@ impl SlotRelease for LeaseRelease {
                 }
             }
             drop(pending);
-        });
+        }
+    }
+}
+
+impl SlotRelease for LeaseRelease {
+    fn release_in_flight(&self, key: &QuotaKey, bucket: &Bucket, _slot: usize) {
+        // If the runtime is gone or the delete fails, the lease still expires by itself.
+        self.runtime.spawn(self.release(key, bucket));
+    }
+
+    fn release_in_flight_settled(
+        &self,
+        key: &QuotaKey,
+        bucket: &Bucket,
+        _slot: usize,
+    ) -> BoxFuture<'static, ()> {
+        // On a task of its own all the same: a caller that stops waiting (its request
+        // cancelled) does not cut the delete short.
+        let task = self.runtime.spawn(self.release(key, bucket));
+        Box::pin(async move {
+            let _ = task.await;
+        })
     }
 
     fn release_waiting(&self, _key: &QuotaKey, _bucket: &Bucket, _slot: usize) {}
