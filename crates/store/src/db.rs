@@ -135,7 +135,7 @@ pub(crate) trait ReadRow {
     fn opt_int(&self, column: &'static str) -> Result<Option<i64>>;
     /// A boolean column.
     fn boolean(&self, column: &'static str) -> Result<bool>;
-    /// A JSON column (TEXT in SQLite, JSONB in PostgreSQL).
+    /// A JSON column (TEXT in SQLite, JSONB or JSON in PostgreSQL).
     fn json(&self, column: &'static str) -> Result<serde_json::Value>;
     /// A nullable JSON column.
     fn opt_json(&self, column: &'static str) -> Result<Option<serde_json::Value>>;

@@ -11,7 +11,7 @@
 //! - A page of rows and the checkpoint cursor after it commit in one transaction
 //!   ([`Store::write_page`], or [`Store::begin`] and a [`StoreTx`]).
 //! - Instants are stored as epoch milliseconds in `…_at_ms` columns, raw provider JSON beside
-//!   the typed columns (TEXT in SQLite, JSONB in PostgreSQL).
+//!   the typed columns (TEXT in SQLite; JSONB in PostgreSQL, JSON for push events).
 //!
 //! It must not read the clock (instants come in as arguments), talk to a provider, or depend
 //! on any headroom crate but headroom-core. Every error it returns is redacted.

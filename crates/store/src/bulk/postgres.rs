@@ -13,7 +13,7 @@
 //! - the new events are sent by binary COPY ([`copy_binary`]), half on each lane at once:
 //!   straight into push_events while the import has dropped push_events' foreign keys to the
 //!   entities ([`deferral`]; a first import does from its first window), else into the lane's
-//!   temporary stage. `raw_json` is JSONB either way, so an envelope PostgreSQL refuses fails
+//!   temporary stage. `raw_json` is checked as JSON either way, so an envelope PostgreSQL refuses fails
 //!   here, in its batch;
 //! - meanwhile the actors' connection quarantines the batch's malformed envelopes, in a
 //!   transaction committed with the window's actors, and the window's [`EntityFold`] takes the

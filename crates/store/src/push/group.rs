@@ -309,7 +309,7 @@ pub(crate) async fn insert_events(
             let sql = format!(
                 "INSERT INTO push_events ({PUSH_COLUMNS}) \
                  SELECT c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, \
-                     CAST(c16 AS JSONB) \
+                     CAST(c16 AS JSON) \
                  FROM UNNEST($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::text[], \
                      $6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[], $11::bigint[], \
                      $12::bigint[], $13::bigint[], $14::text[], $15::bigint[], $16::text[]) \

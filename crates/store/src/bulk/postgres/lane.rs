@@ -17,7 +17,7 @@ pub(super) const STAGE_DDL: &str = "CREATE TEMP TABLE IF NOT EXISTS headroom_pus
     github_repository_id BIGINT, actor_login TEXT, repository_name TEXT, ref TEXT, \
     head_sha TEXT, before_sha TEXT, commit_count BIGINT, distinct_commit_count BIGINT, \
     occurred_at_ms BIGINT, ingestion_run_id BIGINT, source TEXT, created_at_ms BIGINT, \
-    raw_json JSONB)";
+    raw_json JSON)";
 
 /// Each lane's session settings, set once.
 ///
@@ -277,7 +277,7 @@ pub(super) fn stage_rows(pushes: &[(&BulkPush, i64)], buf: &mut Vec<u8>) -> Opti
         rows.int(e.ingestion_run_id);
         rows.text(Some(e.origin.as_str()));
         rows.int(Some(ms(e.received_at)));
-        rows.jsonb(&push.raw_json);
+        rows.json(&push.raw_json);
     }
     let any = rows.rows() > 0;
     *buf = rows.finish();
