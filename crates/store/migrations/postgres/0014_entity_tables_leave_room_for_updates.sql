@@ -7,7 +7,7 @@
 -- repositories, rewritten in each of four windows): the entity upserts of an import and its
 -- replay took 19-22 s at the default of 100 (all but 0.05 % of the updates moving the row) and
 -- 7-8 s at 50, every update heap-only; the two tables ended at 80 MB instead of 209 MB, the
--- pruned versions' room being reused (70: 17 % of the updates not heap-only, 124 MB). Rows
+-- pruned versions' room being reused (70: 17-20 % of the updates not heap-only, 124 MB). Rows
 -- already stored keep their pages until rewritten.
 ALTER TABLE actors SET (fillfactor = 50);
 ALTER TABLE repositories SET (fillfactor = 50);
