@@ -67,10 +67,25 @@ pub(super) struct PassHeadroom {
     /// Buckets whose primary quota is spent, and when they reopen: a wait for one of these
     /// is a quota window, which no process sleeps through.
     pub(super) exhausted: HashMap<String, Timestamp>,
-    /// Buckets held back only by this process's own pacing (points per minute, the in-flight
-    /// ceiling): such a wait ends within a minute by construction, so it is not a deferral
-    /// the budget counts.
+    /// Buckets held back only by this process's own pacing (points per minute): such a wait
+    /// ends within a minute by construction, so it is not a deferral the budget counts.
     pub(super) pacing: HashMap<String, Timestamp>,
+}
+
+/// How a bucket's headroom reads to the planner. Every slot taken is no reason to keep a
+/// stage from starting: its requests queue for the run's slots, and a freed one goes to the
+/// bucket holding fewest. Closing the bucket instead left it to whichever pass found a slot
+/// free while the other bucket's requests took each one as it freed: in org_makespan's
+/// secondary-bound case REST resumed 4-7 s after each of its points-per-minute windows
+/// reopened, about 35 s of the run.
+fn planner_view(headroom: &Headroom) -> BucketView {
+    match headroom {
+        Headroom::Open => BucketView::Open,
+        Headroom::Closed(wait) if matches!(wait.reason, WaitReason::InFlightCeiling { .. }) => {
+            BucketView::Open
+        }
+        Headroom::Closed(wait) => BucketView::Closed { until: wait.until },
+    }
 }
 
 /// A running stage: resolves to its name and how it stopped.
@@ -306,21 +321,18 @@ impl Runner {
                 )
                 .await
                 .map_err(ApiError::from)?;
-            let mut view = match headroom {
-                Headroom::Open => BucketView::Open,
-                Headroom::Closed(wait) => {
-                    match wait.reason {
-                        WaitReason::Exhausted { .. } => {
-                            pass.exhausted.insert(decl.bucket.to_owned(), wait.until);
-                        }
-                        WaitReason::LocalPoints { .. } | WaitReason::InFlightCeiling { .. } => {
-                            pass.pacing.insert(decl.bucket.to_owned(), wait.until);
-                        }
-                        _ => {}
+            if let Headroom::Closed(wait) = &headroom {
+                match wait.reason {
+                    WaitReason::Exhausted { .. } => {
+                        pass.exhausted.insert(decl.bucket.to_owned(), wait.until);
                     }
-                    BucketView::Closed { until: wait.until }
+                    WaitReason::LocalPoints { .. } => {
+                        pass.pacing.insert(decl.bucket.to_owned(), wait.until);
+                    }
+                    _ => {}
                 }
-            };
+            }
+            let mut view = planner_view(&headroom);
             if let Some(until) = drive.closed.get(decl.bucket)
                 && *until > now
             {
@@ -512,5 +524,33 @@ impl Runner {
             Err(StageError::Store(e)) => return Err(SyncError::Store(e)),
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use headroom_core::Surface;
+    use headroom_core::governor::{PointsLimit, Wait};
+
+    #[test]
+    fn only_the_in_flight_ceiling_leaves_a_closed_bucket_open_to_the_planner() {
+        let until = Timestamp::from_second(1_800_000_060).expect("valid");
+        let closed = |reason| Headroom::Closed(Wait { until, reason });
+        assert_eq!(planner_view(&Headroom::Open), BucketView::Open);
+        assert_eq!(
+            planner_view(&closed(WaitReason::InFlightCeiling {
+                in_flight: 10,
+                ceiling: 10,
+            })),
+            BucketView::Open
+        );
+        assert_eq!(
+            planner_view(&closed(WaitReason::LocalPoints {
+                surface: Surface::Rest,
+                limit: PointsLimit::per_minute(900),
+            })),
+            BucketView::Closed { until }
+        );
     }
 }
