@@ -3,16 +3,19 @@
 //!
 //! Exit codes: 0 done; 1 the provider said no or the outcome is unknown (the error's kind is
 //! printed: `not_found`, `conflict`, `permission`, `rate_limited`, `validation`, `transient`,
-//! `ambiguous`); 2 refused before sending anything (bad arguments or settings).
+//! `ambiguous`); 2 refused before sending anything (bad arguments or settings, and any name
+//! the provider would refuse, checked by headroom-core's `provider::names`). `files` reads
+//! commit-files' inputs from disk and standard input.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 use headroom_core::clock::TokioClock;
 use headroom_core::governor::GovernorConfig;
+use headroom_core::provider::names::Host;
 use headroom_core::provider::{
-    CommitFiles, FileChange, FileContent, FileMode, GitProvider, MergeMethod, MergePullRequest,
-    NewBranch, NewPullRequest, NewRepository, ProtectionRule, ProviderError, Recheck, RepoRef,
+    CommitFiles, FileChange, FileMode, GitProvider, MergeMethod, MergePullRequest, NewBranch,
+    NewPullRequest, NewRepository, ProtectionRule, ProviderError, Recheck, RepoRef,
 };
 use headroom_core::signal::Provider;
 use headroom_core::telemetry;
@@ -24,6 +27,8 @@ use serde_json::{Value, json};
 use crate::config::{Environment, GlobalArgs, ProcessEnv};
 use crate::outcome::{CliError, CommandResult, Outcome};
 use crate::{registry, wiring};
+
+mod files;
 
 /// Which Git host the API URL belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -94,13 +99,22 @@ enum OpCommand {
     /// One commit of several files: each PATH is read from disk and written at the same path
     /// in the repository (executable files keep their mode); --stdin-as PATH writes standard
     /// input at PATH.
+    ///
+    /// Only regular files are read, each at most 100 MiB (GitHub's limit for one file).
+    /// Standard input has the same bound. A symbolic link is committed as a link to its
+    /// target, as `git add` does. It is never followed. GitLab cannot commit a link: it is
+    /// refused there. Refused before anything is sent (exit 2): a directory reached through
+    /// a link; a FIFO, socket or device; a path that is absolute, has an empty, `.`, `..` or
+    /// `.git` component, or has a name that is not UTF-8; a branch name Git would refuse.
     CommitFiles {
         repo: String,
         #[arg(long)]
         branch: String,
         #[arg(long)]
         message: String,
+        /// Files or symbolic links, relative to the current directory.
         paths: Vec<PathBuf>,
+        /// Write standard input at this repository path.
         #[arg(long)]
         stdin_as: Option<String>,
         /// The files exist already (GitLab tells an update from a create).
@@ -184,6 +198,11 @@ pub async fn run(global: &GlobalArgs, args: OpArgs) -> CommandResult {
     };
     let credential = credential_for(provider, global, settings.credential.clone(), &ProcessEnv);
     let prepared = prepare(args.command, &mut std::io::stdin().lock())?;
+    let host = match provider {
+        Provider::GitLab => Host::GitLab,
+        _ => Host::GitHub,
+    };
+    check(host, &prepared)?;
     let opened = registry::open(&settings.db)
         .await
         .map_err(|e| CliError::refused(&e))?;
@@ -279,6 +298,22 @@ fn credential_for(
     }
 }
 
+/// The names the provider would refuse, refused before anything is sent (exit 2): the same
+/// checks each provider's operations make.
+fn check(host: Host, prepared: &Prepared) -> Result<(), CliError> {
+    let checked = match prepared {
+        Prepared::GetRepo(repo) | Prepared::ListBranches(repo) | Prepared::MergePr(repo, _) => {
+            host.repo(repo)
+        }
+        Prepared::CreateRepo(new) => host.new_repository(new),
+        Prepared::CreateBranch(repo, new) => host.repo(repo).and_then(|()| host.new_branch(new)),
+        Prepared::ProtectBranch(repo, rule) => host.repo(repo).and_then(|()| host.protection(rule)),
+        Prepared::CommitFiles(repo, commit) => host.repo(repo).and_then(|()| host.commit(commit)),
+        Prepared::OpenPr(repo, new) => host.repo(repo).and_then(|()| host.pull_request(new)),
+    };
+    checked.map_err(|e| CliError::refused(&e))
+}
+
 fn repo_ref(text: &str) -> Result<RepoRef, CliError> {
     RepoRef::parse(text).ok_or_else(|| CliError::Refused(format!("`{text}` is not OWNER/NAME")))
 }
@@ -328,16 +363,15 @@ fn prepare(command: OpCommand, stdin: &mut dyn std::io::Read) -> Result<Prepared
             update,
             delete,
         } => {
+            for path in &delete {
+                files::checked_repository_path(path)?;
+            }
             let mut files = Vec::new();
             for path in &paths {
-                files.push(file_from_disk(path, update)?);
+                files.push(files::from_disk(path, update)?);
             }
             if let Some(target) = stdin_as {
-                let mut bytes = Vec::new();
-                stdin
-                    .read_to_end(&mut bytes)
-                    .map_err(|e| CliError::Refused(format!("cannot read standard input: {e}")))?;
-                files.push(change(target, bytes, FileMode::Regular, update));
+                files.push(files::from_stdin(target, stdin, update)?);
             }
             files.extend(delete.into_iter().map(|path| FileChange {
                 path,
@@ -396,52 +430,6 @@ fn prepare(command: OpCommand, stdin: &mut dyn std::io::Read) -> Result<Prepared
     })
 }
 
-/// A file's change: text when it is UTF-8, else binary.
-fn change(path: String, bytes: Vec<u8>, mode: FileMode, exists: bool) -> FileChange {
-    let content = match String::from_utf8(bytes) {
-        Ok(text) => FileContent::Text(text),
-        Err(e) => FileContent::Binary(e.into_bytes()),
-    };
-    FileChange {
-        path,
-        content: Some(content),
-        mode,
-        exists,
-    }
-}
-
-/// A file read from disk, written at the same relative path (`/`-separated).
-fn file_from_disk(path: &Path, exists: bool) -> Result<FileChange, CliError> {
-    let refused = |problem: String| CliError::Refused(format!("{}: {problem}", path.display()));
-    if path.is_absolute() || path.components().any(|c| c.as_os_str() == "..") {
-        return Err(refused("give a relative path inside the repository".into()));
-    }
-    let bytes = std::fs::read(path).map_err(|e| refused(e.to_string()))?;
-    let mode = if is_executable(path) {
-        FileMode::Executable
-    } else {
-        FileMode::Regular
-    };
-    let target = path
-        .components()
-        .filter_map(|c| c.as_os_str().to_str())
-        .filter(|c| *c != ".")
-        .collect::<Vec<_>>()
-        .join("/");
-    Ok(change(target, bytes, mode, exists))
-}
-
-#[cfg(unix)]
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt as _;
-    std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
-}
-
-#[cfg(not(unix))]
-fn is_executable(_: &Path) -> bool {
-    false
-}
-
 /// Performs the operation; its answer as JSON.
 async fn perform<P: GitProvider>(ops: &P, prepared: Prepared) -> Result<Value, ProviderError> {
     fn to_json<T: serde::Serialize>(value: T) -> Result<Value, ProviderError> {
@@ -493,6 +481,7 @@ fn report(result: Result<Value, ProviderError>, json: bool) -> CommandResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use headroom_core::provider::FileContent;
 
     struct Env(Vec<(&'static str, &'static str)>);
     impl Environment for Env {

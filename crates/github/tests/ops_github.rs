@@ -4,8 +4,8 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use headroom_core::clock::{Timestamp, TokioClock};
@@ -26,12 +26,14 @@ const API: &str = "http://127.0.0.1:7000";
 const TOKEN: &str = "ghp_opsgithubtoken000000000000000000001";
 
 /// Loses the answer of requests whose path ends with `lose_suffix` (the simulator applies
-/// them; the client sees a timeout), and counts every request that left the exit door.
+/// them; the client sees a timeout), counts every request that left the exit door, and keeps
+/// the bodies of the trees it sent.
 #[derive(Debug)]
 struct LosingTransport {
     inner: SimTransport,
     lose_suffix: Option<&'static str>,
     sent: AtomicU32,
+    trees: Mutex<Vec<serde_json::Value>>,
 }
 
 impl Transport for LosingTransport {
@@ -41,6 +43,10 @@ impl Transport for LosingTransport {
     ) -> BoxFuture<'_, Result<http::Response<Bytes>, TransportError>> {
         Box::pin(async move {
             self.sent.fetch_add(1, Ordering::SeqCst);
+            if request.uri().path().ends_with("/git/trees") {
+                let tree = serde_json::from_slice(request.body()).expect("a JSON tree");
+                self.trees.lock().expect("trees").push(tree);
+            }
             let lose = self.lose_suffix.is_some_and(|s| {
                 request.method() != http::Method::GET && request.uri().path().ends_with(s)
             });
@@ -78,6 +84,7 @@ async fn rig(lose_suffix: Option<&'static str>, recheck: Recheck) -> Rig {
         inner: SimTransport::new(sim.clone()),
         lose_suffix,
         sent: AtomicU32::new(0),
+        trees: Mutex::new(Vec::new()),
     });
     let mut parts = ClientParts::new(
         UrlPolicy::for_api_url(API).expect("loopback"),
@@ -281,4 +288,138 @@ async fn the_recheck_finds_what_a_lost_create_made_without_resending() {
     assert_eq!(found.repo, RepoRef::new("alice", "rechecked"));
     assert_eq!(logged(&sim, "POST", "/user/repos"), 1);
     assert_eq!(logged(&sim, "GET", "/repos/alice/rechecked"), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_branch_name_never_escapes_its_path_segment() {
+    let Rig {
+        sim,
+        ops,
+        transport,
+    } = rig(None, Recheck::Never).await;
+    let repo = RepoRef::new("alice", "demo");
+    let rule = ProtectionRule {
+        branch: "main/../../../../../orgs/acme/memberships/mallory#".into(),
+        require_pull_request: false,
+        required_approvals: 0,
+        allow_force_push: false,
+    };
+    let refused = ops.protect_branch(&repo, &rule).await;
+    assert!(
+        matches!(&refused, Err(ProviderError::Validation(m)) if m.contains("branch name")),
+        "{refused:?}"
+    );
+    let escaping = NewBranch {
+        name: "x".into(),
+        from: "../../../../user".into(),
+    };
+    assert!(matches!(
+        ops.create_branch(&repo, &escaping).await,
+        Err(ProviderError::Validation(_))
+    ));
+    let commit = CommitFiles {
+        branch: "a/../../b".into(),
+        message: "m".into(),
+        files: vec![text("a.txt", "a", FileMode::Regular)],
+    };
+    assert!(matches!(
+        ops.commit_files(&repo, &commit).await,
+        Err(ProviderError::Validation(_))
+    ));
+    // Refused before sending: nothing left the exit door, nothing reached GitHub.
+    assert_eq!(transport.sent.load(Ordering::SeqCst), 0);
+    assert!(sim.request_log().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_owner_or_repository_name_never_escapes_its_path_segment() {
+    let Rig {
+        sim,
+        ops,
+        transport,
+    } = rig(None, Recheck::Never).await;
+    let mut new = new_repo("x");
+    new.owner = Some("../user".into());
+    let refused = ops.create_repo(&new).await;
+    assert!(
+        matches!(&refused, Err(ProviderError::Validation(m)) if m.contains("owner")),
+        "{refused:?}"
+    );
+    for repo in [
+        RepoRef::new("../orgs/acme", "x"),
+        RepoRef::new("alice", ".."),
+        RepoRef::new("alice", "%2e%2e"),
+        RepoRef::new("alice", "demo#"),
+    ] {
+        let got = ops.get_repo(&repo).await;
+        assert!(
+            matches!(got, Err(ProviderError::Validation(_))),
+            "{repo:?}: {got:?}"
+        );
+    }
+    assert_eq!(transport.sent.load(Ordering::SeqCst), 0);
+    assert!(sim.request_log().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_branch_with_a_slash_is_still_routed() {
+    let Rig { sim, ops, .. } = rig(None, Recheck::Never).await;
+    ops.create_repo(&new_repo("demo")).await.expect("created");
+    let repo = RepoRef::new("alice", "demo");
+    let feature = NewBranch {
+        name: "feature/x".into(),
+        from: "main".into(),
+    };
+    ops.create_branch(&repo, &feature).await.expect("branch");
+    let commit = CommitFiles {
+        branch: "feature/x".into(),
+        message: "one file".into(),
+        files: vec![text("a.txt", "a", FileMode::Regular)],
+    };
+    let made = ops.commit_files(&repo, &commit).await.expect("commit");
+    let rule = ProtectionRule {
+        branch: "feature/x".into(),
+        require_pull_request: false,
+        required_approvals: 0,
+        allow_force_push: false,
+    };
+    ops.protect_branch(&repo, &rule).await.expect("protected");
+    let branches = ops.list_branches(&repo).await.expect("branches");
+    let x = branches
+        .iter()
+        .find(|b| b.name == "feature/x")
+        .expect("listed");
+    assert_eq!(x.sha, made.sha);
+    assert!(x.protected);
+    // The protection path holds the branch as one segment, as GitHub documents.
+    assert_eq!(
+        sim.count_requests("PUT", "/repos/alice/demo/branches/feature%2Fx/protection"),
+        1
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_symlink_is_committed_as_a_link_with_its_target_as_content() {
+    let Rig { ops, transport, .. } = rig(None, Recheck::Never).await;
+    ops.create_repo(&new_repo("links")).await.expect("created");
+    let repo = RepoRef::new("alice", "links");
+    let commit = CommitFiles {
+        branch: "main".into(),
+        message: "a link".into(),
+        files: vec![FileChange {
+            path: "leak".into(),
+            content: Some(FileContent::Text("/etc/passwd".into())),
+            mode: FileMode::Symlink,
+            exists: false,
+        }],
+    };
+    ops.commit_files(&repo, &commit).await.expect("committed");
+    let trees = transport.trees.lock().expect("trees").clone();
+    assert_eq!(trees.len(), 1);
+    assert_eq!(
+        trees[0]["tree"],
+        serde_json::json!([
+            {"path": "leak", "mode": "120000", "type": "blob", "content": "/etc/passwd"}
+        ])
+    );
 }

@@ -4,9 +4,16 @@
 //! 503, 504, timeouts, connection errors); mutations are built with [`ApiRequest::mutation`]
 //! and sent once. `commit_files` is one request (`POST /projects/:id/repository/commits` with
 //! one action per file), so several files always land in one commit.
+//!
+//! Every operation first checks its inputs with GitLab's rules ([`Host::GitLab`]): a name
+//! GitLab would refuse, or a symbolic link (its commits API cannot write one), is a validation
+//! error and nothing is sent. Names go into URLs through headroom-core's `provider::path`
+//! encoders, the same as GitHub's.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use headroom_core::provider::names::Host;
+use headroom_core::provider::path::{query_value, segment};
 use headroom_core::provider::{
     Branch, Commit, CommitFiles, FileContent, FileMode, GitProvider, MergeMethod, MergeOutcome,
     MergePullRequest, NewBranch, NewPullRequest, NewRepository, OpResult, ProtectionRule,
@@ -15,7 +22,6 @@ use headroom_core::provider::{
 use headroom_core::{AppLimit, Subject, route};
 use headroom_http::{ApiRequest, ApiResponse, Client, Credential};
 use http::Method;
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::{Value, json};
 
 use crate::errors::{Sent, from_api};
@@ -23,9 +29,6 @@ use crate::wire;
 
 /// Pages of branches fetched at most (100 each).
 const BRANCH_PAGE_CAP: u32 = 100;
-
-/// What stays unescaped in a path segment GitLab reads as one id (`alice%2Fwidgets`).
-const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.');
 
 /// Access levels GitLab's protected branches take.
 const NO_ONE: u32 = 0;
@@ -39,14 +42,9 @@ pub struct GitLabOps {
     recheck: Recheck,
 }
 
-/// `:id` of a project: its URL-encoded path.
-pub(crate) fn project_id(repo: &RepoRef) -> String {
-    utf8_percent_encode(&repo.full_name(), SEGMENT).to_string()
-}
-
-/// One path segment, URL-encoded (a branch name may contain `/`).
-pub(crate) fn segment(text: &str) -> String {
-    utf8_percent_encode(text, SEGMENT).to_string()
+/// `:id` of a project: its path as one URL-encoded segment (`alice%2Fwidgets`).
+pub(crate) fn project_id(repo: &RepoRef) -> OpResult<String> {
+    Ok(segment(&repo.full_name())?)
 }
 
 impl GitLabOps {
@@ -152,10 +150,11 @@ impl GitLabOps {
 
 impl GitProvider for GitLabOps {
     async fn get_repo(&self, repo: &RepoRef) -> OpResult<Repository> {
+        Host::GitLab.repo(repo)?;
         let what = format!("project {}", repo.full_name());
         let v = self
             .read_limited(
-                format!("/projects/{}", project_id(repo)),
+                format!("/projects/{}", project_id(repo)?),
                 &what,
                 Some(AppLimit::GitlabProjectRead),
             )
@@ -164,13 +163,14 @@ impl GitProvider for GitLabOps {
     }
 
     async fn list_branches(&self, repo: &RepoRef) -> OpResult<Vec<Branch>> {
+        Host::GitLab.repo(repo)?;
         let what = format!("project {}", repo.full_name());
         let mut branches = Vec::new();
         let mut page = 1u32;
         loop {
             let target = format!(
                 "/projects/{}/repository/branches?per_page=100&page={page}",
-                project_id(repo)
+                project_id(repo)?
             );
             let response = self.get(target, &what, None).await?;
             let items: Vec<Value> = response
@@ -199,6 +199,7 @@ impl GitProvider for GitLabOps {
     }
 
     async fn create_repo(&self, new: &NewRepository) -> OpResult<Repository> {
+        Host::GitLab.new_repository(new)?;
         let mut body = json!({
             "name": new.name,
             "path": new.name,
@@ -231,11 +232,13 @@ impl GitProvider for GitLabOps {
     }
 
     async fn create_branch(&self, repo: &RepoRef, new: &NewBranch) -> OpResult<Branch> {
+        Host::GitLab.repo(repo)?;
+        Host::GitLab.new_branch(new)?;
         let target = format!(
             "/projects/{}/repository/branches?branch={}&ref={}",
-            project_id(repo),
-            segment(&new.name),
-            segment(&new.from)
+            project_id(repo)?,
+            query_value(&new.name),
+            query_value(&new.from)
         );
         let what = format!("project {}", repo.full_name());
         match self
@@ -253,6 +256,8 @@ impl GitProvider for GitLabOps {
         repo: &RepoRef,
         rule: &ProtectionRule,
     ) -> OpResult<ProtectionRule> {
+        Host::GitLab.repo(repo)?;
+        Host::GitLab.protection(rule)?;
         if rule.required_approvals > 0 {
             return Err(ProviderError::validation(
                 "GitLab sets required approvals in merge request approval rules, not in branch protection",
@@ -264,7 +269,7 @@ impl GitProvider for GitLabOps {
             "merge_access_level": DEVELOPERS,
             "allow_force_push": rule.allow_force_push,
         });
-        let target = format!("/projects/{}/protected_branches", project_id(repo));
+        let target = format!("/projects/{}/protected_branches", project_id(repo)?);
         let what = format!("project {}", repo.full_name());
         let v = self
             .mutate(Method::POST, target, &body, &what, None)
@@ -288,6 +293,8 @@ impl GitProvider for GitLabOps {
     }
 
     async fn commit_files(&self, repo: &RepoRef, commit: &CommitFiles) -> OpResult<Commit> {
+        Host::GitLab.repo(repo)?;
+        Host::GitLab.commit(commit)?;
         if commit.files.is_empty() {
             return Err(ProviderError::validation(
                 "a commit needs at least one file",
@@ -319,7 +326,7 @@ impl GitProvider for GitLabOps {
             "commit_message": commit.message,
             "actions": actions,
         });
-        let target = format!("/projects/{}/repository/commits", project_id(repo));
+        let target = format!("/projects/{}/repository/commits", project_id(repo)?);
         let what = format!("project {}", repo.full_name());
         let v = self
             .mutate(Method::POST, target, &body, &what, None)
@@ -350,13 +357,15 @@ impl GitProvider for GitLabOps {
         repo: &RepoRef,
         new: &NewPullRequest,
     ) -> OpResult<PullRequest> {
+        Host::GitLab.repo(repo)?;
+        Host::GitLab.pull_request(new)?;
         let body = json!({
             "source_branch": new.head,
             "target_branch": new.base,
             "title": new.title,
             "description": new.body,
         });
-        let target = format!("/projects/{}/merge_requests", project_id(repo));
+        let target = format!("/projects/{}/merge_requests", project_id(repo)?);
         let what = format!("project {}", repo.full_name());
         match self
             .mutate(
@@ -379,6 +388,7 @@ impl GitProvider for GitLabOps {
         repo: &RepoRef,
         merge: &MergePullRequest,
     ) -> OpResult<MergeOutcome> {
+        Host::GitLab.repo(repo)?;
         if merge.method == MergeMethod::Rebase {
             return Err(ProviderError::validation(
                 "GitLab rebases through the project's merge method, not per merge",
@@ -393,7 +403,7 @@ impl GitProvider for GitLabOps {
         }
         let target = format!(
             "/projects/{}/merge_requests/{}/merge",
-            project_id(repo),
+            project_id(repo)?,
             merge.number
         );
         let what = format!("merge request !{} of {}", merge.number, repo.full_name());

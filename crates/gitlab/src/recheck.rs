@@ -2,8 +2,9 @@
 //! or merge request the mutation would have created exists; return it when it matches, else
 //! report the conflict. It never sends the mutation again.
 
-use crate::ops::{GitLabOps, project_id, segment};
+use crate::ops::{GitLabOps, project_id};
 use crate::wire;
+use headroom_core::provider::path::query_value;
 use headroom_core::provider::{
     Branch, GitProvider, NewBranch, NewPullRequest, NewRepository, OpResult, ProviderError,
     PullRequest, RepoRef, Repository,
@@ -70,9 +71,9 @@ impl GitLabOps {
     ) -> OpResult<PullRequest> {
         let target = format!(
             "/projects/{}/merge_requests?state=opened&source_branch={}&target_branch={}",
-            project_id(repo),
-            segment(&new.head),
-            segment(&new.base)
+            project_id(repo)?,
+            query_value(&new.head),
+            query_value(&new.base)
         );
         let list = self
             .read(target, &format!("project {}", repo.full_name()))

@@ -447,3 +447,65 @@ async fn the_governor_paces_gitlabs_application_limits_before_gitlab_refuses() {
         "each creation sent once, none refused"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_symlink_is_refused_on_gitlab_before_anything_is_sent() {
+    let rig = rig();
+    let commit = CommitFiles {
+        branch: "main".into(),
+        message: "a link".into(),
+        files: vec![FileChange {
+            path: "docs/leak".into(),
+            content: Some(FileContent::Text("/etc/passwd".into())),
+            mode: FileMode::Symlink,
+            exists: false,
+        }],
+    };
+    let refused = rig.ops.commit_files(&widgets(), &commit).await;
+    assert!(
+        matches!(&refused, Err(ProviderError::Validation(m))
+            if m.contains("\"docs/leak\"") && m.contains("symbolic link")),
+        "{refused:?}"
+    );
+    assert!(rig.transport.seen.lock().unwrap().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_gitlab_name_never_escapes_its_path_segment() {
+    let rig = rig();
+    let escaping = NewBranch {
+        name: "x".into(),
+        from: "main/../../../../../projects".into(),
+    };
+    assert!(matches!(
+        rig.ops.create_branch(&widgets(), &escaping).await,
+        Err(ProviderError::Validation(_))
+    ));
+    for repo in [
+        RepoRef::new("alice/..", "widgets"),
+        RepoRef::new("alice", ".."),
+        RepoRef::new("../../user", "x"),
+        RepoRef::new("alice", "w?x"),
+    ] {
+        let got = rig.ops.get_repo(&repo).await;
+        assert!(
+            matches!(got, Err(ProviderError::Validation(_))),
+            "{repo:?}: {got:?}"
+        );
+    }
+    let commit = CommitFiles {
+        branch: "main".into(),
+        message: "m".into(),
+        files: vec![FileChange {
+            path: "../outside".into(),
+            content: None,
+            mode: FileMode::Regular,
+            exists: true,
+        }],
+    };
+    assert!(matches!(
+        rig.ops.commit_files(&widgets(), &commit).await,
+        Err(ProviderError::Validation(_))
+    ));
+    assert!(rig.transport.seen.lock().unwrap().is_empty());
+}

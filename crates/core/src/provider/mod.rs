@@ -9,11 +9,16 @@
 //!   ([`Recheck::AfterAmbiguous`]), which *looks* for what `create_repo`, `create_branch` or
 //!   `open_pull_request` would have created — it never sends the mutation again.
 //!
+//! Every implementation checks its inputs with [`names::Host`] before sending anything, and
+//! builds its URLs with [`path`]'s encoders only.
+//!
 //! The trait's futures are `Send` and name no runtime, so this crate stays runtime-free.
 
 use std::future::Future;
 
 mod error;
+pub mod names;
+pub mod path;
 mod types;
 
 pub use error::ProviderError;

@@ -21,6 +21,7 @@ impl RepoRef {
     }
 
     /// Parses `owner/name` (the last `/` separates them); `None` when either part is empty.
+    /// It does not judge the names: `names::Host::repo` does, before anything is sent.
     pub fn parse(full_name: &str) -> Option<Self> {
         let (owner, name) = full_name.trim().rsplit_once('/')?;
         (!owner.is_empty() && !name.is_empty()).then(|| Self::new(owner, name))
@@ -104,6 +105,9 @@ pub enum FileMode {
     Regular,
     /// An executable file (`100755`).
     Executable,
+    /// A symbolic link (`120000`): its content is the link's target, never what it points
+    /// to. GitHub writes one; GitLab's commits API cannot, so GitLab refuses it.
+    Symlink,
 }
 
 impl FileMode {
@@ -112,6 +116,7 @@ impl FileMode {
         match self {
             FileMode::Regular => "100644",
             FileMode::Executable => "100755",
+            FileMode::Symlink => "120000",
         }
     }
 }
@@ -287,6 +292,7 @@ mod tests {
     fn modes_and_methods_have_their_wire_names() {
         assert_eq!(FileMode::Executable.git_mode(), "100755");
         assert_eq!(FileMode::Regular.git_mode(), "100644");
+        assert_eq!(FileMode::Symlink.git_mode(), "120000");
         assert_eq!(MergeMethod::Squash.as_str(), "squash");
     }
 }

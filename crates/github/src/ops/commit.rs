@@ -7,13 +7,15 @@
 //! leaves the branch half-changed. The data API writes blobs, a tree and a commit that nothing
 //! references yet, and the branch moves in one last request: either all the files land in one
 //! commit or none do. Text files ride inline in the tree; binary files are uploaded as blobs
-//! first (base64).
+//! first (base64). A symbolic link is an entry of mode `120000` whose content is its target,
+//! as `git add` records one.
 //!
 //! Only the final ref update makes anything visible, so an unknown outcome before it (a lost
 //! answer to a blob, tree or commit) leaves the branch untouched and is transient, not ambiguous.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use headroom_core::provider::path::{segment, segments};
 use headroom_core::provider::{Commit, CommitFiles, FileContent, OpResult, ProviderError, RepoRef};
 use http::Method;
 use serde_json::{Value, json};
@@ -32,11 +34,11 @@ pub(super) async fn commit_files(
             "a commit needs at least one file",
         ));
     }
-    let full = repo.full_name();
-    let what = format!("repository {full}");
+    let full = super::repo_path(repo)?;
+    let what = format!("repository {}", repo.full_name());
     let head = ops.branch_head(repo, &commit.branch).await?;
     let head_commit = ops
-        .read(format!("/repos/{full}/git/commits/{head}"), &what)
+        .read(format!("{full}/git/commits/{}", segment(&head)?), &what)
         .await?;
     let base_tree = head_commit
         .pointer("/tree/sha")
@@ -56,7 +58,7 @@ pub(super) async fn commit_files(
                 let blob = unseen(
                     ops.mutate(
                         Method::POST,
-                        format!("/repos/{full}/git/blobs"),
+                        format!("{full}/git/blobs"),
                         &body,
                         false,
                         &what,
@@ -73,7 +75,7 @@ pub(super) async fn commit_files(
     let tree = unseen(
         ops.mutate(
             Method::POST,
-            format!("/repos/{full}/git/trees"),
+            format!("{full}/git/trees"),
             &tree_body,
             false,
             &what,
@@ -85,7 +87,7 @@ pub(super) async fn commit_files(
     let made = unseen(
         ops.mutate(
             Method::POST,
-            format!("/repos/{full}/git/commits"),
+            format!("{full}/git/commits"),
             &commit_body,
             true,
             &what,
@@ -98,7 +100,7 @@ pub(super) async fn commit_files(
         .ok_or_else(|| ProviderError::Transient("GitHub's new commit has no sha".into()))?
         .to_owned();
     let ref_body = json!({ "sha": sha, "force": false });
-    let target = format!("/repos/{full}/git/refs/heads/{}", commit.branch);
+    let target = format!("{full}/git/refs/heads/{}", segments(&commit.branch)?);
     ops.mutate(Method::PATCH, target, &ref_body, false, &what)
         .await
         .map_err(|e| match e {

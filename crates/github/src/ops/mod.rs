@@ -6,7 +6,13 @@
 //! door never retries them and the governor charges GitHub's 5 secondary points for each, and
 //! the content-creation limits (80/min, 500/h) for those that create content (a repository, a
 //! branch, a commit, a pull request).
+//!
+//! Every operation first checks its inputs with GitHub's rules ([`Host::GitHub`]): a name
+//! GitHub would refuse is a validation error and nothing is sent. Every name goes into a URL
+//! through [`headroom_core::provider::path`]'s encoders, so it stays inside its own segment.
 
+use headroom_core::provider::names::Host;
+use headroom_core::provider::path::{segment, segments};
 use headroom_core::provider::{
     Branch, Commit, CommitFiles, GitProvider, MergeOutcome, MergePullRequest, NewBranch,
     NewPullRequest, NewRepository, OpResult, ProtectionRule, ProviderError, PullRequest, Recheck,
@@ -27,6 +33,15 @@ use errors::{Sent, from_api};
 
 /// Pages of branches fetched at most (100 each).
 const BRANCH_PAGE_CAP: u32 = 100;
+
+/// `/repos/{owner}/{repo}`, each segment encoded.
+fn repo_path(repo: &RepoRef) -> OpResult<String> {
+    Ok(format!(
+        "/repos/{}/{}",
+        segment(&repo.owner)?,
+        segment(&repo.name)?
+    ))
+}
 
 /// GitHub's side of the provider contract.
 #[derive(Debug, Clone)]
@@ -111,7 +126,7 @@ impl GitHubOps {
     async fn branch_head(&self, repo: &RepoRef, branch: &str) -> OpResult<String> {
         let v = self
             .read(
-                format!("/repos/{}/git/ref/heads/{branch}", repo.full_name()),
+                format!("{}/git/ref/heads/{}", repo_path(repo)?, segments(branch)?),
                 &format!("branch {branch} of {}", repo.full_name()),
             )
             .await?;
@@ -126,20 +141,22 @@ impl GitHubOps {
 
 impl GitProvider for GitHubOps {
     async fn get_repo(&self, repo: &RepoRef) -> OpResult<Repository> {
+        Host::GitHub.repo(repo)?;
         let full = repo.full_name();
         let v = self
-            .read(format!("/repos/{full}"), &format!("repository {full}"))
+            .read(repo_path(repo)?, &format!("repository {full}"))
             .await?;
         wire::repository(&v)
     }
 
     async fn list_branches(&self, repo: &RepoRef) -> OpResult<Vec<Branch>> {
+        Host::GitHub.repo(repo)?;
         let full = repo.full_name();
         let what = format!("repository {full}");
         let first = self
             .client
             .policy()
-            .resolve(&format!("/repos/{full}/branches?per_page=100"))
+            .resolve(&format!("{}/branches?per_page=100", repo_path(repo)?))
             .map_err(|e| ProviderError::validation(&e.to_string()))?;
         let mut pager = LinkPager::new(first, BRANCH_PAGE_CAP);
         let mut branches = Vec::new();
@@ -164,8 +181,9 @@ impl GitProvider for GitHubOps {
     }
 
     async fn create_repo(&self, new: &NewRepository) -> OpResult<Repository> {
+        Host::GitHub.new_repository(new)?;
         let target = match &new.owner {
-            Some(org) => format!("/orgs/{org}/repos"),
+            Some(org) => format!("/orgs/{}/repos", segment(org)?),
             None => "/user/repos".to_owned(),
         };
         let body = json!({
@@ -196,9 +214,11 @@ impl GitProvider for GitHubOps {
     }
 
     async fn create_branch(&self, repo: &RepoRef, new: &NewBranch) -> OpResult<Branch> {
+        Host::GitHub.repo(repo)?;
+        Host::GitHub.new_branch(new)?;
         let sha = self.branch_head(repo, &new.from).await?;
         let body = json!({ "ref": format!("refs/heads/{}", new.name), "sha": sha });
-        let target = format!("/repos/{}/git/refs", repo.full_name());
+        let target = format!("{}/git/refs", repo_path(repo)?);
         match self
             .mutate(
                 Method::POST,
@@ -224,6 +244,8 @@ impl GitProvider for GitHubOps {
         repo: &RepoRef,
         rule: &ProtectionRule,
     ) -> OpResult<ProtectionRule> {
+        Host::GitHub.repo(repo)?;
+        Host::GitHub.protection(rule)?;
         let reviews = rule
             .require_pull_request
             .then(|| json!({ "required_approving_review_count": rule.required_approvals }));
@@ -234,10 +256,11 @@ impl GitProvider for GitHubOps {
             "restrictions": null,
             "allow_force_pushes": rule.allow_force_push,
         });
+        // One segment, `/` encoded as `%2F`: GitHub reads `{branch}` as one path parameter.
         let target = format!(
-            "/repos/{}/branches/{}/protection",
-            repo.full_name(),
-            rule.branch
+            "{}/branches/{}/protection",
+            repo_path(repo)?,
+            segment(&rule.branch)?
         );
         self.mutate(
             Method::PUT,
@@ -251,6 +274,8 @@ impl GitProvider for GitHubOps {
     }
 
     async fn commit_files(&self, repo: &RepoRef, commit: &CommitFiles) -> OpResult<Commit> {
+        Host::GitHub.repo(repo)?;
+        Host::GitHub.commit(commit)?;
         commit::commit_files(self, repo, commit).await
     }
 
@@ -259,13 +284,15 @@ impl GitProvider for GitHubOps {
         repo: &RepoRef,
         new: &NewPullRequest,
     ) -> OpResult<PullRequest> {
+        Host::GitHub.repo(repo)?;
+        Host::GitHub.pull_request(new)?;
         let body = json!({
             "title": new.title,
             "head": new.head,
             "base": new.base,
             "body": new.body,
         });
-        let target = format!("/repos/{}/pulls", repo.full_name());
+        let target = format!("{}/pulls", repo_path(repo)?);
         match self
             .mutate(
                 Method::POST,
@@ -287,6 +314,7 @@ impl GitProvider for GitHubOps {
         repo: &RepoRef,
         merge: &MergePullRequest,
     ) -> OpResult<MergeOutcome> {
+        Host::GitHub.repo(repo)?;
         let mut body = json!({ "merge_method": merge.method.as_str() });
         if let Some(message) = &merge.commit_message {
             body["commit_title"] = json!(message);
@@ -294,7 +322,7 @@ impl GitProvider for GitHubOps {
         if let Some(sha) = &merge.expected_head_sha {
             body["sha"] = json!(sha);
         }
-        let target = format!("/repos/{}/pulls/{}/merge", repo.full_name(), merge.number);
+        let target = format!("{}/pulls/{}/merge", repo_path(repo)?, merge.number);
         let what = format!("pull request #{} of {}", merge.number, repo.full_name());
         // 405 (not mergeable: closed, conflicting, reviews missing) and 409 (the head moved)
         // are conflicts.

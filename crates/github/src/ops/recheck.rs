@@ -3,6 +3,7 @@
 //! it never sends the mutation again.
 
 use super::{GitHubOps, wire};
+use headroom_core::provider::path::query_value;
 use headroom_core::provider::{
     Branch, NewBranch, NewPullRequest, NewRepository, OpResult, ProviderError, PullRequest,
     PullState, RepoRef, Repository,
@@ -20,7 +21,7 @@ impl GitHubOps {
             None => self.login().await?,
         };
         let repo = RepoRef::new(owner, new.name.clone());
-        let found = match self.read(format!("/repos/{}", repo.full_name()), "").await {
+        let found = match self.read(super::repo_path(&repo)?, "").await {
             Ok(v) => wire::repository(&v)?,
             Err(ProviderError::NotFound(_)) => return Err(ambiguous_not_found(ambiguous)),
             Err(e) => return Err(e),
@@ -65,12 +66,11 @@ impl GitHubOps {
         new: &NewPullRequest,
         ambiguous: ProviderError,
     ) -> OpResult<PullRequest> {
-        let owner = &repo.owner;
         let target = format!(
-            "/repos/{}/pulls?state=open&head={owner}:{}&base={}&per_page=100",
-            repo.full_name(),
-            new.head,
-            new.base
+            "{}/pulls?state=open&head={}&base={}&per_page=100",
+            super::repo_path(repo)?,
+            query_value(&format!("{}:{}", repo.owner, new.head)),
+            query_value(&new.base)
         );
         let list = self
             .read(target, &format!("repository {}", repo.full_name()))

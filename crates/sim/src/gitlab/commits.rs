@@ -1,6 +1,8 @@
 //! `POST /projects/:id/repository/commits`: a commit of file actions (create, update,
 //! delete, move, chmod) onto a branch, refused on a protected branch the requester may not
-//! push to.
+//! push to. A `file_path` or `previous_path` GitLab refuses (absolute, with an empty, `.`, `..`
+//! or `.git` component) answers 400 before any action applies; the checks are the
+//! simulator's own.
 
 use base64::Engine;
 use http::StatusCode;
@@ -37,6 +39,23 @@ fn invalid(index: usize, field: &str) -> Reply {
     Reply::json(
         StatusCode::BAD_REQUEST,
         &serde_json::json!({"error": format!("actions[{index}][{field}] is missing")}),
+    )
+}
+
+/// Whether GitLab takes `path` as a file's path: relative, components separated by single
+/// `/`, none empty, `.`, `..` or `.git` (in any case), and no NUL.
+fn valid_file_path(path: &str) -> bool {
+    !path.contains('\0')
+        && path
+            .split('/')
+            .all(|c| !c.is_empty() && c != "." && c != ".." && !c.eq_ignore_ascii_case(".git"))
+}
+
+/// GitLab's refusal of an invalid path parameter.
+fn invalid_path(index: usize, field: &str) -> Reply {
+    Reply::json(
+        StatusCode::BAD_REQUEST,
+        &serde_json::json!({"error": format!("actions[{index}][{field}] should be a valid file path")}),
     )
 }
 
@@ -78,7 +97,10 @@ fn apply(tree: &mut Tree, index: usize, action: &Value) -> Result<(), Reply> {
     let Some(path) = action.get("file_path").and_then(Value::as_str) else {
         return Err(invalid(index, "file_path"));
     };
-    let path = path.trim_start_matches('/').to_owned();
+    if !valid_file_path(path) {
+        return Err(invalid_path(index, "file_path"));
+    }
+    let path = path.to_owned();
     let content = content_of(index, action)?;
     let executable = action.get("execute_filemode").and_then(Value::as_bool);
     match kind {
@@ -106,7 +128,9 @@ fn apply(tree: &mut Tree, index: usize, action: &Value) -> Result<(), Reply> {
             let Some(from) = action.get("previous_path").and_then(Value::as_str) else {
                 return Err(invalid(index, "previous_path"));
             };
-            let from = from.trim_start_matches('/');
+            if !valid_file_path(from) {
+                return Err(invalid_path(index, "previous_path"));
+            }
             if from != path && tree.contains_key(&path) {
                 return Err(exists());
             }

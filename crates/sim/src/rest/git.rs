@@ -2,6 +2,9 @@
 //! Bookkeeping over the world's flat trees (path → blob), like the Contents API beside it:
 //! trees are flat (an entry's path may hold `/`; subtree entries are refused), and the commit
 //! a ref moves to becomes the branch's head with its files diffed against its first parent.
+//! A tree entry's path is refused as GitHub refuses it (422): empty, absolute, or with an
+//! empty, `.`, `..` or `.git` component. These checks are the simulator's own, not the
+//! client's, so a misunderstanding cannot hide on both sides of a test.
 
 use std::collections::BTreeMap;
 
@@ -39,6 +42,15 @@ fn base64(bytes: &[u8]) -> String {
 fn is_base64(s: &str) -> bool {
     s.bytes()
         .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'\n' | b'\r'))
+}
+
+/// Whether GitHub takes `path` as a tree entry's path: components separated by single `/`,
+/// none empty, `.`, `..` or `.git` (Git refuses `.git` in any case), and no NUL.
+fn valid_tree_path(path: &str) -> bool {
+    !path.contains('\0')
+        && path
+            .split('/')
+            .all(|c| !c.is_empty() && c != "." && c != ".." && !c.eq_ignore_ascii_case(".git"))
 }
 
 fn unprocessable(message: &str) -> Reply {
@@ -98,6 +110,9 @@ pub(super) fn create_tree(ctx: &Ctx, w: &mut World, repo: &RepoRec, body: &Value
         else {
             return unprocessable("tree.path is missing or invalid");
         };
+        if !valid_tree_path(path) {
+            return unprocessable("tree.path contains a malformed path component");
+        }
         if entry.get("type").and_then(Value::as_str).unwrap_or("blob") != "blob" {
             // Trees here are flat: a nested entry is written as a path with slashes.
             return unprocessable("tree.type must be blob (subtrees are not modelled)");
@@ -468,7 +483,26 @@ pub(super) fn ref_node_id(repo_id: u64, branch: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::base64;
+    use super::{base64, valid_tree_path};
+
+    #[test]
+    fn tree_paths_github_refuses_are_refused() {
+        for ok in ["a", "src/lib.rs", ".github/ci.yml", "a..b", "x.git"] {
+            assert!(valid_tree_path(ok), "{ok}");
+        }
+        for bad in [
+            "a//b",
+            ".",
+            "../x",
+            "a/./b",
+            "a/..",
+            ".git/config",
+            "a/.Git",
+            "a\0b",
+        ] {
+            assert!(!valid_tree_path(bad), "{bad:?}");
+        }
+    }
 
     #[test]
     fn base64_pads_as_the_standard_does() {
