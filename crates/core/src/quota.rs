@@ -1,14 +1,16 @@
 //! Quota identities, buckets and the kinds of request the governor meters.
 //!
 //! A quota belongs to an identity — the token's owner, an app installation, or (with no
-//! token) the outbound IP — on one API host. Buckets are named by the provider's own resource
-//! string (`core`, `graphql`, `search`, `code_search`, …), so a resource GitHub adds tomorrow
-//! needs no code change.
+//! token) the outbound IP — on one provider's API host. Buckets are named by the provider's
+//! own resource string (`core`, `graphql`, `search`, `code_search`, …), so a resource GitHub
+//! adds tomorrow needs no code change.
 
 use std::fmt;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
+
+use crate::signal::Provider;
 
 /// Who a quota belongs to.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -32,44 +34,71 @@ impl fmt::Display for Subject {
     }
 }
 
-/// One quota identity on one API host: the unit the governor keeps state for.
+/// One quota identity of one provider on one API host: the unit the governor keeps state for.
+///
+/// The provider is part of it because one host can serve two providers' APIs (a simulator
+/// does, a self-managed deployment may): GitHub's limits on `alice` never hold GitLab's
+/// `alice` on the same host back, nor the other way round.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct QuotaKey {
     /// The API host, e.g. `api.github.com`.
     pub host: Arc<str>,
     /// The owner of the quota.
     pub subject: Subject,
+    /// Whose API the host serves; GitHub when a key stored before the field existed is read.
+    #[serde(default = "github", skip_serializing_if = "is_github")]
+    pub provider: Provider,
+}
+
+fn github() -> Provider {
+    Provider::GitHub
+}
+
+fn is_github(provider: &Provider) -> bool {
+    *provider == Provider::GitHub
 }
 
 impl QuotaKey {
-    /// The quota of user `login` on `host`.
+    /// The quota of `subject` on `host` of `provider`.
+    pub fn new(provider: Provider, host: &str, subject: Subject) -> Self {
+        Self {
+            host: host.into(),
+            subject,
+            provider,
+        }
+    }
+
+    /// The quota of user `login` on GitHub's `host`.
     pub fn user(host: &str, login: &str) -> Self {
-        Self {
-            host: host.into(),
-            subject: Subject::User(login.into()),
-        }
+        Self::new(Provider::GitHub, host, Subject::User(login.into()))
     }
 
-    /// The quota of an app installation on `host`.
+    /// The quota of an app installation on GitHub's `host`.
     pub fn installation(host: &str, id: u64) -> Self {
-        Self {
-            host: host.into(),
-            subject: Subject::Installation(id),
-        }
+        Self::new(Provider::GitHub, host, Subject::Installation(id))
     }
 
-    /// The unauthenticated quota of an outbound IP on `host`.
+    /// The unauthenticated quota of an outbound IP on GitHub's `host`.
     pub fn ip(host: &str, ip: &str) -> Self {
-        Self {
-            host: host.into(),
-            subject: Subject::Ip(ip.into()),
-        }
+        Self::new(Provider::GitHub, host, Subject::Ip(ip.into()))
+    }
+
+    /// The same identity on another provider's API.
+    #[must_use]
+    pub fn of_provider(mut self, provider: Provider) -> Self {
+        self.provider = provider;
+        self
     }
 }
 
 impl fmt::Display for QuotaKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} on {}", self.subject, self.host)
+        write!(f, "{} on {}", self.subject, self.host)?;
+        // GitHub's keys read as they always have.
+        if self.provider != Provider::GitHub {
+            write!(f, " ({:?})", self.provider)?;
+        }
+        Ok(())
     }
 }
 

@@ -15,7 +15,7 @@ use crate::quota::Bucket;
 use crate::triage::{GithubTriage, triage_github};
 
 /// The providers whose rate-limit dialects headroom understands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Provider {
     /// GitHub (github.com and Enterprise).

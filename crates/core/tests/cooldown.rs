@@ -176,3 +176,29 @@ proptest! {
         prop_assert_eq!(active.is_some(), t(now) < end);
     }
 }
+
+/// Issue 34, item 10: one host may serve GitHub's and GitLab's APIs (the simulator does), and
+/// the two are two quotas: GitHub's refusal gates GitHub's `alice`, never GitLab's `alice` on
+/// the same host. A key stored before keys had a provider reads back as GitHub's, and GitHub's
+/// keys read as they always have.
+#[test]
+fn a_quota_key_is_its_provider_as_well_as_its_host() {
+    let gitlab = alice().of_provider(Provider::GitLab);
+    assert_ne!(gitlab, alice());
+    let r = vec![refusal(LimitReason::Secondary)];
+    let on = |provider, key: &QuotaKey| {
+        blocking(&r, provider, key, "issues", Dimension::RestCore, t(1)).is_some()
+    };
+    assert!(on(Provider::GitHub, &alice()));
+    assert!(!on(Provider::GitLab, &gitlab));
+
+    assert_eq!(alice().to_string(), "user alice on api.github.com");
+    assert_eq!(gitlab.to_string(), "user alice on api.github.com (GitLab)");
+    let stored = r#"{"host":"api.github.com","subject":{"kind":"user","id":"alice"}}"#;
+    let read: QuotaKey = serde_json::from_str(stored).expect("a stored key");
+    assert_eq!(read, alice());
+    assert_eq!(serde_json::to_string(&alice()).expect("JSON"), stored);
+    let round: QuotaKey =
+        serde_json::from_str(&serde_json::to_string(&gitlab).expect("JSON")).expect("read");
+    assert_eq!(round, gitlab);
+}

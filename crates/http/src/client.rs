@@ -224,25 +224,14 @@ impl Client {
     /// The quota identity of `credential` on this API: its recorded owner, discovered with
     /// `GET /user` on first use; with no credential, the outbound IP.
     pub async fn identity(&self, credential: Option<&Credential>) -> Result<QuotaKey, ApiError> {
-        let host = self.policy().host().to_owned();
         let Some(credential) = credential else {
-            return Ok(QuotaKey {
-                host: host.into(),
-                subject: Subject::Ip(self.parts().config.unauthenticated_subject.as_str().into()),
-            });
+            return Ok(self.outbound_key());
         };
-        if let Some(subject) = self
-            .parts()
-            .credentials
-            .lookup(&host, credential.fingerprint())
-            .await
-        {
-            return Ok(QuotaKey {
-                host: host.into(),
-                subject,
-            });
+        if let Some(key) = self.recorded_owner(credential).await {
+            return Ok(key);
         }
-        let subject = self.discover(credential, &host).await?;
+        let host = self.policy().host().to_owned();
+        let subject = self.discover(credential).await?;
         self.parts()
             .credentials
             .record(&host, credential.fingerprint(), &subject)
@@ -251,10 +240,7 @@ impl Client {
         // owner's local points windows too, or the owner's first minute can go one request
         // over GitHub's secondary limit — whatever else the owner has in flight (a grant would
         // be refused at the ceiling, and the request has been sent all the same).
-        let owner = QuotaKey {
-            host: host.as_str().into(),
-            subject: subject.clone(),
-        };
+        let owner = self.key_of(subject.clone());
         if let Err(e) = self
             .parts()
             .governor
@@ -271,18 +257,46 @@ impl Client {
             subject = %subject,
             "Learned whose quota a credential spends."
         );
-        Ok(QuotaKey {
-            host: host.into(),
-            subject,
-        })
+        Ok(owner)
+    }
+
+    /// The quota identity of `credential` when knowing it sends nothing: the outbound IP
+    /// without a credential, else the owner recorded for it. `None` when only `GET /user`
+    /// can tell (see [`Client::identity`]).
+    pub async fn known_identity(&self, credential: Option<&Credential>) -> Option<QuotaKey> {
+        match credential {
+            None => Some(self.outbound_key()),
+            Some(credential) => self.recorded_owner(credential).await,
+        }
+    }
+
+    /// The unauthenticated quota: the outbound IP's.
+    fn outbound_key(&self) -> QuotaKey {
+        let ip = self.parts().config.unauthenticated_subject.as_str();
+        self.key_of(Subject::Ip(ip.into()))
+    }
+
+    /// The owner recorded for `credential` on this host, if one is.
+    async fn recorded_owner(&self, credential: &Credential) -> Option<QuotaKey> {
+        let subject = self
+            .parts()
+            .credentials
+            .lookup(self.policy().host(), credential.fingerprint())
+            .await?;
+        Some(self.key_of(subject))
+    }
+
+    /// `subject`'s quota on this door's provider and host: another provider's API on the same
+    /// host is another quota.
+    fn key_of(&self, subject: Subject) -> QuotaKey {
+        QuotaKey::new(self.provider(), self.policy().host(), subject)
     }
 
     /// `GET /user` under a provisional key (the credential itself), before the owner is known.
-    async fn discover(&self, credential: &Credential, host: &str) -> Result<Subject, ApiError> {
-        let provisional = QuotaKey {
-            host: host.into(),
-            subject: Subject::User(format!("credential:{}", credential.fingerprint()).into()),
-        };
+    async fn discover(&self, credential: &Credential) -> Result<Subject, ApiError> {
+        let provisional = self.key_of(Subject::User(
+            format!("credential:{}", credential.fingerprint()).into(),
+        ));
         let request = ApiRequest::get("/user")
             .credential(Some(credential))
             .route(headroom_core::route::IDENTITY);

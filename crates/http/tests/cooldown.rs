@@ -1,6 +1,7 @@
 //! The exit door's cooldown gate: a refusal another process recorded for the identity and
 //! route family holds a request back with nothing sent, other families go, a retry of a unit
-//! already dispatched is not re-gated, and a source that cannot be read fails open.
+//! already dispatched is not re-gated, a source that cannot be read fails open, and one
+//! provider's refusal never holds back another provider's API on the same host.
 
 use std::sync::{Arc, Mutex};
 
@@ -149,4 +150,140 @@ async fn a_store_that_cannot_be_read_fails_open() {
     let (client, transport, _) = door(Err("database is locked".to_owned())).await;
     client.send(get(route::ISSUES)).await.expect("sent");
     assert_eq!(transport.sent.lock().expect("lock").len(), 1);
+}
+
+/// GitHub refuses every mutation with a secondary limit; GitLab (under `/api/v4`) creates.
+#[derive(Debug, Default)]
+struct TwoProviders {
+    sent: Mutex<Vec<String>>,
+}
+
+impl Transport for TwoProviders {
+    fn send(
+        &self,
+        request: http::Request<Bytes>,
+    ) -> BoxFuture<'_, Result<http::Response<Bytes>, TransportError>> {
+        let path = request.uri().path().to_owned();
+        self.sent.lock().expect("lock").push(path.clone());
+        let response = if path.starts_with("/api/v4/") {
+            http::Response::builder()
+                .status(201)
+                .header("content-type", "application/json")
+                .body(Bytes::from_static(br#"{"id":1}"#))
+        } else {
+            http::Response::builder()
+                .status(429)
+                .header("content-type", "application/json")
+                .header("retry-after", "60")
+                .body(Bytes::from_static(
+                    br#"{"message":"You have exceeded a secondary rate limit."}"#,
+                ))
+        };
+        Box::pin(std::future::ready(Ok(response.expect("valid"))))
+    }
+}
+
+/// The refusals every door records, read back by every door: one database's observations.
+#[derive(Debug, Default)]
+struct Observations {
+    refused: Mutex<Vec<Refusal>>,
+}
+
+impl headroom_http::sinks::RateLimitLog for Observations {
+    fn record(&self, e: headroom_http::sinks::RateLimitEvent) -> BoxFuture<'_, ()> {
+        if e.kind == headroom_http::sinks::RateLimitEventKind::Refused {
+            self.refused.lock().expect("lock").push(Refusal {
+                provider: e.provider,
+                key: e.key,
+                route_family: Some(e.route_family),
+                dimension: Some(e.dimension),
+                reason: match e.reason {
+                    RateLimitReason::Origin(reason) => reason,
+                    _ => LimitReason::Unknown,
+                },
+                retry_after: e.retry_after,
+                reset_at: e.reset_at,
+                observed_at: e.at,
+            });
+        }
+        Box::pin(std::future::ready(()))
+    }
+}
+
+impl RefusalSource for Observations {
+    fn refusals<'a>(
+        &'a self,
+        key: &'a QuotaKey,
+        _since: Timestamp,
+    ) -> BoxFuture<'a, Result<Vec<Refusal>, String>> {
+        // As the store reads them: by host and subject.
+        let refused = self.refused.lock().expect("lock");
+        let same = |r: &&Refusal| r.key.host == key.host && r.key.subject == key.subject;
+        Box::pin(std::future::ready(Ok(refused
+            .iter()
+            .filter(same)
+            .cloned()
+            .collect())))
+    }
+}
+
+/// Issue 34, item 10: GitHub's 429 on host H holds GitHub's `alice` back — whatever the door —
+/// and never GitLab's `alice` on H, though both doors share one governor and one store.
+#[tokio::test(start_paused = true)]
+async fn a_github_429_never_cools_down_a_gitlab_mutation_on_the_same_host() {
+    let clock = TokioClock::anchored_at(t(0));
+    let governor = Governor::in_memory(GovernorConfig::default(), Arc::new(clock)).expect("valid");
+    let transport = Arc::new(TwoProviders::default());
+    let observations = Arc::new(Observations::default());
+    let credentials = Arc::new(MemoryCredentials::default());
+    headroom_http::sinks::CredentialRegistry::record(
+        credentials.as_ref(),
+        "127.0.0.1",
+        token().fingerprint(),
+        &alice().subject,
+    )
+    .await;
+    let door = |provider: Provider, api: &str| {
+        let policy = UrlPolicy::for_api_url(api).expect("loopback");
+        let mut parts = ClientParts::new(policy, governor.clone(), transport.clone(), clock);
+        parts.credentials = credentials.clone();
+        parts.rate_limits = observations.clone();
+        parts.refusals = observations.clone();
+        parts.config.provider = provider;
+        Client::new(parts)
+    };
+    let github = door(Provider::GitHub, "http://127.0.0.1:7000");
+    let gitlab = door(Provider::GitLab, "http://127.0.0.1:7000/api/v4");
+    let create = |target: &str, family: RouteFamily| {
+        ApiRequest::mutation(
+            http::Method::POST,
+            target,
+            &serde_json::json!({"name": "widgets"}),
+            true,
+        )
+        .credential(Some(&token()))
+        .route(family)
+    };
+
+    let refused = github.send(create("/user/repos", route::GITHUB_OPS)).await;
+    assert!(
+        matches!(refused, Err(ApiError::RateLimited { .. })),
+        "{refused:?}"
+    );
+    gitlab
+        .send(create("/projects", route::GITLAB_OPS))
+        .await
+        .expect("GitLab's alice is another quota");
+    // GitHub's alice is still held back, by a door that never met the 429 too.
+    let again = door(Provider::GitHub, "http://127.0.0.1:7000")
+        .send(create("/user/repos", route::GITHUB_OPS))
+        .await;
+    assert!(
+        matches!(again, Err(ApiError::RateLimited { .. })),
+        "{again:?}"
+    );
+    assert_eq!(
+        *transport.sent.lock().expect("lock"),
+        vec!["/user/repos".to_owned(), "/api/v4/projects".to_owned()]
+    );
 }

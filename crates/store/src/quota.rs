@@ -43,7 +43,7 @@ use headroom_core::governor::{
 };
 use headroom_core::quota::{Bucket, QuotaKey, RequestKind};
 use headroom_core::redact::redact;
-use headroom_core::signal::RateLimitSignal;
+use headroom_core::signal::{Provider, RateLimitSignal};
 use sqlx::postgres::PgPool;
 use sqlx::sqlite::SqlitePool;
 use sqlx::types::Json;
@@ -172,6 +172,9 @@ async fn insert_identity(
 
 /// The identity's primary key.
 struct IdentityKey {
+    /// The host, prefixed with the provider's name unless it is GitHub's (`gitlab:HOST`):
+    /// one host may serve two providers, whose quotas are two identities; GitHub's rows,
+    /// written before keys had a provider, keep their bare host.
     host: String,
     kind: &'static str,
     id: String,
@@ -180,8 +183,12 @@ struct IdentityKey {
 impl IdentityKey {
     fn of(key: &QuotaKey) -> Self {
         let (kind, id) = SubjectKind::of(&key.subject);
+        let host = match key.provider {
+            Provider::GitHub => key.host.to_string(),
+            other => format!("{}:{}", crate::model::provider_name(other), key.host),
+        };
         Self {
-            host: key.host.to_string(),
+            host,
             kind: kind.as_str(),
             id,
         }
