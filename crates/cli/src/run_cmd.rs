@@ -9,13 +9,14 @@
 //! time comes (and takes up pending runs and runs a dead holder abandoned), through the same
 //! client — so the same governor per identity — as the poller.
 
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 
 use clap::Args;
 use headroom_core::clock::{Clock, SignedDuration, TokioClock};
 use headroom_core::telemetry;
 use headroom_github::feed::enrich::Enricher;
-use headroom_github::feed::service::{FeedService, ServiceSettings, UntilStopped};
+use headroom_github::feed::service::{FeedService, ServiceHooks, ServiceSettings, StepReport};
 use headroom_store::Store;
 use headroom_sync::{ProgressEvent, ProgressSink, RunOutcome, Runner, SyncError};
 use tokio::task::JoinHandle;
@@ -31,7 +32,8 @@ pub struct RunArgs {
     /// Seconds between ticks.
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
     tick_secs: u64,
-    /// Stop after this many ticks (default: run until stopped).
+    /// Stop after this many ticks (default: run until stopped), exiting 1 when a step failed
+    /// (a poll attempt, an enrichment cycle or a sweep; a deferral is no failure).
     #[arg(long)]
     ticks: Option<u64>,
     /// Minimum seconds between search requests (0 disables pacing).
@@ -58,7 +60,7 @@ struct SyncWorkerArgs {
     #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..=3600))]
     sync_poll_secs: u64,
     /// Seconds a killed service keeps its claim on a sync run before another worker may
-    /// resume it.
+    /// resume it (one killed on the same machine and pid namespace frees it at once).
     #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     sync_claim_secs: u64,
     /// Do not run organization sync here (another process runs `headroom sync worker`).
@@ -96,8 +98,9 @@ pub async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
         poller.clock,
         resolved.retention,
     );
+    let mut failures = FailedSteps::default();
     let done = service
-        .run(&mut UntilStopped, crate::signals::stop_requested())
+        .run(&mut failures, crate::signals::stop_requested())
         .await;
     pruner.abort();
     if let Some(server) = server {
@@ -107,9 +110,30 @@ pub async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
         sync.stop().await;
     }
     tracing::info!(event = telemetry::SERVICE_STOPPED, ticks = done);
-    outln!("headroom run: stopped after {done} tick(s)");
     poller.store.close().await;
+    // A bounded run is an attempt like `ingest`: a step that failed (not one deferred) fails
+    // it. A service run until stopped reports its failures in its log and exits 0.
+    if args.ticks.is_some() && failures.0 > 0 {
+        outln!(
+            "headroom run: stopped after {done} tick(s); {} step(s) failed (see the log)",
+            failures.0
+        );
+        return Ok(Outcome::Unsuccessful);
+    }
+    outln!("headroom run: stopped after {done} tick(s)");
     Ok(Outcome::Success)
+}
+
+/// Counts the loop's steps that failed (a sweep, a poll attempt or an enrichment cycle; each
+/// failure is logged where it happens).
+#[derive(Debug, Default)]
+struct FailedSteps(u64);
+
+impl ServiceHooks for FailedSteps {
+    fn after_step(&mut self, step: &StepReport) -> impl Future<Output = bool> + Send {
+        self.0 += u64::from(step.failed);
+        std::future::ready(true)
+    }
 }
 
 /// The task that wakes organization sync runs.
@@ -160,7 +184,7 @@ impl SyncWorker {
         if let Some(id) = current {
             match self
                 .store
-                .release_sync_run(id, &crate::sync_cmd::holder())
+                .release_sync_run(id, &crate::sync_cmd::claim_holder())
                 .await
             {
                 Ok(()) => tracing::info!(event = telemetry::SYNC_RUN_RELEASED, run_id = id),

@@ -250,3 +250,94 @@ fn a_paced_cycle_resumes_before_the_next_tick() {
     );
     assert!(settled(&status(dir.path(), &sim.url)));
 }
+
+/// Issue 34, item 8: a token the provider rejects is asked whose it is (`GET /user`) once,
+/// not every tick — the next ticks wait out the source's backoff (an hour ahead at most, a
+/// minute after the first failure) before asking again — and a bounded run whose tick failed
+/// exits 1, while its later ticks, deferred by that backoff, fail nothing more.
+#[test]
+fn a_rejected_token_is_not_asked_for_again_before_the_sources_backoff() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let log = dir.path().join("sim.jsonl");
+    let sim = Sim::start(&[
+        "--scenario",
+        "default",
+        "--log",
+        log.to_str().expect("utf-8"),
+    ]);
+    let out = command(
+        dir.path(),
+        &sim.url,
+        &["run", "--tick-secs", "1", "--ticks", "4", "--no-listen"],
+    )
+    .env("GITHUB_TOKEN", "ghp_nobodyissuedthistoken0000000000000000")
+    .env("RUST_LOG", "info")
+    .output()
+    .expect("runs");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stdout.contains("stopped after 4 tick(s)"), "{stdout}");
+    assert!(stderr.contains("ingestion.credential_rejected"), "{stderr}");
+    let deferred = stderr
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|l| l["event"] == "ingestion.not_due")
+        .filter(|l| l["deferral_reason"] == "retry_not_before_at")
+        .count();
+    assert_eq!(deferred, 3, "the three later ticks wait: {stderr}");
+    let text = std::fs::read_to_string(&log).expect("the simulator's log");
+    let asked = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a JSON line"))
+        .filter(|e| e["method"] == "GET" && e["path"] == "/user")
+        .count();
+    assert_eq!(asked, 1, "{text}");
+
+    // A run of one tick, the failed one, fails too.
+    let other = tempfile::tempdir().expect("tmp");
+    let out = command(
+        other.path(),
+        &sim.url,
+        &["run", "--ticks", "1", "--no-listen"],
+    )
+    .env("GITHUB_TOKEN", "ghp_nobodyissuedthistoken0000000000000000")
+    .output()
+    .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// A bounded run whose ticks were only deferred (the feed not due yet) ran: exit 0.
+#[test]
+fn a_bounded_run_of_deferred_ticks_exits_0() {
+    let sim = Sim::start(&["--scenario", "default"]);
+    let dir = tempfile::tempdir().expect("tmp");
+    let out = command(
+        dir.path(),
+        &sim.url,
+        &[
+            "run",
+            "--ticks",
+            "2",
+            "--tick-secs",
+            "1",
+            "--search-pacing",
+            "0",
+            "--no-listen",
+        ],
+    )
+    .env("RUST_LOG", "info")
+    .output()
+    .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // The second tick found the feed not due: a deferral, no failure.
+    assert!(stderr.contains("ingestion.not_due"), "{stderr}");
+}

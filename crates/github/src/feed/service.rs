@@ -113,13 +113,12 @@ impl FeedService {
                 report = self.step(&mut schedule) => report,
                 () = &mut shutdown => break,
             };
-            if report.ticked {
+            let last = report.ticked && {
                 done += 1;
-                if self.settings.ticks.is_some_and(|n| done >= n) {
-                    break;
-                }
-            }
-            if !hooks.after_step(&report).await {
+                self.settings.ticks.is_some_and(|n| done >= n)
+            };
+            // The hooks hear every step, the last one included.
+            if !hooks.after_step(&report).await || last {
                 break;
             }
             let wait = schedule
@@ -192,7 +191,8 @@ impl FeedService {
         report
     }
 
-    /// Polls the source (the poller decides whether it is due); `false` when the poll failed.
+    /// Polls the source (the poller decides whether it is due); `false` when the poll failed
+    /// (an error, or an attempt that failed), never for a deferral.
     async fn tick(&self) -> bool {
         match self.enricher.poller.poll_once(false).await {
             Ok(PollOutcome::Completed { run_id, counts, .. }) => {
@@ -205,6 +205,12 @@ impl FeedService {
                     );
                 }
                 true
+            }
+            // The attempt failed (its run and the source's backoff say why, already logged):
+            // a failed tick, unlike a deferral or a busy source.
+            Ok(PollOutcome::Failed { run_id, .. }) => {
+                tracing::debug!(event = telemetry::SERVICE_TICK, run_id = %run_id, outcome = "failed");
+                false
             }
             Ok(other) => {
                 tracing::debug!(event = telemetry::SERVICE_TICK, outcome = ?other);

@@ -15,7 +15,7 @@ use headroom_core::lanes::{CoreLaneConfig, CoreLanes, LaneError};
 use headroom_core::telemetry;
 use headroom_http::{ApiError, Client};
 use headroom_store::Store;
-use headroom_store::feed_state::{CoreLedger, FeedState, SourceStatus};
+use headroom_store::feed_state::{CoreLedger, EventSource, FeedState, SourceStatus};
 use serde::Serialize;
 use tracing::Instrument as _;
 
@@ -183,9 +183,24 @@ fn key_parts(key: &QuotaKey) -> (String, String) {
 }
 
 impl Poller {
-    /// The identity the feed spends (unauthenticated: the outbound IP).
+    /// The identity the feed spends (unauthenticated: the outbound IP). Discovering it is a
+    /// request (`GET /user`), which waits out the source's backoff as a poll would: a rejected
+    /// credential is not asked again every tick ([`ApiError::Identity`] until then).
     pub async fn quota_key(&self) -> Result<QuotaKey, ApiError> {
-        self.client.identity(self.credential.as_ref()).await
+        let credential = self.credential.as_ref();
+        if let Some(key) = self.client.known_identity(credential).await {
+            return Ok(key);
+        }
+        let now = self.clock.now();
+        // A source that cannot be read holds nothing back: the request's own answer decides.
+        let source = self.state.event_source(SOURCE_TYPE).await;
+        let backoff = source.ok().flatten().and_then(|s| s.retry_not_before_at);
+        if let Some(until) = backoff.filter(|at| *at > now) {
+            return Err(ApiError::Identity(format!(
+                "not asked while the feed source backs off after its last failure, until {until}"
+            )));
+        }
+        self.client.identity(credential).await
     }
 
     /// The core ledger row of the identity this poller spends, if one exists yet.
@@ -249,6 +264,11 @@ impl Poller {
             .state
             .ensure_event_source(SOURCE_TYPE, FEED_PATH, now)
             .await?;
+        // The source's own holds, which need no identity: while one holds, whose quota the
+        // credential spends is not asked (`GET /user` is a request like a poll's).
+        if let Some(deferred) = self.held_before_identity(&source, force, now).await {
+            return Ok(deferred);
+        }
         let key = match self.quota_key().await {
             Ok(k) => k,
             // The identity's own request met a limit: a deferral like any other.
@@ -265,40 +285,9 @@ impl Poller {
         };
         let (host, subject) = key_parts(&key);
         let ledger = self.state.core_ledger(&host, &subject).await?;
-        if source.status == SourceStatus::Failed {
-            tracing::info!(
-                event = telemetry::INGESTION_NOT_DUE,
-                event_source_id = source.id,
-                forced = force,
-                deferral_reason = "source_failed"
-            );
-            return Ok(PollOutcome::Deferred {
-                until: None,
-                reason: "source_failed".into(),
-                run_id: None,
-            });
-        }
-        if !source.enabled {
-            return Ok(PollOutcome::Deferred {
-                until: None,
-                reason: "source_disabled".into(),
-                run_id: None,
-            });
-        }
         let schedule = Schedule::of(&source, ledger.as_ref(), now);
         if let Some((until, reason)) = schedule.binding(now, force) {
-            tracing::info!(
-                event = telemetry::INGESTION_NOT_DUE,
-                event_source_id = source.id,
-                forced = force,
-                deferral_reason = reason.as_str(),
-                next_poll_at = %until,
-            );
-            return Ok(PollOutcome::Deferred {
-                until: Some(until),
-                reason: reason.as_str().into(),
-                run_id: None,
-            });
+            return Ok(not_due(&source, force, until, reason));
         }
         let mut ledger = ledger.unwrap_or_else(|| CoreLedger::new(&host, &subject));
         roll_window(&mut ledger, now);
@@ -312,5 +301,68 @@ impl Poller {
         self.run_opened(force, configured, now, source, ledger, run_id)
             .instrument(span)
             .await
+    }
+
+    /// A deferral the source itself decides, before any identity is needed: a failed or
+    /// disabled source; and, when the identity is not known yet (so asking would send
+    /// `GET /user`), the source's schedule without the ledger — its cadence, poll floor and
+    /// retry backoff.
+    async fn held_before_identity(
+        &self,
+        source: &EventSource,
+        force: bool,
+        now: Timestamp,
+    ) -> Option<PollOutcome> {
+        if source.status == SourceStatus::Failed {
+            tracing::info!(
+                event = telemetry::INGESTION_NOT_DUE,
+                event_source_id = source.id,
+                forced = force,
+                deferral_reason = "source_failed"
+            );
+            return Some(PollOutcome::Deferred {
+                until: None,
+                reason: "source_failed".into(),
+                run_id: None,
+            });
+        }
+        if !source.enabled {
+            return Some(PollOutcome::Deferred {
+                until: None,
+                reason: "source_disabled".into(),
+                run_id: None,
+            });
+        }
+        if self
+            .client
+            .known_identity(self.credential.as_ref())
+            .await
+            .is_some()
+        {
+            return None;
+        }
+        let (until, reason) = Schedule::of(source, None, now).binding(now, force)?;
+        Some(not_due(source, force, until, reason))
+    }
+}
+
+/// A poll the schedule holds back until `until`, logged.
+fn not_due(
+    source: &EventSource,
+    force: bool,
+    until: Timestamp,
+    reason: DeferralReason,
+) -> PollOutcome {
+    tracing::info!(
+        event = telemetry::INGESTION_NOT_DUE,
+        event_source_id = source.id,
+        forced = force,
+        deferral_reason = reason.as_str(),
+        next_poll_at = %until,
+    );
+    PollOutcome::Deferred {
+        until: Some(until),
+        reason: reason.as_str().into(),
+        run_id: None,
     }
 }
