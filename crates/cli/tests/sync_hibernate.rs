@@ -415,3 +415,91 @@ fn two_sync_org_of_one_organization_never_both_run() {
         "{err}"
     );
 }
+
+/// Runs `sql` on the SQLite file `sync.db` of `dir`, as another process would.
+fn tamper(dir: &Path, sql: &str) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        use sqlx::Connection as _;
+        let url = format!("sqlite://{}", dir.join("sync.db").display());
+        let mut conn = sqlx::SqliteConnection::connect(&url).await.expect("open");
+        sqlx::query(sqlx::AssertSqlSafe(sql.to_owned()))
+            .execute(&mut conn)
+            .await
+            .expect("write");
+        conn.close().await.expect("close");
+    });
+}
+
+/// Issue 34, item 9: a worker (`headroom run`, `sync worker`) took up the run `sync org` meant
+/// to drive — as a worker taking up pending runs can, between the run's creation and its first
+/// claim. `sync org` says a worker drives it, with the run id and how to follow it, and exits
+/// 0; with `--wait` it follows the run to its end. (This test process stands for the worker: its
+/// own mark holds the run's claim, so the claim's holder is alive.)
+#[test]
+fn a_run_a_worker_took_up_is_followed_or_left_to_it_never_a_failure() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let log = dir.path().join("sim.jsonl");
+    let sim = tiny_sim(&log);
+    hibernate(dir.path(), &sim);
+    let me = headroom_store::ProcessMark::current().expect("Linux has /proc");
+    tamper(
+        dir.path(),
+        &format!(
+            "UPDATE sync_runs SET status = 'running', claimed_by = '{me}', \
+             claim_expires_at_ms = 4102444800000 WHERE id = 1"
+        ),
+    );
+
+    let (code, out, err) = run(
+        dir.path(),
+        &sim,
+        &["sync", "org", "acme", "--resume", "1", "--hold-secs", "0"],
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+    let taken = out
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["event"] == "sync.taken_over")
+        .unwrap_or_else(|| panic!("not told a worker drives it:\n{out}\n{err}"));
+    assert_eq!(taken["run_id"], 1, "{taken}");
+    assert_eq!(taken["claimed_by"], me.to_string(), "{taken}");
+    assert!(
+        taken["follow"]
+            .as_str()
+            .is_some_and(|f| f.contains("headroom sync status 1")),
+        "{taken}"
+    );
+    assert_eq!(
+        status(dir.path(), &sim, "1")["run"]["claimed_by"],
+        me.to_string()
+    );
+
+    // With --wait it follows the run until the worker is done with it.
+    let mut child = command(
+        dir.path(),
+        &sim,
+        &["sync", "org", "acme", "--resume", "1", "--wait"],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::null())
+    .spawn()
+    .expect("starts");
+    let mut lines = BufReader::new(child.stdout.take().expect("piped")).lines();
+    let first = lines.next().expect("a line").expect("a line");
+    assert!(first.contains("\"event\":\"sync.taken_over\""), "{first}");
+    assert!(first.contains("\"following\":true"), "{first}");
+    tamper(
+        dir.path(),
+        "UPDATE sync_runs SET status = 'done', claimed_by = NULL, claim_expires_at_ms = NULL \
+         WHERE id = 1",
+    );
+    let rest: Vec<String> = lines.map(|l| l.expect("a line")).collect();
+    let code = child.wait().expect("reaped").code();
+    let out = rest.join("\n");
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(completed(&out)["status"], "done", "{out}");
+}

@@ -149,3 +149,41 @@ fn killed_and_resumed(whole_db: &str, killed_db: &str) {
     assert_eq!(resumed, whole, "row counts equal an uninterrupted run");
     assert!(whole["pull_requests"].as_u64().unwrap_or(0) > 0, "{whole}");
 }
+
+/// Issue 34, item 9: `sync org` killed with SIGKILL leaves its claim on the run (two minutes by
+/// default), but its holder is a process of this machine that provably no longer runs: the
+/// next `sync org` of the organization goes on with the run at once — no "running in another
+/// process" — and finishes it.
+#[test]
+fn a_killed_sync_org_is_resumed_at_once_not_after_its_claim() {
+    let sim = Sim::start(&["--org", "acme", "--repos", "10", "--token", "t1=alice"]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = "killed.db";
+    let mut child = command(dir.path(), &sim, db, &["sync", "org", "acme"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("starts");
+    let stdout = child.stdout.take().expect("piped");
+    let paged = BufReader::new(stdout)
+        .lines()
+        .map_while(Result::ok)
+        .any(|l| l.contains("\"event\":\"sync.page\""));
+    assert!(paged, "the run committed a page before it was killed");
+    child.kill().expect("SIGKILL");
+    child.wait().expect("reaped");
+    let (code, out, err) = run(dir.path(), &sim, db, &["sync", "status", "1", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let s: Value = serde_json::from_str(&out).expect("status JSON");
+    assert_eq!(s[0]["run"]["status"], "running", "{out}");
+    assert!(
+        s[0]["run"]["claimed_by"].is_string(),
+        "the kill left its claim: {out}"
+    );
+
+    let (code, out, err) = run(dir.path(), &sim, db, &["sync", "org", "acme", "--wait"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(!err.contains("running in another process"), "{err}");
+    assert!(out.contains("\"status\":\"done\""), "{out}");
+    assert!(tables(dir.path(), &sim, db, "1")["pull_requests"].as_u64() > Some(0));
+}

@@ -1,10 +1,13 @@
 //! Sync runs (their status, claims and deferral counters) and their per-stage, per-scope
 //! checkpoints: what lets a collection resume exactly.
 
-use headroom_core::clock::{SignedDuration, Timestamp};
-use headroom_core::redact::redact;
+use headroom_core::clock::SignedDuration;
+use headroom_core::redact::{redact, redact_json};
 
 pub(crate) mod binding;
+mod claims;
+
+pub(crate) use claims::{claim_sync_run, due_sync_runs};
 
 use crate::db::{Conn, Pools, ReadRow, get, on_each_conn, on_each_pool};
 use crate::error::{Result, StoreError};
@@ -154,7 +157,7 @@ pub(crate) async fn save_sync_run(pools: Pools<'_>, run: &SyncRun) -> Result<()>
         .bind(run.first_deferred_at.map(ms))
         .bind(total_wait)
         .bind(run.failure_reason.as_deref().map(redact))
-        .bind(run.summary.clone().map(sqlx::types::Json))
+        .bind(run.summary.as_ref().map(redact_json).map(sqlx::types::Json))
         .bind(run.started_at.map(ms))
         .bind(run.finished_at.map(ms))
         .bind(ms(run.updated_at))
@@ -166,28 +169,6 @@ pub(crate) async fn save_sync_run(pools: Pools<'_>, run: &SyncRun) -> Result<()>
         return Err(StoreError::NotFound(format!("sync run {}", run.id)));
     }
     Ok(())
-}
-
-pub(crate) async fn due_sync_runs(
-    pools: Pools<'_>,
-    now: Timestamp,
-    limit: u32,
-) -> Result<Vec<SyncRun>> {
-    let sql = format!(
-        "SELECT {SYNC_RUN_COLUMNS} FROM sync_runs \
-         WHERE status = 'pending' \
-            OR (status = 'hibernating' AND (not_before_at_ms IS NULL OR not_before_at_ms <= $1)) \
-            OR (status = 'running' AND (claimed_by IS NULL OR claim_expires_at_ms <= $1)) \
-         ORDER BY COALESCE(not_before_at_ms, created_at_ms), id LIMIT $2"
-    );
-    on_each_pool!(pools, |pool| {
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(ms(now))
-            .bind(i64::from(limit))
-            .fetch_all(pool)
-            .await?;
-        rows.iter().map(sync_run_from).collect()
-    })
 }
 
 /// The oldest run of `kind` and `target` for `key` that has not finished (pending, running or
@@ -214,29 +195,6 @@ pub(crate) async fn unfinished_sync_run(
             .fetch_optional(pool)
             .await?;
         row.as_ref().map(sync_run_from).transpose()
-    })
-}
-
-pub(crate) async fn claim_sync_run(
-    pools: Pools<'_>,
-    id: i64,
-    holder: &str,
-    now: Timestamp,
-    until: Timestamp,
-) -> Result<bool> {
-    on_each_pool!(pools, |pool| {
-        let done = sqlx::query(
-            "UPDATE sync_runs SET claimed_by = $2, claim_expires_at_ms = $4 \
-             WHERE id = $1 AND status NOT IN ('done', 'failed') \
-             AND (claimed_by IS NULL OR claimed_by = $2 OR claim_expires_at_ms <= $3)",
-        )
-        .bind(id)
-        .bind(holder.to_owned())
-        .bind(ms(now))
-        .bind(ms(until))
-        .execute(pool)
-        .await?;
-        Ok(done.rows_affected() == 1)
     })
 }
 
@@ -304,7 +262,7 @@ pub(crate) async fn set_checkpoint(conn: &mut Conn<'_>, u: &CheckpointUpdate) ->
             .bind(u.page_cursor.clone())
             .bind(pages)
             .bind(rows)
-            .bind(u.detail.clone())
+            .bind(u.detail.as_deref().map(redact))
             .bind(ms(u.at))
             .execute(&mut *c)
             .await?;

@@ -50,7 +50,8 @@ pub struct SyncArgs {
 enum SyncCommand {
     /// Collect an organization: org, members, teams, repositories, issues, projects, issue
     /// comments, pull requests with commits, commit files, workflow runs/jobs/check runs,
-    /// branches. Exits 0 when done or hibernating (with the wake time), 1 when it failed.
+    /// branches. Exits 0 when done, hibernating (with the wake time) or taken up by a worker
+    /// (with the way to follow it), 1 when it failed.
     Org {
         /// The organization's login.
         name: String,
@@ -61,7 +62,8 @@ enum SyncCommand {
         /// Only these stages (comma-separated), plus what they depend on.
         #[arg(long, value_delimiter = ',', value_name = "LIST")]
         stages: Vec<String>,
-        /// Wait for quota windows in this process and finish, instead of hibernating.
+        /// Wait for quota windows in this process and finish, instead of hibernating (or, when
+        /// a worker took the run up, follow it to its end).
         #[arg(long)]
         wait: bool,
         /// Before a new run, measure the organization as `sync plan` does (a few GraphQL
@@ -78,7 +80,8 @@ enum SyncCommand {
         /// exits 0 with the run id and the wake time for `sync worker`. 0 never holds.
         #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(0..=86_400))]
         hold_secs: u64,
-        /// Seconds a killed worker keeps its claim on the run before another may resume it.
+        /// Seconds a killed worker keeps its claim on the run before another may resume it
+        /// (one killed on the same machine and pid namespace frees it at once).
         #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
         claim_secs: u64,
         #[command(flatten)]
@@ -110,7 +113,8 @@ enum SyncCommand {
         poll_secs: u64,
         #[command(flatten)]
         rebind: RebindCredential,
-        /// Seconds a killed worker keeps its claim on a run before another may resume it.
+        /// Seconds a killed worker keeps its claim on a run before another may resume it
+        /// (one killed on the same machine and pid namespace frees it at once).
         #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
         claim_secs: u64,
         #[command(flatten)]
@@ -254,9 +258,23 @@ fn runner(env: &Env, progress: Arc<dyn ProgressSink>, claim_secs: u64, rebind: b
     }
 }
 
-/// The holder name this process claims sync runs under.
+/// This process's name in the readings it records.
 pub fn holder() -> String {
     format!("headroom:{}", std::process::id())
+}
+
+/// The holder name this process claims sync runs under: its [`ProcessMark`], so that once it
+/// is gone (killed) the next process on this machine takes its runs over at once rather than
+/// after the claim's TTL (the pid alone where the mark cannot be read).
+///
+/// [`ProcessMark`]: headroom_store::ProcessMark
+pub fn claim_holder() -> String {
+    static HOLDER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    HOLDER
+        .get_or_init(|| {
+            headroom_store::ProcessMark::current().map_or_else(holder, |m| m.to_string())
+        })
+        .clone()
 }
 
 /// The organization graph's runner over an exit door built elsewhere: `headroom run` hands it
@@ -280,7 +298,7 @@ pub fn org_runner(
         RunnerConfig {
             deferral: settings.deferral,
             caps: settings.sync_caps.clone(),
-            holder: holder(),
+            holder: claim_holder(),
             claim: SignedDuration::from_secs(i64::try_from(claim_secs).unwrap_or(120)),
             in_flight: settings.in_flight_ceiling,
             ..RunnerConfig::default()

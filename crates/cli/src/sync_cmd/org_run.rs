@@ -1,5 +1,7 @@
 //! `sync org NAME`: starts or resumes one organization run and drives it until it finishes,
-//! fails or hibernates (holding on through a short or `--wait`ed hibernation).
+//! fails or hibernates (holding on through a short or `--wait`ed hibernation). A run a worker
+//! took up first (`headroom run`, `sync worker`) is left to it, saying so — or followed to its
+//! end with `--wait`; a run whose holder was killed on this machine is taken over at once.
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -82,11 +84,7 @@ async fn attach_to_unfinished(
     else {
         return Ok(None);
     };
-    let now = env.clock.now();
-    let held = run.status == headroom_store::SyncRunStatus::Running
-        && run.claimed_by.is_some()
-        && run.claim_expires_at.is_some_and(|until| until > now);
-    if held {
+    if held_by_another(env, &run) {
         return Err(CliError::refused(&format!(
             "sync run {} of org {name} for {key} is running in another process (claimed by {} \
              until {}); an organization is not synced twice on one quota: wait for it, or see \
@@ -112,6 +110,84 @@ async fn attach_to_unfinished(
         status = run.status.as_str()
     );
     Ok(Some(run.id))
+}
+
+/// Whether another live process drives `run` now: it is running under a claim that has not
+/// lapsed, of a holder that is not provably gone (a killed process of this machine).
+fn held_by_another(env: &Env, run: &SyncRun) -> bool {
+    run.status == headroom_store::SyncRunStatus::Running && claimed(env, run)
+}
+
+/// Whether `run`'s claim holds: it has not lapsed, and its holder is not provably gone.
+fn claimed(env: &Env, run: &SyncRun) -> bool {
+    run.claimed_by
+        .as_deref()
+        .is_some_and(|holder| !headroom_store::ProcessMark::holder_is_gone(holder))
+        && run
+            .claim_expires_at
+            .is_some_and(|until| until > env.clock.now())
+}
+
+/// How often `sync org --wait` looks at a run another worker drives.
+const FOLLOW_EVERY: SignedDuration = SignedDuration::from_secs(1);
+
+/// Run `id` is claimed by another worker. Without `--wait`: says so, with the way to follow
+/// it, and ends (exit 0). With it: follows the run until it finishes (its outcome, the exit
+/// code a run of this process would have had), or until nobody drives it any more (`None`:
+/// this process goes on with it itself).
+async fn taken_over(
+    env: &Env,
+    name: &str,
+    id: i64,
+    wait: bool,
+) -> Result<Option<Outcome>, CliError> {
+    let run = env
+        .store
+        .sync_run(id)
+        .await
+        .map_err(|e| CliError::failed(&e))?;
+    let claimed_by = run.as_ref().and_then(|r| r.claimed_by.clone());
+    outln!(
+        "{}",
+        json!({
+            "event": "sync.taken_over",
+            "run_id": id,
+            "claimed_by": claimed_by,
+            "following": wait,
+            "follow": format!(
+                "headroom sync status {id} (or wait for it: headroom sync org {name} --resume {id} --wait)"
+            ),
+        })
+    );
+    if !wait {
+        return Ok(Some(Outcome::Success));
+    }
+    loop {
+        env.clock.sleep(FOLLOW_EVERY).await;
+        let Some(run) = env
+            .store
+            .sync_run(id)
+            .await
+            .map_err(|e| CliError::failed(&e))?
+        else {
+            return Err(CliError::failed(&format!("sync run {id} is gone")));
+        };
+        let summary = RunSummary::from_stored(run.summary.as_ref());
+        match run.status {
+            headroom_store::SyncRunStatus::Done => {
+                print_outcome(id, "done", None, None, &summary);
+                return Ok(Some(Outcome::Success));
+            }
+            headroom_store::SyncRunStatus::Failed => {
+                let reason = run.failure_reason.as_deref().unwrap_or_default();
+                print_outcome(id, "failed", Some(reason), None, &summary);
+                return Ok(Some(Outcome::Unsuccessful));
+            }
+            _ if claimed(env, &run) => {}
+            // Hibernating, or its worker gone: this process takes it up again.
+            _ => return Ok(None),
+        }
+    }
 }
 
 /// How `sync org` drives its run.
@@ -169,7 +245,6 @@ pub(super) async fn sync_org(
         Arc::new(JsonProgress)
     };
     let runner = runner(&env, progress, claim_secs, rebind);
-    let mut holding = false;
     loop {
         match runner.run(id).await {
             Ok(RunOutcome::Done { summary }) => {
@@ -196,16 +271,17 @@ pub(super) async fn sync_org(
                     })
                 );
                 if held {
-                    holding = true;
                     env.clock.sleep_until(until).await;
                     continue;
                 }
                 return Ok(Outcome::Success);
             }
-            // A worker took the run while this process held it: it is in good hands.
-            Err(headroom_sync::SyncError::Claimed(_)) if holding => {
-                outln!("{}", json!({ "event": "sync.taken_over", "run_id": id }));
-                return Ok(Outcome::Success);
+            // A worker took the run (a pending run this process had just created, or one it
+            // held while it hibernated): it is in good hands. `--wait` follows it to its end.
+            Err(headroom_sync::SyncError::Claimed(_)) => {
+                if let Some(outcome) = taken_over(&env, &name, id, wait).await? {
+                    return Ok(outcome);
+                }
             }
             // Another credential than the run's: a refusal, which names what to do.
             Err(headroom_sync::SyncError::Credential(e)) => return Err(CliError::refused(&e)),
