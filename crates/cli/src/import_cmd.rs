@@ -35,6 +35,9 @@ enum ImportCommand {
     /// (faster than keeping them row by row); while they are missing, reads filtered by actor or
     /// repository scan the table. It holds a lock on `<db>-import-lock` meanwhile; if it is
     /// killed, the next open of the database or the next import builds them.
+    ///
+    /// One import writes a database at a time (SQLite or PostgreSQL): a second one waits for
+    /// the first to end, saying so, then finds its events as duplicates.
     Gharchive {
         /// The files to import, in order.
         #[arg(required = true, value_name = "FILE")]
@@ -71,6 +74,7 @@ pub async fn run(global: &GlobalArgs, args: ImportArgs) -> CommandResult {
     let options = ImportOptions {
         batch: usize::try_from(batch).unwrap_or(DEFAULT_BATCH),
         commit_every: usize::try_from(commit_every).unwrap_or(DEFAULT_COMMIT_EVERY),
+        on_wait: Some(say_waiting),
     };
     let terminal = std::io::stderr().is_terminal();
     let started = clock.now();
@@ -153,6 +157,11 @@ pub async fn run(global: &GlobalArgs, args: ImportArgs) -> CommandResult {
         return Ok(Outcome::Unsuccessful);
     }
     Ok(Outcome::Success)
+}
+
+/// One import writes a database at a time: a second one says, once, what it waits for.
+fn say_waiting(holder: &str) {
+    eprintln!("headroom: waiting for another import into this database to finish ({holder})");
 }
 
 fn draw_bar(file: &str, p: &ImportProgress, size: Option<u64>) {

@@ -30,20 +30,44 @@ pub(crate) use postgres::build_missing as build_missing_pg;
 /// default (see [`BulkOptions`]).
 pub const DEFAULT_COMMIT_EVERY: usize = 250_000;
 
+/// Told, before a writer waits for another import into the same database to end, who that
+/// is ("pid 4242 on host db1", or what is known of it), so the caller can say what it waits
+/// for.
+pub type WaitNotice = fn(&str);
+
 /// How a bulk writer groups its work.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub struct BulkOptions {
     /// Envelopes between commits where one transaction spans batches (an SQLite file, and
     /// PostgreSQL): larger is faster, and a killed import loses at most this many envelopes'
     /// work. An in-memory SQLite commits each batch by itself and does not use it.
     pub commit_every: usize,
+    /// Called once if the writer must wait for its turn: one writer at a time imports into a
+    /// database (see [`import_turn_label`]); `None` waits silently.
+    pub on_wait: Option<WaitNotice>,
 }
 
 impl Default for BulkOptions {
     fn default() -> Self {
         Self {
             commit_every: DEFAULT_COMMIT_EVERY,
+            on_wait: None,
         }
+    }
+}
+
+/// Who holds an import's turn, as a writer waiting for it is told ([`WaitNotice`]): this
+/// process's pid and the machine's name. Concurrent imports of overlapping files made the
+/// writers of two processes wait on each other's uncommitted rows across their connections,
+/// which no database sees as a deadlock (PostgreSQL: until the idle-in-transaction timeout),
+/// or fail one of them; so an import into a database waits until no other runs (a
+/// PostgreSQL session advisory lock, an `flock` beside an SQLite file, both released when
+/// their holder ends, killed or not) and then finds the other's events as duplicates.
+pub(crate) fn import_turn_label() -> String {
+    let pid = std::process::id();
+    match std::fs::read_to_string("/proc/sys/kernel/hostname") {
+        Ok(host) if !host.trim().is_empty() => format!("pid {pid} on host {}", host.trim()),
+        _ => format!("pid {pid}"),
     }
 }
 

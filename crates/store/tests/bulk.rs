@@ -309,7 +309,10 @@ async fn bulk_matches_the_page_path_sqlite() {
         // at each commit, inserts first once a window's rows were mostly new, and the rows
         // come out the same whichever way.
         let commit_every = [1, 30, 80, BulkOptions::default().commit_every][(seed % 4) as usize];
-        let options = BulkOptions { commit_every };
+        let options = BulkOptions {
+            commit_every,
+            ..BulkOptions::default()
+        };
         // Past seed 4, a new writer for the replay: its first window has no last one to go
         // by and asks the table, which holds every row by then (the touch comes first).
         let got = write_bulk(&bulk, options, seed, seed > 4).await;
@@ -345,7 +348,10 @@ async fn bulk_matches_the_page_path_postgres() {
         // written once per commit window, and come out the same whichever way; a new writer
         // for the replay finds every row stored.
         let commit_every = [1, 30, 80, BulkOptions::default().commit_every][(seed % 4) as usize];
-        let options = BulkOptions { commit_every };
+        let options = BulkOptions {
+            commit_every,
+            ..BulkOptions::default()
+        };
         let got = write_bulk(&bulk, options, seed, seed > 3).await;
         assert_eq!(got, expected, "outcomes, seed {seed}");
         assert_same_tables!(page, bulk, seed);
@@ -565,7 +571,10 @@ async fn deferred_indexes_are_built_at_the_finish_or_the_next_open_postgres() {
         "push_events_github_actor_id_fkey",
         "push_events_github_repository_id_fkey",
     ];
-    let options = BulkOptions { commit_every: 1 };
+    let options = BulkOptions {
+        commit_every: 1,
+        ..BulkOptions::default()
+    };
     let mut writer = store.bulk_writer(options).await.expect("writer");
     let event = |id| bulk(push(id, (7, "octocat"), (70, "octo/hello"), 1, 10));
     writer.write(vec![event(1)]).await.expect("batch");
@@ -643,6 +652,7 @@ async fn an_import_refreshes_the_statistics_of_the_table_it_grows_postgres() {
     let mut writer = store
         .bulk_writer(BulkOptions {
             commit_every: 30_000,
+            ..BulkOptions::default()
         })
         .await
         .expect("writer");

@@ -85,6 +85,7 @@ async fn an_import_rewrites_the_entities_it_sees_again_in_place_postgres() {
     let mut writer = store
         .bulk_writer(BulkOptions {
             commit_every: usize::try_from(ENTITIES).expect("small"),
+            ..BulkOptions::default()
         })
         .await
         .expect("writer");

@@ -30,7 +30,7 @@ pub const MAX_LINE_BYTES: usize = 32 * 1024 * 1024;
 pub const DEFAULT_BATCH: usize = 10_000;
 
 /// How an import groups its writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub struct ImportOptions {
     /// Envelopes per batch ([`DEFAULT_BATCH`]).
     pub batch: usize,
@@ -38,6 +38,9 @@ pub struct ImportOptions {
     /// ([`headroom_store::bulk::DEFAULT_COMMIT_EVERY`]); a killed import loses at most this
     /// many envelopes' work, which the next run redoes.
     pub commit_every: usize,
+    /// Told who holds the database's import turn if the import must wait for it
+    /// ([`headroom_store::bulk::BulkOptions::on_wait`]).
+    pub on_wait: Option<headroom_store::bulk::WaitNotice>,
 }
 
 impl Default for ImportOptions {
@@ -45,6 +48,7 @@ impl Default for ImportOptions {
         Self {
             batch: DEFAULT_BATCH,
             commit_every: headroom_store::bulk::DEFAULT_COMMIT_EVERY,
+            on_wait: None,
         }
     }
 }
@@ -213,6 +217,7 @@ pub async fn import_reader(
     let mut writer = store
         .bulk_writer(BulkOptions {
             commit_every: options.commit_every,
+            on_wait: options.on_wait,
         })
         .await?;
     let (tx, mut rx) = tokio::sync::mpsc::channel::<io::Result<Batch>>(QUEUE_DEPTH);

@@ -3,7 +3,8 @@
 //! [`MAX_WINDOW_ENTITIES`] entities), with the page path's results ([`crate::push::group`])
 //! row for row. Two [`Lane`]s write events; two [`EntityWriters`] write actors and
 //! repositories. One server backend's CPU is what bounds an import, so the work is spread
-//! over several at once.
+//! over several at once. It opens them once it has the import's turn ([`turn`]): one import
+//! writes a database at a time.
 //!
 //! Per batch:
 //! - which events are new: not stored, not staged earlier in the window, not earlier in the
@@ -65,12 +66,14 @@ mod copy_binary;
 mod deferral;
 mod entities;
 mod lane;
+mod turn;
 
 use deferral::IndexDeferral;
 pub(crate) use deferral::build_missing;
 use entities::{EntityWriters, Unabsorbed, absorb_interleaved, commit_apart, insert_at_once};
 use entities::{write_actors, write_repositories};
 use lane::{BATCH_SAVEPOINT, EVENT_SAVEPOINT, Lane, Target};
+use turn::ImportTurn;
 
 /// Actors and repositories a window may hold before it commits early, whatever
 /// [`BulkOptions::commit_every`] says: the window's memory stays bounded on a file naming a new
@@ -94,8 +97,10 @@ const ANALYZE_PROBED: &str = "ANALYZE push_events (github_event_id)";
 impl PgStore {
     /// The bulk writer for this store: four connections of its own, taken out of the pool
     /// (transactions stay open on them across batches, and dropping the writer closes them,
-    /// which rolls back whatever was not committed), opened at once.
+    /// which rolls back whatever was not committed), opened at once once the import has its
+    /// turn ([`ImportTurn`]: no other import writes the database).
     pub(crate) async fn open_bulk(&self, options: BulkOptions) -> Result<Box<dyn BulkWriter + '_>> {
+        let turn = ImportTurn::take(self.pool(), options.on_wait).await?;
         let (mut main, second, entities) = tokio::try_join!(
             Lane::open(self.pool()),
             Lane::open(self.pool()),
@@ -113,6 +118,7 @@ impl PgStore {
         .fetch_one(&mut main.conn)
         .await?;
         Ok(Box::new(PgBulk {
+            turn: Some(turn),
             rows_at_analyze: analyzed.max(0.0) as u64,
             created_since_analyze: 0,
             lanes: [main, second],
@@ -149,6 +155,8 @@ enum Commit {
 
 /// The PostgreSQL writer.
 struct PgBulk {
+    /// Held from the open to the end of the finish (see [`turn`]).
+    turn: Option<ImportTurn>,
     /// The main lane (probes, the fallback, push_events' index deferral) and the second.
     lanes: [Lane; 2],
     /// Where the window's actors (first) and repositories (second) are written at its
@@ -216,7 +224,13 @@ impl BulkWriter for PgBulk {
             return Err(self.roll_back(e, lost).await);
         }
         let [main, second] = &mut self.lanes;
-        self.deferral.finish(&mut main.conn, &mut second.conn).await
+        self.deferral
+            .finish(&mut main.conn, &mut second.conn)
+            .await?;
+        match self.turn.take() {
+            Some(turn) => turn.end().await,
+            None => Ok(()),
+        }
     }
 }
 

@@ -42,14 +42,18 @@ use self::entities::*;
 use crate::sqlite::{DEFERRABLE_INDEXES, ImportLock, PUSH_EVENT_INDEXES_SQL, missing_deferrable};
 
 impl SqliteStore {
-    /// The bulk writer for this store: a dedicated connection on a file, else the portable one.
+    /// The bulk writer for this store: a dedicated connection on a file, once no other import
+    /// writes it ([`ImportLock::acquire`]), else the portable one.
     pub(crate) async fn open_bulk(&self, options: BulkOptions) -> Result<Box<dyn BulkWriter + '_>> {
         match self.file() {
             Some(path) => {
                 let path = path.to_owned();
                 let (conn, deferral, checkpointer) = tokio::task::spawn_blocking(move || {
+                    // The import's turn first: a second import beside this one would fail
+                    // on the busy timeout behind its long write transaction.
+                    let turn = ImportLock::acquire(&path, options.on_wait);
                     let conn = open_connection(&path)?;
-                    let deferral = IndexDeferral::for_table(&conn, ImportLock::try_acquire(&path))?;
+                    let deferral = IndexDeferral::for_table(&conn, turn)?;
                     let checkpointer = Checkpointer::spawn(&path)?;
                     Ok::<_, StoreError>((conn, deferral, checkpointer))
                 })
@@ -196,8 +200,9 @@ struct Session {
 /// rows as the table had when it opened, then drops them. An empty table defers from the first
 /// row, a large one only for an import as large; at worst (an import that ends right after the
 /// drop) the build costs about what its own rows would have cost again, and never a rebuild of
-/// a table much larger than the import. Only the writer holding the [`ImportLock`] defers: a
-/// second import running beside it keeps the indexes as it finds them.
+/// a table much larger than the import. Only the writer holding the [`ImportLock`] defers (one
+/// that could not take it, beside a file in a read-only directory, keeps the indexes as it
+/// finds them).
 #[derive(Debug)]
 struct IndexDeferral {
     /// push_events' rows when the writer opened (its largest id: counting a large table would
