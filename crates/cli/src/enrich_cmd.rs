@@ -8,7 +8,7 @@ use std::sync::Arc;
 use clap::{Args, ValueEnum};
 use headroom_core::clock::SignedDuration;
 use headroom_github::feed::enrich::{EnrichOptions, EnrichReport, EnrichSettings, Enricher};
-use headroom_store::feed_state::{EntityKind, FeedState, Lane};
+use headroom_store::feed_state::{EntityKind, FeedState, FeedStateRead, Lane};
 
 use crate::config::GlobalArgs;
 use crate::ingest_cmd::{FeedArgs, fmt_ts, poller};
@@ -112,6 +112,11 @@ pub fn print_report(r: &EnrichReport) {
 
 /// Prints the enrichment status counts per class.
 pub async fn print_enrichment_state(state: &Arc<dyn FeedState>) {
+    print_enrichment_counts(state.as_ref()).await;
+}
+
+/// [`print_enrichment_state`] from the read half of the feed's state.
+pub async fn print_enrichment_counts(state: &dyn FeedStateRead) {
     for kind in [EntityKind::Actor, EntityKind::Repository] {
         match state.enrichment_counts(kind).await {
             Ok(c) => outln!(

@@ -3,13 +3,11 @@
 //! Exit codes: 0 ran or deferred, 1 the attempt failed, 2 refused (bad option, infeasible
 //! budget formula).
 
-use std::sync::Arc;
-
 use clap::Args;
 use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
 use headroom_core::lanes::CoreLaneConfig;
 use headroom_github::feed::poll::{PollError, PollOutcome, PollSettings, Poller, SOURCE_TYPE};
-use headroom_store::feed_state::{FeedState, open_feed};
+use headroom_store::feed_state::{CoreLedger, FeedStateRead, open_feed};
 
 use crate::config::{GlobalArgs, ProcessEnv, Settings};
 use crate::outcome::{CliError, CommandResult, Outcome};
@@ -219,8 +217,17 @@ pub(crate) fn fmt_ts(t: Timestamp) -> String {
 
 /// The persisted state of the feed (printed after every ingest, whatever happened).
 pub async fn print_summary(poller: &Poller) {
-    let state: &Arc<dyn FeedState> = &poller.state;
-    let now = poller.clock.now();
+    let core = poller.core_ledger().await.map_err(|e| e.to_string());
+    print_feed_summary(poller.state.as_ref(), core, poller.clock.now()).await;
+}
+
+/// [`print_summary`] from the feed's state and its core ledger (`status` reads them from a
+/// read-only store).
+pub async fn print_feed_summary(
+    state: &dyn FeedStateRead,
+    core: Result<Option<CoreLedger>, String>,
+    now: Timestamp,
+) {
     match state.feed_overview().await {
         Ok(o) => {
             match &o.latest_completed_run {
@@ -251,7 +258,7 @@ pub async fn print_summary(poller: &Poller) {
         }
         Err(e) => outln!("Source unavailable:               {e}"),
     }
-    match poller.core_ledger().await {
+    match core {
         Ok(Some(l)) => {
             let remaining = l
                 .remaining

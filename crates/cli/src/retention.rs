@@ -1,6 +1,6 @@
-//! Retention of rate-limit history: every long-running process (`run`, `sync worker`,
-//! `serve`) prunes what is older than the retention setting, at start and then hourly, so
-//! the history stays bounded whichever of them is running.
+//! Retention of rate-limit history: every long-running process that writes it (`run`,
+//! `sync worker`) prunes what is older than the retention setting, at start and then hourly,
+//! so the history stays bounded whichever of them is running (`serve` only reads).
 
 use std::sync::Arc;
 

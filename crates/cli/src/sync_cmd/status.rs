@@ -2,7 +2,7 @@
 
 use headroom_core::clock::Timestamp;
 use headroom_github::org;
-use headroom_store::{CheckpointStatus, Store, SyncRun, TABLES};
+use headroom_store::{CheckpointStatus, StoreRead, SyncRun, TABLES};
 use headroom_sync::summary::{Calibration, StageStatus};
 use headroom_sync::{CalibrationRow, ClockSkew, RunSummary};
 use serde::Serialize;
@@ -40,7 +40,7 @@ struct RunStatus {
 }
 
 async fn describe(
-    store: &dyn Store,
+    store: &dyn StoreRead,
     run: SyncRun,
 ) -> Result<RunStatus, headroom_store::StoreError> {
     let checkpoints = store.checkpoints(run.id).await?;
@@ -238,9 +238,8 @@ pub(super) async fn status(settings: &Settings, run_id: Option<i64>, json: bool)
     settings
         .require_existing_database()
         .map_err(|e| CliError::refused(&e))?;
-    let store = headroom_store::open(&settings.db)
-        .await
-        .map_err(|e| CliError::refused(&e))?;
+    // Read-only: it works on a database in a read-only directory and never changes one.
+    let store = crate::serve::open_read_only(&settings.db).await?.store;
     let runs = match run_id {
         Some(id) => match store.sync_run(id).await {
             Ok(Some(run)) => vec![run],
