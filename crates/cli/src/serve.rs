@@ -6,7 +6,7 @@ use clap::Args;
 use headroom_core::telemetry;
 use headroom_github::feed::enrich::EnrichSettings;
 use headroom_server::{Reporting, SchedulerSettings, StatusSettings};
-use headroom_store::Store;
+use headroom_store::StoreRead;
 
 use crate::config::{ConfigError, Settings};
 use crate::ingest_cmd::FeedArgs;
@@ -39,10 +39,23 @@ impl ReportingArgs {
     }
 }
 
+/// Opens the database of a command that only reads (`status`, `sync status`, `serve`)
+/// read-only ([`headroom_store::read_only`]); a refusal names `--db`.
+pub async fn open_read_only(db: &str) -> Result<headroom_store::read_only::ReadStores, CliError> {
+    headroom_store::read_only::open_read_only(db)
+        .await
+        .map_err(|e| {
+            CliError::refused(&ConfigError {
+                setting: "--db".into(),
+                problem: e.to_string(),
+            })
+        })
+}
+
 /// The ledger subject the configured credential spends, without asking the provider: the
 /// outbound IP with no token, else the owner stored for the token (none before the first
 /// request discovered it — and then no ledger row for it exists either).
-pub async fn stored_subject(settings: &Settings, store: &dyn Store) -> Option<String> {
+pub async fn stored_subject(settings: &Settings, store: &dyn StoreRead) -> Option<String> {
     let Some(credential) = &settings.credential else {
         let outbound = headroom_http::ClientConfig::default().unauthenticated_subject;
         return Some(headroom_store::subject_label(&headroom_core::Subject::Ip(
@@ -173,7 +186,7 @@ pub async fn start(
     let (_, feed, report) = headroom_store::feed_report::open_report(db)
         .await
         .map_err(|e| CliError::refused(&e))?;
-    let quota = headroom_store::open_quota_history(db)
+    let quota = headroom_store::quota_history::open_quota_history_to_serve(db)
         .await
         .map_err(|e| CliError::refused(&e))?;
     let addr =

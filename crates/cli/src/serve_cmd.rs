@@ -12,13 +12,12 @@ use clap::Args;
 use headroom_core::clock::{SignedDuration, TokioClock};
 use headroom_core::telemetry;
 use headroom_server::{AppState, DashboardSettings, DashboardState};
-use headroom_store::quota_history::open_quota_history;
 
 use crate::config::{ConfigError, GlobalArgs, ProcessEnv};
 use crate::enrich_cmd::EnrichTuning;
 use crate::ingest_cmd::FeedArgs;
 use crate::outcome::{CliError, CommandResult, Outcome};
-use crate::serve::{ReportingArgs, status_settings, stored_subject};
+use crate::serve::{ReportingArgs, open_read_only, status_settings, stored_subject};
 
 /// `headroom serve`.
 #[derive(Debug, Args)]
@@ -57,14 +56,10 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> CommandResult {
     let enrich = args
         .tuning
         .settings(args.feed.enrichment_lease(), args.search_pacing);
-    let stores = headroom_store::feed_report::open_report(&settings.db)
-        .await
-        .map_err(|e| CliError::refused(&e))?;
-    let (store, feed, report) = stores;
-    let quota = open_quota_history(&settings.db)
-        .await
-        .map_err(|e| CliError::refused(&e))?;
-    let subject = stored_subject(&settings, store.as_ref()).await;
+    // Read-only: it works on a database in a read-only directory, or a copy on read-only
+    // media, and never changes one.
+    let stores = open_read_only(&settings.db).await?;
+    let subject = stored_subject(&settings, stores.store.as_ref()).await;
     let status = status_settings(
         &settings,
         &args.feed,
@@ -87,14 +82,14 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> CommandResult {
     let live_window = SignedDuration::from_secs(i64::try_from(args.live_window).unwrap_or(30));
     let dashboard = DashboardState {
         app: AppState {
-            report,
-            feed,
+            report: stores.report.clone(),
+            feed: stores.feed.clone(),
             clock: clock.clone(),
             settings: Arc::new(status),
             status: Default::default(),
         },
-        store: quota.store.clone(),
-        history: quota.history.clone(),
+        store: stores.store.clone(),
+        history: stores.history.clone(),
         clock,
         settings: DashboardSettings {
             live_window,
@@ -103,18 +98,10 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> CommandResult {
         pacer: headroom_core::clock::TokioClock::system(),
         snapshots: Default::default(),
     };
-    // Housekeeping beside the read-only server (whose state holds only read halves): the
-    // history older than the retention setting goes, as in every long-running process.
-    let pruner = crate::retention::spawn_pruner(
-        quota.store.clone(),
-        quota.recorder.clone(),
-        TokioClock::system(),
-        settings.retention,
-    );
+    // No pruning of old history here: the processes that write it (`run`, `sync worker`)
+    // prune it.
     let served = serve_until_stopped(listener, dashboard).await;
-    pruner.abort();
-    quota.store.close().await;
-    store.close().await;
+    stores.store.close().await;
     match served {
         Ok(()) => {
             tracing::info!(event = telemetry::SERVER_STOPPED);

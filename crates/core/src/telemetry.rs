@@ -298,7 +298,9 @@ catalog! {
     SERVER_FAILED = "server.failed" [Error] [error]
     /// A read endpoint could not reach the store and answered 503.
     SERVER_STORE_UNAVAILABLE = "server.store_unavailable" [Warn] [error]
-    /// A connection was closed at once: the server holds as many as it serves.
+    /// A connection past the cap was refused (a JSON 503, or closed when too many wait for
+    /// that answer), or an event stream past its own cap: the server holds as many as it
+    /// serves.
     SERVER_CONNECTION_REFUSED = "server.connection_refused" [Warn] [limit]
     /// Accepting a connection failed (out of file descriptors, …); the server goes on.
     SERVER_ACCEPT_FAILED = "server.accept_failed" [Warn] [error]

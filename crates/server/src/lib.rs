@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::Router;
-use axum::extract::State;
+use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -166,6 +166,16 @@ pub enum ApiError {
     /// The database did not answer (the message is already redacted by the store).
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A limit of the server is reached (event streams, connections): try again later.
+    #[error("{message}")]
+    Overloaded {
+        /// Machine-readable reason.
+        code: &'static str,
+        /// What was full, for a person.
+        message: String,
+        /// Seconds after which trying again may succeed (the `Retry-After` header).
+        retry_after: u32,
+    },
 }
 
 impl IntoResponse for ApiError {
@@ -179,6 +189,7 @@ impl IntoResponse for ApiError {
                 (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", None)
             }
             ApiError::UriTooLong(_) => (StatusCode::URI_TOO_LONG, "uri_too_long", None),
+            ApiError::Overloaded { code, .. } => (StatusCode::SERVICE_UNAVAILABLE, *code, None),
             ApiError::Store(e) => {
                 tracing::warn!(event = telemetry::SERVER_STORE_UNAVAILABLE, error = %e);
                 (
@@ -202,6 +213,12 @@ impl IntoResponse for ApiError {
                 axum::http::HeaderValue::from_static("GET, HEAD"),
             );
         }
+        if let ApiError::Overloaded { retry_after, .. } = &self {
+            response.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from(*retry_after),
+            );
+        }
         response
     }
 }
@@ -210,12 +227,18 @@ impl IntoResponse for ApiError {
     get,
     path = "/health/live",
     tag = "health",
-    responses((status = 200, description = "The process answers (touches nothing else)", body = Object, example = json!({"status": "ok"})))
+    responses(
+        (status = 200, description = "The process answers (touches nothing else)", body = Object, example = json!({"status": "ok"})),
+        (status = 400, description = "A query parameter was given (none is accepted), named in the error", body = ErrorBody),
+    )
 )]
-/// `GET /health/live`: answers while the process runs.
-async fn live() -> Json<serde_json::Value> {
+/// `GET /health/live`: answers while the process runs. Past the connection cap it is still
+/// answered, by the listener itself ([`listen`]).
+async fn live(RawQuery(raw): RawQuery) -> Result<Json<serde_json::Value>, ApiError> {
+    // Strict like every other endpoint: a parameter would be silently ignored otherwise.
+    api::params::pairs(raw.as_deref(), &[])?;
     // Deliberately touches nothing: a database outage must not make the process look dead.
-    Json(json!({"status": "ok"}))
+    Ok(Json(json!({"status": "ok"})))
 }
 
 #[utoipa::path(
@@ -224,13 +247,17 @@ async fn live() -> Json<serde_json::Value> {
     tag = "health",
     responses(
         (status = 200, description = "The database answers, its schema is current and no feed source's latest attempt had its credential rejected", body = Object, example = json!({"status": "ok"})),
+        (status = 400, description = "A query parameter was given (none is accepted), named in the error", body = ErrorBody),
         (status = 503, description = "The database does not answer, migrations are missing (`reason`, `missing_migrations`), or the provider rejected the feed's credential at its latest attempt (`reason`: `credential_rejected`, `message`: the source's redacted error)", body = Object),
     )
 )]
 /// `GET /health/ready`: ok once the database answers with the current schema, and while the
 /// provider has not rejected the feed's credential (a 401 at a source's latest attempt; the
 /// next request that succeeds makes it ready again).
-async fn ready(State(state): State<AppState>) -> Response {
+async fn ready(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Response {
+    if let Err(refused) = api::params::pairs(raw.as_deref(), &[]) {
+        return refused.into_response();
+    }
     match state.report.schema_state().await {
         Ok(schema) if schema.is_current() => match state.report.event_sources().await {
             Ok(sources) => match sources
@@ -297,7 +324,7 @@ fn unreachable_database(e: &headroom_store::StoreError) -> Response {
 /// parameter, and says so rather than ignore one (as the list endpoints do).
 async fn status_handler(
     State(state): State<AppState>,
-    axum::extract::RawQuery(raw): axum::extract::RawQuery,
+    RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
     api::params::pairs(raw.as_deref(), &[])?;
     let document = state.status.get(&state).await?;

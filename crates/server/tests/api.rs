@@ -93,6 +93,23 @@ async fn health(db: &Db) {
     assert_eq!(ready.json["reason"], "database_unreachable");
 }
 
+/// Like every other endpoint, the health checks refuse a parameter rather than ignore it.
+async fn health_checks_refuse_unknown_parameters(db: &Db) {
+    let app = app(db, at(60));
+    for path in ["/health/live", "/health/ready"] {
+        let reply = get(&app, &format!("{path}?x=1")).await;
+        assert_eq!(
+            reply.status,
+            StatusCode::BAD_REQUEST,
+            "{path}: {}",
+            reply.text
+        );
+        assert_eq!(reply.json["error"]["code"], "unknown_parameter", "{path}");
+        assert_eq!(reply.json["error"]["parameter"], "x", "{path}");
+        assert_eq!(get(&app, path).await.status, StatusCode::OK, "{path}");
+    }
+}
+
 async fn status_on_an_empty_database(db: &Db) {
     let app = app(db, at(60));
     let reply = get(&app, "/status").await;
@@ -622,6 +639,7 @@ headroom_testkit::both_backends!(
     ready_needs_the_current_schema,
     a_rejected_credential_fails_readiness_until_a_success,
     health,
+    health_checks_refuse_unknown_parameters,
     status_on_an_empty_database,
     status_of_a_seeded_feed,
     push_event_pages,

@@ -26,11 +26,21 @@ pub(crate) enum Pools<'a> {
 pub(crate) trait OnPool {
     /// This store's pool.
     fn pools(&self) -> Pools<'_>;
+
+    /// Fails when the database the pool opened is no longer the one its target names (an
+    /// SQLite file deleted or replaced since).
+    fn check_opened(&self) -> crate::Result<()> {
+        Ok(())
+    }
 }
 
 impl OnPool for crate::SqliteStore {
     fn pools(&self) -> Pools<'_> {
         Pools::Sqlite(self.pool())
+    }
+
+    fn check_opened(&self) -> crate::Result<()> {
+        self.check_file()
     }
 }
 

@@ -71,9 +71,10 @@ impl StoreError {
     }
 
     pub(crate) fn open(target: &str, message: impl std::fmt::Display) -> Self {
+        // The target whole: a password may hold a blank or `/?#`, which end a URL in text.
         StoreError::Open {
-            target: redact(target),
-            message: redact(&message.to_string()),
+            target: headroom_core::redact::redact_url(target),
+            message: headroom_core::redact::redact_about_url(target, &message.to_string()),
         }
     }
 
@@ -98,11 +99,14 @@ impl From<sqlx::Error> for StoreError {
         }
         if matches!(error, sqlx::Error::PoolTimedOut) {
             // sqlx's own words ("pool timed out while waiting for an open connection") hide
-            // the usual cause: every connection is waiting on a lock another holds.
+            // the two causes: no connection could be opened (PostgreSQL down or refusing: sqlx
+            // retries until the wait ends), or every connection stayed busy (on SQLite,
+            // waiting on a lock another process holds).
             return StoreError::Database(
-                "the database stayed busy past the wait for a connection: another process \
-                 (on SQLite, the holder of the file's write lock) or a long transaction of \
-                 this one holds it; try again when it is done"
+                "no database connection within the wait: the database is unreachable (down, \
+                 restarting or refusing connections), or it stayed busy (another process \
+                 holding SQLite's write lock, or a long transaction of this one); try again \
+                 when it answers"
                     .to_owned(),
             );
         }
@@ -164,5 +168,15 @@ mod tests {
         let e = StoreError::from(sqlx::Error::PoolTimedOut).to_string();
         assert!(e.contains("busy") && e.contains("write lock"), "{e}");
         assert!(!e.contains("pool timed out"), "{e}");
+    }
+
+    #[test]
+    fn a_pool_timeout_names_an_unreachable_database_first() {
+        let e = StoreError::from(sqlx::Error::PoolTimedOut).to_string();
+        let unreachable = e.find("unreachable").expect("says unreachable");
+        assert!(
+            e.find("write lock").is_some_and(|lock| unreachable < lock),
+            "{e}"
+        );
     }
 }

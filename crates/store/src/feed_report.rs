@@ -199,7 +199,8 @@ pub struct PushEventFilter {
 /// The feed's read-only report queries.
 #[async_trait]
 pub trait FeedReport: Send + Sync + std::fmt::Debug {
-    /// Which migrations are applied; fails when the database does not answer.
+    /// Which migrations are applied; fails when the database does not answer, or is no
+    /// longer the one opened (an SQLite file deleted or replaced since).
     async fn schema_state(&self) -> Result<SchemaState>;
 
     /// Every event source, by type.
@@ -260,12 +261,14 @@ pub trait FeedReport: Send + Sync + std::fmt::Debug {
 }
 
 /// Opens the store named by `target` (as [`crate::open`]) with the read halves its reports
-/// need — the feed state's reads and the report queries — all over one pool.
+/// need — the feed state's reads and the report queries — all over one pool, which on
+/// PostgreSQL waits only [`crate::postgres::SERVE_ACQUIRE_TIMEOUT`] for a connection
+/// ([`PgStore::connect_to_serve`]): a report says the database is unreachable promptly.
 pub async fn open_report(
     target: &str,
 ) -> Result<(Arc<dyn Store>, Arc<dyn FeedStateRead>, Arc<dyn FeedReport>)> {
     if target.starts_with("postgres://") || target.starts_with("postgresql://") {
-        let store = Arc::new(PgStore::connect(target).await?);
+        let store = Arc::new(PgStore::connect_to_serve(target).await?);
         Ok((store.clone(), store.clone(), store))
     } else {
         let store = Arc::new(SqliteStore::open(target).await?);
@@ -495,6 +498,7 @@ where
     S: OnPool + Send + Sync + std::fmt::Debug,
 {
     async fn schema_state(&self) -> Result<SchemaState> {
+        self.check_opened()?;
         let pools = self.pools();
         let applied = on_each_pool!(pools, |pool| {
             let rows = sqlx::query(SCHEMA_SQL).fetch_all(pool).await?;

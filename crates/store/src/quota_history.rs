@@ -182,8 +182,24 @@ pub struct QuotaStores {
 
 /// Opens the store named by `target` (as [`crate::open`] does) with its quota history.
 pub async fn open_quota_history(target: &str) -> Result<QuotaStores> {
+    open_quota_history_with(target, false).await
+}
+
+/// [`open_quota_history`] for a process that answers requests (`headroom serve`, the server
+/// of `headroom run`): on PostgreSQL its pool waits only
+/// [`crate::postgres::SERVE_ACQUIRE_TIMEOUT`] for a connection
+/// ([`PgStore::connect_to_serve`]), so a request says the database is unreachable promptly.
+pub async fn open_quota_history_to_serve(target: &str) -> Result<QuotaStores> {
+    open_quota_history_with(target, true).await
+}
+
+async fn open_quota_history_with(target: &str, to_serve: bool) -> Result<QuotaStores> {
     if target.starts_with("postgres://") || target.starts_with("postgresql://") {
-        let store = Arc::new(PgStore::connect(target).await?);
+        let store = Arc::new(if to_serve {
+            PgStore::connect_to_serve(target).await?
+        } else {
+            PgStore::connect(target).await?
+        });
         Ok(QuotaStores {
             store: store.clone(),
             history: store.clone(),

@@ -10,6 +10,8 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 
+mod read_only;
+
 /// How long a writer waits for another writer before giving up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -37,16 +39,18 @@ pub(crate) const DEFERRABLE_INDEXES: [(&str, &str); 2] = [
     ),
 ];
 
-/// The lock an import holds, for as long as it may leave [`DEFERRABLE_INDEXES`] dropped: an
-/// advisory lock (`flock`) on a file beside the database (`…-import-lock`), released by the
-/// kernel when its holder exits, killed or not. Opening the store builds missing indexes only
+/// The lock an import holds from its start until its end (one import writes a file at a
+/// time: a second waits for it, [`ImportLock::acquire`]), and so for as long as it may leave
+/// [`DEFERRABLE_INDEXES`] dropped: an advisory lock (`flock`) on a file beside the database
+/// (`…-import-lock`, holding its holder's pid and host), released by the kernel when its
+/// holder exits, killed or not. Opening the store builds missing indexes only
 /// when it can take this lock, so it never builds them under a running import (which would
 /// make both wait for each other's transactions); the import builds them at its end. Never
 /// the database file itself: closing any descriptor of that file drops SQLite's own POSIX
 /// locks on it.
 #[derive(Debug)]
 pub(crate) struct ImportLock {
-    _file: std::fs::File,
+    file: std::fs::File,
 }
 
 impl ImportLock {
@@ -55,7 +59,56 @@ impl ImportLock {
     pub(crate) fn try_acquire(database: &std::path::Path) -> Option<Self> {
         let file = lock_file(database, "-import-lock")?;
         file.try_lock().ok()?;
-        Some(Self { _file: file })
+        Some(Self::held(file))
+    }
+
+    /// Waits for the lock: an import's turn (see [`crate::bulk::import_turn_label`]). Before
+    /// waiting, tells `on_wait` who holds it, as its holder wrote into the file; once held,
+    /// writes this process there for the next one. Blocking: call it on a blocking thread.
+    /// `None` when the file beside the database cannot be created or locked (a read-only
+    /// directory: the import then fails at its first write anyway).
+    pub(crate) fn acquire(
+        database: &std::path::Path,
+        on_wait: Option<crate::bulk::WaitNotice>,
+    ) -> Option<Self> {
+        use std::io::Read as _;
+        let mut file = lock_file(database, "-import-lock")?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                if let Some(notice) = on_wait {
+                    let mut holder = String::new();
+                    let _ = file.read_to_string(&mut holder);
+                    let holder = holder.trim();
+                    notice(if holder.is_empty() {
+                        "another process holds the database's import lock"
+                    } else {
+                        holder
+                    });
+                }
+                file.lock().ok()?;
+            }
+            Err(std::fs::TryLockError::Error(_)) => return None,
+        }
+        Some(Self::held(file))
+    }
+
+    /// The lock, once `file` is locked: writes who holds it (best effort, it only informs a
+    /// waiter).
+    fn held(file: std::fs::File) -> Self {
+        use std::os::unix::fs::FileExt as _;
+        let label = crate::bulk::import_turn_label();
+        if file.set_len(0).is_ok() {
+            let _ = file.write_all_at(label.as_bytes(), 0);
+        }
+        Self { file }
+    }
+}
+
+impl Drop for ImportLock {
+    /// Clears the holder's name while the lock is still held (closing the file releases it).
+    fn drop(&mut self) {
+        let _ = self.file.set_len(0);
     }
 }
 
@@ -64,15 +117,21 @@ impl ImportLock {
 /// the same file names the same lock. `None` when it cannot be created (a read-only
 /// directory).
 fn lock_file(database: &std::path::Path, suffix: &str) -> Option<std::fs::File> {
-    let database = std::fs::canonicalize(database).unwrap_or_else(|_| database.to_owned());
-    let mut path = database.as_os_str().to_owned();
-    path.push(suffix);
     std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
+        .read(true)
         .write(true)
-        .open(path)
+        .open(lock_path(database, suffix))
         .ok()
+}
+
+/// The path of [`lock_file`].
+fn lock_path(database: &std::path::Path, suffix: &str) -> std::path::PathBuf {
+    let database = std::fs::canonicalize(database).unwrap_or_else(|_| database.to_owned());
+    let mut path = database.as_os_str().to_owned();
+    path.push(suffix);
+    path.into()
 }
 
 /// Held while a process opens the database and applies its migrations: SQLite has no
@@ -140,16 +199,14 @@ async fn restore_deferred_indexes(pool: &SqlitePool, file: Option<&std::path::Pa
     let _ = tx.commit().await;
 }
 
-/// Refuses a database another application made: tables, but none of headroom's migration
-/// records. Adding thirty tables to someone else's file silently is worse than stopping; an
-/// empty file is taken.
-async fn refuse_foreign(pool: &SqlitePool, target: &str) -> Result<()> {
-    let (tables, ours): (i64, i64) = sqlx::query_as(
-        "SELECT COUNT(*), COUNT(CASE WHEN name = '_sqlx_migrations' THEN 1 END) \
-         FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
-    )
-    .fetch_one(pool)
-    .await?;
+/// Tables, and headroom's migration records among them (0 or 1).
+const TABLES_AND_OURS_SQL: &str = "SELECT COUNT(*), COUNT(CASE WHEN name = '_sqlx_migrations' THEN 1 END) \
+     FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'";
+
+/// The refusal of a database another application made: tables, but none of headroom's
+/// migration records. Adding thirty tables to someone else's file silently is worse than
+/// stopping; an empty file is taken.
+fn foreign(target: &str, (tables, ours): (i64, i64)) -> Result<()> {
     if tables > 0 && ours == 0 {
         return Err(StoreError::open(
             target,
@@ -160,6 +217,14 @@ async fn refuse_foreign(pool: &SqlitePool, target: &str) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// [`foreign`], asked again under the open lock (a file filled since the first look).
+async fn refuse_foreign(pool: &SqlitePool, target: &str) -> Result<()> {
+    foreign(
+        target,
+        sqlx::query_as(TABLES_AND_OURS_SQL).fetch_one(pool).await?,
+    )
 }
 
 /// The file an SQLite target names (`PATH`, `sqlite:PATH`, `sqlite://PATH?…`); `None` for an
@@ -182,35 +247,56 @@ pub fn database_file(target: &str) -> Option<std::path::PathBuf> {
     (!path.is_empty()).then(|| std::path::PathBuf::from(path))
 }
 
+/// The connection options a target names (`PATH`, `sqlite:PATH`, `sqlite://PATH?…`,
+/// `sqlite::memory:`), and whether it is in memory.
+fn target_options(target: &str) -> Result<(SqliteConnectOptions, bool)> {
+    let in_memory = matches!(target, ":memory:" | "sqlite::memory:" | "sqlite://:memory:");
+    let options = if in_memory {
+        SqliteConnectOptions::from_str("sqlite::memory:")
+            .map_err(|e| StoreError::open(target, e))?
+    } else if let Some(rest) = target.strip_prefix("sqlite:") {
+        // sqlx's own URL form: `sqlite://PATH`, `sqlite:PATH`, with `?…` parameters.
+        let path = rest.trim_start_matches("//");
+        if path.is_empty() || path.starts_with('?') {
+            return Err(StoreError::open(target, "no path given"));
+        }
+        SqliteConnectOptions::from_str(target).map_err(|e| StoreError::open(target, e))?
+    } else if target.is_empty() {
+        return Err(StoreError::open(target, "no path given"));
+    } else {
+        SqliteConnectOptions::new().filename(target)
+    };
+    Ok((options, in_memory))
+}
+
 /// A store on an SQLite file.
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     pool: SqlitePool,
     /// The database file; `None` in memory (the bulk writer opens its own connection to it).
     file: Option<std::path::PathBuf>,
+    /// The opened file's device and inode, to tell whether the path still names it.
+    identity: Option<(u64, u64)>,
+}
+
+/// The device and inode of the file at `path` (following links), if it exists.
+fn file_identity(path: &std::path::Path) -> std::io::Result<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt as _;
+    let meta = std::fs::metadata(path)?;
+    Ok((meta.dev(), meta.ino()))
 }
 
 impl SqliteStore {
     /// Opens (creating if missing) the database at `target` — a path, `sqlite://PATH`,
     /// `sqlite:PATH`, or `sqlite::memory:` — and applies the migrations.
     pub async fn open(target: &str) -> Result<Self> {
-        let in_memory = matches!(target, ":memory:" | "sqlite::memory:" | "sqlite://:memory:");
-        let options = if in_memory {
-            SqliteConnectOptions::from_str("sqlite::memory:")
-                .map_err(|e| StoreError::open(target, e))?
-        } else if let Some(rest) = target.strip_prefix("sqlite:") {
-            // sqlx's own URL form: `sqlite://PATH`, `sqlite:PATH`, with `?…` parameters.
-            let path = rest.trim_start_matches("//");
-            if path.is_empty() || path.starts_with('?') {
-                return Err(StoreError::open(target, "no path given"));
-            }
-            SqliteConnectOptions::from_str(target).map_err(|e| StoreError::open(target, e))?
-        } else if target.is_empty() {
-            return Err(StoreError::open(target, "no path given"));
-        } else {
-            SqliteConnectOptions::new().filename(target)
-        };
+        let (options, in_memory) = target_options(target)?;
         let file = (!in_memory).then(|| options.get_filename().to_owned());
+        if let Some(path) = &file {
+            // Before anything is created beside it or changed in it (the WAL switch below
+            // rewrites its header): a refusal leaves another application's file as it was.
+            read_only::refuse_foreign_untouched(target, path).await?;
+        }
         let _opening = match &file {
             Some(path) => OpenLock::acquire(path).await,
             None => None,
@@ -245,7 +331,41 @@ impl SqliteStore {
         // Under the open lock, so no other process is migrating this file meanwhile.
         sqlx::migrate!("./migrations/sqlite").run(&pool).await?;
         restore_deferred_indexes(&pool, file.as_deref()).await;
-        Ok(Self { pool, file })
+        // From now on the file exists: a connection the pool opens later must not create an
+        // empty one in its place if it is deleted (it would answer "no such table" while the
+        // connections still open read the deleted file).
+        let later = (*pool.connect_options()).clone().create_if_missing(false);
+        pool.set_connect_options(later);
+        let identity = file.as_deref().and_then(|f| file_identity(f).ok());
+        Ok(Self {
+            pool,
+            file,
+            identity,
+        })
+    }
+
+    /// Fails when the database file was deleted, or replaced by another file, since this
+    /// store opened it: its open connections still read the old file, which nothing else
+    /// sees any more. `Ok` in memory.
+    pub fn check_file(&self) -> Result<()> {
+        let (Some(path), Some(opened)) = (&self.file, self.identity) else {
+            return Ok(());
+        };
+        let target = path.to_string_lossy();
+        match file_identity(path) {
+            Ok(now) if now == opened => Ok(()),
+            Ok(_) => Err(StoreError::open(
+                &target,
+                "the file was replaced by another since this process opened it; \
+                 restart the process to open the file now there",
+            )),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(StoreError::open(
+                &target,
+                "the file was deleted since this process opened it (its open connections \
+                 still read the deleted file); restore it and restart the process",
+            )),
+            Err(e) => Err(StoreError::open(&target, e)),
+        }
     }
 
     /// The connection pool, for queries this crate does not offer yet.
@@ -325,6 +445,38 @@ mod tests {
                 "{name}"
             );
         }
+        store.close().await;
+    }
+
+    /// A file deleted under an open store: the connections the pool opens afterwards fail
+    /// instead of creating an empty database in its place, and the store says what happened.
+    #[tokio::test]
+    async fn a_deleted_database_file_is_not_recreated_empty() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("h.db");
+        let store = SqliteStore::open(path.to_str().unwrap_or_default())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(store.check_file().is_ok());
+        std::fs::remove_file(&path).unwrap_or_else(|e| panic!("{e}"));
+        // Every connection the pool may hold, at once: at least one is opened now.
+        let mut held = Vec::new();
+        for _ in 0..4 {
+            if let Ok(conn) = store.pool().acquire().await {
+                held.push(conn);
+            }
+        }
+        assert!(
+            held.len() < 4,
+            "a connection was opened on the deleted path"
+        );
+        assert!(!path.exists(), "an empty database was created in its place");
+        let said = store.check_file().map_err(|e| e.to_string());
+        assert!(
+            said.as_ref().is_err_and(|e| e.contains("deleted")),
+            "{said:?}"
+        );
+        drop(held);
         store.close().await;
     }
 

@@ -140,6 +140,7 @@ pub fn stream(state: DashboardState) -> impl Stream<Item = Result<Event, Infalli
     responses(
         (status = 200, description = "Server-sent events: `snapshot` (the quota document, the sync runs and the feed's figures) whenever something changed, `unavailable` while the database does not answer", content_type = "text/event-stream", body = Snapshot),
         (status = 400, description = "A parameter was given (none is accepted)", body = crate::ErrorBody),
+        (status = 503, description = "The server holds its limit of open event streams (`too_many_event_streams`, see `listen`); `Retry-After` says when to try again", body = crate::ErrorBody),
     )
 )]
 pub async fn events(
