@@ -2,23 +2,35 @@
 //! credential to use, timeouts and the in-flight ceiling.
 //!
 //! Each setting comes from, in order: its flag, its environment variable, `headroom.toml`,
-//! the default. Invalid values refuse to start with a message naming the setting (exit 2).
-//! The token is never a flag (it would show in `ps` and shell history): `GITHUB_TOKEN`,
-//! `GH_TOKEN` or `--token-file`.
+//! the default; [`Settings::sources`] says which, for `headroom config show`. Invalid values
+//! refuse to start with a message naming the setting (exit 2); a value from the file also
+//! names the file and line ([`file`]). The token is never a flag (it would show in `ps` and
+//! shell history): `GITHUB_TOKEN`, `GH_TOKEN` or `--token-file`. Files are read bounded and
+//! only when regular ([`read`]). Where a credential goes is never decided by an implicit
+//! `./headroom.toml` ([`file::CREDENTIAL_ROUTES`]).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
 use headroom_core::clock::SignedDuration;
 use headroom_core::deferral::DeferralBudget;
 use headroom_http::{Credential, UrlPolicy};
-use serde::Deserialize;
 
 mod caps;
+mod file;
+mod read;
+mod sources;
+#[cfg(test)]
+mod tests;
 mod tokens;
+mod values;
 
+use self::file::ConfigFile;
+pub use self::sources::{Source, Sources};
 pub use self::tokens::ConfiguredToken;
+pub use self::values::in_memory;
+use self::values::{parse_number, parse_wait};
 
 /// Global options, accepted before or after any subcommand.
 #[derive(Debug, Clone, Default, Args)]
@@ -60,7 +72,7 @@ pub struct GlobalArgs {
     pub max_deferrals: Option<String>,
 
     /// Sync runs: total waiting allowed in one episode, from its first deferral (default 2h;
-    /// seconds, or a duration such as 90m or 6h).
+    /// seconds, or a duration such as 90m, 6h or 7d; at most a week).
     #[arg(long, global = true, value_name = "DURATION")]
     pub max_deferred_wait: Option<String>,
 
@@ -69,34 +81,31 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "DAYS")]
     pub retention_days: Option<String>,
 
-    /// A TOML file with the same settings (default ./headroom.toml when it exists).
+    /// A TOML file with the same settings (default ./headroom.toml when it exists; only a
+    /// file named here or by HEADROOM_CONFIG may set api_url, token_file or ca_bundle).
     #[arg(long, global = true, env = "HEADROOM_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
+
+    /// Which of the options above took their value from the environment (set by `main`).
+    #[arg(skip)]
+    pub env_sourced: EnvSourced,
+
+    /// The command, when it writes rows meant to outlive it (set by `main`): an in-memory
+    /// database is refused for it.
+    #[arg(skip)]
+    pub keeps_rows: Option<&'static str>,
 }
 
-/// `headroom.toml`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileSettings {
-    db: Option<String>,
-    api_url: Option<String>,
-    token_file: Option<PathBuf>,
-    ca_bundle: Option<PathBuf>,
-    connect_timeout_secs: Option<u64>,
-    read_timeout_secs: Option<u64>,
-    in_flight_ceiling: Option<u64>,
-    max_deferrals: Option<u64>,
-    max_deferred_wait: Option<DurationSetting>,
-    retention_days: Option<u64>,
-    sync_caps: Option<caps::SyncCapsFile>,
-}
-
-/// A duration in `headroom.toml`: whole seconds, or text such as "90m" or "2h".
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-enum DurationSetting {
-    Seconds(u64),
-    Text(String),
+/// Which options with an environment variable took their value from it rather than their
+/// flag: clap merges the two, and `headroom config show` tells them apart.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EnvSourced {
+    /// `HEADROOM_DB`.
+    pub db: bool,
+    /// `GITHUB_API_URL`.
+    pub api_url: bool,
+    /// `HEADROOM_CONFIG`.
+    pub config: bool,
 }
 
 /// A setting that cannot be used; the message names it.
@@ -143,12 +152,25 @@ pub struct Settings {
     pub retention: SignedDuration,
     /// What organization sync may spend of a quota window (`[sync_caps]`).
     pub sync_caps: headroom_core::budget::SyncCaps,
+    /// Where each setting came from, its value safe to print.
+    pub sources: Sources,
 }
 
 impl Settings {
     /// For commands that only read: the database must exist already, since opening a missing
-    /// SQLite file would create (and migrate) an empty one and report its zeros.
+    /// SQLite file would create (and migrate) an empty one and report its zeros — as would
+    /// an in-memory database, which is always new.
     pub fn require_existing_database(&self) -> Result<(), ConfigError> {
+        if in_memory(&self.db) {
+            return Err(invalid(
+                "--db",
+                format!(
+                    "`{}` is an in-memory database, new and empty: a read-only command reads \
+                     a database file or a postgres:// URL",
+                    self.db
+                ),
+            ));
+        }
         match headroom_store::sqlite::database_file(&self.db) {
             Some(path) if !path.exists() => Err(invalid(
                 "--db",
@@ -166,35 +188,6 @@ impl Settings {
 /// Days of rate-limit history kept unless a setting says otherwise.
 const DEFAULT_RETENTION_DAYS: u64 = 14;
 
-/// The longest episode of waiting a setting may allow: a week.
-const MAX_DEFERRED_WAIT_SECS: u64 = 7 * 24 * 3600;
-
-/// Seconds, or a duration jiff reads ("90m", "2h 30m", "PT2H"), between 1 s and a week.
-fn parse_wait(setting: &str, raw: &str) -> Result<SignedDuration, ConfigError> {
-    let raw = raw.trim();
-    let secs = match raw.parse::<u64>() {
-        Ok(n) => n,
-        Err(_) => {
-            let d: SignedDuration = raw.parse().map_err(|_| {
-                invalid(
-                    setting,
-                    format!("`{raw}` is not a duration (seconds, or e.g. 90m, 2h)"),
-                )
-            })?;
-            u64::try_from(d.as_secs()).unwrap_or(0)
-        }
-    };
-    if !(1..=MAX_DEFERRED_WAIT_SECS).contains(&secs) {
-        return Err(invalid(
-            setting,
-            format!("{secs} s is outside 1 s-{MAX_DEFERRED_WAIT_SECS} s (a week)"),
-        ));
-    }
-    Ok(SignedDuration::from_secs(
-        i64::try_from(secs).unwrap_or(i64::MAX),
-    ))
-}
-
 /// Where the environment's values come from (injected so tests need not touch the process).
 pub trait Environment {
     /// A variable's value.
@@ -211,115 +204,116 @@ impl Environment for ProcessEnv {
     }
 }
 
-fn parse_number(setting: &str, raw: &str, min: u64, max: u64) -> Result<u64, ConfigError> {
-    let n: u64 = raw
-        .trim()
-        .parse()
-        .map_err(|_| invalid(setting, format!("`{raw}` is not a whole number")))?;
-    if !(min..=max).contains(&n) {
-        return Err(invalid(setting, format!("{n} is outside {min}-{max}")));
+/// The flag's source, or its variable's when the value came from the environment.
+fn flag_or_env(flag: &'static str, var: &'static str, from_env: bool) -> Source {
+    if from_env {
+        Source::Env { name: var }
+    } else {
+        Source::Flag { name: flag }
     }
-    Ok(n)
 }
 
-fn read_file(setting: &str, path: &Path) -> Result<Vec<u8>, ConfigError> {
-    std::fs::read(path)
-        .map_err(|e| invalid(setting, format!("cannot read {}: {e}", path.display())))
+/// A flag's value (with its source), else the file's (with its line).
+fn flag_or_file<T: Clone>(
+    flag: Option<(&T, Source)>,
+    value: Option<&toml::Spanned<T>>,
+    file: &ConfigFile,
+) -> Option<(T, Source)> {
+    match (flag, value) {
+        (Some((v, source)), _) => Some((v.clone(), source)),
+        (None, Some(v)) => Some((v.get_ref().clone(), file.source(&v.span()))),
+        (None, None) => None,
+    }
+}
+
+/// A whole-number setting: its flag, else the file's key, else none.
+fn number_setting(
+    (flag, raw): (&'static str, Option<&String>),
+    (key, value): (&str, Option<&toml::Spanned<u64>>),
+    file: &ConfigFile,
+    (min, max): (u64, u64),
+) -> Result<Option<(u64, Source)>, ConfigError> {
+    match raw {
+        Some(raw) => Ok(Some((
+            parse_number(flag, raw, min, max)?,
+            Source::Flag { name: flag },
+        ))),
+        None => file.number(key, value, min, max),
+    }
+}
+
+/// A number, from a setting or its default, recorded in `sources`.
+fn record(
+    sources: &mut Sources,
+    setting: &'static str,
+    found: Option<(u64, Source)>,
+    default: u64,
+) -> u64 {
+    let (n, source) = found.unwrap_or((default, Source::Default));
+    sources.push(setting, n.to_string(), source);
+    n
 }
 
 impl GlobalArgs {
     /// Resolves every setting, or names the first one that is wrong.
     pub fn resolve(&self, env: &dyn Environment) -> Result<Settings, ConfigError> {
-        let file = self.file_settings()?;
-        let retention = self.retention(&file)?;
-        let db = self
-            .db
-            .clone()
-            .or(file.db)
-            .unwrap_or_else(|| "./headroom.db".to_owned());
-        if db.trim().is_empty() {
-            return Err(invalid("--db", "must not be empty"));
-        }
-        let api_url = self
-            .api_url
-            .clone()
-            .or(file.api_url)
-            .unwrap_or_else(|| "https://api.github.com".to_owned());
-        let policy =
-            UrlPolicy::for_api_url(&api_url).map_err(|e| invalid("--api-url", e.to_string()))?;
-
-        let token_file = self.token_file.clone().or(file.token_file.clone());
-        let (used, also_configured) = tokens::tokens(token_file.as_deref(), env)?;
-        let (credential_source, credential) = used.unzip();
-
-        let ca_bundle = match self.ca_bundle.clone().or(file.ca_bundle) {
-            Some(path) => Some(read_file("--ca-bundle", &path)?),
-            None => None,
+        let named = self.config.as_deref().map(|path| {
+            let source = flag_or_env("--config", "HEADROOM_CONFIG", self.env_sourced.config);
+            (path, source)
+        });
+        let mut file = ConfigFile::load(named)?;
+        let mut sources = Sources {
+            config_file: file.origin.clone(),
+            settings: Vec::new(),
         };
-        let connect_timeout = match &self.connect_timeout {
-            Some(raw) => parse_number("--connect-timeout", raw, 1, 300)?,
-            None => file.connect_timeout_secs.map_or(Ok(5), |n| {
-                if (1..=300).contains(&n) {
-                    Ok(n)
-                } else {
-                    Err(invalid(
-                        "connect_timeout_secs",
-                        format!("{n} is outside 1-300"),
-                    ))
-                }
-            })?,
-        };
-        let read_timeout = match &self.read_timeout {
-            Some(raw) => parse_number("--read-timeout", raw, 1, 600)?,
-            None => file.read_timeout_secs.map_or(Ok(15), |n| {
-                if (1..=600).contains(&n) {
-                    Ok(n)
-                } else {
-                    Err(invalid(
-                        "read_timeout_secs",
-                        format!("{n} is outside 1-600"),
-                    ))
-                }
-            })?,
-        };
-        let ceiling = match &self.in_flight_ceiling {
-            Some(raw) => parse_number("--in-flight-ceiling", raw, 1, 100)?,
-            None => file.in_flight_ceiling.map_or(Ok(10), |n| {
-                if (1..=100).contains(&n) {
-                    Ok(n)
-                } else {
-                    Err(invalid(
-                        "in_flight_ceiling",
-                        format!("{n} is outside 1-100"),
-                    ))
-                }
-            })?,
-        };
-        let mut deferral = DeferralBudget::default();
-        let max_deferrals = match &self.max_deferrals {
-            Some(raw) => Some(parse_number("--max-deferrals", raw, 1, 10_000)?),
-            None => match file.max_deferrals {
-                Some(n) if !(1..=10_000).contains(&n) => {
-                    return Err(invalid("max_deferrals", format!("{n} is outside 1-10000")));
-                }
-                other => other,
-            },
-        };
-        if let Some(n) = max_deferrals {
-            deferral.max_deferrals = u32::try_from(n).unwrap_or(u32::MAX);
-        }
-        let max_wait = match (&self.max_deferred_wait, file.max_deferred_wait) {
-            (Some(raw), _) => Some(parse_wait("--max-deferred-wait", raw)?),
-            (None, Some(DurationSetting::Seconds(n))) => {
-                Some(parse_wait("max_deferred_wait", &n.to_string())?)
-            }
-            (None, Some(DurationSetting::Text(t))) => Some(parse_wait("max_deferred_wait", &t)?),
-            (None, None) => None,
-        };
-        if let Some(wait) = max_wait {
-            deferral.max_total_wait = wait;
-        }
-        let sync_caps = caps::sync_caps(file.sync_caps)?;
+        let db = self.database(&file, &mut sources)?;
+        let policy = self.api(&file, &mut sources)?;
+        let credentials = self.credentials(&file, env, &mut sources)?;
+        let ca_bundle = self.ca_bundle(&file, &mut sources)?;
+        let f = &file.settings;
+        let found = number_setting(
+            ("--connect-timeout", self.connect_timeout.as_ref()),
+            ("connect_timeout_secs", f.connect_timeout_secs.as_ref()),
+            &file,
+            (1, 300),
+        )?;
+        let connect_timeout = record(&mut sources, "connect_timeout_secs", found, 5);
+        let found = number_setting(
+            ("--read-timeout", self.read_timeout.as_ref()),
+            ("read_timeout_secs", f.read_timeout_secs.as_ref()),
+            &file,
+            (1, 600),
+        )?;
+        let read_timeout = record(&mut sources, "read_timeout_secs", found, 15);
+        let found = number_setting(
+            ("--in-flight-ceiling", self.in_flight_ceiling.as_ref()),
+            ("in_flight_ceiling", f.in_flight_ceiling.as_ref()),
+            &file,
+            (1, 100),
+        )?;
+        let ceiling = record(&mut sources, "in_flight_ceiling", found, 10);
+        let deferral = self.deferral(&file, &mut sources)?;
+        let found = number_setting(
+            ("--retention-days", self.retention_days.as_ref()),
+            ("retention_days", f.retention_days.as_ref()),
+            &file,
+            (1, 3650),
+        )?;
+        let days = record(
+            &mut sources,
+            "retention_days",
+            found,
+            DEFAULT_RETENTION_DAYS,
+        );
+        let retention = SignedDuration::from_hours(
+            i64::try_from(days.saturating_mul(24)).unwrap_or(i64::MAX / 3600),
+        );
+        let caps_file = file.settings.sync_caps.take();
+        let caps_source = caps_file.as_ref().and_then(caps::SyncCapsFile::first_span);
+        let caps_source = caps_source.map_or(Source::Default, |span| file.source(&span));
+        let sync_caps = caps::sync_caps(caps_file, &|span| file.at(span))?;
+        sources.push("sync_caps", caps_summary(&sync_caps), caps_source);
+        let (credential, credential_source, also_configured) = credentials;
         Ok(Settings {
             db,
             policy,
@@ -333,418 +327,205 @@ impl GlobalArgs {
             deferral,
             retention,
             sync_caps,
+            sources,
         })
-    }
-
-    /// How long rate-limit history is kept: `--retention-days`, else `retention_days`, else
-    /// [`DEFAULT_RETENTION_DAYS`]; 1 to 3650 days.
-    fn retention(&self, file: &FileSettings) -> Result<SignedDuration, ConfigError> {
-        let days = match &self.retention_days {
-            Some(raw) => parse_number("--retention-days", raw, 1, 3650)?,
-            None => match file.retention_days {
-                Some(n) if !(1..=3650).contains(&n) => {
-                    return Err(invalid("retention_days", format!("{n} is outside 1-3650")));
-                }
-                other => other.unwrap_or(DEFAULT_RETENTION_DAYS),
-            },
-        };
-        Ok(SignedDuration::from_hours(
-            i64::try_from(days.saturating_mul(24)).unwrap_or(i64::MAX / 3600),
-        ))
-    }
-
-    fn file_settings(&self) -> Result<FileSettings, ConfigError> {
-        let (path, explicit) = match &self.config {
-            Some(p) => (p.clone(), true),
-            None => (PathBuf::from("headroom.toml"), false),
-        };
-        if !explicit && !path.exists() {
-            return Ok(FileSettings::default());
-        }
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| invalid("--config", format!("cannot read {}: {e}", path.display())))?;
-        toml::from_str(&text).map_err(|e| toml_problem(&path, &text, &e))
     }
 }
 
-/// A `headroom.toml` the parser refused, in words: the setting the offending line sets (with
-/// its table, `sync_caps.share`), the file, line and column, and the parser's message.
-fn toml_problem(path: &std::path::Path, text: &str, e: &toml::de::Error) -> ConfigError {
-    let Some(span) = e.span() else {
-        return invalid("--config", format!("{}: {}", path.display(), e.message()));
-    };
-    let before = text.get(..span.start).unwrap_or(text);
-    let line_no = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    let line = text.lines().nth(line_no - 1).unwrap_or("");
-    let table = text
-        .lines()
-        .take(line_no)
-        .filter_map(|l| {
-            let l = l.trim();
-            l.strip_prefix('[')?.strip_suffix(']').map(str::trim)
-        })
-        .last();
-    let key = line
-        .split_once('=')
-        .map(|(k, _)| k.trim().trim_matches('"'))
-        .filter(|k| !k.is_empty() && !k.starts_with('['));
-    let setting = match (table, key) {
-        (Some(t), Some(k)) => format!("{t}.{k}"),
-        (None, Some(k)) => k.to_owned(),
-        _ => "--config".to_owned(),
-    };
-    invalid(
-        &setting,
-        format!(
-            "{} line {line_no}, column {column}: {}",
-            path.display(),
-            e.message()
-        ),
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::HashMap;
-
-    fn toml_refusal(text: &str) -> ConfigError {
-        let e = toml::from_str::<FileSettings>(text).expect_err("refused");
-        toml_problem(std::path::Path::new("headroom.toml"), text, &e)
-    }
-
-    #[test]
-    fn a_toml_error_names_the_setting_its_line_and_column() {
-        let e = toml_refusal("db = \"h.db\"\n\nin_flight_ceiling = \"ten\"\n");
-        assert_eq!(e.setting, "in_flight_ceiling", "{e}");
-        assert!(
-            e.problem.starts_with("headroom.toml line 3, column 21: "),
-            "{e}"
-        );
-        let e = toml_refusal("db = \"h.db\"\ninflight_ceiling = 4\n");
-        assert_eq!(e.setting, "inflight_ceiling", "{e}");
-        assert!(e.problem.contains("line 2"), "{e}");
-        assert!(e.problem.contains("unknown field"), "{e}");
-        let e = toml_refusal("[sync_caps]\nshare = 7\n");
-        assert_eq!(e.setting, "sync_caps.share", "{e}");
-        assert!(e.problem.contains("line 2"), "{e}");
-        // Not a key's line at all: the file is named.
-        let e = toml_refusal("db = \"h.db\"\n[[[\n");
-        assert_eq!(e.setting, "--config", "{e}");
-        assert!(e.problem.contains("line 2"), "{e}");
-    }
-
-    /// A process environment of fixed variables, for tests here and in `config::tokens`.
-    pub(super) struct Env(pub(super) HashMap<&'static str, &'static str>);
-    impl Environment for Env {
-        fn var(&self, name: &str) -> Option<String> {
-            self.0.get(name).map(|v| (*v).to_owned())
+impl GlobalArgs {
+    /// `--db`, `HEADROOM_DB`, `db`, else `./headroom.db`; an in-memory database is refused
+    /// for a command whose rows must outlive it.
+    fn database(&self, file: &ConfigFile, sources: &mut Sources) -> Result<String, ConfigError> {
+        let flag = self
+            .db
+            .as_ref()
+            .map(|db| (db, flag_or_env("--db", "HEADROOM_DB", self.env_sourced.db)));
+        let (db, source) = flag_or_file(flag, file.settings.db.as_ref(), file)
+            .unwrap_or_else(|| ("./headroom.db".to_owned(), Source::Default));
+        if db.trim().is_empty() {
+            return Err(invalid("--db", "must not be empty"));
         }
-    }
-
-    fn no_env() -> Env {
-        Env(HashMap::new())
-    }
-
-    fn error_of(args: GlobalArgs) -> String {
-        args.resolve(&no_env())
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default()
-    }
-
-    #[test]
-    fn defaults() {
-        let s = GlobalArgs {
-            config: Some(PathBuf::from("/nonexistent/but/explicit.toml")),
-            ..GlobalArgs::default()
-        };
-        assert!(error_of(s).contains("--config"));
-        let s = GlobalArgs::default()
-            .resolve(&no_env())
-            .expect("defaults are valid");
-        assert_eq!(s.db, "./headroom.db");
-        assert_eq!(s.policy.host(), "api.github.com");
-        assert!(s.credential.is_none());
-        assert_eq!(
-            (
-                s.connect_timeout.as_secs(),
-                s.read_timeout.as_secs(),
-                s.in_flight_ceiling
-            ),
-            (5, 15, 10)
-        );
-    }
-
-    #[test]
-    fn every_bad_value_names_its_setting() {
-        let cases = [
-            (
-                GlobalArgs {
-                    api_url: Some("http://api.github.com".into()),
-                    ..Default::default()
-                },
-                "--api-url",
-            ),
-            (
-                GlobalArgs {
-                    api_url: Some("https://user:pw@ghe.example.com".into()),
-                    ..Default::default()
-                },
-                "--api-url",
-            ),
-            (
-                GlobalArgs {
-                    connect_timeout: Some("soon".into()),
-                    ..Default::default()
-                },
-                "--connect-timeout",
-            ),
-            (
-                GlobalArgs {
-                    read_timeout: Some("0".into()),
-                    ..Default::default()
-                },
-                "--read-timeout",
-            ),
-            (
-                GlobalArgs {
-                    in_flight_ceiling: Some("500".into()),
-                    ..Default::default()
-                },
-                "--in-flight-ceiling",
-            ),
-            (
-                GlobalArgs {
-                    token_file: Some("/nonexistent/token".into()),
-                    ..Default::default()
-                },
-                "--token-file",
-            ),
-            (
-                GlobalArgs {
-                    ca_bundle: Some("/nonexistent/ca.pem".into()),
-                    ..Default::default()
-                },
-                "--ca-bundle",
-            ),
-            (
-                GlobalArgs {
-                    db: Some(" ".into()),
-                    ..Default::default()
-                },
+        if let Some(command) = self.keeps_rows
+            && in_memory(&db)
+        {
+            return Err(invalid(
                 "--db",
-            ),
-        ];
-        for (args, setting) in cases {
-            let message = error_of(args);
-            assert!(message.contains(setting), "{setting}: {message}");
+                format!(
+                    "`{db}` is an in-memory database: the rows `headroom {command}` writes \
+                     would vanish when it exits; give a database file or a postgres:// URL"
+                ),
+            ));
         }
+        sources.push("db", headroom_core::redact::redact_url(&db), source);
+        Ok(db)
     }
 
-    #[test]
-    fn token_comes_from_the_environment_or_a_file_never_shown() {
-        let env = Env(HashMap::from([("GH_TOKEN", "ghp_fromghtoken0123456789")]));
-        let s = GlobalArgs::default().resolve(&env).expect("valid");
-        let c = s.credential.expect("token");
-        assert!(!format!("{c:?}").contains("fromghtoken"));
-        let env = Env(HashMap::from([
-            ("GITHUB_TOKEN", "ghp_a"),
-            ("GH_TOKEN", "ghp_b"),
-        ]));
-        let s = GlobalArgs::default().resolve(&env).expect("valid");
-        assert_eq!(
-            s.credential.expect("token").fingerprint(),
-            headroom_http::credential::fingerprint("ghp_a")
-        );
-
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("token");
-        std::fs::write(&path, "ghp_fromfile\n").expect("write");
-        let s = GlobalArgs {
-            token_file: Some(path.clone()),
-            ..Default::default()
-        }
-        .resolve(&no_env())
-        .expect("valid");
-        assert_eq!(
-            s.credential.expect("token").fingerprint(),
-            headroom_http::credential::fingerprint("ghp_fromfile")
-        );
-        std::fs::write(&path, "two tokens\n").expect("write");
-        assert!(
-            error_of(GlobalArgs {
-                token_file: Some(path),
-                ..Default::default()
-            })
-            .contains("--token-file")
-        );
+    /// `--api-url`, `GITHUB_API_URL`, `api_url`, else GitHub's.
+    fn api(&self, file: &ConfigFile, sources: &mut Sources) -> Result<UrlPolicy, ConfigError> {
+        let flag = self.api_url.as_ref().map(|url| {
+            let source = flag_or_env("--api-url", "GITHUB_API_URL", self.env_sourced.api_url);
+            (url, source)
+        });
+        let (api_url, source) = flag_or_file(flag, file.settings.api_url.as_ref(), file)
+            .unwrap_or_else(|| ("https://api.github.com".to_owned(), Source::Default));
+        let policy =
+            UrlPolicy::for_api_url(&api_url).map_err(|e| invalid("--api-url", e.to_string()))?;
+        sources.push("api_url", policy.base().to_string(), source);
+        Ok(policy)
     }
 
-    #[test]
-    fn deferral_budgets_come_from_flags_or_the_file_and_refuse_naming_the_setting() {
-        let s = GlobalArgs::default().resolve(&no_env()).expect("defaults");
-        assert_eq!(s.deferral, DeferralBudget::default());
-        let s = GlobalArgs {
-            max_deferrals: Some("25".into()),
-            max_deferred_wait: Some("6h".into()),
-            ..Default::default()
-        }
-        .resolve(&no_env())
-        .expect("valid");
-        assert_eq!(s.deferral.max_deferrals, 25);
-        assert_eq!(s.deferral.max_total_wait, SignedDuration::from_hours(6));
-        assert_eq!(
-            s.deferral.max_chunk,
-            DeferralBudget::default().max_chunk,
-            "only the two budgets are settings"
-        );
-        let s = GlobalArgs {
-            max_deferred_wait: Some("5400".into()),
-            ..Default::default()
-        }
-        .resolve(&no_env())
-        .expect("seconds");
-        assert_eq!(s.deferral.max_total_wait, SignedDuration::from_secs(5400));
-        for (args, setting) in [
+    /// The token used, where it comes from, and the others configured beside it; listed by
+    /// fingerprint only.
+    fn credentials(
+        &self,
+        file: &ConfigFile,
+        env: &dyn Environment,
+        sources: &mut Sources,
+    ) -> Result<Credentials, ConfigError> {
+        let flag = self.token_file.as_ref().map(|path| {
             (
-                GlobalArgs {
-                    max_deferrals: Some("0".into()),
-                    ..Default::default()
+                path,
+                Source::Flag {
+                    name: "--token-file",
                 },
-                "--max-deferrals",
+            )
+        });
+        let token_file = flag_or_file(flag, file.settings.token_file.as_ref(), file);
+        let (used, also_configured) =
+            tokens::tokens(token_file.as_ref().map(|(p, _)| p.as_path()), env)?;
+        let shown = |source: &'static str| match (&token_file, source) {
+            (Some((_, s)), "--token-file") => s.clone(),
+            _ => Source::Env { name: source },
+        };
+        match &token_file {
+            Some((path, source)) => {
+                sources.push("token_file", path.display().to_string(), source.clone());
+            }
+            None => sources.push("token_file", "none", Source::Default),
+        }
+        match &used {
+            Some((source, credential)) => sources.push(
+                "token",
+                format!("fingerprint {}", credential.fingerprint()),
+                shown(source),
             ),
-            (
-                GlobalArgs {
-                    max_deferrals: Some("ten".into()),
-                    ..Default::default()
-                },
-                "--max-deferrals",
-            ),
-            (
-                GlobalArgs {
-                    max_deferred_wait: Some("soon".into()),
-                    ..Default::default()
-                },
-                "--max-deferred-wait",
-            ),
-            (
-                GlobalArgs {
-                    max_deferred_wait: Some("30d".into()),
-                    ..Default::default()
-                },
-                "--max-deferred-wait",
-            ),
-        ] {
-            let message = error_of(args);
-            assert!(message.contains(setting), "{setting}: {message}");
+            None => sources.push("token", "none (unauthenticated)", Source::Default),
         }
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("headroom.toml");
-        std::fs::write(&path, "max_deferrals = 40\nmax_deferred_wait = \"90m\"\n").expect("write");
-        let s = GlobalArgs {
-            config: Some(path.clone()),
-            ..Default::default()
-        }
-        .resolve(&no_env())
-        .expect("valid file");
-        assert_eq!(s.deferral.max_deferrals, 40);
-        assert_eq!(s.deferral.max_total_wait, SignedDuration::from_mins(90));
-        std::fs::write(&path, "max_deferred_wait = 3600\n").expect("write");
-        let s = GlobalArgs {
-            config: Some(path.clone()),
-            max_deferrals: Some("3".into()),
-            ..Default::default()
-        }
-        .resolve(&no_env())
-        .expect("valid file");
-        assert_eq!(s.deferral.max_total_wait, SignedDuration::from_hours(1));
-        assert_eq!(s.deferral.max_deferrals, 3, "a flag beats the file");
-        for (text, setting) in [
-            ("max_deferrals = 0\n", "max_deferrals"),
-            ("max_deferred_wait = \"never\"\n", "max_deferred_wait"),
-            ("max_deferred_wait = 0\n", "max_deferred_wait"),
-        ] {
-            std::fs::write(&path, text).expect("write");
-            let message = error_of(GlobalArgs {
-                config: Some(path.clone()),
-                ..Default::default()
-            });
-            assert!(message.contains(setting), "{text}: {message}");
-        }
-    }
-
-    #[test]
-    fn retention_defaults_to_fourteen_days_and_refuses_what_is_out_of_range() {
-        let s = GlobalArgs::default().resolve(&no_env()).expect("valid");
-        assert_eq!(s.retention, SignedDuration::from_hours(14 * 24));
-        let s = GlobalArgs {
-            retention_days: Some("2".into()),
-            ..Default::default()
-        }
-        .resolve(&no_env())
-        .expect("valid");
-        assert_eq!(s.retention, SignedDuration::from_hours(48));
-        for bad in ["0", "3651", "soon"] {
-            assert!(
-                error_of(GlobalArgs {
-                    retention_days: Some(bad.into()),
-                    ..Default::default()
-                })
-                .contains("--retention-days"),
-                "{bad}"
+        for other in &also_configured {
+            sources.push(
+                "other_token",
+                format!(
+                    "fingerprint {} (configured too, never spent)",
+                    other.credential.fingerprint()
+                ),
+                shown(other.source),
             );
         }
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("headroom.toml");
-        std::fs::write(&path, "retention_days = 0\n").expect("write");
-        assert!(
-            error_of(GlobalArgs {
-                config: Some(path),
-                ..Default::default()
-            })
-            .contains("retention_days")
-        );
+        if let Some(token) = env.var("GITLAB_TOKEN") {
+            sources.push(
+                "gitlab_token",
+                format!(
+                    "fingerprint {} (headroom op on GitLab)",
+                    Credential::new(&token).fingerprint()
+                ),
+                Source::Env {
+                    name: "GITLAB_TOKEN",
+                },
+            );
+        }
+        let (credential_source, credential) = used.unzip();
+        Ok((credential, credential_source, also_configured))
     }
 
-    #[test]
-    fn the_toml_file_fills_what_flags_leave_out() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("headroom.toml");
-        std::fs::write(
-            &path,
-            "api_url = \"https://ghe.example.com/api/v3\"\nin_flight_ceiling = 4\ndb = \"x.db\"\n",
-        )
-        .expect("write");
-        let s = GlobalArgs {
-            config: Some(path.clone()),
-            db: Some("flag.db".into()),
-            ..Default::default()
-        }
-        .resolve(&no_env())
-        .expect("valid");
-        assert_eq!(s.policy.host(), "ghe.example.com");
-        assert_eq!(s.in_flight_ceiling, 4);
-        assert_eq!(s.db, "flag.db", "a flag beats the file");
-        std::fs::write(&path, "unknown_key = 1\n").expect("write");
-        let refused = error_of(GlobalArgs {
-            config: Some(path.clone()),
-            ..Default::default()
+    /// `--ca-bundle` or `ca_bundle`: the PEM file's bytes.
+    fn ca_bundle(
+        &self,
+        file: &ConfigFile,
+        sources: &mut Sources,
+    ) -> Result<Option<Vec<u8>>, ConfigError> {
+        let flag = self.ca_bundle.as_ref().map(|path| {
+            (
+                path,
+                Source::Flag {
+                    name: "--ca-bundle",
+                },
+            )
         });
-        // The key, the file and the line (issue 20, item 9: TOML errors named neither).
-        assert!(refused.contains("`unknown_key`"), "{refused}");
-        assert!(
-            refused.contains(&format!("{} line 1", path.display())),
-            "{refused}"
-        );
-        std::fs::write(&path, "in_flight_ceiling = 0\n").expect("write");
-        assert!(
-            error_of(GlobalArgs {
-                config: Some(path),
-                ..Default::default()
-            })
-            .contains("in_flight_ceiling")
-        );
+        let Some((path, source)) = flag_or_file(flag, file.settings.ca_bundle.as_ref(), file)
+        else {
+            sources.push("ca_bundle", "none (the system's roots)", Source::Default);
+            return Ok(None);
+        };
+        let bytes = read::read_bounded("--ca-bundle", &path, read::CA_BUNDLE_MAX_BYTES)?;
+        sources.push("ca_bundle", path.display().to_string(), source);
+        Ok(Some(bytes))
     }
+
+    /// Sync runs' deferral budgets: `--max-deferrals`/`max_deferrals` and
+    /// `--max-deferred-wait`/`max_deferred_wait`.
+    fn deferral(
+        &self,
+        file: &ConfigFile,
+        sources: &mut Sources,
+    ) -> Result<DeferralBudget, ConfigError> {
+        let mut deferral = DeferralBudget::default();
+        let found = number_setting(
+            ("--max-deferrals", self.max_deferrals.as_ref()),
+            ("max_deferrals", file.settings.max_deferrals.as_ref()),
+            file,
+            (1, 10_000),
+        )?;
+        let default = u64::from(deferral.max_deferrals);
+        let n = record(sources, "max_deferrals", found, default);
+        deferral.max_deferrals = u32::try_from(n).unwrap_or(u32::MAX);
+        let (wait, source) = match (&self.max_deferred_wait, &file.settings.max_deferred_wait) {
+            (Some(raw), _) => (
+                parse_wait("--max-deferred-wait", raw)?,
+                Source::Flag {
+                    name: "--max-deferred-wait",
+                },
+            ),
+            (None, Some(value)) => {
+                let span = value.span();
+                let raw = match value.get_ref() {
+                    toml::Value::Integer(n) => n.to_string(),
+                    toml::Value::String(text) => text.clone(),
+                    _ => {
+                        return Err(file.invalid_at(
+                            "max_deferred_wait",
+                            &span,
+                            "whole seconds, or text such as \"90m\", \"2h\" or \"7d\"",
+                        ));
+                    }
+                };
+                let wait = parse_wait("max_deferred_wait", &raw)
+                    .map_err(|e| file.invalid_at("max_deferred_wait", &span, e.problem))?;
+                (wait, file.source(&span))
+            }
+            (None, None) => (deferral.max_total_wait, Source::Default),
+        };
+        deferral.max_total_wait = wait;
+        sources.push("max_deferred_wait", format!("{} s", wait.as_secs()), source);
+        Ok(deferral)
+    }
+}
+
+/// The token used, where it comes from, and the others configured beside it.
+type Credentials = (
+    Option<Credential>,
+    Option<&'static str>,
+    Vec<ConfiguredToken>,
+);
+
+/// `[sync_caps]` in one line.
+fn caps_summary(caps: &headroom_core::budget::SyncCaps) -> String {
+    if caps.is_empty() {
+        return "none".to_owned();
+    }
+    let shares = caps.shares.iter().map(|(b, s)| format!("share.{b} = {s}"));
+    let families = caps
+        .families
+        .iter()
+        .map(|(f, n)| format!("families.{f} = {n}"));
+    shares.chain(families).collect::<Vec<_>>().join(", ")
 }

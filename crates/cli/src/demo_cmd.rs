@@ -55,6 +55,17 @@ async fn activity(store: &dyn Store) -> Vec<Option<FeedEntity>> {
 
 /// Runs `headroom demo`.
 pub async fn run(global: &crate::config::GlobalArgs, _args: DemoArgs) -> CommandResult {
+    // `--db` keeps the demo's database for a look afterwards; in memory, nothing would be kept.
+    if let Some(db) = global
+        .db
+        .as_deref()
+        .filter(|db| crate::config::in_memory(db))
+    {
+        return Err(CliError::refused(&format!(
+            "--db {db}: an in-memory database keeps nothing after the demo; leave --db out \
+             for a throwaway database file"
+        )));
+    }
     let (db, temp_dir) = match global.db.clone().map(PathBuf::from) {
         Some(path) => {
             if path.exists() {

@@ -16,11 +16,13 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[macro_use]
 mod output;
 mod config;
+mod config_cmd;
 mod demo_cmd;
 mod enrich_cmd;
 mod import_cmd;
 mod ingest_cmd;
 mod logging;
+mod maintenance_cmd;
 mod op_cmd;
 mod outcome;
 mod quota_cmd;
@@ -64,8 +66,8 @@ enum Command {
     Enrich(enrich_cmd::EnrichArgs),
     /// The continuous feed service: a poll tick and enrichment cycles until stopped.
     Run(run_cmd::RunArgs),
-    /// The quota dashboard and the read-only HTTP API over a database: no workers, no
-    /// provider requests, no request writes (old rate-limit history is pruned).
+    /// The quota dashboard and the read-only HTTP API over a database, opened read-only: no
+    /// workers, no provider requests, no writes.
     Serve(serve_cmd::ServeArgs),
     /// The feed's persisted state (schedule, ledgers, enrichment), read only.
     Status(status_cmd::StatusArgs),
@@ -81,12 +83,43 @@ enum Command {
     /// Organization sync: a graph of stages chosen by quota headroom, resumed exactly.
     #[command(subcommand_required = true)]
     Sync(sync_cmd::SyncArgs),
+    /// Upkeep of a database: `scrub` masks credentials in diagnostics stored before a
+    /// redaction pattern existed.
+    #[command(subcommand_required = true)]
+    Maintenance(maintenance_cmd::MaintenanceArgs),
+    /// The settings as resolved: each one's value and where it came from.
+    #[command(subcommand_required = true)]
+    Config(config_cmd::ConfigArgs),
+}
+
+impl Command {
+    /// The command's name when it writes rows meant to outlive the process (an in-memory
+    /// database is refused for it); `quota` only caches, `config` opens nothing, and the
+    /// read-only commands refuse an in-memory database as new and empty.
+    fn keeps_rows(&self) -> Option<&'static str> {
+        match self {
+            Command::Import(_) => Some("import"),
+            Command::Ingest(_) => Some("ingest"),
+            Command::Enrich(_) => Some("enrich"),
+            Command::Run(_) => Some("run"),
+            Command::Sync(_) => Some("sync"),
+            Command::Op(_) => Some("op"),
+            Command::Demo(_) => Some("demo"),
+            Command::Maintenance(_) => Some("maintenance"),
+            Command::Quota(_)
+            | Command::Serve(_)
+            | Command::Status(_)
+            | Command::Sim(_)
+            | Command::Config(_) => None,
+        }
+    }
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    use clap::{CommandFactory as _, FromArgMatches as _};
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let Some(command) = cli.command else {
-        use clap::CommandFactory;
         // No subcommand yet: show what exists rather than doing nothing silently.
         let mut cmd = Cli::command();
         return if cmd.print_help().is_err() {
@@ -95,7 +128,16 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         };
     };
-    let global = &cli.global;
+    let from_env =
+        |id: &str| matches.value_source(id) == Some(clap::parser::ValueSource::EnvVariable);
+    let mut global = cli.global;
+    global.env_sourced = config::EnvSourced {
+        db: from_env("db"),
+        api_url: from_env("api_url"),
+        config: from_env("config"),
+    };
+    global.keeps_rows = command.keeps_rows();
+    let global = &global;
     let (program, result) = match command {
         // The simulator builds a runtime of its own and speaks under its own name.
         Command::Sim(args) => ("headroom sim", sim_cmd::run(*args)),
@@ -109,6 +151,10 @@ fn main() -> ExitCode {
         Command::Status(args) => ("headroom", with_runtime(status_cmd::run(global, args))),
         Command::Demo(args) => ("headroom", with_runtime(demo_cmd::run(global, args))),
         Command::Op(args) => ("headroom", with_runtime(op_cmd::run(global, args))),
+        Command::Maintenance(args) => {
+            ("headroom", with_runtime(maintenance_cmd::run(global, args)))
+        }
+        Command::Config(args) => ("headroom", config_cmd::run(global, args)),
     };
     outcome::exit_code(program, result)
 }

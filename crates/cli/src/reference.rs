@@ -15,8 +15,27 @@ this file and the definitions disagree. Regenerate with
 
 Every global option is read, in order, from its flag, its environment variable, `headroom.toml`
 (the file named by `--config`/`HEADROOM_CONFIG`, else `./headroom.toml` when it exists), then
-its default. A value that cannot be used refuses to start (exit 2) with a message naming the
-setting. The token is never a flag: it would show in `ps` and shell history.
+its default. `headroom config show [--json]` prints each setting's value and where it came from
+(flag, environment variable, config file and line, default); a token only by its source and
+fingerprint, a database URL redacted. A value that cannot be used refuses to start (exit 2) with
+a message naming the setting, and for a value from the file, the file and line. The token is
+never a flag: it would show in `ps` and shell history.
+
+The settings that decide where a credential goes (`api_url`, `token_file`, `ca_bundle`; the API
+URL is GitHub's or GitLab's alike) are read only from a file named by `--config` or
+`HEADROOM_CONFIG`: when the implicit `./headroom.toml` (a cloned repository's, say) sets one,
+every command refuses (exit 2), naming the key and `--config`, rather than send a token to a host
+the directory chose, or fall back to a default host.
+
+The config file and the token file are read only when they are regular files (a symlink to one,
+such as a mounted secret, is followed) of at most 1 MiB; the CA bundle, of at most 10 MiB. A
+FIFO, a device or a directory refuses to start (exit 2), naming the file.
+
+Durations (`--max-deferred-wait`, `max_deferred_wait`) are whole seconds or text such as `90m`,
+`2h 30m`, `7d` (a day is 24 h) or ISO 8601 `PT2H`, `P7D`. An in-memory database (`:memory:`,
+`sqlite::memory:`, `mode=memory`) is refused by the commands whose rows must outlive them
+(`import`, `ingest`, `enrich`, `run`, `sync`, `op`, `demo`, `maintenance`) and by the read-only
+ones (it is always new and empty); `quota` and `config show` accept it.
 
 | environment variable | meaning |
 | --- | --- |
@@ -31,14 +50,14 @@ setting. The token is never a flag: it would show in `ps` and shell history.
 | key | flag | type |
 | --- | --- | --- |
 | `db` | `--db` | text |
-| `api_url` | `--api-url` | text |
-| `token_file` | `--token-file` | path |
-| `ca_bundle` | `--ca-bundle` | path |
+| `api_url` | `--api-url` | text (only in a file named by `--config`/`HEADROOM_CONFIG`) |
+| `token_file` | `--token-file` | path (only in a file named by `--config`/`HEADROOM_CONFIG`) |
+| `ca_bundle` | `--ca-bundle` | path (only in a file named by `--config`/`HEADROOM_CONFIG`) |
 | `connect_timeout_secs` | `--connect-timeout` | 1–300 |
 | `read_timeout_secs` | `--read-timeout` | 1–600 |
 | `in_flight_ceiling` | `--in-flight-ceiling` | 1–100 |
 | `max_deferrals` | `--max-deferrals` | 1–10000 |
-| `max_deferred_wait` | `--max-deferred-wait` | seconds, or text such as `\"90m\"`, `\"2h\"` (1 s to a week) |
+| `max_deferred_wait` | `--max-deferred-wait` | seconds, or text such as `\"90m\"`, `\"2h\"`, `\"7d\"` (1 s to a week) |
 | `retention_days` | `--retention-days` | 1–3650 |
 | `sync_caps.share` | none | a table of bucket = share: sync takes the bucket's window to at most this share of its limit (more than 0, at most 1), e.g. `share = { core = 0.7 }` |
 | `sync_caps.families` | none | a table of route family = requests sync may send per window of its bucket (docs/ROUTE-FAMILIES.md), e.g. `families = { workflow_jobs = 500 }` |

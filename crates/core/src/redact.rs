@@ -17,7 +17,7 @@ pub const MAX_LEN: usize = 4000;
 
 /// Patterns, applied in order. Each replacement keeps the label and masks the secret.
 static PATTERNS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
-    let rules: [(&str, &str); 7] = [
+    let rules: [(&str, &str); 8] = [
         // Authorization / Proxy-Authorization headers, any scheme, as header lines, JSON or
         // debug dumps: keep the name, mask the value up to the end of the line or string.
         (
@@ -42,6 +42,13 @@ static PATTERNS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
         (
             r#"(?i)("(?:private_token|access_token|api_key|token|secret)"\s*:\s*)"[^"]*""#,
             "${1}\"[REDACTED]\"",
+        ),
+        // URL userinfo with a password, scheme://user:pass@host: the password runs to the last
+        // `@` before the next blank, since it may hold an unencoded `/`, `?`, `#` or `@` (which
+        // end an authority). A `@` later in a path masks the host too: better than a password.
+        (
+            r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/?#@\s:]*:\S*@",
+            "${1}[REDACTED]@",
         ),
         // URL userinfo: scheme://user:pass@host — everything of the authority before its last
         // `@`, since a password may hold an unencoded `@`.
@@ -75,6 +82,52 @@ pub fn redact(text: &str) -> String {
 /// Redacts the display of an error or any other value.
 pub fn redact_display(value: &dyn std::fmt::Display) -> String {
     redact(&value.to_string())
+}
+
+/// One URL shown whole (a database target): everything between `://` and its last `@` is
+/// masked, whatever it holds — a password may hold a blank, which ends a URL in free text —
+/// then [`redact`].
+pub fn redact_url(url: &str) -> String {
+    redact_about_url(url, url)
+}
+
+/// `text` about `url` (why it cannot be opened): the URL's userinfo, and its password alone,
+/// are masked wherever they appear, since a parser may quote either; then [`redact`].
+pub fn redact_about_url(url: &str, text: &str) -> String {
+    let mut out = text.to_owned();
+    if let Some(userinfo) = userinfo(url) {
+        out = out.replace(userinfo, MARKER);
+        if let Some((_, password)) = userinfo.split_once(':')
+            && !password.is_empty()
+        {
+            out = out.replace(password, MARKER);
+        }
+    }
+    redact(&out)
+}
+
+/// Everything between a URL's `://` and its last `@`, if not empty.
+fn userinfo(url: &str) -> Option<&str> {
+    let (_, rest) = url.split_once("://")?;
+    let at = rest.rfind('@')?;
+    rest.get(..at).filter(|u| !u.is_empty())
+}
+
+/// Masks every credential in each string of a JSON document (keys and values), keeping its
+/// shape: a stored summary stays a valid document with the same members.
+pub fn redact_json(value: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::String(text) => Value::String(redact(text)),
+        Value::Array(items) => Value::Array(items.iter().map(redact_json).collect()),
+        Value::Object(members) => Value::Object(
+            members
+                .iter()
+                .map(|(k, v)| (redact(k), redact_json(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
 }
 
 fn truncate(mut text: String, max_chars: usize) -> String {
@@ -116,6 +169,25 @@ mod tests {
             "403 rate limited -- Authorization: Bearer ghp_FAKE1234567890",
             "403 rate limited -- Authorization: [REDACTED]",
         );
+    }
+
+    #[test]
+    fn json_documents_keep_their_shape_and_lose_their_credentials() {
+        let doc = serde_json::json!({
+            "stages": [{"detail": "403 from https://x:ghp_abcdef123@h/", "rows": 3}],
+            "token=abc": true,
+            "n": 1,
+        });
+        let out = redact_json(&doc);
+        assert_eq!(
+            out,
+            serde_json::json!({
+                "stages": [{"detail": "403 from https://[REDACTED]@h/", "rows": 3}],
+                "token=[REDACTED]": true,
+                "n": 1,
+            })
+        );
+        assert_eq!(redact_json(&out), out, "idempotent");
     }
 
     #[test]
@@ -204,6 +276,33 @@ mod tests {
         check(
             "host=db user=alice password=SECRETPW dbname=x",
             "host=db user=alice password=[REDACTED] dbname=x",
+        );
+    }
+
+    /// Defect: a password holding `/`, `?`, `#` or a blank was printed, since those end an
+    /// authority. In free text the password runs to the last `@` before a blank; a URL shown
+    /// whole is masked up to its last `@`, blanks included.
+    #[test]
+    fn a_password_holding_url_delimiters_is_masked() {
+        for delimiter in ["/", "?", "#", "/?#@"] {
+            let url = format!("postgres://alice:SEC{delimiter}RETPW@127.0.0.1:1/db");
+            check(
+                &format!("cannot open {url}: refused"),
+                "cannot open postgres://[REDACTED]@127.0.0.1:1/db: refused",
+            );
+            assert_eq!(redact_url(&url), "postgres://[REDACTED]@127.0.0.1:1/db");
+        }
+        let url = "postgres://alice:SEC RETPW@127.0.0.1:1/db";
+        assert_eq!(redact_url(url), "postgres://[REDACTED]@127.0.0.1:1/db");
+        let about = redact_about_url(url, "bad userinfo `SEC RETPW`; password SEC RETPW");
+        assert!(
+            !about.contains("SEC") && !about.contains("RETPW"),
+            "{about}"
+        );
+        assert_eq!(redact_url("./headroom.db"), "./headroom.db");
+        assert_eq!(
+            redact_url("postgres://h/db?password=X"),
+            "postgres://h/db?password=[REDACTED]"
         );
     }
 

@@ -11,61 +11,91 @@
 //! naming the setting.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 
 use headroom_core::budget::SyncCaps;
 use headroom_core::route::RouteFamily;
 use serde::Deserialize;
+use toml::Spanned;
 
 use super::{ConfigError, invalid};
 
-/// The section as written.
+/// The section as written, each value with its byte span in the file.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct SyncCapsFile {
     #[serde(default)]
-    share: BTreeMap<String, f64>,
+    share: BTreeMap<String, Spanned<f64>>,
     #[serde(default)]
-    families: BTreeMap<String, u64>,
+    families: BTreeMap<String, Spanned<u64>>,
 }
 
-/// The caps, checked.
-pub(super) fn sync_caps(file: Option<SyncCapsFile>) -> Result<SyncCaps, ConfigError> {
+impl SyncCapsFile {
+    /// The span of its first value in the file, if it sets any.
+    pub(super) fn first_span(&self) -> Option<Range<usize>> {
+        let shares = self.share.values().map(Spanned::span);
+        let families = self.families.values().map(Spanned::span);
+        shares.chain(families).min_by_key(|s| s.start)
+    }
+}
+
+/// The caps, checked; `at` says where a span is (`PATH line N`) for a refusal.
+pub(super) fn sync_caps(
+    file: Option<SyncCapsFile>,
+    at: &dyn Fn(&Range<usize>) -> String,
+) -> Result<SyncCaps, ConfigError> {
     let Some(file) = file else {
         return Ok(SyncCaps::default());
+    };
+    let refuse = |setting: &str, span: Range<usize>, problem: &str| {
+        invalid(setting, format!("{}: {problem}", at(&span)))
     };
     for (bucket, share) in &file.share {
         let setting = format!("sync_caps.share.{bucket}");
         if bucket.trim().is_empty() {
-            return Err(invalid(
+            return Err(refuse(
                 "sync_caps.share",
+                share.span(),
                 "a bucket name must not be empty",
             ));
         }
-        if !(share.is_finite() && *share > 0.0 && *share <= 1.0) {
-            return Err(invalid(
+        let value = *share.get_ref();
+        if !(value.is_finite() && value > 0.0 && value <= 1.0) {
+            return Err(refuse(
                 &setting,
-                format!("{share} is not a share of the window: more than 0, at most 1"),
+                share.span(),
+                &format!("{value} is not a share of the window: more than 0, at most 1"),
             ));
         }
     }
     for (family, cap) in &file.families {
         let setting = format!("sync_caps.families.{family}");
         if RouteFamily::named(family).is_none() {
-            return Err(invalid(
+            return Err(refuse(
                 &setting,
+                cap.span(),
                 "not a route family (docs/ROUTE-FAMILIES.md lists them)",
             ));
         }
-        if *cap == 0 {
-            return Err(invalid(
+        if *cap.get_ref() == 0 {
+            return Err(refuse(
                 &setting,
+                cap.span(),
                 "a cap of 0 would stop the family for good",
             ));
         }
     }
     Ok(SyncCaps {
-        shares: file.share,
-        families: file.families,
+        shares: file
+            .share
+            .into_iter()
+            .map(|(k, v)| (k, v.into_inner()))
+            .collect(),
+        families: file
+            .families
+            .into_iter()
+            .map(|(k, v)| (k, v.into_inner()))
+            .collect(),
     })
 }
 
@@ -79,7 +109,7 @@ mod tests {
             sync_caps: Option<SyncCapsFile>,
         }
         let doc: Doc = toml::from_str(text).map_err(|e| invalid("--config", e.message()))?;
-        sync_caps(doc.sync_caps)
+        sync_caps(doc.sync_caps, &|span| format!("at {}", span.start))
     }
 
     #[test]

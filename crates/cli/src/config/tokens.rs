@@ -10,7 +10,8 @@ use std::path::Path;
 
 use headroom_http::Credential;
 
-use super::{ConfigError, Environment, invalid, read_file};
+use super::read::{TOKEN_MAX_BYTES, read_bounded};
+use super::{ConfigError, Environment, invalid};
 
 /// A token configured beside the one used (a different token, by fingerprint).
 #[derive(Debug, Clone)]
@@ -32,7 +33,7 @@ pub(super) fn tokens(
 ) -> Result<(Used, Vec<ConfiguredToken>), ConfigError> {
     let mut found: Vec<(&'static str, Credential)> = Vec::new();
     if let Some(path) = file {
-        let bytes = read_file("--token-file", path)?;
+        let bytes = read_bounded("--token-file", path, TOKEN_MAX_BYTES)?;
         let token = String::from_utf8(bytes)
             .map_err(|_| invalid("--token-file", "the file is not UTF-8 text"))?;
         let token = token.trim();
