@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use headroom_core::telemetry::{self, CATALOG, EventSpec};
+use headroom_testkit::source::{arguments, closing, rust_sources, without_test_modules};
 
 const LEVELS: [&str; 5] = ["error", "warn", "info", "debug", "trace"];
 const TABLE_START: &str = "<!-- events: generated from crates/core/src/telemetry.rs -->\n";
@@ -18,136 +19,6 @@ const TABLE_END: &str = "<!-- end of events -->\n";
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn rust_sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.expect("directory entry").path())
-        .collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            rust_sources(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
-/// The index just past the bracket that closes the one opened at `open`, skipping string and
-/// char literals and comments.
-fn closing(text: &[u8], open: usize) -> usize {
-    let mut depth = 0usize;
-    let mut i = open;
-    while i < text.len() {
-        match text[i] {
-            b'(' | b'[' | b'{' => depth += 1,
-            b')' | b']' | b'}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return i + 1;
-                }
-            }
-            b'r' if is_raw_string(text, i) => {
-                let hashes = text[i + 1..].iter().take_while(|&&b| b == b'#').count();
-                let mut end = vec![b'"'];
-                end.extend(std::iter::repeat_n(b'#', hashes));
-                let body = i + 2 + hashes;
-                let len = text[body..]
-                    .windows(end.len())
-                    .position(|w| w == end.as_slice())
-                    .expect("a closed raw string");
-                i = body + len + end.len() - 1;
-            }
-            b'"' => {
-                i += 1;
-                while text[i] != b'"' {
-                    if text[i] == b'\\' {
-                        i += 1;
-                    }
-                    i += 1;
-                }
-            }
-            b'\'' if i + 2 < text.len() && (text[i + 2] == b'\'' || text[i + 1] == b'\\') => {
-                i += if text[i + 1] == b'\\' { 3 } else { 2 };
-                while text[i] != b'\'' {
-                    i += 1;
-                }
-            }
-            b'/' if text.get(i + 1) == Some(&b'/') => {
-                while text[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    panic!("unbalanced bracket at byte {open}");
-}
-
-/// `r"…"` or `r#"…"#` starts at `at` (and `r` is not the end of an identifier).
-fn is_raw_string(text: &[u8], at: usize) -> bool {
-    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    if at > 0 && ident(text[at - 1]) {
-        return false;
-    }
-    let hashes = text[at + 1..].iter().take_while(|&&b| b == b'#').count();
-    text.get(at + 1 + hashes) == Some(&b'"')
-}
-
-/// The source without its inline `#[cfg(test)] mod … { … }` blocks.
-fn without_test_modules(source: &str) -> String {
-    let mut kept = String::new();
-    let mut rest = source;
-    while let Some(at) = rest.find("#[cfg(test)]") {
-        kept.push_str(&rest[..at]);
-        let after = &rest[at + "#[cfg(test)]".len()..];
-        if after.trim_start().starts_with("mod ") {
-            let open = after.find('{').expect("a test module's body");
-            rest = &after[closing(after.as_bytes(), open)..];
-        } else {
-            rest = after;
-        }
-    }
-    kept.push_str(rest);
-    kept
-}
-
-/// The top-level comma-separated parts of a macro call's arguments.
-fn arguments(body: &str) -> Vec<String> {
-    let bytes = body.as_bytes();
-    let mut parts = Vec::new();
-    let mut start = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'(' | b'[' | b'{' | b'"' => {
-                i = if bytes[i] == b'"' {
-                    let mut j = i + 1;
-                    while bytes[j] != b'"' {
-                        j += if bytes[j] == b'\\' { 2 } else { 1 };
-                    }
-                    j + 1
-                } else {
-                    closing(bytes, i)
-                };
-                continue;
-            }
-            b',' => {
-                parts.push(body[start..i].trim().to_owned());
-                start = i + 1;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    let last = body[start..].trim();
-    if !last.is_empty() {
-        parts.push(last.to_owned());
-    }
-    parts
 }
 
 /// One log call: where, its level, the catalog constant it names and its field names.
@@ -330,4 +201,58 @@ fn the_parser_sees_levels_fields_and_skips_test_modules() {
     assert_eq!(calls[0].level, "warn");
     assert_eq!(calls[0].event.as_deref(), Some("telemetry::X"));
     assert_eq!(calls[0].fields, ["run_id", "count", "other"]);
+}
+
+/// The one place log lines are formatted masks every field: the only subscriber the sources
+/// install writes through `logging::JsonLines`, which passes each field's text through the
+/// shared sanitizer, so no log field can carry a credential whoever emitted it.
+#[test]
+fn every_log_line_leaves_through_the_redacting_layer() {
+    let files = headroom_testkit::source::crate_sources(&workspace());
+    let mut installs = 0;
+    let mut problems = Vec::new();
+    for (path, source) in &files {
+        if source.contains("tracing_subscriber::fmt()")
+            || source.contains("tracing_subscriber::fmt::layer")
+            || source.contains("tracing_subscriber::fmt::init")
+        {
+            problems.push(format!(
+                "{}: a fmt subscriber bypasses JsonLines",
+                path.display()
+            ));
+        }
+        let mut from = 0;
+        while let Some(found) = source[from..].find("tracing_subscriber::registry()") {
+            let at = from + found;
+            let end = source[at..].find(';').map_or(source.len(), |e| at + e);
+            let statement = &source[at..end];
+            installs += 1;
+            let layers = statement.matches(".with(").count();
+            let redacting = statement.contains(".with(logging::JsonLines::new(");
+            let filters =
+                statement.matches("EnvFilter").count() + statement.matches(".with(filter)").count();
+            if !redacting || layers > 1 + filters {
+                problems.push(format!(
+                    "{}: a subscriber with a layer other than JsonLines: {statement}",
+                    path.display()
+                ));
+            }
+            from = end;
+        }
+    }
+    let logging = files
+        .iter()
+        .find(|(p, _)| p.ends_with("crates/cli/src/logging.rs"))
+        .map(|(_, s)| s.as_str())
+        .expect("crates/cli/src/logging.rs");
+    let put = logging.find("fn put(").expect("JsonLines' field writer");
+    let body = &logging[put..closing(
+        logging.as_bytes(),
+        put + logging[put..].find('{').expect("a body"),
+    )];
+    if !body.contains("redact(") {
+        problems.push("logging.rs: JsonLines' fields skip headroom_core::redact".to_owned());
+    }
+    assert_eq!(installs, 1, "one subscriber is installed, in main.rs");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

@@ -271,6 +271,10 @@ impl<S: Engine> Store for S {
     async fn begin(&self) -> Result<Box<dyn StoreTx>> {
         Ok(Box::new(DbTx::begin(self.pools()).await?))
     }
+
+    async fn scrub_diagnostics(&self, apply: bool) -> Result<crate::scrub::ScrubReport> {
+        crate::scrub::scrub(self.pools(), apply).await
+    }
 }
 
 #[async_trait]

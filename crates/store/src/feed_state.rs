@@ -32,7 +32,7 @@ use async_trait::async_trait;
 use headroom_core::clock::Timestamp;
 use serde::Serialize;
 
-use headroom_core::redact::redact;
+use headroom_core::redact::{redact, redact_json};
 
 use crate::db::{OnPool, Pools, ReadRow, get, on_each_pool};
 use crate::error::Result;

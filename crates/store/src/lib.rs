@@ -29,7 +29,9 @@ pub mod postgres;
 mod push;
 pub mod quota;
 pub mod quota_history;
+pub mod read_only;
 pub mod records;
+pub mod scrub;
 pub mod sqlite;
 mod sync;
 mod usage;
@@ -134,8 +136,9 @@ pub trait StoreRead: Send + Sync + std::fmt::Debug {
     /// One run.
     async fn sync_run(&self, id: i64) -> Result<Option<SyncRun>>;
 
-    /// Runs a worker should pick up at `now`: pending ones, and hibernating ones whose
-    /// `not_before` has come; earliest first.
+    /// Runs a worker should pick up at `now`: pending ones, hibernating ones whose
+    /// `not_before` has come, and running ones whose claim lapsed or whose holder provably
+    /// no longer runs ([`ProcessMark`]); earliest first.
     async fn due_sync_runs(&self, now: Timestamp, limit: u32) -> Result<Vec<SyncRun>>;
 
     /// The oldest unfinished run (pending, running or hibernating) of `kind` and `target`
@@ -225,7 +228,8 @@ pub trait Store: StoreRead {
     async fn save_sync_run(&self, run: &SyncRun) -> Result<()>;
 
     /// Claims a run for a worker until `until`: succeeds when the run is unfinished and
-    /// unclaimed, already held by `holder` (a renewal), or its claim lapsed (its worker died).
+    /// unclaimed, already held by `holder` (a renewal), its claim lapsed (its worker died), or
+    /// its holder is a [`ProcessMark`] of a process of this machine that no longer runs.
     async fn claim_sync_run(
         &self,
         id: i64,
@@ -259,6 +263,10 @@ pub trait Store: StoreRead {
 
     /// Opens a transaction: upserts and the checkpoint commit together or not at all.
     async fn begin(&self) -> Result<Box<dyn StoreTx>>;
+
+    /// Reads every stored diagnostic ([`scrub::DIAGNOSTIC_COLUMNS`]) and, with `apply`, masks
+    /// the credentials that rows written before a redaction pattern existed still hold.
+    async fn scrub_diagnostics(&self, apply: bool) -> Result<scrub::ScrubReport>;
 
     /// Upserts a page of rows and writes the checkpoint that follows it, in one transaction.
     async fn write_page(

@@ -79,7 +79,7 @@ pub(super) async fn admit_detail(
             .bind(github_id)
             .bind(token.to_owned())
             .bind(ms(now))
-            .bind(reason.to_owned())
+            .bind(redact(reason))
             .execute(pool)
             .await?;
         Ok(done.rows_affected() == 1)
@@ -143,7 +143,7 @@ pub(super) async fn mark_terminal(
             .bind(github_id)
             .bind(token.to_owned())
             .bind(ms(now))
-            .bind(reason.to_owned())
+            .bind(redact(reason))
             .execute(pool)
             .await?;
         Ok(done.rows_affected() == 1)

@@ -151,7 +151,6 @@ pub(super) async fn finish_ingestion_run(
     e: &IngestionRunEnd,
 ) -> Result<()> {
     on_each_pool!(pools, |pool| {
-        let summary = sqlx::types::Json(serde_json::to_value(e).unwrap_or_default());
         sqlx::query(
             "UPDATE ingestion_runs SET status = $2, classification = $3, \
          stop_reason = $4, finished_at_ms = $5, pages_fetched = $6, \
@@ -163,7 +162,7 @@ pub(super) async fn finish_ingestion_run(
         .bind(id)
         .bind(e.status.as_str())
         .bind(e.classification.clone())
-        .bind(e.stop_reason.clone())
+        .bind(e.stop_reason.as_deref().map(redact))
         .bind(e.finished_at.map(ms))
         .bind(to_i64("pages_fetched", e.pages_fetched)?)
         .bind(to_i64("events_received", e.events_received)?)
@@ -174,7 +173,10 @@ pub(super) async fn finish_ingestion_run(
         .bind(to_i64("events_ignored", e.events_ignored)?)
         .bind(to_i64("events_failed", e.events_failed)?)
         .bind(e.error_message.as_deref().map(redact))
-        .bind(summary)
+        // The summary repeats the run's texts (its error among them): masked like the columns.
+        .bind(sqlx::types::Json(redact_json(
+            &serde_json::to_value(e).unwrap_or_default(),
+        )))
         .execute(pool)
         .await?;
         Ok(())

@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use headroom_core::clock::{SignedDuration, Timestamp};
+use headroom_core::redact::redact;
 
 use crate::db::{Pools, ReadRow, on_each_pool};
 use crate::error::{Result, StoreError};
@@ -134,7 +135,7 @@ pub(super) async fn record(pools: Pools<'_>, r: &QuotaReading) -> Result<i64> {
             .bind(in_flight)
             .bind(waiting)
             .bind(r.blocked_until.map(ms))
-            .bind(r.last_reason.as_deref())
+            .bind(r.last_reason.as_deref().map(redact))
             .bind(r.process_id.as_str())
             .bind(ms(r.observed_at))
             .fetch_one(&mut *tx)
