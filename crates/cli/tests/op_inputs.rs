@@ -54,6 +54,25 @@ fn op(work: &Path, sim: &Sim, gitlab: bool, args: &[&str]) -> Command {
     cmd
 }
 
+/// `headroom op commit-files alice/demo --branch f --message m ARGS`.
+fn commit(work: &Path, sim: &Sim, gitlab: bool, args: &[&str]) -> Command {
+    let mut cmd = op(
+        work,
+        sim,
+        gitlab,
+        &[
+            "commit-files",
+            "alice/demo",
+            "--branch",
+            "f",
+            "--message",
+            "m",
+        ],
+    );
+    cmd.args(args);
+    cmd
+}
+
 /// Runs `cmd` to its end: exit code, stdout, stderr.
 fn run(mut cmd: Command) -> (i32, String, String) {
     let out = cmd.output().expect("runs");
@@ -219,20 +238,7 @@ fn a_symlinked_file_is_committed_as_a_link_and_never_read() {
     demo(&work, &sim, false);
     let secret = outside.join("secret.txt");
     std::os::unix::fs::symlink(&secret, work.join("leak")).expect("link");
-    let (code, out, err) = run(op(
-        &work,
-        &sim,
-        false,
-        &[
-            "commit-files",
-            "alice/demo",
-            "--branch",
-            "f",
-            "--message",
-            "m",
-            "leak",
-        ],
-    ));
+    let (code, out, err) = run(commit(&work, &sim, false, &["leak"]));
     assert_eq!(code, 0, "{out}\n{err}");
     let target = secret.to_str().expect("utf-8");
     assert_eq!(committed(&sim, "leak"), Some(base64(target.as_bytes())));
@@ -246,20 +252,7 @@ fn a_symlinked_directory_is_never_followed() {
     demo(&work, &sim, false);
     std::os::unix::fs::symlink(&outside, work.join("linked")).expect("link");
     let before = requests(&log).len();
-    let (code, _, err) = run(op(
-        &work,
-        &sim,
-        false,
-        &[
-            "commit-files",
-            "alice/demo",
-            "--branch",
-            "f",
-            "--message",
-            "m",
-            "linked/secret.txt",
-        ],
-    ));
+    let (code, _, err) = run(commit(&work, &sim, false, &["linked/secret.txt"]));
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("not followed"), "{err}");
     assert_eq!(requests(&log).len(), before, "nothing was sent");
@@ -272,20 +265,7 @@ fn a_link_to_dev_zero_is_committed_as_a_link_in_bounded_memory() {
     let (sim, _log) = sim(&work);
     demo(&work, &sim, false);
     std::os::unix::fs::symlink("/dev/zero", work.join("zero")).expect("link");
-    let cmd = op(
-        &work,
-        &sim,
-        false,
-        &[
-            "commit-files",
-            "alice/demo",
-            "--branch",
-            "f",
-            "--message",
-            "m",
-            "zero",
-        ],
-    );
+    let cmd = commit(&work, &sim, false, &["zero"]);
     let (code, out, err) = run_limited(&cmd, 60).expect("it ends within 60 s");
     assert_eq!(code, 0, "{out}\n{err}");
     assert_eq!(committed(&sim, "zero"), Some(base64(b"/dev/zero")));
@@ -302,20 +282,7 @@ fn a_fifo_is_refused_without_blocking() {
         .expect("mkfifo runs");
     assert!(made.success());
     let before = requests(&log).len();
-    let cmd = op(
-        &work,
-        &sim,
-        false,
-        &[
-            "commit-files",
-            "alice/demo",
-            "--branch",
-            "f",
-            "--message",
-            "m",
-            "pipe",
-        ],
-    );
+    let cmd = commit(&work, &sim, false, &["pipe"]);
     let (code, _, err) = run_limited(&cmd, 30).expect("it ends within 30 s");
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("not a regular file"), "{err}");
@@ -332,19 +299,7 @@ fn a_path_that_is_not_utf8_is_refused_not_dropped() {
     std::fs::create_dir(work.join(bad)).expect("dir");
     std::fs::write(work.join(bad).join("f.txt"), "f").expect("file");
     let before = requests(&log).len();
-    let mut cmd = op(
-        &work,
-        &sim,
-        false,
-        &[
-            "commit-files",
-            "alice/demo",
-            "--branch",
-            "f",
-            "--message",
-            "m",
-        ],
-    );
+    let mut cmd = commit(&work, &sim, false, &[]);
     cmd.arg(Path::new(bad).join("f.txt"));
     let (code, _, err) = run(cmd);
     assert_eq!(code, 2, "{err}");
@@ -365,19 +320,7 @@ fn stdin_as_and_delete_paths_get_the_same_checks_as_disk_paths() {
         &["--delete", ".git/config"][..],
         &["--stdin-as", "/abs"][..],
     ] {
-        let mut cmd = op(
-            &work,
-            &sim,
-            false,
-            &[
-                "commit-files",
-                "alice/demo",
-                "--branch",
-                "f",
-                "--message",
-                "m",
-            ],
-        );
+        let mut cmd = commit(&work, &sim, false, &[]);
         cmd.args(args);
         let (code, _, err) = run(cmd);
         assert_eq!(code, 2, "{args:?}: {err}");
@@ -394,20 +337,7 @@ fn a_file_over_the_size_bound_is_refused() {
     let big = std::fs::File::create(work.join("big.bin")).expect("file");
     big.set_len(100 * 1024 * 1024 + 1).expect("sparse");
     let before = requests(&log).len();
-    let cmd = op(
-        &work,
-        &sim,
-        false,
-        &[
-            "commit-files",
-            "alice/demo",
-            "--branch",
-            "f",
-            "--message",
-            "m",
-            "big.bin",
-        ],
-    );
+    let cmd = commit(&work, &sim, false, &["big.bin"]);
     let (code, _, err) = run_limited(&cmd, 60).expect("it ends within 60 s");
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("100 MiB"), "{err}");
@@ -421,20 +351,7 @@ fn a_symlink_is_refused_on_gitlab() {
     demo(&work, &sim, true);
     std::os::unix::fs::symlink(outside.join("secret.txt"), work.join("leak")).expect("link");
     let before = requests(&log).len();
-    let (code, _, err) = run(op(
-        &work,
-        &sim,
-        true,
-        &[
-            "commit-files",
-            "alice/demo",
-            "--branch",
-            "f",
-            "--message",
-            "m",
-            "leak",
-        ],
-    ));
+    let (code, _, err) = run(commit(&work, &sim, true, &["leak"]));
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("\"leak\"") && err.contains("symbolic link"),
