@@ -42,7 +42,7 @@ pub fn protocol_refusal(status: u16) -> Option<Vec<u8>> {
         ),
         414 => (
             "uri_too_long",
-            format!("the URI is longer than 64 KiB; at most {MAX_URI_BYTES} bytes are answered"),
+            format!("the URI is too long to read; at most {MAX_URI_BYTES} bytes are answered"),
         ),
         431 => (
             "headers_too_large",
