@@ -30,7 +30,7 @@ pub(super) fn read_bounded(setting: &str, path: &Path, max: u64) -> Result<Vec<u
             kind(&before)
         )));
     }
-    let file = std::fs::File::open(path).map_err(|e| refuse(format!("cannot read it: {e}")))?;
+    let file = open_without_blocking(path).map_err(|e| refuse(format!("cannot read it: {e}")))?;
     // And the handle itself: the path may have been replaced since.
     let opened = file
         .metadata()
@@ -55,6 +55,22 @@ pub(super) fn read_bounded(setting: &str, path: &Path, max: u64) -> Result<Vec<u
         )));
     }
     Ok(bytes)
+}
+
+/// Opens for reading without waiting for a writer: a path swapped for a FIFO after the look
+/// above opens at once (and is then refused as not the file that was looked at).
+#[cfg(unix)]
+fn open_without_blocking(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+}
+
+#[cfg(not(unix))]
+fn open_without_blocking(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::File::open(path)
 }
 
 fn kind(metadata: &std::fs::Metadata) -> &'static str {
@@ -93,6 +109,27 @@ fn same_file(_: &std::fs::Metadata, _: &std::fs::Metadata) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The open itself never waits for a FIFO's writer, so a path swapped for one between the
+    /// look and the open cannot hang the process.
+    #[test]
+    fn opening_a_fifo_never_waits_for_a_writer() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo runs");
+        assert!(made.success());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(open_without_blocking(&fifo).map(|_| ()).is_ok());
+        });
+        let opened = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("the open returned instead of waiting for a writer");
+        assert!(opened);
+    }
 
     #[test]
     fn only_regular_files_within_the_bound_are_read() {
