@@ -293,6 +293,7 @@ fn next_link(query: &ListQuery, cursor: &str) -> String {
 #[utoipa::path(
     get,
     path = "/api/push_events",
+    operation_id = "list_push_events",
     tag = "feed",
     params(
         ("limit" = Option<u32>, Query, description = "Rows per page, 1 to 100"),
@@ -348,6 +349,7 @@ pub struct EventDetail<'a> {
 #[utoipa::path(
     get,
     path = "/api/push_events/{github_event_id}",
+    operation_id = "push_event",
     tag = "feed",
     params(("github_event_id" = String, Path, description = "GitHub's event id")),
     responses(

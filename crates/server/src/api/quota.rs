@@ -168,6 +168,7 @@ async fn identity(
 #[utoipa::path(
     get,
     path = "/api/quota",
+    operation_id = "quota_identities",
     tag = "quota",
     responses(
         (status = 200, description = "Every identity's buckets as they stand", body = QuotaSnapshot),

@@ -333,6 +333,7 @@ pub async fn page(state: &DashboardState, query: RunsQuery) -> Result<RunsPage, 
 #[utoipa::path(
     get,
     path = "/api/sync/runs",
+    operation_id = "list_sync_runs",
     tag = "sync",
     params(
         ("limit" = Option<u32>, Query, description = "Runs per page, 1 to 100 (20 when absent)"),
@@ -377,6 +378,7 @@ pub struct RunDetail {
 #[utoipa::path(
     get,
     path = "/api/sync/runs/{id}",
+    operation_id = "sync_run",
     tag = "sync",
     params(("id" = i64, Path, description = "The run id")),
     responses(
