@@ -218,11 +218,10 @@ fn read_only_commands_work_on_a_database_in_a_read_only_directory() {
         .env("D", data)
         .output();
     if !probe.is_ok_and(|o| o.status.success()) {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "`unshare -rm` cannot make a read-only bind mount on this machine, and CI is set"
+        headroom_testkit::skip(
+            "read_only_commands_work_on_a_database_in_a_read_only_directory",
+            "`unshare -rm` cannot make a read-only bind mount on this machine",
         );
-        println!("skipped: `unshare -rm` cannot make a read-only bind mount on this machine");
         return;
     }
     let wrapper = [

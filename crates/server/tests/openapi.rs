@@ -161,8 +161,7 @@ fn the_document_passes_an_independent_openapi_validator() {
     if !probe.is_ok_and(|o| o.status.success()) {
         let why = "python3 with openapi-spec-validator is not installed \
                    (python3 -m pip install openapi-spec-validator)";
-        assert!(std::env::var_os("CI").is_none(), "{why}, but CI is set");
-        eprintln!("SKIPPED the_document_passes_an_independent_openapi_validator: {why}");
+        headroom_testkit::skip("the_document_passes_an_independent_openapi_validator", why);
         return;
     }
     let out = std::process::Command::new("python3")

@@ -20,20 +20,52 @@ use sqlx::{ConnectOptions, Connection};
 /// throwaway cluster's).
 pub const URL_VAR: &str = "HEADROOM_TEST_DATABASE_URL";
 
+/// The variable naming a file where every skipped test appends one line, `TEST: REASON`
+/// (`scripts/test` sets it and ends by counting them, so a skip never reads as a pass).
+pub const SKIP_LOG_VAR: &str = "HEADROOM_TEST_SKIP_LOG";
+
+/// Says that `test` is skipped and why: printed, and appended to the skip log when one is
+/// named. Under `CI` it panics instead: every test must run there.
+pub fn skip(test: &str, reason: &str) {
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{test} cannot run ({reason}), but CI is set: scripts/test installs what it needs"
+    );
+    println!("skipped: {test}: {reason}");
+    if let Some(path) = std::env::var_os(SKIP_LOG_VAR) {
+        record_skip(std::path::Path::new(&path), test, reason);
+    }
+}
+
+/// Appends `TEST: REASON` (one line) to the skip log at `path`.
+pub fn record_skip(path: &std::path::Path, test: &str, reason: &str) {
+    use std::io::Write as _;
+    let line = format!("{test}: {}\n", reason.replace('\n', " "));
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(line.as_bytes()));
+    if let Err(e) = written {
+        panic!(
+            "cannot record the skip of {test} in {}: {e}",
+            path.display()
+        );
+    }
+}
+
 /// The admin URL, or `None` after saying why `test` is skipped. Under `CI` a missing URL
 /// panics instead: the PostgreSQL tests must run there.
 pub fn admin_url(test: &str) -> Option<String> {
     match std::env::var(URL_VAR) {
         Ok(url) if !url.trim().is_empty() => Some(url),
         _ => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "{URL_VAR} is not set but CI is: the PostgreSQL tests must run in CI \
-                 (scripts/test starts a throwaway PostgreSQL when the binaries exist)"
-            );
-            println!(
-                "skipped: {URL_VAR} not set ({test} needs PostgreSQL; scripts/test starts one \
-                 when /usr/lib/postgresql/*/bin/initdb exists)"
+            skip(
+                test,
+                &format!(
+                    "{URL_VAR} is not set and the test needs PostgreSQL (scripts/test starts \
+                     one when /usr/lib/postgresql/*/bin/initdb exists)"
+                ),
             );
             None
         }
@@ -236,4 +268,17 @@ macro_rules! both_backends {
             }
         )*
     };
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_skip_is_recorded_as_one_line_naming_the_test_and_why() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("skips");
+        super::record_skip(&log, "a_test", "no server\nhere");
+        super::record_skip(&log, "b_test", "no browser");
+        let text = std::fs::read_to_string(&log).expect("the log");
+        assert_eq!(text, "a_test: no server here\nb_test: no browser\n");
+    }
 }
