@@ -11,7 +11,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 mod common;
 use common::{BIN, Sim, sim_log};
@@ -87,36 +87,28 @@ fn outcome(out: &Output) -> (i32, String, String) {
     )
 }
 
-/// Runs `cmd` with its address space limited to 2 GiB, killed after `secs` seconds: `None`
-/// when it had to be killed (it hung).
+/// Runs `cmd` with its address space limited to 2 GiB, killed by `timeout` after `secs`
+/// seconds: `None` when it had to be killed (it hung).
 fn run_limited(cmd: &Command, secs: u64) -> Option<(i32, String, String)> {
     let mut limited = Command::new("sh");
     limited
         .arg("-c")
-        .arg(r#"ulimit -v 2097152 && exec "$0" "$@""#)
+        .arg(format!(
+            r#"ulimit -v 2097152 && exec timeout -s KILL {secs} "$0" "$@""#
+        ))
         .arg(cmd.get_program())
         .args(cmd.get_args())
         .current_dir(cmd.get_current_dir().expect("a directory"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .stdin(Stdio::null());
     for (key, value) in cmd.get_envs() {
         match value {
             Some(v) => limited.env(key, v),
             None => limited.env_remove(key),
         };
     }
-    let mut child = limited.spawn().expect("spawns");
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while Instant::now() < deadline {
-        if child.try_wait().expect("waits").is_some() {
-            return Some(outcome(&child.wait_with_output().expect("output")));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    None
+    let (code, out, err) = outcome(&limited.output().expect("runs"));
+    // timeout's own code for a command it had to kill.
+    (code != 137).then_some((code, out, err))
 }
 
 /// The simulator's requests so far, as `METHOD PATH`.
