@@ -144,15 +144,12 @@ pub fn gitlab_path(what: &'static str, path: &str) -> Checked {
 /// A branch name: `refs/heads/NAME` must be a valid ref name as `git check-ref-format`
 /// defines it — no `..`, no ASCII control character, space, `~`, `^`, `:`, `?`, `*`, `[` or
 /// `\`, no component starting with `.` or ending with `.lock`, no empty component (no
-/// leading or trailing `/`, no `//`), not ending with `.`, no `@{`, not `@` — and, as
-/// `git branch` requires, not starting with `-`.
+/// leading or trailing `/`, no `//`), not ending with `.`, no `@{` — and, as `git branch`
+/// requires, not starting with `-`. `@` alone is a valid branch (`refs/heads/@` is not `@`).
 pub fn branch_name(name: &str) -> Checked {
     let refuse = |reason| Err(InvalidName::new("branch name", name, reason));
     if name.is_empty() {
         return refuse("is empty");
-    }
-    if name == "@" {
-        return refuse("is `@`");
     }
     if name.starts_with('-') {
         return refuse("starts with `-`");
@@ -351,13 +348,13 @@ mod tests {
             "v1.0",
             "ünïcode",
             "a@b",
+            "@",
             "x.locked",
         ] {
             assert_eq!(branch_name(ok), Ok(()), "{ok}");
         }
         for bad in [
             "",
-            "@",
             "-x",
             "main/../../../../../orgs/acme/memberships/mallory#",
             "a..b",

@@ -23,7 +23,6 @@ pub(super) fn valid_branch_name(name: &str) -> bool {
         && !name.contains("..")
         && !name.contains("//")
         && !name.contains("@{")
-        && name != "@"
         && !name
             .chars()
             .any(|c| c.is_ascii_control() || " ~^:?*[\\".contains(c))
