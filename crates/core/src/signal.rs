@@ -420,8 +420,9 @@ fn find_rate_limit_object(data: &serde_json::Value) -> Option<&serde_json::Value
         .find(|v| v.get("remaining").is_some() && v.get("resetAt").is_some())
 }
 
-/// GitLab: `RateLimit-*` headers. 429 is the rate limit (primary); a 403 qualified by
-/// rate-limit headers is secondary; a plain 403 is permission or a disabled feature.
+/// GitLab: `RateLimit-*` headers. 429 is the rate limit (primary). `RateLimit-*` headers come
+/// on every response [gl-ipuser], so a 403 is a limit (secondary) only when a wait is announced
+/// or the quota is spent; otherwise it is permission or a disabled feature.
 pub fn gitlab(
     status: u16,
     headers: &HeaderMap,
@@ -440,10 +441,10 @@ pub fn gitlab(
                 .and_then(|t| Timestamp::try_from(t).ok())
         });
     let retry_after = parse_retry_after(header(headers, "retry-after"), now, bounds);
-    let has_rate_headers = limit.is_some() || remaining.is_some() || retry_after.is_some();
+    let throttled = retry_after.is_some() || remaining == Some(0);
     let reason = match status {
         429 => Some(LimitReason::Primary),
-        403 if has_rate_headers => Some(LimitReason::Secondary),
+        403 if throttled => Some(LimitReason::Secondary),
         403 => Some(LimitReason::Permission),
         _ => None,
     };
@@ -463,8 +464,11 @@ pub fn gitlab(
     }
 }
 
-/// Jira Cloud: `Retry-After` is authoritative on 429; `X-RateLimit-Reset` is an ISO 8601
-/// timestamp. Jira does not tell a permission 403 from a limit, so a 403 is not a signal.
+/// Jira Cloud: `Retry-After` is authoritative on 429; without it the 429 waits for
+/// `X-RateLimit-Reset`, an ISO 8601 instant sometimes without seconds [jr-rl]. `RateLimit-Reason`
+/// says which limiter fired [jr-build]: the hourly quotas are primary (pause until the reset);
+/// burst, per-issue writes and unknown reasons are secondary (slow down). Jira does not tell a
+/// permission 403 from a limit, so a 403 is not a signal.
 pub fn jira(
     status: u16,
     headers: &HeaderMap,
@@ -473,17 +477,19 @@ pub fn jira(
 ) -> RateLimitSignal {
     let reset_at = header(headers, "x-ratelimit-reset").and_then(|v| v.parse::<Timestamp>().ok());
     let retry_after = parse_retry_after(header(headers, "retry-after"), now, bounds);
-    let reason = (status == 429).then_some(LimitReason::Primary);
+    let reason = (status == 429).then(|| jira_reason(header(headers, "ratelimit-reason")));
+    // A 429 with neither a wait nor a future reset still waits the conservative default.
+    let reset_ahead = reset_at.is_some_and(|r| r > now);
+    let retry_after = match reason {
+        Some(_) if !reset_ahead => retry_after.or(Some(bounds.default_wait)),
+        _ => retry_after,
+    };
     RateLimitSignal {
         provider: Some(Provider::Jira),
         resource: None,
         dimension: Some(Dimension::RestCore),
         reason,
-        retry_after: if reason.is_some() {
-            retry_after.or(Some(bounds.default_wait))
-        } else {
-            retry_after
-        },
+        retry_after,
         reset_at,
         limit: header_u64(headers, "x-ratelimit-limit"),
         remaining: header_u64(headers, "x-ratelimit-remaining"),
@@ -494,9 +500,19 @@ pub fn jira(
     }
 }
 
+/// The limit a Jira 429 names in `RateLimit-Reason`; none named is read as the quota.
+fn jira_reason(value: Option<&str>) -> LimitReason {
+    match value.map(str::to_ascii_lowercase).as_deref() {
+        None | Some("jira-quota-global-based" | "jira-quota-tenant-based") => LimitReason::Primary,
+        // Burst, per-issue writes, and values Atlassian has not documented [jr-rl].
+        Some(_) => LimitReason::Secondary,
+    }
+}
+
 /// Linear: `X-RateLimit-Requests-Limit/-Remaining/-Reset` (reset in epoch milliseconds). A
 /// complexity rejection arrives as HTTP 400 and is never retryable; a 429, or a 400 whose
-/// GraphQL error code is `RATELIMITED`, is a rate limit.
+/// GraphQL error has code `RATELIMITED`, type `ratelimited` or `statusCode` 429, is a rate
+/// limit [ln-rl] [ln-error] [ln-rl400].
 pub fn linear(
     status: u16,
     headers: &HeaderMap,
@@ -542,7 +558,15 @@ fn linear_400_reason(body: &[u8]) -> Option<LimitReason> {
             .and_then(serde_json::Value::as_str)
             .unwrap_or_default()
             .to_ascii_lowercase();
-        if code == "RATELIMITED" {
+        let kind = e
+            .pointer("/extensions/type")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default();
+        let status = e
+            .pointer("/extensions/statusCode")
+            .and_then(serde_json::Value::as_u64);
+        if code == "RATELIMITED" || kind.eq_ignore_ascii_case("ratelimited") || status == Some(429)
+        {
             return Some(LimitReason::Primary);
         }
         if code.contains("COMPLEX")

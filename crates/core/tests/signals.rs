@@ -397,3 +397,92 @@ fn date_skew_reads_the_date_header_against_the_local_clock() {
     assert_eq!(skew("yesterday", now()), None);
     assert_eq!(signal::date_skew(&HeaderMap::new(), now()), None);
 }
+
+/// GitLab sends `RateLimit-*` on every response [gl-ipuser]: a 403 carrying them with quota
+/// left and no `Retry-After` is a permission refusal, not a throttle.
+#[test]
+fn a_gitlab_403_with_quota_left_and_no_retry_after_is_a_permission_refusal() {
+    let healthy = headers(&[
+        ("RateLimit-Limit", "2000"),
+        ("RateLimit-Observed", "3"),
+        ("RateLimit-Remaining", "1997"),
+        ("RateLimit-Reset", "1796047260"),
+    ]);
+    let s = signal::gitlab(403, &healthy, now(), &WaitBounds::default());
+    assert_eq!(s.reason, Some(LimitReason::Permission));
+    // Quota spent, or a wait announced, still qualifies the 403 as a limit.
+    let spent = headers(&[("RateLimit-Limit", "2000"), ("RateLimit-Remaining", "0")]);
+    assert_eq!(
+        signal::gitlab(403, &spent, now(), &WaitBounds::default()).reason,
+        Some(LimitReason::Secondary)
+    );
+    let waiting = headers(&[("RateLimit-Remaining", "12"), ("Retry-After", "30")]);
+    assert_eq!(
+        signal::gitlab(403, &waiting, now(), &WaitBounds::default()).reason,
+        Some(LimitReason::Secondary)
+    );
+}
+
+/// `RateLimit-Reason` names the limiter that fired [jr-build] [jr-rl]: the hourly quotas pause
+/// everything until the reset (primary); burst, per-issue writes and unknown reasons slow down
+/// and come back (secondary).
+#[test]
+fn a_jira_429_is_steered_by_its_ratelimit_reason() {
+    let reason = |r: &str| {
+        let h = headers(&[("Retry-After", "5"), ("RateLimit-Reason", r)]);
+        signal::jira(429, &h, now(), &WaitBounds::default()).reason
+    };
+    assert_eq!(
+        reason("jira-quota-global-based"),
+        Some(LimitReason::Primary)
+    );
+    assert_eq!(
+        reason("jira-quota-tenant-based"),
+        Some(LimitReason::Primary)
+    );
+    assert_eq!(reason("jira-burst-based"), Some(LimitReason::Secondary));
+    assert_eq!(
+        reason("jira-per-issue-on-write"),
+        Some(LimitReason::Secondary)
+    );
+    assert_eq!(reason("jira-cost-based-new"), Some(LimitReason::Secondary));
+    // Without the header, still a limit.
+    let h = headers(&[("Retry-After", "5")]);
+    assert_eq!(
+        signal::jira(429, &h, now(), &WaitBounds::default()).reason,
+        Some(LimitReason::Primary)
+    );
+}
+
+/// A gateway 429 without `Retry-After` comes back at `X-RateLimit-Reset` [jr-rl], which may
+/// lack seconds (`2026-03-26T16:00Z`), rather than after an invented default.
+#[test]
+fn a_jira_429_without_retry_after_waits_for_its_reset() {
+    let h = headers(&[
+        ("X-RateLimit-Limit", "100"),
+        ("X-RateLimit-Remaining", "0"),
+        ("X-RateLimit-Reset", "2026-11-30T14:05Z"),
+    ]);
+    let s = signal::jira(429, &h, now(), &WaitBounds::default());
+    assert_eq!(s.reset_at, Some(at(1_796_047_500)), "minutes, no seconds");
+    assert_eq!(s.retry_after, None);
+    assert_eq!(s.not_before(now()), Some(at(1_796_047_500)));
+}
+
+/// Linear's SDK keys on `extensions.type == "ratelimited"`, and an observed body carried
+/// `extensions.statusCode: 429` [ln-error] [ln-rl400]: all of them are rate limits.
+#[test]
+fn a_linear_400_typed_ratelimited_or_carrying_status_429_is_a_rate_limit() {
+    let h = HeaderMap::new();
+    for body in [
+        br#"{"errors":[{"message":"Too many","extensions":{"type":"ratelimited"}}]}"#.as_slice(),
+        br#"{"errors":[{"message":"Too many","extensions":{"statusCode":429}}]}"#.as_slice(),
+    ] {
+        assert_eq!(
+            signal::linear(400, &h, body, now(), &WaitBounds::default()).reason,
+            Some(LimitReason::Primary),
+            "{}",
+            String::from_utf8_lossy(body)
+        );
+    }
+}

@@ -1,9 +1,17 @@
-//! Pagination: RFC 8288 `Link` headers and page-number parameters, both with hard page caps.
+//! Pagination: RFC 8288 `Link` headers and page-number parameters, both with hard page caps
+//! (GitHub), and one pure pager per other provider ([`gitlab`], [`jira`], [`linear`],
+//! [`launchdarkly`]) sharing one walk that stops on a repeated cursor or a foreign link.
 //!
 //! The `Link` parser is hand-written because real headers break naive splitting: URLs contain
 //! commas, `rel` may hold several relations (`rel="next prefetch"`), `first` may be a URI
 //! template (`{?since}`), cursors are opaque `after=` values, and non-paging relations with
 //! their own parameters (`rel="deprecation"; type="text/html"`) appear among the paging ones.
+
+pub mod gitlab;
+pub mod jira;
+pub mod launchdarkly;
+pub mod linear;
+mod walk;
 
 use http::HeaderMap;
 use url::Url;
@@ -161,6 +169,14 @@ pub enum StopReason {
     PageCap,
     /// A page came back shorter than a full page (page-number pagination).
     ShortPage,
+    /// The next page pointed back at one already fetched (a cursor, token, page number or
+    /// link that repeats): following it would loop.
+    RepeatedCursor,
+    /// The next link leaves the first request's scheme, host, port or path.
+    ForeignLink,
+    /// The answer could not be read as a page: paging fields missing, of the wrong type, or
+    /// contradicting each other.
+    Malformed,
 }
 
 /// Follows `Link: rel="next"` up to a hard cap.
