@@ -28,9 +28,11 @@ static PATTERNS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
         (r"(?i)\b(bearer)\s+[A-Za-z0-9\-._~+/]+=*", "${1} [REDACTED]"),
         // HTTP Basic blobs.
         (r"(?i)\b(basic)\s+[A-Za-z0-9+/]{6,}=*", "${1} [REDACTED]"),
-        // Provider token prefixes: GitHub, GitLab, Slack.
+        // Provider token prefixes: GitHub; GitLab's personal, OAuth-application, deploy,
+        // runner, trigger, feed, SCIM and job tokens; Linear's API keys and OAuth tokens;
+        // Atlassian API tokens (Jira); LaunchDarkly's `api-` tokens; Slack.
         (
-            r"\b(?:gh[pousr]_[A-Za-z0-9_]+|github_pat_[A-Za-z0-9_]+|glpat-[A-Za-z0-9_\-]+|xox[bpar]-[A-Za-z0-9\-]+)",
+            r"\b(?:gh[pousr]_[A-Za-z0-9_]+|github_pat_[A-Za-z0-9_]+|gl(?:pat|oas|dt|rt|ptt|ft|soat|cbt|imt|agent|ffct|wt)-[A-Za-z0-9_\-]+|lin_(?:api|oauth)_[A-Za-z0-9]+|AT[AC]TT3[A-Za-z0-9_\-=]+|api-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|xox[bpar]-[A-Za-z0-9\-]+)",
             "[REDACTED]",
         ),
         // key=value pairs (query strings, form bodies, log fields).
@@ -212,6 +214,14 @@ mod tests {
             "ghr_16C7e42F292c6912E7710c838347Ae178B4a",
             "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
             "glpat-xxxxXXXX1234-abcd_ef",
+            "gloas-0123456789abcdef",
+            "gldt-AbCdEf123456",
+            "glrt-t1_AbCdEf123456",
+            "lin_api_0123456789abcdefABCDEF0123456789abcdefAB",
+            "lin_oauth_0123456789abcdef0123456789abcdef0123456789abcdef",
+            "ATATT3xFfGF0T4JNjZ0C0bT2fKf-EXAMPLE_token=ABCD1234",
+            "ATCTT3xFfGF0scopedEXAMPLE_token=ABCD",
+            "api-0a1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d",
             "xoxb-1234-5678-abcdEFGH",
             "xoxp-1234-5678-abcdEFGH",
             "xoxa-2-1234-abcd",
