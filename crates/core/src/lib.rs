@@ -22,12 +22,14 @@ pub use governor::{Acquire, Governor, GovernorConfig, Headroom, Permit, Wait, Wa
 pub use quota::{AppLimit, Bucket, QuotaKey, RequestKind, Subject, Surface};
 pub use signal::{Dimension, LimitReason, Provider, RateLimitSignal};
 pub mod deferral;
+pub mod eta;
 pub mod lanes;
 pub mod provider;
 pub mod redact;
 pub mod retry;
 pub mod route;
 pub mod telemetry;
+pub mod words;
 
 pub use redact::redact;
 pub use route::RouteFamily;

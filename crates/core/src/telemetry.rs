@@ -264,6 +264,9 @@ catalog! {
         [run_id, stage, route_family, dimension, estimated_units, actual_requests, reason]
     /// A worker could not take a run (held by another worker, or a store error).
     SYNC_RUN_SKIPPED = "sync.run_skipped" [Warn] [run_id, error]
+    /// The quota was spent, so whether the other configured tokens spend the same quota
+    /// (one owner) is checked once it reopens, before anything is spent.
+    SYNC_OWNERS_UNCHECKED = "sync.owners_unchecked" [Warn] [until]
     /// A run created before credential bindings were recorded was bound to the credential
     /// (fingerprint, never the token) of its owner that resumed it.
     SYNC_RUN_CREDENTIAL_ADOPTED = "sync.run_credential_adopted" [Info]

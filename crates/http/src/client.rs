@@ -14,7 +14,7 @@ use headroom_core::governor::{Acquire, Governor, Headroom, Permit};
 use headroom_core::retry::{Failure, RetryPolicy, is_retryable};
 use headroom_core::signal::{self, LimitReason, Provider, RateLimitSignal, WaitBounds};
 use headroom_core::telemetry;
-use headroom_core::{QuotaKey, RequestKind, Subject, Surface};
+use headroom_core::{QuotaKey, RequestKind, Surface};
 use http::header::{ETAG, IF_NONE_MATCH, LOCATION, USER_AGENT};
 use http::{HeaderValue, StatusCode};
 use rand::SeedableRng;
@@ -34,6 +34,7 @@ use crate::transport::{Transport, TransportError};
 
 mod cooldown;
 mod dialect;
+mod identity;
 mod report;
 
 /// Settings of the exit door. Defaults are GitHub's.
@@ -136,6 +137,8 @@ struct Inner {
     parts: ClientParts,
     rng: Mutex<StdRng>,
     throttle: Mutex<ReadingThrottle>,
+    /// What was reported under provisional keys, held back until their owners are known.
+    held: Mutex<report::Held>,
     cooldowns: cooldown::CooldownGate,
 }
 
@@ -192,6 +195,7 @@ impl Client {
                 parts,
                 rng: Mutex::new(StdRng::seed_from_u64(seed)),
                 throttle: Mutex::new(ReadingThrottle::default()),
+                held: Mutex::new(report::Held::default()),
                 cooldowns: cooldown::CooldownGate::default(),
             }),
         }
@@ -219,106 +223,6 @@ impl Client {
     /// The credential registry.
     pub fn credentials(&self) -> &Arc<dyn CredentialRegistry> {
         &self.parts().credentials
-    }
-
-    /// The quota identity of `credential` on this API: its recorded owner, discovered with
-    /// `GET /user` on first use; with no credential, the outbound IP.
-    pub async fn identity(&self, credential: Option<&Credential>) -> Result<QuotaKey, ApiError> {
-        let Some(credential) = credential else {
-            return Ok(self.outbound_key());
-        };
-        if let Some(key) = self.recorded_owner(credential).await {
-            return Ok(key);
-        }
-        let host = self.policy().host().to_owned();
-        let subject = self.discover(credential).await?;
-        self.parts()
-            .credentials
-            .record(&host, credential.fingerprint(), &subject)
-            .await;
-        // The discovery's GET /user went out under a provisional key; count it against the
-        // owner's local points windows too, or the owner's first minute can go one request
-        // over GitHub's secondary limit — whatever else the owner has in flight (a grant would
-        // be refused at the ceiling, and the request has been sent all the same).
-        let owner = self.key_of(subject.clone());
-        if let Err(e) = self
-            .parts()
-            .governor
-            .charge(&owner, RequestKind::REST_READ)
-            .await
-        {
-            tracing::warn!(event = telemetry::GOVERNOR_CHARGE_FAILED, error = %e,
-                "Could not count a credential's first request against its owner's quota.");
-        }
-        tracing::info!(
-            event = telemetry::IDENTITY_DISCOVERED,
-            host = %host,
-            fingerprint = credential.fingerprint(),
-            subject = %subject,
-            "Learned whose quota a credential spends."
-        );
-        Ok(owner)
-    }
-
-    /// The quota identity of `credential` when knowing it sends nothing: the outbound IP
-    /// without a credential, else the owner recorded for it. `None` when only `GET /user`
-    /// can tell (see [`Client::identity`]).
-    pub async fn known_identity(&self, credential: Option<&Credential>) -> Option<QuotaKey> {
-        match credential {
-            None => Some(self.outbound_key()),
-            Some(credential) => self.recorded_owner(credential).await,
-        }
-    }
-
-    /// The unauthenticated quota: the outbound IP's.
-    fn outbound_key(&self) -> QuotaKey {
-        let ip = self.parts().config.unauthenticated_subject.as_str();
-        self.key_of(Subject::Ip(ip.into()))
-    }
-
-    /// The owner recorded for `credential` on this host, if one is.
-    async fn recorded_owner(&self, credential: &Credential) -> Option<QuotaKey> {
-        let subject = self
-            .parts()
-            .credentials
-            .lookup(self.policy().host(), credential.fingerprint())
-            .await?;
-        Some(self.key_of(subject))
-    }
-
-    /// `subject`'s quota on this door's provider and host: another provider's API on the same
-    /// host is another quota.
-    fn key_of(&self, subject: Subject) -> QuotaKey {
-        QuotaKey::new(self.provider(), self.policy().host(), subject)
-    }
-
-    /// `GET /user` under a provisional key (the credential itself), before the owner is known.
-    async fn discover(&self, credential: &Credential) -> Result<Subject, ApiError> {
-        let provisional = self.key_of(Subject::User(
-            format!("credential:{}", credential.fingerprint()).into(),
-        ));
-        let request = ApiRequest::get("/user")
-            .credential(Some(credential))
-            .route(headroom_core::route::IDENTITY);
-        let field = dialect::identity_field(self.provider());
-        match self.send_as(&provisional, request).await {
-            Ok(response) => {
-                let login = response
-                    .json::<serde_json::Value>()?
-                    .get(field)
-                    .and_then(|l| l.as_str())
-                    .map(str::to_owned)
-                    .ok_or_else(|| ApiError::Identity(format!("GET /user returned no {field}")))?;
-                Ok(Subject::User(login.into()))
-            }
-            // An installation token cannot read /user; its quota is the installation's. Without
-            // an installation id in hand, the token's fingerprint stands in for it.
-            Err(ApiError::Forbidden { .. }) if credential.is_installation_token() => {
-                let id = u64::from_str_radix(credential.fingerprint(), 16).unwrap_or(0);
-                Ok(Subject::Installation(id))
-            }
-            Err(e) => Err(e),
-        }
     }
 
     /// Remembers the ETag `response` carried, so that the next conditional `request` for
@@ -480,27 +384,28 @@ impl Client {
     /// One usage record per round trip, answered or not.
     async fn record_usage(&self, key: &QuotaKey, request: &ApiRequest, trip: &Trip) {
         let parts = self.parts();
-        let (status, actual_cost, bucket) = match trip {
+        let (status, actual_cost, bucket, reset_at) = match trip {
             Trip::Answered(r, s) => (
                 Some(r.status().as_u16()),
                 s.cost,
                 s.resource.clone().unwrap_or_else(|| request.bucket.clone()),
+                s.reset_at,
             ),
-            Trip::Failed(_) => (None, None, request.bucket.clone()),
+            Trip::Failed(_) => (None, None, request.bucket.clone(), None),
         };
-        parts
-            .usage
-            .record(UsageRecord {
-                key: key.clone(),
-                route_family: request.route_family.to_string(),
-                dimension: request.dimension,
-                bucket,
-                status,
-                estimated_cost: request.estimated_cost,
-                actual_cost,
-                at: parts.clock.now(),
-            })
-            .await;
+        self.report_usage(UsageRecord {
+            key: key.clone(),
+            route_family: request.route_family.to_string(),
+            dimension: request.dimension,
+            bucket,
+            status,
+            estimated_cost: request.estimated_cost,
+            actual_cost,
+            at: parts.clock.now(),
+            sync_run_id: request.sync_run_id,
+            reset_at,
+        })
+        .await;
     }
 
     /// A round trip that got no answer: retried if the policy allows it, else the error.
@@ -512,6 +417,8 @@ impl Client {
     ) -> Result<Next, ApiError> {
         let failure = match error {
             TransportError::Timeout => Failure::Timeout,
+            // A refused certificate is refused again on every attempt: never retried.
+            TransportError::Certificate(detail) => return Err(ApiError::Certificate(detail)),
             _ => Failure::Connection,
         };
         if self.should_retry(request.kind, failure, attempts) {

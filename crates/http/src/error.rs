@@ -1,6 +1,7 @@
 //! The errors that leave the exit door. Every message is redacted when the error is built, so
 //! whatever displays, logs or stores one cannot leak a credential.
 
+use headroom_core::words::counted;
 use std::fmt;
 
 use headroom_core::clock::Timestamp;
@@ -10,6 +11,7 @@ use headroom_core::{Bucket, Dimension, LimitReason};
 
 use crate::graphql::CostError;
 use crate::policy::PolicyError;
+pub use crate::transport::CERTIFICATE_NOT_TRUSTED;
 
 /// Why a request did not produce a usable response.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -34,7 +36,8 @@ pub enum ApiError {
         reason: RateLimitReason,
     },
     /// 401/403 without rate-limit markers: permission, SSO, bad credentials. Never retried.
-    #[error("forbidden ({status}): {message}")]
+    /// A 401 reads [`TOKEN_REFUSED`], which the binary follows with where the token came from.
+    #[error("{}", forbidden_text(*status, message))]
     Forbidden {
         /// The status.
         status: u16,
@@ -62,7 +65,7 @@ pub enum ApiError {
         hops: u32,
     },
     /// 5xx after the retries the policy allows (or the first one, for a mutation).
-    #[error("server error {status} after {attempts} attempt(s)")]
+    #[error("server error {status} after {}", counted(*attempts, "attempt", "attempts"))]
     Server {
         /// The last status.
         status: u16,
@@ -78,19 +81,23 @@ pub enum ApiError {
         message: String,
     },
     /// No response in time, after the retries allowed.
-    #[error("timed out after {attempts} attempt(s)")]
+    #[error("timed out after {}", counted(*attempts, "attempt", "attempts"))]
     Timeout {
         /// Attempts made.
         attempts: u32,
     },
     /// The connection failed, after the retries allowed.
-    #[error("transport failed after {attempts} attempt(s): {message}")]
+    #[error("transport failed after {}: {message}", counted(*attempts, "attempt", "attempts"))]
     Transport {
         /// Attempts made.
         attempts: u32,
         /// What failed, redacted.
         message: String,
     },
+    /// The server's certificate was refused (its detail in words). Never retried: it fails
+    /// the same way until the CA that signed it is trusted.
+    #[error("{CERTIFICATE_NOT_TRUSTED}: {0}")]
+    Certificate(String),
     /// A GraphQL query that can never be sent as written.
     #[error("{0}")]
     Cost(CostError),
@@ -103,6 +110,17 @@ pub enum ApiError {
     /// The credential's owner could not be discovered.
     #[error("cannot discover the credential's owner: {0}")]
     Identity(String),
+}
+
+/// The start of a 401's message: the binary adds how the token is supplied.
+pub const TOKEN_REFUSED: &str = "the token was refused (401)";
+
+fn forbidden_text(status: u16, message: &str) -> String {
+    if status == 401 {
+        format!("{TOKEN_REFUSED}: {message}")
+    } else {
+        format!("forbidden ({status}): {message}")
+    }
 }
 
 /// Why the exit door says wait: the governor's verdict, or (when the governor states no wait)

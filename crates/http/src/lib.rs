@@ -20,8 +20,8 @@ pub mod sinks;
 pub mod transport;
 
 pub use client::{Client, ClientConfig, ClientParts};
-pub use credential::Credential;
-pub use error::{ApiError, RateLimitReason};
+pub use credential::{AuthScheme, Credential};
+pub use error::{ApiError, CERTIFICATE_NOT_TRUSTED, RateLimitReason, TOKEN_REFUSED};
 pub use policy::{PolicyError, UrlPolicy};
 pub use request::{ApiRequest, ApiResponse};
 pub use transport::{LiveConfig, LiveTransport, Transport, TransportError};

@@ -45,6 +45,7 @@ pub fn provider_error(
     };
     match error {
         ApiError::RateLimited { until, .. } => ProviderError::RateLimited { until },
+        e @ ApiError::Forbidden { status: 401, .. } => ProviderError::Permission(e.to_string()),
         ApiError::Forbidden { message, .. } => ProviderError::Permission(message),
         ApiError::Identity(message) => ProviderError::Permission(message),
         ApiError::Gone { .. } => ProviderError::NotFound(what.to_owned()),
@@ -52,6 +53,8 @@ pub fn provider_error(
             status: code,
             message,
         } => status(code, message),
+        // The TLS handshake failed: nothing was sent, even for a mutation.
+        e @ ApiError::Certificate(_) => ProviderError::Transient(e.to_string()),
         e @ (ApiError::Server { .. }
         | ApiError::Timeout { .. }
         | ApiError::Transport { .. }

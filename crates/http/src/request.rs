@@ -42,6 +42,9 @@ pub struct ApiRequest {
     pub conditional: bool,
     /// The GraphQL estimate, when this is a GraphQL request.
     pub graphql_estimate: Option<QueryCost>,
+    /// The sync run that sends it, if one does: its usage records name the run, so the
+    /// dashboard can say what each run spent.
+    pub sync_run_id: Option<i64>,
 }
 
 impl ApiRequest {
@@ -61,6 +64,7 @@ impl ApiRequest {
             follow_redirects: false,
             conditional: false,
             graphql_estimate: None,
+            sync_run_id: None,
         }
     }
 
@@ -108,6 +112,12 @@ impl ApiRequest {
     /// Sends with this credential.
     pub fn credential(mut self, credential: Option<&Credential>) -> Self {
         self.credential = credential.cloned();
+        self
+    }
+
+    /// Sent by this sync run (its usage records carry the run's id).
+    pub fn sync_run(mut self, run_id: i64) -> Self {
+        self.sync_run_id = Some(run_id);
         self
     }
 

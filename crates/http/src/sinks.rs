@@ -66,6 +66,11 @@ pub struct UsageRecord {
     pub actual_cost: Option<u64>,
     /// When the round trip ended.
     pub at: Timestamp,
+    /// The sync run that sent it, if one did.
+    pub sync_run_id: Option<i64>,
+    /// The reset of the window the response counted in (`x-ratelimit-reset`), if it said:
+    /// what ties the record to the provider's `used` of that window.
+    pub reset_at: Option<Timestamp>,
 }
 
 /// Receives usage records.

@@ -18,9 +18,13 @@ pub enum TransportError {
     /// Connecting or reading took too long.
     #[error("timed out")]
     Timeout,
-    /// The connection could not be made (refused, reset, DNS, TLS).
+    /// The connection could not be made (refused, reset, DNS, a TLS handshake).
     #[error("connection failed: {0}")]
     Connect(String),
+    /// The server's certificate was refused (unknown issuer, self-signed, expired, another
+    /// name): trying again cannot help until the CA that signed it is trusted.
+    #[error("{CERTIFICATE_NOT_TRUSTED}: {0}")]
+    Certificate(String),
     /// Anything else.
     #[error("transport failed: {0}")]
     Other(String),
@@ -95,15 +99,60 @@ impl LiveTransport {
     }
 }
 
+/// The start of every certificate failure's message: the binary adds how to trust the server.
+pub const CERTIFICATE_NOT_TRUSTED: &str = "the server's certificate is not trusted";
+
 fn classify(e: &reqwest::Error) -> TransportError {
     // reqwest's messages may quote the URL; redact in case a query carried a secret.
     let text = redact(&e.to_string());
     if e.is_timeout() {
         TransportError::Timeout
+    } else if let Some(refused) = certificate_error(e) {
+        TransportError::Certificate(certificate_words(refused))
     } else if e.is_connect() {
         TransportError::Connect(text)
     } else {
         TransportError::Other(text)
+    }
+}
+
+/// The rustls refusal of the server's certificate somewhere in `e`'s causes. The TLS layer
+/// reports it inside `io::Error`s (nested), whose `source` skips the error each wraps: look
+/// inside each.
+fn certificate_error(e: &reqwest::Error) -> Option<&rustls::CertificateError> {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(error) = cause {
+        let mut wrapped = Some(error);
+        while let Some(candidate) = wrapped {
+            if let Some(rustls::Error::InvalidCertificate(refused)) =
+                candidate.downcast_ref::<rustls::Error>()
+            {
+                return Some(refused);
+            }
+            wrapped = candidate
+                .downcast_ref::<std::io::Error>()
+                .and_then(std::io::Error::get_ref)
+                .map(|inner| inner as &(dyn std::error::Error + 'static));
+        }
+        cause = error.source();
+    }
+    None
+}
+
+/// Why the certificate was refused, in words.
+fn certificate_words(refused: &rustls::CertificateError) -> String {
+    use rustls::CertificateError as E;
+    match refused {
+        E::UnknownIssuer => {
+            "it is signed by an authority this client does not trust (or by itself)".into()
+        }
+        E::Expired | E::ExpiredContext { .. } => "it has expired".into(),
+        E::NotValidYet | E::NotValidYetContext { .. } => "it is not valid yet".into(),
+        E::NotValidForName | E::NotValidForNameContext { .. } => {
+            "it is not valid for this host name".into()
+        }
+        E::Revoked => "it has been revoked".into(),
+        other => redact(&other.to_string()),
     }
 }
 

@@ -209,6 +209,24 @@ impl QuotaState for MemoryQuotaState {
         Box::pin(std::future::ready(Ok(())))
     }
 
+    fn charge_observed<'a>(
+        &'a self,
+        key: &'a QuotaKey,
+        kind: RequestKind,
+        bucket: &'a Bucket,
+        signal: &'a RateLimitSignal,
+        now: Timestamp,
+    ) -> BoxFuture<'a, Result<(), GovernorError>> {
+        let cell = self.cell(key);
+        let mut state = cell.lock();
+        rule::charge(&self.config, &mut state, kind, now);
+        let slot = state.find_or_insert(signal.resource.as_ref().unwrap_or(bucket));
+        if let Some(b) = state.buckets.get_mut(slot) {
+            rule::apply_reading(&self.config, b, signal, now);
+        }
+        Box::pin(std::future::ready(Ok(())))
+    }
+
     fn headroom<'a>(
         &'a self,
         key: &'a QuotaKey,

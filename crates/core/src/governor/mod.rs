@@ -554,6 +554,18 @@ pub trait QuotaState: Send + Sync + fmt::Debug {
         now: Timestamp,
     ) -> BoxFuture<'a, Result<(), GovernorError>>;
 
+    /// [`Self::charge`], and the reading that request's answer carried applied to `bucket`
+    /// (or the signal's resource) as [`Self::observe`] would: for a request sent before its
+    /// identity was known, whose answer is the owner's freshest reading.
+    fn charge_observed<'a>(
+        &'a self,
+        key: &'a QuotaKey,
+        kind: RequestKind,
+        bucket: &'a Bucket,
+        signal: &'a RateLimitSignal,
+        now: Timestamp,
+    ) -> BoxFuture<'a, Result<(), GovernorError>>;
+
     /// The grant rule without reserving.
     fn headroom<'a>(
         &'a self,
@@ -637,6 +649,20 @@ impl Governor {
     /// Counts one request already sent outside the governor's view.
     pub async fn charge(&self, key: &QuotaKey, kind: RequestKind) -> Result<(), GovernorError> {
         self.state.charge(key, kind, self.clock.now()).await
+    }
+
+    /// Counts one request already sent outside the governor's view and applies the reading
+    /// its answer carried ([`QuotaState::charge_observed`]).
+    pub async fn charge_observed(
+        &self,
+        key: &QuotaKey,
+        kind: RequestKind,
+        bucket: &Bucket,
+        signal: &RateLimitSignal,
+    ) -> Result<(), GovernorError> {
+        self.state
+            .charge_observed(key, kind, bucket, signal, self.clock.now())
+            .await
     }
 
     /// The grant rule without reserving.

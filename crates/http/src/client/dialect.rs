@@ -16,7 +16,7 @@ use headroom_core::QuotaKey;
 use headroom_core::retry::Failure;
 
 use super::Client;
-use crate::credential::Credential;
+use crate::credential::{AuthScheme, Credential};
 use crate::error::ApiError;
 use crate::request::ApiRequest;
 
@@ -36,14 +36,27 @@ pub(super) fn default_headers(
                 headers.insert("x-github-api-version", version);
             }
         }
-        _ => {
+        Provider::LaunchDarkly => {
+            headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
+            // Pinned so that paging defaults do not depend on the token's own version [ld-api].
+            headers.insert(
+                "ld-api-version",
+                HeaderValue::from_static(LAUNCHDARKLY_API_VERSION),
+            );
+        }
+        Provider::GitLab | Provider::Jira | Provider::Linear => {
             headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
         }
     }
 }
 
-/// The credential's header: `PRIVATE-TOKEN` on GitLab, `Authorization: Bearer` elsewhere.
-/// Marked sensitive so no header dump shows it.
+/// The LaunchDarkly REST API version every request names.
+pub const LAUNCHDARKLY_API_VERSION: &str = "20240415";
+
+/// The credential's header, by its scheme and the provider's convention for a personal token:
+/// `PRIVATE-TOKEN` on GitLab, the raw token in `Authorization` on Linear and LaunchDarkly,
+/// `Authorization: Bearer` on GitHub (and for every OAuth token), `Basic` for Jira's e-mail
+/// and API token. Marked sensitive so no header dump shows it.
 pub(super) fn credential_header(
     provider: Provider,
     credential: &Credential,
@@ -51,19 +64,28 @@ pub(super) fn credential_header(
 ) -> Result<(), ApiError> {
     let refused =
         || ApiError::Identity("the token contains characters not allowed in a header".into());
-    match provider {
-        Provider::GitLab => {
-            let mut value = HeaderValue::from_str(credential.token()).map_err(|_| refused())?;
-            value.set_sensitive(true);
-            headers.insert("private-token", value);
+    let (name, value) = match (credential.scheme(), provider) {
+        (AuthScheme::Bearer, _) => (AUTHORIZATION.as_str(), credential.bearer()),
+        (AuthScheme::Basic { user }, _) => (AUTHORIZATION.as_str(), credential.basic(user)),
+        (AuthScheme::ProviderDefault, Provider::GitLab) => {
+            ("private-token", credential.token().to_owned())
         }
-        _ => {
-            let mut value =
-                HeaderValue::from_str(&credential.authorization()).map_err(|_| refused())?;
-            value.set_sensitive(true);
-            headers.insert(AUTHORIZATION, value);
+        (AuthScheme::ProviderDefault, Provider::Linear | Provider::LaunchDarkly) => {
+            (AUTHORIZATION.as_str(), credential.token().to_owned())
         }
-    }
+        (AuthScheme::ProviderDefault, Provider::Jira) => {
+            return Err(ApiError::Identity(
+                "a Jira API token needs the account's e-mail (JIRA_EMAIL) to be sent as Basic"
+                    .into(),
+            ));
+        }
+        (AuthScheme::ProviderDefault, Provider::GitHub) => {
+            (AUTHORIZATION.as_str(), credential.bearer())
+        }
+    };
+    let mut value = HeaderValue::from_str(&value).map_err(|_| refused())?;
+    value.set_sensitive(true);
+    headers.insert(name, value);
     Ok(())
 }
 
@@ -166,6 +188,45 @@ mod tests {
         );
         assert_eq!(github.get("x-github-api-version").expect("v"), "2022-11-28");
         assert_eq!(github.get(AUTHORIZATION).expect("auth"), "Bearer ghp_x");
+    }
+
+    /// Each provider's personal token in its own header and form (PROVIDER-FACTS.md,
+    /// Authentication), and every OAuth token as Bearer.
+    #[test]
+    fn every_provider_gets_its_token_in_its_own_form() {
+        let header = |provider, credential: &Credential| {
+            let mut headers = HeaderMap::new();
+            default_headers(provider, None, &mut headers);
+            credential_header(provider, credential, &mut headers).map(|()| headers)
+        };
+        let linear = header(Provider::Linear, &Credential::new("lin_api_k")).expect("ok");
+        assert_eq!(linear.get(AUTHORIZATION).expect("auth"), "lin_api_k");
+        let ld = header(Provider::LaunchDarkly, &Credential::new("api-x")).expect("ok");
+        assert_eq!(ld.get(AUTHORIZATION).expect("auth"), "api-x");
+        assert_eq!(ld.get("ld-api-version").expect("version"), "20240415");
+        let jira = Credential::with_scheme(
+            "tok",
+            AuthScheme::Basic {
+                user: "a@b.c".into(),
+            },
+        );
+        let jira = header(Provider::Jira, &jira).expect("ok");
+        assert_eq!(jira.get(AUTHORIZATION).expect("auth"), "Basic YUBiLmM6dG9r");
+        assert!(jira.get(AUTHORIZATION).expect("auth").is_sensitive());
+        // A Jira token without its e-mail cannot be sent: refused, not sent as Bearer.
+        assert!(header(Provider::Jira, &Credential::new("tok")).is_err());
+        for provider in [
+            Provider::GitHub,
+            Provider::GitLab,
+            Provider::Jira,
+            Provider::Linear,
+            Provider::LaunchDarkly,
+        ] {
+            let oauth = Credential::with_scheme("oauth-t", AuthScheme::Bearer);
+            let headers = header(provider, &oauth).expect("ok");
+            assert_eq!(headers.get(AUTHORIZATION).expect("auth"), "Bearer oauth-t");
+            assert!(headers.get("private-token").is_none());
+        }
     }
 
     #[test]
