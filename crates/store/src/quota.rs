@@ -23,8 +23,7 @@
 //! its first decision a state frees the leases of holders that provably no longer run
 //! ([`ProcessMark`], when the holder is one).
 //!
-//! Waiters ([`WaitTicket`]) are counted in-process only: waiting is a local affair and a
-//! ticket's release cannot do I/O.
+//! Waiters ([`WaitTicket`]) are counted in-process only: a ticket's release cannot do I/O.
 //!
 //! Instants come from each caller's clock. Processes on several machines should keep their
 //! clocks in sync (NTP): a lease is judged expired by whoever reads it, so a clock running a
@@ -602,10 +601,7 @@ impl SharedQuotaState {
         signal: &RateLimitSignal,
         now: Timestamp,
     ) -> Result<(), GovernorError> {
-        let target = match &signal.resource {
-            Some(resource) => resource,
-            None => permit.bucket(),
-        };
+        let target = signal.resource.as_ref().unwrap_or(permit.bucket());
         self.update(permit.key(), now, |state| {
             let slot = state.find_or_insert(target);
             rule::apply_reading(&self.config, &mut state.buckets[slot], signal, now);
@@ -617,10 +613,15 @@ impl SharedQuotaState {
         &self,
         key: &QuotaKey,
         kind: RequestKind,
+        reading: Option<(&Bucket, &RateLimitSignal)>,
         now: Timestamp,
     ) -> Result<(), GovernorError> {
         self.update(key, now, |state| {
-            rule::charge(&self.config, state, kind, now)
+            rule::charge(&self.config, state, kind, now);
+            if let Some((bucket, signal)) = reading {
+                let slot = state.find_or_insert(signal.resource.as_ref().unwrap_or(bucket));
+                rule::apply_reading(&self.config, &mut state.buckets[slot], signal, now);
+            }
         })
         .await
     }
@@ -744,7 +745,18 @@ impl QuotaState for SharedQuotaState {
         kind: RequestKind,
         now: Timestamp,
     ) -> BoxFuture<'a, Result<(), GovernorError>> {
-        Box::pin(self.charge_inner(key, kind, now))
+        Box::pin(self.charge_inner(key, kind, None, now))
+    }
+
+    fn charge_observed<'a>(
+        &'a self,
+        key: &'a QuotaKey,
+        kind: RequestKind,
+        bucket: &'a Bucket,
+        signal: &'a RateLimitSignal,
+        now: Timestamp,
+    ) -> BoxFuture<'a, Result<(), GovernorError>> {
+        Box::pin(self.charge_inner(key, kind, Some((bucket, signal)), now))
     }
 
     fn headroom<'a>(

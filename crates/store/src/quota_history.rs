@@ -1,6 +1,7 @@
 //! What the quota dashboard reads and what every quota-spending process records: the
 //! governor's readings per identity and bucket (`quota_readings`), keyset pages of sync runs,
-//! and one identity's rate-limit observations.
+//! one identity's rate-limit observations, and what headroom spent per window and sender
+//! (`spend_records`, in `quota_history/spend`).
 //!
 //! Two traits, like the feed's: [`QuotaHistory`] is the read half (plain `SELECT`s only, so a
 //! read endpoint built on it cannot write), [`QuotaRecorder`] the writer half (append a
@@ -8,8 +9,11 @@
 //! SQL, each query written once over [`crate::db::Pools`] in `quota_history/readings` and
 //! `quota_history/runs`. [`open_quota_history`] opens a store with both halves over one pool.
 
+pub mod marks;
+pub(crate) mod provisional;
 mod readings;
 mod runs;
+pub mod spend;
 
 use std::sync::Arc;
 
@@ -156,6 +160,28 @@ pub trait QuotaHistory: Send + Sync + std::fmt::Debug {
 
     /// What changed last (see [`ActivityMark`]).
     async fn activity_mark(&self) -> Result<ActivityMark>;
+
+    /// One bucket's rate-limit observations in `[since, until]` counted per slot of `step`
+    /// (cut as [`QuotaHistory::quota_history`] cuts them) and by who decided the wait (see
+    /// [`marks`]); only slots with events, oldest first.
+    async fn observation_marks(
+        &self,
+        key: BucketKey<'_>,
+        since: Timestamp,
+        until: Timestamp,
+        step: SignedDuration,
+    ) -> Result<Vec<marks::MarkSlot>>;
+
+    /// What headroom spent per identity, bucket, window and sender, for the windows whose
+    /// reset is in `[since, until)` (see [`spend`]).
+    async fn spend_totals(
+        &self,
+        since: Timestamp,
+        until: Timestamp,
+    ) -> Result<Vec<spend::SpendTotal>>;
+
+    /// Each identity's and bucket's first window with counted spend the store keeps.
+    async fn spend_starts(&self) -> Result<Vec<spend::SpendStart>>;
 }
 
 /// The writer half: what every quota-spending process does with its readings.
@@ -167,6 +193,12 @@ pub trait QuotaRecorder: Send + Sync + std::fmt::Debug {
     /// Deletes the readings observed before `before` (the retention instant); returns how
     /// many.
     async fn prune_quota_readings(&self, before: Timestamp) -> Result<u64>;
+
+    /// Adds one round trip's spend to its window's row (see [`spend`]).
+    async fn record_spend(&self, record: &spend::SpendRecord) -> Result<()>;
+
+    /// Deletes the spend rows last written before `before`; returns how many.
+    async fn prune_spend(&self, before: Timestamp) -> Result<u64>;
 }
 
 /// A store with both halves of the quota history over one pool.
@@ -252,6 +284,28 @@ where
     async fn activity_mark(&self) -> Result<ActivityMark> {
         runs::activity_mark(self.pools()).await
     }
+
+    async fn observation_marks(
+        &self,
+        key: BucketKey<'_>,
+        since: Timestamp,
+        until: Timestamp,
+        step: SignedDuration,
+    ) -> Result<Vec<marks::MarkSlot>> {
+        marks::marks(self.pools(), key, since, until, step).await
+    }
+
+    async fn spend_totals(
+        &self,
+        since: Timestamp,
+        until: Timestamp,
+    ) -> Result<Vec<spend::SpendTotal>> {
+        spend::totals(self.pools(), since, until).await
+    }
+
+    async fn spend_starts(&self) -> Result<Vec<spend::SpendStart>> {
+        spend::starts(self.pools()).await
+    }
 }
 
 #[async_trait]
@@ -265,5 +319,13 @@ where
 
     async fn prune_quota_readings(&self, before: Timestamp) -> Result<u64> {
         readings::prune(self.pools(), before).await
+    }
+
+    async fn record_spend(&self, record: &spend::SpendRecord) -> Result<()> {
+        spend::record(self.pools(), record).await
+    }
+
+    async fn prune_spend(&self, before: Timestamp) -> Result<u64> {
+        spend::prune(self.pools(), before).await
     }
 }

@@ -65,10 +65,10 @@ pub(crate) fn require_current(
         Some(first) => Err(StoreError::open(
             target,
             format!(
-                "its schema is older than this headroom's ({} migration(s) missing, from {first}); \
+                "its schema is older than this headroom's ({} missing, from {first}); \
                  a read-only command never upgrades it: run a command that writes (ingest, \
                  import, run, sync org) first",
-                missing.len()
+                headroom_core::words::counted(missing.len() as u64, "migration", "migrations")
             ),
         )),
     }

@@ -642,4 +642,6 @@ pub const TABLES: &[&str] = &[
     "quota_readings",
     "quota_latest",
     "quota_minutes",
+    "rate_limit_events_pruned",
+    "spend_records",
 ];

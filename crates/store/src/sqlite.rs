@@ -211,8 +211,9 @@ fn foreign(target: &str, (tables, ours): (i64, i64)) -> Result<()> {
         return Err(StoreError::open(
             target,
             format!(
-                "it holds {tables} table(s) of another application and no headroom schema; \
-                 headroom uses a database of its own (an empty or new file)"
+                "it holds {} of another application and no headroom schema; \
+                 headroom uses a database of its own (an empty or new file)",
+                headroom_core::words::counted(tables.unsigned_abs(), "table", "tables")
             ),
         ));
     }

@@ -238,18 +238,12 @@ fn refusal_of(key: &QuotaKey, row: &StoredObservation) -> Option<headroom_core::
     })
 }
 
-/// Deletes the observations made before `before`; returns how many.
+/// Deletes the observations made before `before`; returns how many. Their counts move to
+/// `rate_limit_events_pruned` as they go, so the `/metrics` counter never shrinks
+/// ([`crate::metrics::prune_observations`]).
 pub(crate) async fn prune_rate_limit_observations(
     pools: Pools<'_>,
     before: Timestamp,
 ) -> Result<u64> {
-    on_each_pool!(pools, |pool| {
-        Ok(
-            sqlx::query("DELETE FROM rate_limit_observations WHERE observed_at_ms < $1")
-                .bind(ms(before))
-                .execute(pool)
-                .await?
-                .rows_affected(),
-        )
-    })
+    crate::metrics::prune_observations(pools, before).await
 }

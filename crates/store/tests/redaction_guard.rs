@@ -25,6 +25,16 @@ const EXEMPT: &[(&str, &str, &str)] = &[
         "a CHECK-constrained vocabulary",
     ),
     (
+        "rate_limit_events_pruned",
+        "reason",
+        "a copy of rate_limit_observations.reason (CHECK-constrained), or empty",
+    ),
+    (
+        "rate_limit_events_pruned",
+        "wait_reason",
+        "a copy of rate_limit_observations.wait_reason (CHECK-constrained), or empty",
+    ),
+    (
         "quarantined_events",
         "error_code",
         "headroom's own validation codes",

@@ -32,18 +32,21 @@ const LATEST_UPSERT_SQL: &str = "INSERT INTO quota_latest (host, subject, bucket
     WHERE excluded.observed_at_ms >= quota_latest.observed_at_ms";
 
 /// The newest reading of every (host, subject, bucket): the newest of its processes' newest.
+/// A credential-keyed identity whose owner is stored is left out (see `provisional`).
 static LATEST_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     format!(
         "SELECT {READING_COLUMNS} FROM quota_readings WHERE id IN (SELECT reading_id FROM \
          (SELECT reading_id, ROW_NUMBER() OVER (PARTITION BY host, subject, bucket \
-         ORDER BY observed_at_ms DESC, reading_id DESC) AS rn FROM quota_latest) s \
-         WHERE rn = 1) ORDER BY host, subject, bucket"
+         ORDER BY observed_at_ms DESC, reading_id DESC) AS rn FROM quota_latest l \
+         WHERE NOT {}) s WHERE rn = 1) ORDER BY host, subject, bucket",
+        super::provisional::owner_is_stored("l")
     )
 });
 
-/// Each live process's newest reading of every bucket it reported on since `$1`.
-const LIVE_SQL: &str = "SELECT r.host, r.subject, r.bucket, r.in_flight, r.waiting \
-    FROM quota_latest l JOIN quota_readings r ON r.id = l.reading_id \
+/// Each live process's newest reading of every bucket it reported on since `$1` (with its
+/// holder, so that a process known to have exited is left out at once).
+const LIVE_SQL: &str = "SELECT r.host, r.subject, r.bucket, r.in_flight, r.waiting, \
+    l.process_id FROM quota_latest l JOIN quota_readings r ON r.id = l.reading_id \
     WHERE l.observed_at_ms >= $1";
 
 const HISTORY_SQL: &str = "SELECT (observed_at_ms - $4) / $5 AS slot, \
@@ -200,6 +203,11 @@ struct LiveSum {
 type BucketId = (String, String, String);
 
 fn add_live(out: &mut BTreeMap<BucketId, LiveSum>, row: &impl ReadRow) -> Result<()> {
+    // A reading is recent but its process exited (a `quota probe` that returned): what it
+    // had in flight is not in flight any more, nor is it a live process.
+    if crate::quota::ProcessMark::holder_is_gone(&row.text("process_id")?) {
+        return Ok(());
+    }
     let key = (row.text("host")?, row.text("subject")?, row.text("bucket")?);
     let sum = out.entry(key).or_default();
     sum.in_flight += row.count("in_flight")?;
@@ -257,6 +265,16 @@ fn point_from(row: &impl ReadRow, since: Timestamp, step_ms: i64) -> Result<Hist
     })
 }
 
+/// Where a history's slots are counted from: slots of a minute or more read the per-minute
+/// summaries, so they count from `since`'s minute; shorter ones from `since` itself.
+pub(super) fn slot_origin(since_ms: i64, step_ms: i64) -> i64 {
+    if step_ms >= MINUTE_MS {
+        since_ms - since_ms.rem_euclid(MINUTE_MS)
+    } else {
+        since_ms
+    }
+}
+
 /// One bucket's readings since `since`, in slots of `step`.
 pub(super) async fn history(
     pools: Pools<'_>,
@@ -271,16 +289,11 @@ pub(super) async fn history(
             problem: format!("a history slot must last at least a millisecond (got {step})"),
         });
     }
-    // Slots of a minute or more read the per-minute summaries, counted from `since`'s minute;
-    // shorter ones the readings themselves.
-    let (sql, start) = if step_ms >= MINUTE_MS {
-        let since_ms = ms(since);
-        (
-            MINUTES_HISTORY_SQL,
-            since_ms - since_ms.rem_euclid(MINUTE_MS),
-        )
+    let start = slot_origin(ms(since), step_ms);
+    let sql = if step_ms >= MINUTE_MS {
+        MINUTES_HISTORY_SQL
     } else {
-        (HISTORY_SQL, ms(since))
+        HISTORY_SQL
     };
     let start_at = from_ms("since", start)?;
     on_each_pool!(pools, |pool| {

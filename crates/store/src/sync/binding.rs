@@ -1,6 +1,9 @@
 //! Which credential a sync run is bound to: stamped when the run is created, adopted by the
 //! first resume of a run created before credentials were recorded, and replaced only by an
-//! explicit rebind, which is recorded. The rules that decide between those live in the sync
+//! explicit rebind, which is recorded. A run created while its credential's owner could not be
+//! learned (the quota spent, `GET /user` held back) is bound to the credential with its owner
+//! pending: its subject stands for the credential until the first resume learns the owner and
+//! adopts it. The rules that decide between those live in the sync
 //! crate; this module only stores what they decided, each change a compare-and-set so that two
 //! workers cannot both rebind one run.
 
@@ -20,6 +23,18 @@ pub struct CredentialUsed {
     pub owner: String,
 }
 
+/// What an owner-pending run's login starts with (`user:credential:<fingerprint>` as a subject
+/// label): a login never contains a colon, so no owner's subject can look like one.
+const OWNER_PENDING_PREFIX: &str = "credential:";
+
+impl CredentialUsed {
+    /// The login that stands for `fingerprint`'s owner while it is not known: the run's
+    /// subject is `Subject::User` of it, and the binding's owner its label.
+    pub fn pending_login(fingerprint: &str) -> String {
+        format!("{OWNER_PENDING_PREFIX}{fingerprint}")
+    }
+}
+
 /// A sync run's credential binding as stored.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct CredentialBinding {
@@ -37,10 +52,21 @@ pub struct CredentialBinding {
     pub rebind_count: u32,
 }
 
+impl CredentialBinding {
+    /// The fingerprint of the credential an owner-pending run is bound to (its owner not
+    /// learned yet), else `None`.
+    pub fn owner_pending(&self) -> Option<&str> {
+        let fingerprint = self.fingerprint.as_deref()?;
+        let login = self.owner.as_deref()?.strip_prefix("user:")?;
+        (login.strip_prefix(OWNER_PENDING_PREFIX)? == fingerprint).then_some(fingerprint)
+    }
+}
+
 /// A change to a run's binding.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BindingChange {
-    /// Bind a run that has no binding yet (created before bindings were recorded).
+    /// Bind a run that has no binding yet (created before bindings were recorded), or give an
+    /// owner-pending run its credential's owner, which becomes its subject too.
     Adopt(CredentialUsed),
     /// Replace the bound credential `from` by `to` (same owner), recorded as a rebind at `at`.
     Rebind {
@@ -82,14 +108,23 @@ pub(crate) async fn bind_sync_run_credential(
     let affected = match change {
         BindingChange::Adopt(used) => {
             let fingerprint = checked(used.fingerprint.as_ref())?;
+            let pending_label = fingerprint
+                .as_deref()
+                .map(|f| format!("user:{}", CredentialUsed::pending_login(f)));
             on_each_pool!(pools, |pool| {
+                // An unbound run's subject is already the owner's (the rules check it); an
+                // owner-pending one takes it here, still bound to the very same credential.
                 sqlx::query(
-                    "UPDATE sync_runs SET credential_fingerprint = $2, credential_owner = $3 \
-                     WHERE id = $1 AND credential_owner IS NULL",
+                    "UPDATE sync_runs SET credential_fingerprint = $2, credential_owner = $3, \
+                     subject = $3 \
+                     WHERE id = $1 AND (credential_owner IS NULL \
+                       OR (credential_owner = subject AND credential_owner = $4 \
+                           AND credential_fingerprint IS NOT DISTINCT FROM $2))",
                 )
                 .bind(id)
                 .bind(fingerprint.clone())
                 .bind(used.owner.clone())
+                .bind(pending_label.clone())
                 .execute(pool)
                 .await?
                 .rows_affected()
