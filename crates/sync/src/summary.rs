@@ -190,6 +190,10 @@ pub struct RunSummary {
     pub wait_episodes: u32,
     /// When the current hibernation began, while hibernating.
     pub hibernating_since: Option<Timestamp>,
+    /// The governor's reasons, in its words, for the buckets the current hibernation waits
+    /// for (`core quota exhausted: 10 left, 11 needed to send safely; resets at …`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hibernation_reasons: Vec<String>,
     /// The instant the current hibernation waits for; a long wait is cut into chunks, and a
     /// wake before this instant only schedules the next chunk.
     pub wake_target: Option<Timestamp>,

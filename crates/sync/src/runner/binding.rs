@@ -7,7 +7,10 @@
 //! of the same owner spends the same quota (one governor, one budget); it goes on only when the
 //! operator says so with `--rebind-credential`, and the rebind is recorded in the run. A run
 //! created before bindings were recorded adopts the first credential of its owner that resumes
-//! it.
+//! it. A run created while its credential's owner could not be learned (owner pending: the
+//! quota spent, `GET /user` held back) adopts, when that very credential resumes it, the owner
+//! it resolves to then; no other credential resumes it, as none can be shown to share a quota
+//! with it.
 
 use headroom_core::QuotaKey;
 use headroom_store::{CredentialBinding, SyncRun, subject_label};
@@ -17,7 +20,8 @@ use headroom_store::{CredentialBinding, SyncRun, subject_label};
 pub(crate) enum Binding {
     /// Bound to this very credential: nothing to change.
     Keep,
-    /// Not bound yet: bind it to the credential presented.
+    /// Not bound yet, or its owner pending: bind it to the credential presented and the owner
+    /// it resolved to.
     Adopt,
     /// Bound to another credential of the same owner, and a rebind was asked for.
     Rebind {
@@ -63,6 +67,20 @@ pub enum CredentialRefusal {
         /// The owner both resolve to.
         owner: String,
     },
+    /// Another credential than the one an owner-pending run was created with.
+    #[error(
+        "sync run {run} was created with credential {bound} while its owner could not be \
+         learned (the quota was spent), and this process holds credential {presented}: only \
+         credential {bound} resumes it (its owner is learned then); resume it with that token"
+    )]
+    OwnerPending {
+        /// The run.
+        run: i64,
+        /// The fingerprint the run is bound to.
+        bound: String,
+        /// The fingerprint presented.
+        presented: String,
+    },
 }
 
 /// A fingerprint as a message shows it.
@@ -84,6 +102,17 @@ pub(crate) fn decide(
         owner: bound_owner,
         ..
     } = &run.credential;
+    if let Some(bound) = run.credential.owner_pending() {
+        // Its owner is whoever this very credential turns out to belong to, on the run's host.
+        if fingerprint == Some(bound) && *key.host == *run.host {
+            return Ok(Binding::Adopt);
+        }
+        return Err(CredentialRefusal::OwnerPending {
+            run: run.id,
+            bound: bound.to_owned(),
+            presented: shown(fingerprint),
+        });
+    }
     // An unbound run's identity is still its host and subject.
     let run_owner = bound_owner.as_deref().unwrap_or(&run.subject);
     if *key.host != *run.host || owner != run_owner {
@@ -213,6 +242,36 @@ mod tests {
         assert!(decide(&bound, &elsewhere, Some("aaaaaaaaaaaaaaaa"), true).is_err());
     }
 
+    #[test]
+    fn an_owner_pending_run_adopts_the_owner_its_own_credential_resolves_to() {
+        let label = format!(
+            "user:{}",
+            headroom_store::CredentialUsed::pending_login("aaaaaaaaaaaaaaaa")
+        );
+        let mut pending = run(Some("aaaaaaaaaaaaaaaa"), Some(&label));
+        pending.subject = label.clone();
+        assert_eq!(
+            decide(&pending, &alice(), Some("aaaaaaaaaaaaaaaa"), false),
+            Ok(Binding::Adopt)
+        );
+        // Any owner: the run was never anyone else's.
+        let bob = QuotaKey::user("api.github.com", "bob");
+        assert_eq!(
+            decide(&pending, &bob, Some("aaaaaaaaaaaaaaaa"), false),
+            Ok(Binding::Adopt)
+        );
+        // Another credential cannot be shown to share its quota, even with the flag.
+        let refused = decide(&pending, &alice(), Some("bbbbbbbbbbbbbbbb"), true)
+            .expect_err("another credential");
+        assert!(matches!(refused, CredentialRefusal::OwnerPending { .. }));
+        assert!(
+            refused.to_string().contains("aaaaaaaaaaaaaaaa"),
+            "{refused}"
+        );
+        let elsewhere = QuotaKey::user("ghe.example.com", "alice");
+        assert!(decide(&pending, &elsewhere, Some("aaaaaaaaaaaaaaaa"), false).is_err());
+    }
+
     proptest! {
         /// Whatever the binding and the flag, a resume goes on only under the run's own
         /// identity, and changes the bound credential only when a rebind was asked for.
@@ -246,6 +305,9 @@ mod tests {
                 Err(CredentialRefusal::OtherCredential { .. }) => {
                     prop_assert!(!rebind);
                     prop_assert_ne!(&bound, &presented);
+                }
+                Err(CredentialRefusal::OwnerPending { .. }) => {
+                    prop_assert!(r.credential.owner_pending().is_some());
                 }
             }
         }

@@ -119,12 +119,18 @@ impl Runner {
     ) -> Result<Option<RunOutcome>, SyncError> {
         let now = self.clock.now();
         let window = wakes_for(&waiting_on, &headroom.exhausted, not_before);
+        // What the governor said of each bucket waited on, kept with the run while it sleeps.
+        let held_by: Vec<String> = waiting_on
+            .iter()
+            .filter_map(|bucket| headroom.reasons.get(bucket).cloned())
+            .collect();
         if !window && not_before.duration_since(now) <= self.config.inline_wait {
             self.pace(run.id, drive, now, not_before, waiting_on)
                 .await?;
             return Ok(None);
         }
         *summary = lock(&drive.common.shared).clone();
+        summary.hibernation_reasons = held_by;
         if !window && wakes_for(&waiting_on, &headroom.pacing, not_before) {
             // Our own pacing: hibernate (the run is persisted, the claim released), but
             // spend no deferral budget on a minute's limiter.

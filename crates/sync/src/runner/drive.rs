@@ -70,6 +70,9 @@ pub(super) struct PassHeadroom {
     /// Buckets held back only by this process's own pacing (points per minute): such a wait
     /// ends within a minute by construction, so it is not a deferral the budget counts.
     pub(super) pacing: HashMap<String, Timestamp>,
+    /// The governor's reason, in its words, for each bucket it holds back: what a hibernating
+    /// run says it waits for when no stage got as far as deferring a checkpoint.
+    pub(super) reasons: HashMap<String, String>,
 }
 
 /// How a bucket's headroom reads to the planner. Every slot taken is no reason to keep a
@@ -247,6 +250,7 @@ impl Runner {
         now: Timestamp,
     ) -> Result<u64, SyncError> {
         summary.wake_target = None;
+        summary.hibernation_reasons.clear();
         let pages_at_wake = summary.pages();
         if let Some(since) = summary.hibernating_since.take() {
             let slept = now.duration_since(since);
@@ -302,6 +306,7 @@ impl Runner {
             buckets: HashMap::new(),
             exhausted: HashMap::new(),
             pacing: HashMap::new(),
+            reasons: HashMap::new(),
         };
         for name in &drive.selection {
             let Some(decl) = self.graph.get(name) else {
@@ -322,6 +327,8 @@ impl Runner {
                 .await
                 .map_err(ApiError::from)?;
             if let Headroom::Closed(wait) = &headroom {
+                pass.reasons
+                    .insert(decl.bucket.to_owned(), wait.reason.to_string());
                 match wait.reason {
                     WaitReason::Exhausted { .. } => {
                         pass.exhausted.insert(decl.bucket.to_owned(), wait.until);
@@ -438,7 +445,8 @@ impl Runner {
         {
             let mut tally = lock(shared);
             let rows = tally.calibrate_stage(&stage, result.is_ok());
-            super::log_underestimates(run.id, Some(&stage), &rows);
+            let estimated = !tally.estimates.is_empty();
+            super::log_underestimates(run.id, Some(&stage), &rows, estimated);
         }
         if let Err(e) = self.record_stopped(run.id, drive, stage, result).await {
             *summary = lock(shared).clone();

@@ -140,7 +140,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// Logs `sync.budget_underestimated` for each underestimated row of a stage (or of the run).
-fn log_underestimates(run_id: i64, stage: Option<&str>, rows: &[CalibrationRow]) {
+/// A run started without an estimate (`sync org` without `--estimate`) has nothing to be
+/// under: every row would read "estimated 0", so nothing is logged (issue 36, item 10).
+fn log_underestimates(run_id: i64, stage: Option<&str>, rows: &[CalibrationRow], estimated: bool) {
+    if !estimated {
+        return;
+    }
     for r in rows.iter().filter(|r| r.underestimated) {
         let reason = if r.unbudgeted_actual {
             "unbudgeted_actual"

@@ -347,7 +347,8 @@ impl StageCtx<'_> {
                 return Err(capped);
             }
         };
-        let result = self.client.send(request.credential(self.credential)).await;
+        let request = request.credential(self.credential).sync_run(self.run.id);
+        let result = self.client.send(request).await;
         if result.is_ok() {
             self.count_family(family.name, window);
         }

@@ -100,7 +100,7 @@ impl Runner {
             SyncRunStatus::Done
         };
         let rows = summary.calibrate_run(true);
-        super::log_underestimates(run.id, None, &rows);
+        super::log_underestimates(run.id, None, &rows, !summary.estimates.is_empty());
         run.failure_reason = reason.clone();
         run.not_before = None;
         run.finished_at = Some(now);
