@@ -67,7 +67,7 @@ pub fn router(state: AppState) -> Router {
         .layer(axum::middleware::from_fn(refusal::refuse_long_uris))
 }
 
-/// The feed's surface with the quota dashboard: `/`, `/api/quota`,
+/// The feed's surface with the quota dashboard: `/`, `/api/quota`, `/api/quota/spend`,
 /// `/api/quota/{host}/{subject}/history`, `/api/sync/runs`, `/api/sync/runs/{id}` and
 /// `/api/events` beside every route of [`router`].
 pub fn dashboard_router(dashboard: DashboardState) -> Router {
@@ -75,6 +75,7 @@ pub fn dashboard_router(dashboard: DashboardState) -> Router {
     Router::new()
         .route("/", get(dashboard::page))
         .route("/api/quota", get(api::quota::show))
+        .route("/api/quota/spend", get(api::spend::show))
         .route(
             "/api/quota/{host}/{subject}/history",
             get(api::quota::history),

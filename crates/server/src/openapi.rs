@@ -31,6 +31,7 @@ use crate::ApiError;
         crate::dashboard::page,
         crate::api::quota::show,
         crate::api::quota::history,
+        crate::api::spend::show,
         crate::api::sync::list,
         crate::api::sync::show,
         crate::api::events::events,

@@ -168,7 +168,7 @@ async fn every_read(app: &axum::Router, runs: &[i64]) {
     assert_eq!(alice["credentials_sharing"], 2);
     assert_eq!(
         alice["shared_quota_warning"],
-        "these 2 credentials share alice's 5,000 requests an hour: more tokens do not add capacity"
+        "these 2 credentials share alice's core quota of 5,000 requests: more tokens do not add capacity"
     );
     assert_eq!(alice["runs_waiting"], 3);
 

@@ -1,4 +1,5 @@
-//! The quota dashboard's JSON API: `GET /api/quota`, `GET /api/quota/{host}/{subject}/history`,
+//! The quota dashboard's JSON API: `GET /api/quota`, `GET /api/quota/spend`,
+//! `GET /api/quota/{host}/{subject}/history`,
 //! `GET /api/sync/runs`, `GET /api/sync/runs/{id}` and the server-sent events of
 //! `GET /api/events`, over [`DashboardState`].
 //!
@@ -9,6 +10,7 @@
 pub mod events;
 pub mod params;
 pub mod quota;
+pub mod spend;
 pub mod sync;
 
 use std::sync::Arc;

@@ -1,25 +1,26 @@
 //! `GET /api/quota` — every identity's buckets as they stand, the credentials that spend
 //! them and the shared-quota warning — and `GET /api/quota/{host}/{subject}/history`, one
-//! bucket's downsampled remaining since an instant with the identity's rate-limit
-//! observations beside it (the chart's marks).
+//! bucket's remaining since an instant downsampled to at most one slot per column a chart
+//! draws, with the identity's rate-limit events counted per slot and by who decided the wait
+//! (the chart's marks).
 
 use crate::refusal::ApiPath;
 use axum::Json;
 use axum::extract::{RawQuery, State};
 use headroom_core::clock::{SignedDuration, Timestamp};
+use headroom_store::quota_history::marks::{MarkCounts, MarkSlot};
 use headroom_store::quota_history::{BucketKey, BucketNow, HistoryPoint};
-use headroom_store::{StoredObservation, SubjectKind, SyncRunStatus};
+use headroom_store::{SubjectKind, SyncRun, SyncRunStatus};
 use serde::Serialize;
 
 use crate::ApiError;
 use crate::api::DashboardState;
 use crate::api::params;
+use crate::dashboard::held::{self, Hold};
 use crate::dashboard::words;
 
-/// Slots a history is cut into at most.
-pub const HISTORY_POINTS: i64 = 360;
-/// Observations a history carries at most.
-pub const HISTORY_OBSERVATIONS: u32 = 500;
+/// Slots a history is cut into at most: one per column a chart draws.
+pub const HISTORY_POINTS: i64 = crate::dashboard::chart::PLOT_WIDTH as i64;
 /// The history's window when `since` is absent.
 pub const DEFAULT_HISTORY: SignedDuration = SignedDuration::from_secs(3600);
 /// Sync runs read to count the ones waiting per identity.
@@ -37,14 +38,28 @@ pub struct CredentialView {
     pub last_seen_at: Timestamp,
 }
 
+/// The governor's hold on a bucket that keeps sync runs waiting.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct HeldBack {
+    /// The latest window's hold (the largest need among the runs it holds).
+    pub hold: Hold,
+    /// Sync runs, pending or hibernating, it holds back.
+    pub runs: u64,
+}
+
 /// One bucket with its wait in words.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct BucketView {
     /// The bucket as it stands.
     #[serde(flatten)]
     pub now: BucketNow,
-    /// Why work on it waits, in words (none when it does not).
+    /// Why work on it waits, in words with UTC clock times (none when it does not).
     pub wait: Option<String>,
+    /// The governor's hold on it that keeps sync runs waiting, when one does.
+    pub held_back: Option<HeldBack>,
+    /// The reading's reset is past: its numbers are the old window's, and no reading of the
+    /// new window came yet.
+    pub reset_passed: bool,
 }
 
 /// One quota identity.
@@ -97,35 +112,88 @@ pub async fn snapshot(state: &DashboardState, now: Timestamp) -> Result<QuotaSna
         .latest_quota_readings(now - state.settings.live_window)
         .await?;
     let runs = state.history.sync_runs_page(None, RUNS_SCANNED).await?;
+    let waiting: Vec<&SyncRun> = runs
+        .iter()
+        .filter(|run| {
+            matches!(
+                run.status,
+                SyncRunStatus::Pending | SyncRunStatus::Hibernating
+            )
+        })
+        .collect();
+    let holds = holds_of(state, &waiting).await?;
     let mut identities: Vec<IdentityQuota> = Vec::new();
     for bucket in latest {
         let r = &bucket.latest.reading;
         let same = |i: &IdentityQuota| i.host == r.host && i.subject == r.subject;
         if !identities.iter().any(same) {
-            let waiting = runs
+            let count = waiting
                 .iter()
                 .filter(|run| run.host == r.host && run.subject == r.subject)
-                .filter(|run| {
-                    matches!(
-                        run.status,
-                        SyncRunStatus::Pending | SyncRunStatus::Hibernating
-                    )
-                })
                 .count() as u64;
-            identities.push(identity(state, &r.host, &r.subject, waiting).await?);
+            identities.push(identity(state, &r.host, &r.subject, count).await?);
         }
-        let wait = words::bucket_wait(&bucket, now);
+        let held_back = held_back(&holds, &r.host, &r.subject, &r.bucket);
+        let reset_passed = r.reset_at.is_some_and(|reset| reset <= now);
         if let Some(identity) = identities.iter_mut().find(|i| same(i)) {
-            identity.buckets.push(BucketView { now: bucket, wait });
+            identity.buckets.push(BucketView {
+                now: bucket,
+                wait: None,
+                held_back,
+                reset_passed,
+            });
         }
     }
     for identity in &mut identities {
         identity.shared_quota_warning = words::shared_quota_warning(identity);
-        words::note_meanwhile(&mut identity.buckets);
+        let waits = words::bucket_waits(&identity.buckets, now);
+        for (bucket, wait) in identity.buckets.iter_mut().zip(waits) {
+            bucket.wait = wait.map(|w| w.plain(now));
+        }
     }
     Ok(QuotaSnapshot {
         captured_at: now,
         identities,
+    })
+}
+
+/// The governor's holds each waiting run's deferred checkpoints recorded: (host, subject,
+/// the run's holds).
+async fn holds_of(
+    state: &DashboardState,
+    waiting: &[&SyncRun],
+) -> Result<Vec<(String, String, Vec<Hold>)>, ApiError> {
+    let mut out = Vec::new();
+    for run in waiting {
+        let checkpoints = state.store.checkpoints(run.id).await?;
+        let details = held::wait_details(run, &checkpoints);
+        let holds = held::reasons(details.iter().map(String::as_str)).holds;
+        if !holds.is_empty() {
+            out.push((run.host.clone(), run.subject.clone(), holds));
+        }
+    }
+    Ok(out)
+}
+
+/// The hold on one bucket over the runs it keeps waiting: the latest window's, the largest
+/// need in it.
+fn held_back(
+    holds: &[(String, String, Vec<Hold>)],
+    host: &str,
+    subject: &str,
+    bucket: &str,
+) -> Option<HeldBack> {
+    let on_bucket: Vec<&Hold> = holds
+        .iter()
+        .filter(|(h, s, _)| h == host && s == subject)
+        .filter_map(|(_, _, holds)| holds.iter().find(|hold| hold.bucket == bucket))
+        .collect();
+    let hold = on_bucket
+        .iter()
+        .max_by_key(|hold| (hold.reopens_at, hold.needed))?;
+    Some(HeldBack {
+        hold: (*hold).clone(),
+        runs: on_bucket.len() as u64,
     })
 }
 
@@ -228,10 +296,21 @@ pub fn parse_history(raw: Option<&str>, now: Timestamp) -> Result<HistoryQuery, 
     Ok(HistoryQuery { bucket, since })
 }
 
-/// The slot length that cuts `[since, now]` into at most [`HISTORY_POINTS`] slots.
+/// The slot length that cuts `[since, now]` into at most [`HISTORY_POINTS`] slots: whole
+/// seconds, and whole minutes once a slot lasts a minute — those slots are read from the
+/// per-minute summaries counted from `since`'s minute, up to a minute before `since`, which
+/// the length leaves room for.
 pub fn history_step(since: Timestamp, now: Timestamp) -> SignedDuration {
-    let span = now.duration_since(since).as_millis().max(0);
-    let step = (span / i128::from(HISTORY_POINTS)).max(1000);
+    const SECOND: u128 = 1000;
+    const MINUTE: u128 = 60 * SECOND;
+    let span = u128::try_from(now.duration_since(since).as_millis()).unwrap_or(0);
+    let points = u128::from(crate::dashboard::chart::PLOT_WIDTH);
+    // Strictly longer than span / points: an instant at `now` still falls in the last slot.
+    let mut step = (span / points + 1).max(SECOND);
+    step = step.div_ceil(SECOND) * SECOND;
+    if step >= MINUTE {
+        step = (span + MINUTE).div_ceil(points).div_ceil(MINUTE) * MINUTE;
+    }
     SignedDuration::from_millis(i64::try_from(step).unwrap_or(i64::MAX))
 }
 
@@ -252,10 +331,13 @@ pub struct History {
     pub until: Timestamp,
     /// Each slot's length.
     pub step_seconds: f64,
-    /// The slots with readings, oldest first.
+    /// The slots with readings, oldest first (at most one per column a chart draws).
     pub points: Vec<HistoryPoint>,
-    /// Waits, 403s and 429s of the identity on the bucket (or on no bucket), newest first.
-    pub observations: Vec<StoredObservation>,
+    /// The slots with rate-limit events of the identity on the bucket (or on no bucket),
+    /// oldest first: the provider's refusals apart from headroom's own waits.
+    pub marks: Vec<MarkSlot>,
+    /// The marks added up.
+    pub totals: MarkCounts,
 }
 
 /// Reads one bucket's history.
@@ -266,14 +348,17 @@ pub async fn history_of(
     now: Timestamp,
 ) -> Result<History, ApiError> {
     let step = history_step(since, now);
-    let points = state.history.quota_history(key, since, step).await?;
-    let observations = state
+    let mut points = state.history.quota_history(key, since, step).await?;
+    // A reading stamped after `now` (another process's clock ahead) would add a slot.
+    points.retain(|p| p.at <= now);
+    let marks = state
         .history
-        .observations_of(key.host, key.subject, since, HISTORY_OBSERVATIONS)
-        .await?
-        .into_iter()
-        .filter(|o| o.bucket.as_deref().is_none_or(|b| b == key.bucket))
-        .collect();
+        .observation_marks(key, since, now, step)
+        .await?;
+    let mut totals = MarkCounts::default();
+    for mark in &marks {
+        totals.add(&mark.counts);
+    }
     Ok(History {
         host: key.host.to_owned(),
         subject: key.subject.to_owned(),
@@ -282,7 +367,8 @@ pub async fn history_of(
         until: now,
         step_seconds: step.as_secs_f64(),
         points,
-        observations,
+        marks,
+        totals,
     })
 }
 
@@ -298,7 +384,7 @@ pub async fn history_of(
         ("since" = Option<String>, Query, description = "From when (RFC 3339); an hour ago when absent, never in the future"),
     ),
     responses(
-        (status = 200, description = "The bucket's remaining over time, downsampled, with the identity's rate-limit observations", body = History),
+        (status = 200, description = "The bucket's remaining over time, at most one slot per column a chart draws, with the identity's rate-limit events counted per slot: the provider's refusals apart from headroom's own waits", body = History),
         (status = 400, description = "A parameter was refused (unknown, repeated or malformed), or a path segment does not decode", body = crate::ErrorBody),
         (status = 503, description = "The database did not answer", body = crate::ErrorBody),
     )
@@ -338,8 +424,32 @@ mod tests {
 
     #[test]
     fn a_history_has_at_most_its_points_and_slots_of_a_second_at_least() {
-        assert_eq!(history_step(t(0), t(3600)), SignedDuration::from_secs(10));
+        assert_eq!(history_step(t(0), t(3600)), SignedDuration::from_secs(13));
         assert_eq!(history_step(t(0), t(10)), SignedDuration::from_secs(1));
+        assert_eq!(
+            history_step(t(0), t(6 * 3600)),
+            SignedDuration::from_secs(120)
+        );
+        assert_eq!(
+            history_step(t(0), t(86_400)),
+            SignedDuration::from_secs(300)
+        );
+        // Every instant of the span, minute-aligned start included, falls in a slot below
+        // the bound.
+        for span in [
+            1, 59, 3599, 3600, 17_999, 18_000, 21_601, 86_399, 86_400, 604_800,
+        ] {
+            let since = t(17);
+            let step = history_step(since, t(17 + span)).as_millis();
+            let start_ms = i128::from(since.as_millisecond());
+            let origin = if step >= 60_000 {
+                start_ms - start_ms.rem_euclid(60_000)
+            } else {
+                start_ms
+            };
+            let last = (i128::from(t(17 + span).as_millisecond()) - origin) / step;
+            assert!(last < i128::from(HISTORY_POINTS), "{span} s: slot {last}");
+        }
     }
 
     #[test]

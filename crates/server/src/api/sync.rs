@@ -1,7 +1,8 @@
 //! `GET /api/sync/runs` (newest first, keyset paged on the run id behind `before`, with a
 //! `Link: rel="next"`) and `GET /api/sync/runs/{id}` (the run, its checkpoints and summary),
 //! each run with its progress worked out from the checkpoints: which stage of how many, which
-//! scope, which page, rows so far, next wake and why.
+//! scope, which page, rows so far, next wake, why in one sentence — and, when no live process
+//! resumes it, why and the command that will.
 
 use std::collections::BTreeMap;
 
@@ -18,6 +19,11 @@ use serde::{Deserialize, Serialize};
 use crate::ApiError;
 use crate::api::DashboardState;
 use crate::api::params;
+use crate::dashboard::held::{self, Hold};
+use crate::status::resume::{self, ResumeFacts, Unresumed};
+
+mod pace;
+pub use pace::{NO_ESTIMATE, RunPace, StageRepositories};
 
 /// Runs per page when `limit` is absent.
 pub const DEFAULT_LIMIT: u32 = 20;
@@ -49,7 +55,8 @@ pub struct RunProgress {
     pub stage_number: Option<u64>,
     /// Scopes (repositories) of the current stage that are done.
     pub scopes_done: u64,
-    /// Scopes of the current stage seen so far.
+    /// The run's repositories once listed (0 before): the same for every stage, never the
+    /// checkpoints created so far.
     pub scopes_total: u64,
     /// Pages the current stage's open scope has committed.
     pub page: u64,
@@ -58,8 +65,15 @@ pub struct RunProgress {
     /// When the run is to be woken.
     #[schema(value_type = Option<String>, format = DateTime)]
     pub next_wake: Option<Timestamp>,
-    /// Why its stages wait (the deferred checkpoints' reasons, each once).
+    /// Why its stages wait, other than the governor's holds: the deferred checkpoints'
+    /// reasons, each once.
     pub waiting_because: Vec<String>,
+    /// The governor's holds its deferred checkpoints recorded, one per bucket (the latest).
+    pub holds: Vec<Hold>,
+    /// Why it waits, in one sentence (its holds and other reasons, each once; UTC times).
+    pub why: Option<String>,
+    /// Set when no live process resumes it: why, and the command that will.
+    pub unresumed: Option<Unresumed>,
     /// What it spent per bucket, from its summary.
     pub spent: Vec<BucketSpend>,
     /// Fields GitHub refused in answers the run kept, from its summary.
@@ -67,6 +81,8 @@ pub struct RunProgress {
     /// The run's calibration: estimated units beside actual requests and points per route
     /// family, from its summary (empty before its first stage stops).
     pub calibration: Vec<CalibrationRow>,
+    /// The stages running, stable totals, elapsed time and the estimated end.
+    pub pace: RunPace,
 }
 
 /// One route family and dimension of a run's (or a stage's) calibration, as the sync runner
@@ -210,8 +226,9 @@ fn of_stage<'a>(
     checkpoints.iter().filter(move |c| c.stage == stage)
 }
 
-/// Works out a run's progress; pure.
-pub fn progress(run: &SyncRun, checkpoints: &[Checkpoint]) -> RunProgress {
+/// Works out a run's progress at `now`; pure. Whether anyone resumes it is left to
+/// [`resume`] (it needs more than the run).
+pub fn progress(run: &SyncRun, checkpoints: &[Checkpoint], now: Timestamp) -> RunProgress {
     let order = stage_order(run, checkpoints);
     let stage_done = |stage: &str| {
         of_stage(checkpoints, stage).next().is_some()
@@ -223,38 +240,34 @@ pub fn progress(run: &SyncRun, checkpoints: &[Checkpoint]) -> RunProgress {
         .iter()
         .position(|s| !stage_done(s) && of_stage(checkpoints, s).next().is_some())
         .filter(|_| !finished);
+    let pace = pace::pace(run, checkpoints, &order, now);
     let (scopes_done, scopes_total, page) = match current {
         Some(i) => {
             let stage = &order[i];
-            let scoped: Vec<&Checkpoint> = of_stage(checkpoints, stage)
-                .filter(|c| !c.scope.is_empty())
-                .collect();
             let open = of_stage(checkpoints, stage)
                 .filter(|c| c.status != CheckpointStatus::Done)
                 .max_by_key(|c| c.updated_at);
+            let done = pace
+                .repositories_done
+                .iter()
+                .find(|r| &r.stage == stage)
+                .map_or(0, |r| r.done);
             (
-                scoped
-                    .iter()
-                    .filter(|c| c.status == CheckpointStatus::Done)
-                    .count() as u64,
-                scoped.len() as u64,
+                done,
+                pace.repositories_total.unwrap_or(0),
                 open.map(|c| c.pages_done).unwrap_or(0),
             )
         }
         None => (0, 0, 0),
     };
     let (spent, refused) = summary_parts(run.summary.as_ref());
-    let mut waiting_because: Vec<String> = Vec::new();
-    if !finished {
-        for c in checkpoints {
-            if c.status == CheckpointStatus::Deferred
-                && let Some(detail) = &c.detail
-                && !waiting_because.contains(detail)
-            {
-                waiting_because.push(detail.clone());
-            }
-        }
-    }
+    let reasons = if finished {
+        held::Reasons::default()
+    } else {
+        let details = held::wait_details(run, checkpoints);
+        held::reasons(details.iter().map(String::as_str))
+    };
+    let why = held::run_why(&reasons);
     RunProgress {
         stages_total: order.len() as u64,
         stages_done,
@@ -265,18 +278,81 @@ pub fn progress(run: &SyncRun, checkpoints: &[Checkpoint]) -> RunProgress {
         page,
         rows: checkpoints.iter().map(|c| c.rows_written).sum(),
         next_wake: run.not_before.filter(|_| !finished),
-        waiting_because,
+        why: (!why.is_empty()).then(|| why.plain(now)),
+        waiting_because: reasons.other,
+        holds: reasons.holds,
+        unresumed: None,
         spent,
         refused,
         calibration: calibration_of(run.summary.as_ref()).0,
+        pace,
     }
 }
 
 /// Reads a run's view.
-pub async fn view(state: &DashboardState, run: SyncRun) -> Result<RunView, ApiError> {
+pub async fn view(
+    state: &DashboardState,
+    run: SyncRun,
+    now: Timestamp,
+) -> Result<RunView, ApiError> {
     let checkpoints = state.store.checkpoints(run.id).await?;
-    let progress = progress(&run, &checkpoints);
+    let progress = progress(&run, &checkpoints, now);
     Ok(RunView { run, progress })
+}
+
+/// Sync runs read to find one a worker drives now.
+const RUNS_SCANNED: u32 = 200;
+
+/// Says, on each run nobody resumes, why and the command that will ([`resume::who_resumes`]).
+/// Reads more only when a run is overdue and unclaimed: which run a live worker drives, and
+/// how many live processes spend the run's identity. This server knows no process's
+/// credential: a process that could take the run would have claimed it by now.
+pub async fn resume(
+    state: &DashboardState,
+    views: &mut [RunView],
+    now: Timestamp,
+) -> Result<(), ApiError> {
+    fn lone(run: &SyncRun, now: Timestamp) -> ResumeFacts<'_> {
+        ResumeFacts {
+            run,
+            now,
+            resumers: &[],
+            worker_busy_with: None,
+            live_on_identity: 0,
+        }
+    }
+    if !views
+        .iter()
+        .any(|v| resume::who_resumes(&lone(&v.run, now)).is_some())
+    {
+        return Ok(());
+    }
+    let runs = state.history.sync_runs_page(None, RUNS_SCANNED).await?;
+    let busy = runs
+        .iter()
+        .find(|r| r.status == SyncRunStatus::Running && resume::claimed(r, now))
+        .map(|r| r.id);
+    let live = state
+        .history
+        .latest_quota_readings(now - state.settings.live_window)
+        .await?;
+    for view in views.iter_mut() {
+        let run = &view.run;
+        let live_on_identity = live
+            .iter()
+            .filter(|b| {
+                b.latest.reading.host == run.host && b.latest.reading.subject == run.subject
+            })
+            .map(|b| b.live_processes)
+            .max()
+            .unwrap_or(0);
+        view.progress.unresumed = resume::who_resumes(&ResumeFacts {
+            worker_busy_with: busy.filter(|id| *id != run.id),
+            live_on_identity,
+            ..lone(run, now)
+        });
+    }
+    Ok(())
 }
 
 /// The list query.
@@ -322,10 +398,12 @@ pub async fn page(state: &DashboardState, query: RunsQuery) -> Result<RunsPage, 
         .then(|| runs.last().map(|r| r.id))
         .flatten()
         .map(|id| format!("/api/sync/runs?limit={}&before={id}", query.limit));
+    let now = state.clock.now();
     let mut views = Vec::with_capacity(runs.len());
     for run in runs {
-        views.push(view(state, run).await?);
+        views.push(view(state, run, now).await?);
     }
+    resume(state, &mut views, now).await?;
     Ok(RunsPage { runs: views, next })
 }
 
@@ -401,17 +479,21 @@ pub async fn show(
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no sync run {id}")))?;
     let checkpoints = state.store.checkpoints(id).await?;
-    let progress = progress(&run, &checkpoints);
+    let now = state.clock.now();
+    let progress = progress(&run, &checkpoints, now);
     let stage_calibration = calibration_of(run.summary.as_ref()).1;
+    let mut views = [RunView { run, progress }];
+    resume(&state, &mut views, now).await?;
+    let [view] = views;
     Ok(Json(RunDetail {
-        view: RunView { run, progress },
+        view,
         checkpoints,
         stage_calibration,
     }))
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -499,7 +581,12 @@ mod tests {
         }
     }
 
-    fn checkpoint(stage: &str, scope: &str, status: CheckpointStatus, pages: u64) -> Checkpoint {
+    pub(crate) fn checkpoint(
+        stage: &str,
+        scope: &str,
+        status: CheckpointStatus,
+        pages: u64,
+    ) -> Checkpoint {
         Checkpoint {
             sync_run_id: 7,
             stage: stage.into(),
@@ -514,29 +601,144 @@ mod tests {
         }
     }
 
-    #[test]
-    fn progress_names_the_stage_the_scope_and_the_page() {
-        let checkpoints = vec![
+    /// Four repositories listed (their `repositories` checkpoints done), then `stage` with
+    /// checkpoints for the first `created` of them: a done, b deferred, the rest pending.
+    pub(crate) fn listed_then(stage: &str, created: usize) -> Vec<Checkpoint> {
+        let mut out = vec![
             checkpoint("org", "", CheckpointStatus::Done, 1),
             checkpoint("repositories", "", CheckpointStatus::Done, 2),
-            checkpoint("projects", "", CheckpointStatus::Done, 1),
-            checkpoint("issue_comments", "", CheckpointStatus::Done, 1),
-            checkpoint("pull_requests", "acme/a", CheckpointStatus::Done, 3),
-            checkpoint("pull_requests", "acme/b", CheckpointStatus::Deferred, 12),
-            checkpoint("pull_requests", "acme/c", CheckpointStatus::Pending, 0),
         ];
-        let p = progress(&run(SyncRunStatus::Hibernating), &checkpoints);
+        let repos = ["acme/a#1", "acme/b#2", "acme/c#3", "acme/d#4"];
+        for r in repos {
+            out.push(checkpoint("repositories", r, CheckpointStatus::Done, 1));
+        }
+        for (i, r) in repos.iter().take(created).enumerate() {
+            let status = match i {
+                0 => CheckpointStatus::Done,
+                1 => CheckpointStatus::Deferred,
+                _ => CheckpointStatus::Pending,
+            };
+            out.push(checkpoint(stage, r, status, [3, 12, 0, 0][i]));
+        }
+        out
+    }
+
+    #[test]
+    fn progress_names_the_stage_the_scope_and_the_page() {
+        let mut checkpoints = listed_then("pull_requests", 3);
+        checkpoints.push(checkpoint("projects", "", CheckpointStatus::Done, 1));
+        checkpoints.push(checkpoint("issue_comments", "", CheckpointStatus::Done, 1));
+        let p = progress(&run(SyncRunStatus::Hibernating), &checkpoints, t(0));
         assert_eq!((p.stages_total, p.stages_done), (8, 4));
         assert_eq!(p.current_stage.as_deref(), Some("pull_requests"));
         assert_eq!(p.stage_number, Some(5));
-        assert_eq!((p.scopes_done, p.scopes_total, p.page), (1, 3, 12));
-        assert_eq!(p.rows, 200);
+        assert_eq!((p.scopes_done, p.scopes_total, p.page), (1, 4, 12));
+        assert_eq!(p.rows, 240);
         assert_eq!(p.next_wake, Some(t(900)));
         assert_eq!(p.waiting_because, vec!["REST exhausted until 14:32"]);
 
-        let done = progress(&run(SyncRunStatus::Done), &checkpoints);
+        let done = progress(&run(SyncRunStatus::Done), &checkpoints, t(0));
         assert_eq!((done.current_stage, done.next_wake), (None, None));
         assert!(done.waiting_because.is_empty());
+        assert!(done.pace.stages_running.is_empty());
+    }
+
+    #[test]
+    fn repository_totals_do_not_change_as_checkpoints_appear() {
+        let run = run(SyncRunStatus::Running);
+        let totals: Vec<(u64, Option<u64>)> = (2..=4)
+            .map(|created| {
+                let p = progress(&run, &listed_then("workflow_runs", created), t(0));
+                (p.scopes_total, p.pace.repositories_total)
+            })
+            .collect();
+        // The run's four repositories, however many checkpoints the stage has made so far.
+        assert_eq!(totals, vec![(4, Some(4)); 3]);
+        // Before the list is complete, no total is claimed.
+        let mut listing = listed_then("workflow_runs", 2);
+        listing[3].status = CheckpointStatus::Pending;
+        let p = progress(&run, &listing, t(0));
+        assert_eq!((p.scopes_total, p.pace.repositories_total), (0, None));
+    }
+
+    #[test]
+    fn stages_running_are_all_named_not_stage_2_of_8() {
+        let mut checkpoints = listed_then("pull_requests", 2);
+        checkpoints.push(checkpoint(
+            "projects",
+            "acme/a#1",
+            CheckpointStatus::Pending,
+            1,
+        ));
+        checkpoints.push(checkpoint(
+            "workflow_runs",
+            "acme/c#3",
+            CheckpointStatus::Pending,
+            1,
+        ));
+        checkpoints.push(checkpoint(
+            "branches",
+            "acme/d#4",
+            CheckpointStatus::Done,
+            1,
+        ));
+        let p = progress(&run(SyncRunStatus::Running), &checkpoints, t(0));
+        assert_eq!(
+            p.pace.stages_running,
+            ["projects", "pull_requests", "workflow_runs"]
+        );
+        assert_eq!(p.stages_done, 3, "org, repositories and branches");
+        let repos: Vec<(&str, u64)> = p
+            .pace
+            .repositories_done
+            .iter()
+            .map(|r| (r.stage.as_str(), r.done))
+            .collect();
+        assert_eq!(
+            repos,
+            [("projects", 0), ("pull_requests", 1), ("workflow_runs", 0)]
+        );
+    }
+
+    #[test]
+    fn a_run_without_an_estimate_says_so_instead_of_an_end() {
+        let checkpoints = listed_then("workflow_runs", 2);
+        let mut without = run(SyncRunStatus::Running);
+        without.summary = Some(serde_json::json!({
+            "buckets": { "core": { "requests": 100, "points": 100 } },
+            "hibernating_ms": 60_000,
+        }));
+        let p = progress(&without, &checkpoints, t(600));
+        assert_eq!((p.pace.eta.as_str(), p.pace.ends_at), ("no_estimate", None));
+        assert_eq!(
+            (p.pace.elapsed_ms, p.pace.hibernating_ms),
+            (600_000, 60_000)
+        );
+
+        // With the plan's 400 requests, 100 spent in 540 s of work: 300 more take 1,620 s.
+        let mut with = without.clone();
+        with.summary = Some(serde_json::json!({
+            "buckets": { "core": { "requests": 100, "points": 100 } },
+            "hibernating_ms": 60_000,
+            "estimates": { "workflow_runs": [
+                { "family": "workflow_jobs", "dimension": "rest_core", "units": 400 } ] },
+        }));
+        let p = progress(&with, &checkpoints, t(600));
+        assert_eq!(p.pace.eta, "estimated");
+        assert_eq!(p.pace.rest_left, Some(300));
+        assert_eq!(p.pace.ends_at, Some(t(600 + 1_620)));
+        let finished = progress(
+            &SyncRun {
+                status: SyncRunStatus::Done,
+                ..with
+            },
+            &checkpoints,
+            t(600),
+        );
+        assert_eq!(
+            (finished.pace.eta.as_str(), finished.pace.ends_at),
+            ("finished", None)
+        );
     }
 
     #[test]

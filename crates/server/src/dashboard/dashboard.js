@@ -23,7 +23,8 @@
   }
 
   function times() {
-    document.querySelectorAll('time.clock').forEach(function (el) {
+    // The charts' time axes are SVG <text class="clock"> with the same datetime attribute.
+    document.querySelectorAll('time.clock, text.clock').forEach(function (el) {
       var t = new Date(el.getAttribute('datetime'));
       if (!isNaN(t.getTime())) { el.textContent = pad(t.getHours()) + ':' + pad(t.getMinutes()); }
     });
@@ -31,6 +32,14 @@
     document.querySelectorAll('time.countdown').forEach(function (el) {
       var t = new Date(el.getAttribute('datetime'));
       if (!isNaN(t.getTime())) { el.textContent = countdown(t.getTime() - now); }
+    });
+    // An instant that passed reads in its past words ("reset 15:57 — awaiting …"), never "in now".
+    document.querySelectorAll('span.when').forEach(function (el) {
+      var t = new Date(el.getAttribute('data-at')).getTime();
+      if (isNaN(t)) { return; }
+      var ahead = el.querySelector('.ahead'), past = el.querySelector('.past');
+      if (ahead) { ahead.hidden = t <= now; }
+      if (past) { past.hidden = t > now; }
     });
   }
 
@@ -62,7 +71,9 @@
         text(el, '.limit', number(b.latest.limit));
         text(el, '.in-flight', String(b.in_flight));
         text(el, '.waiting', String(b.waiting));
-        text(el, '.wait', b.wait || '');
+        // The server renders the words with live times in them: new words, a new rendering.
+        var wait = el.querySelector('.wait');
+        if (wait && wait.getAttribute('data-words') !== (b.wait || '')) { complete = false; }
         var fill = el.querySelector('.fill');
         if (fill && b.latest.limit) {
           fill.style.width = Math.min(100, b.latest.remaining / b.latest.limit * 100).toFixed(1) + '%';

@@ -3,9 +3,12 @@
 //! document's every number. Pure: reads the document as the page holds it (JSON).
 
 use headroom_core::clock::Timestamp;
+use headroom_store::quota_history::BucketNow;
 use serde_json::Value;
 
+use super::phrase::{Phrase, When};
 use super::words;
+use crate::api::quota::{IdentityQuota, QuotaSnapshot};
 
 fn count(v: &Value) -> Option<u64> {
     v.as_u64()
@@ -15,35 +18,68 @@ fn at(v: &Value) -> Option<Timestamp> {
     v.as_str().and_then(|s| s.parse().ok())
 }
 
-fn ledger(doc: &Value, now: Timestamp) -> String {
+/// The quota panel's reading of the feed ledger's core bucket, when the page has one: the
+/// ledger's identity (the only one on its host when the ledger does not name its owner).
+pub fn core_panel<'a>(
+    doc: &Value,
+    quota: &'a QuotaSnapshot,
+) -> Option<(&'a IdentityQuota, &'a BucketNow)> {
+    let l = &doc["ledger"];
+    let host = l["host"].as_str()?;
+    let on_host = || quota.identities.iter().filter(move |i| i.host == host);
+    let identity = match l["subject"].as_str() {
+        Some(subject) => on_host().find(|i| i.subject == subject)?,
+        None if on_host().count() == 1 => on_host().next()?,
+        None => return None,
+    };
+    let bucket = identity
+        .buckets
+        .iter()
+        .find(|b| b.now.latest.reading.bucket == "core")?;
+    Some((identity, &bucket.now))
+}
+
+fn ledger(doc: &Value, quota: &QuotaSnapshot) -> Phrase {
     let l = &doc["ledger"];
     if l["present"] != Value::Bool(true) {
-        return "No core quota ledger yet: the feed has not polled.".into();
+        return Phrase::text("No core quota ledger yet: the feed has not polled.");
     }
-    let mut out = match (count(&l["remaining"]), count(&l["limit"])) {
-        (Some(remaining), Some(limit)) => format!(
+    // One source per number: where the page shows the same bucket, its reading is the one said.
+    let panel = core_panel(doc, quota);
+    let (remaining, limit, reset) = match panel {
+        Some((_, b)) => {
+            let r = &b.latest.reading;
+            (r.remaining, r.limit, r.reset_at)
+        }
+        None => (
+            count(&l["remaining"]),
+            count(&l["limit"]),
+            at(&l["reset_at"]),
+        ),
+    };
+    let mut out = match (remaining, limit) {
+        (Some(remaining), Some(limit)) => Phrase::text(format!(
             "Core quota: {} of {} left",
             words::thousands(remaining),
             words::thousands(limit)
-        ),
-        _ => "Core quota: not read yet".into(),
+        )),
+        _ => Phrase::text("Core quota: not read yet"),
     };
-    if let Some(reset) = at(&l["reset_at"]).filter(|t| *t > now) {
-        out.push_str(&format!(
-            ", resets {} (in {})",
-            words::clock_time(reset),
-            words::countdown(now, reset)
-        ));
+    if let Some((identity, _)) = panel {
+        out.push(format!(" (the REST panel of {} above)", identity.name));
+    }
+    if let Some(reset) = reset {
+        out.push(", ").when(When::resets(reset));
     }
     if l["globally_blocked_now"] == Value::Bool(true)
         && let Some(until) = at(&l["global_blocked_until"])
     {
-        out.push_str(&format!(
+        out.push(format!(
             "; blocked by a secondary limit until {}",
             words::clock_time(until)
         ));
     }
-    out.push('.');
+    out.push(".");
     out
 }
 
@@ -121,10 +157,15 @@ fn failing_sources(doc: &Value) -> Vec<String> {
         .collect()
 }
 
-/// The sentences, in the panel's order (a failing source first: it explains the rest).
-pub fn summary(doc: &Value, now: Timestamp) -> Vec<String> {
-    let mut out = failing_sources(doc);
-    out.extend([ledger(doc, now), backlog(doc), flow(doc)]);
+/// The sentences, in the panel's order (a failing source first: it explains the rest), with
+/// the quota panels beside them so that no number is said twice from two sources.
+pub fn summary(doc: &Value, quota: &QuotaSnapshot) -> Vec<Phrase> {
+    let mut out: Vec<Phrase> = failing_sources(doc).into_iter().map(Phrase::text).collect();
+    out.extend([
+        ledger(doc, quota),
+        Phrase::text(backlog(doc)),
+        Phrase::text(flow(doc)),
+    ]);
     out
 }
 
@@ -135,6 +176,95 @@ mod tests {
 
     fn t(secs: i64) -> Timestamp {
         Timestamp::from_second(1_800_000_000 + secs).expect("valid")
+    }
+
+    fn summary_at(doc: &Value, quota: &QuotaSnapshot) -> Vec<String> {
+        summary(doc, quota)
+            .iter()
+            .map(|p| p.plain(quota.captured_at))
+            .collect()
+    }
+
+    fn no_panels(now: Timestamp) -> QuotaSnapshot {
+        QuotaSnapshot {
+            captured_at: now,
+            identities: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_feed_says_the_core_quota_of_the_rest_panel_not_a_second_number() {
+        use crate::api::quota::{BucketView, IdentityQuota};
+        use headroom_store::QuotaReading;
+        use headroom_store::quota_history::StoredQuotaReading;
+        let reading = QuotaReading {
+            provider: "github".into(),
+            host: "api.github.com".into(),
+            subject: "user:alice".into(),
+            bucket: "core".into(),
+            limit: Some(400),
+            remaining: Some(10),
+            used: Some(390),
+            reset_at: Some(t(60)),
+            in_flight: 0,
+            waiting: 0,
+            blocked_until: None,
+            last_reason: None,
+            process_id: "p".into(),
+            observed_at: t(0),
+        };
+        let quota = QuotaSnapshot {
+            captured_at: t(0),
+            identities: vec![IdentityQuota {
+                host: "api.github.com".into(),
+                subject: "user:alice".into(),
+                name: "alice on api.github.com".into(),
+                buckets: vec![BucketView {
+                    now: BucketNow {
+                        latest: StoredQuotaReading { id: 1, reading },
+                        in_flight: 0,
+                        waiting: 0,
+                        live_processes: 1,
+                    },
+                    wait: None,
+                    held_back: None,
+                    reset_passed: false,
+                }],
+                credentials: Vec::new(),
+                credentials_sharing: 1,
+                shared_quota_warning: None,
+                runs_waiting: 0,
+            }],
+        };
+        // The feed's own ledger is older: 392 left.
+        let doc = json!({
+            "ledger": {"present": true, "host": "api.github.com", "subject": "user:alice",
+                       "remaining": 392, "limit": 400, "reset_at": t(60).to_string()}
+        });
+        let s = summary_at(&doc, &quota);
+        let ledger = s
+            .iter()
+            .find(|s| s.starts_with("Core quota"))
+            .expect("a ledger sentence");
+        assert!(
+            ledger.starts_with(
+                "Core quota: 10 of 400 left (the REST panel of alice on api.github.com above)"
+            ),
+            "{ledger}"
+        );
+        assert!(!ledger.contains("392"), "{ledger}");
+        // Past its reset, said as such.
+        let later = QuotaSnapshot {
+            captured_at: t(120),
+            ..quota
+        };
+        let s = summary_at(&doc, &later);
+        assert!(
+            s.iter()
+                .any(|s| s.contains("reset ")
+                    && s.contains("awaiting the new window's first response")),
+            "{s:#?}"
+        );
     }
 
     #[test]
@@ -150,7 +280,7 @@ mod tests {
             "throughput": {"combined": {"arrivals": 400, "completions": 380, "terminals": 30},
                            "catch_up": {"state": "keeping_up"}}
         });
-        let s = summary(&doc, t(0));
+        let s = summary_at(&doc, &no_panels(t(0)));
         assert!(
             s[0].starts_with("Core quota: 4,212 of 5,000 left, resets "),
             "{}",
@@ -182,7 +312,7 @@ mod tests {
                 {"status": "idle", "consecutive_failures": 0, "last_error": null}
             ]
         });
-        let s = summary(&doc, t(0));
+        let s = summary_at(&doc, &no_panels(t(0)));
         assert_eq!(s.len(), 2 + 3, "{s:#?}");
         assert!(
             s[0].starts_with(
@@ -202,7 +332,7 @@ mod tests {
 
     #[test]
     fn an_empty_feed_says_so() {
-        let s = summary(&json!({"ledger": {"present": false}}), t(0));
+        let s = summary_at(&json!({"ledger": {"present": false}}), &no_panels(t(0)));
         assert_eq!(s[0], "No core quota ledger yet: the feed has not polled.");
         assert_eq!(s[1], "Enrichment backlog: empty.");
         assert!(s[2].ends_with("too short a sample to judge whether it keeps up."));

@@ -4,11 +4,16 @@
 //! `/status` figures — with a small embedded script (`dashboard.js`, no CDN, nothing fetched
 //! from the internet) that applies the server-sent events of `/api/events`.
 //!
-//! `data` reads what the page shows; `render`, `chart` and `words` are pure.
+//! `data` reads what the page shows; `render`, `chart`, `words`, `phrase`, `held` and `spend`
+//! (who spends each identity's quota) are pure.
 
 pub mod chart;
 pub mod feed_words;
+pub mod held;
+pub mod phrase;
 pub mod render;
+pub mod runs;
+pub mod spend;
 pub mod words;
 
 use axum::extract::{RawQuery, State};
@@ -57,12 +62,19 @@ async fn charts_of(
                 let title = format!("{} remaining, {window}", words::bucket_label(name));
                 let svg = chart::svg(ChartInput {
                     points: &history.points,
-                    observations: &history.observations,
+                    marks: &history.marks,
+                    totals: &history.totals,
+                    step: quota::history_step(since, now),
                     since,
                     until: now,
                     title: &title,
                 });
-                charts.push(Chart { window, svg });
+                let legend = chart::legend(&history.totals);
+                charts.push(Chart {
+                    window,
+                    svg,
+                    legend,
+                });
             }
             out.push(BucketCharts {
                 host: identity.host.clone(),
@@ -88,6 +100,7 @@ pub async fn data(state: &DashboardState) -> Result<PageData, ApiError> {
     )
     .await?;
     let charts = charts_of(state, &quota, now).await?;
+    let spend = crate::api::spend::snapshot(state, now).await?;
     let app = &state.app;
     let feed = app
         .status
@@ -100,6 +113,7 @@ pub async fn data(state: &DashboardState) -> Result<PageData, ApiError> {
         runs,
         charts,
         feed,
+        spend,
     })
 }
 

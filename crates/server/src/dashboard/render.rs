@@ -6,9 +6,11 @@ use std::fmt::Write as _;
 
 use headroom_core::clock::Timestamp;
 
+use super::phrase::{Phrase, When};
+pub use super::runs::{progress_words, runs_table, spent_words};
 use super::words;
 use crate::api::quota::{BucketView, IdentityQuota, QuotaSnapshot};
-use crate::api::sync::{RunView, RunsPage};
+use crate::api::sync::RunsPage;
 
 /// One chart of one bucket over one window.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,6 +19,8 @@ pub struct Chart {
     pub window: &'static str,
     /// The rendered SVG.
     pub svg: String,
+    /// Its legend (HTML): each kind of mark with its count.
+    pub legend: String,
 }
 
 /// The charts of one bucket.
@@ -43,6 +47,8 @@ pub struct PageData {
     pub charts: Vec<BucketCharts>,
     /// The feed's `/status` document as JSON, or why it could not be read.
     pub feed: Result<serde_json::Value, String>,
+    /// Who spends each identity's quota (its section).
+    pub spend: super::spend::SpendSnapshot,
 }
 
 /// Escapes text for HTML content and attribute values.
@@ -59,16 +65,6 @@ pub fn escape(text: &str) -> String {
         }
     }
     out
-}
-
-/// A `<time>` the script keeps in the reader's time zone (`clock`) or counting down.
-fn time(t: Timestamp, now: Timestamp) -> String {
-    format!(
-        "<time class=\"clock\" datetime=\"{t}\">{}</time> (in <time class=\"countdown\" \
-         datetime=\"{t}\">{}</time>)",
-        words::clock_time(t),
-        words::countdown(now, t)
-    )
 }
 
 /// The whole page.
@@ -101,8 +97,9 @@ pub fn main(data: &PageData) -> String {
         out.push_str(&identity_panel(identity, &data.charts, now));
     }
     out.push_str("</section>");
+    out.push_str(&super::spend::section(&data.spend));
     out.push_str(&runs_table(&data.runs, now));
-    out.push_str(&feed_panel(&data.feed, data.quota.captured_at));
+    out.push_str(&feed_panel(&data.feed, &data.quota));
     out
 }
 
@@ -112,11 +109,11 @@ pub fn identity_panel(identity: &IdentityQuota, charts: &[BucketCharts], now: Ti
     let _ = write!(
         out,
         "<article class=\"identity\" data-identity=\"{}|{}\"><h3>{}</h3>\
-         <p class=\"runs-waiting\">{} sync run(s) waiting</p>",
+         <p class=\"runs-waiting\">{} waiting</p>",
         escape(&identity.host),
         escape(&identity.subject),
         escape(&identity.name),
-        identity.runs_waiting
+        headroom_core::words::counted(identity.runs_waiting, "sync run", "sync runs")
     );
     if let Some(warning) = &identity.shared_quota_warning {
         let _ = write!(
@@ -126,13 +123,14 @@ pub fn identity_panel(identity: &IdentityQuota, charts: &[BucketCharts], now: Ti
         );
     }
     out.push_str("<div class=\"buckets\">");
-    for bucket in &identity.buckets {
+    let waits = words::bucket_waits(&identity.buckets, now);
+    for (bucket, wait) in identity.buckets.iter().zip(&waits) {
         let of_bucket = charts.iter().find(|c| {
             c.host == identity.host
                 && c.subject == identity.subject
                 && c.bucket == bucket.now.latest.reading.bucket
         });
-        out.push_str(&bucket_row(identity, bucket, of_bucket, now));
+        out.push_str(&bucket_row(identity, bucket, wait.as_ref(), of_bucket, now));
     }
     out.push_str("</div>");
     out.push_str(&credentials_list(identity));
@@ -143,6 +141,7 @@ pub fn identity_panel(identity: &IdentityQuota, charts: &[BucketCharts], now: Ti
 fn bucket_row(
     identity: &IdentityQuota,
     bucket: &BucketView,
+    wait: Option<&Phrase>,
     charts: Option<&BucketCharts>,
     now: Timestamp,
 ) -> String {
@@ -169,21 +168,26 @@ fn bucket_row(
         bucket.now.waiting,
     );
     if let Some(reset) = r.reset_at {
-        let _ = write!(out, " · resets {}", time(reset, now));
+        let mut p = Phrase::text(" · ");
+        p.when(When::resets(reset));
+        out.push_str(&p.html(now));
     }
     out.push_str("</p>");
+    // The words the JSON says, for the script to tell when they changed (then it fetches the
+    // page's rendering again: its times are live elements, not text).
     let _ = write!(
         out,
-        "<p class=\"wait\">{}</p>",
-        escape(bucket.wait.as_deref().unwrap_or(""))
+        "<p class=\"wait\" data-words=\"{}\">{}</p>",
+        escape(bucket.wait.as_deref().unwrap_or("")),
+        wait.map(|w| w.html(now)).unwrap_or_default()
     );
     if let Some(charts) = charts {
         out.push_str("<div class=\"charts\">");
         for chart in &charts.charts {
             let _ = write!(
                 out,
-                "<figure><figcaption>{}</figcaption>{}</figure>",
-                chart.window, chart.svg
+                "<figure><figcaption>{}</figcaption>{}{}</figure>",
+                chart.window, chart.svg, chart.legend
             );
         }
         out.push_str("</div>");
@@ -209,170 +213,22 @@ fn credentials_list(identity: &IdentityQuota) -> String {
     out
 }
 
-/// "stage 5 of 8 · pull_requests · repository 2 of 3 · page 12".
-pub fn progress_words(view: &RunView) -> String {
-    let p = &view.progress;
-    let Some(stage) = &p.current_stage else {
-        return format!("{} of {} stages done", p.stages_done, p.stages_total);
-    };
-    let mut out = format!(
-        "stage {} of {} · {}",
-        p.stage_number.unwrap_or(0),
-        p.stages_total,
-        stage
-    );
-    if p.scopes_total > 0 {
-        let _ = write!(
-            out,
-            " · repository {} of {}",
-            (p.scopes_done + 1).min(p.scopes_total),
-            p.scopes_total
-        );
-    }
-    if p.page > 0 {
-        let _ = write!(out, " · page {}", p.page);
-    }
-    out
-}
-
-/// What a run spent, per bucket, in words: "core 112 requests · graphql 340 points".
-pub fn spent_words(view: &RunView) -> String {
-    view.progress
-        .spent
-        .iter()
-        .map(|b| {
-            if b.bucket == "graphql" {
-                format!("{} {} points", b.bucket, words::thousands(b.points))
-            } else {
-                format!("{} {} requests", b.bucket, words::thousands(b.requests))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" · ")
-}
-
-/// The sync runs table.
-pub fn runs_table(runs: &RunsPage, now: Timestamp) -> String {
-    let mut out = String::from("<section class=\"sync\"><h2>Sync runs</h2>");
-    if runs.runs.is_empty() {
-        out.push_str("<p class=\"empty\">No sync runs.</p></section>");
-        return out;
-    }
-    out.push_str(
-        "<table class=\"runs\"><thead><tr><th>run</th><th>target</th><th>status</th>\
-         <th>progress</th><th>rows</th><th>spent</th><th>next wake</th><th>why</th></tr></thead><tbody>",
-    );
-    for view in &runs.runs {
-        let run = &view.run;
-        let wake = view
-            .progress
-            .next_wake
-            .map_or_else(String::new, |t| time(t, now));
-        let why = match (
-            &run.failure_reason,
-            view.progress.waiting_because.is_empty(),
-        ) {
-            (Some(reason), _) => reason.clone(),
-            (None, false) => view.progress.waiting_because.join("; "),
-            (None, true) => String::new(),
-        };
-        let _ = write!(
-            out,
-            "<tr data-run=\"{}\"><td>{}</td><td>{} {}</td><td class=\"status\">{}</td>\
-             <td class=\"progress\">{}</td><td class=\"rows\">{}</td>\
-             <td class=\"spent\">{}</td><td class=\"wake\">{wake}</td>\
-             <td class=\"why\">{}</td></tr>",
-            run.id,
-            run.id,
-            escape(&run.kind),
-            escape(&run.target),
-            run.status.as_str(),
-            escape(&progress_words(view)),
-            words::thousands(view.progress.rows),
-            escape(&spent_words(view)),
-            escape(&why),
-        );
-        if !view.progress.refused.is_empty() {
-            let refused: Vec<String> = view
-                .progress
-                .refused
-                .iter()
-                .map(|f| format!("{} ({}, {})", f.path, f.kind, f.stage))
-                .collect();
-            let _ = write!(
-                out,
-                "<tr class=\"refused\" data-run-refused=\"{}\"><td></td>\
-                 <td colspan=\"8\">GitHub refused: {}</td></tr>",
-                run.id,
-                escape(&refused.join("; ")),
-            );
-        }
-        if let Some(words) = calibration_words(&view.progress.calibration) {
-            let _ = write!(
-                out,
-                "<tr class=\"calibration\" data-run-calibration=\"{}\"><td></td>\
-                 <td colspan=\"8\">{}</td></tr>",
-                run.id,
-                escape(&words),
-            );
-        }
-    }
-    out.push_str("</tbody></table></section>");
-    out
-}
-
-/// A run's calibration in a sentence: the route families that spent more requests than
-/// estimated (or had no estimate), else how many stayed within theirs. `None` without rows.
-fn calibration_words(rows: &[crate::api::sync::CalibrationRow]) -> Option<String> {
-    if rows.is_empty() {
-        return None;
-    }
-    let over: Vec<String> = rows
-        .iter()
-        .filter(|r| r.underestimated)
-        .map(|r| {
-            if r.unbudgeted_actual {
-                format!("{} ({} requests, no estimate)", r.family, r.actual_requests)
-            } else {
-                format!(
-                    "{} ({} requests, {} estimated)",
-                    r.family, r.actual_requests, r.estimated_units
-                )
-            }
-        })
-        .collect();
-    let unassessed = rows
-        .iter()
-        .filter(|r| !r.underestimation_assessable)
-        .count();
-    let incomplete = if rows.iter().any(|r| r.incomplete) {
-        " (so far)"
-    } else {
-        ""
-    };
-    Some(if over.is_empty() {
-        format!(
-            "Calibration{incomplete}: {} route families within their estimate, {unassessed} not comparable in requests",
-            rows.len() - unassessed
-        )
-    } else {
-        format!(
-            "Calibration{incomplete}: more than estimated on {}",
-            over.join("; ")
-        )
-    })
-}
-
 /// The feed's status document: a few sentences, then every scalar by its path, one table per
 /// block.
-pub fn feed_panel(feed: &Result<serde_json::Value, String>, now: Timestamp) -> String {
+pub fn feed_panel(feed: &Result<serde_json::Value, String>, quota: &QuotaSnapshot) -> String {
+    let now = quota.captured_at;
     let mut out = String::from("<section class=\"feed\"><h2>Feed</h2>");
+    // Numbers a quota panel shows are said once, there.
+    let mut shown_above: &[&str] = &[];
     if let Ok(document @ serde_json::Value::Object(_)) = feed {
         out.push_str("<ul class=\"feed-words\">");
-        for sentence in super::feed_words::summary(document, now) {
-            let _ = write!(out, "<li>{}</li>", escape(&sentence));
+        for sentence in super::feed_words::summary(document, quota) {
+            let _ = write!(out, "<li>{}</li>", sentence.html(now));
         }
         out.push_str("</ul>");
+        if super::feed_words::core_panel(document, quota).is_some() {
+            shown_above = &["ledger.remaining", "ledger.limit", "ledger.reset_at"];
+        }
     }
     match feed {
         Err(message) => {
@@ -392,6 +248,11 @@ pub fn feed_panel(feed: &Result<serde_json::Value, String>, now: Timestamp) -> S
                     escape(name)
                 );
                 for (path, value) in rows {
+                    let value = if shown_above.contains(&path.as_str()) {
+                        "in the REST panel above".to_owned()
+                    } else {
+                        value
+                    };
                     let _ = write!(
                         out,
                         "<tr><th>{}</th><td>{}</td></tr>",
@@ -454,9 +315,9 @@ mod tests {
             used: Some(788),
             reset_at: Some(t(720)),
             in_flight: 3,
-            waiting: 0,
+            waiting: 1,
             blocked_until: None,
-            last_reason: None,
+            last_reason: Some("GraphQL <stages> running".into()),
             process_id: "p".into(),
             observed_at: t(0),
         };
@@ -468,10 +329,12 @@ mod tests {
                 now: BucketNow {
                     latest: StoredQuotaReading { id: 1, reading },
                     in_flight: 3,
-                    waiting: 0,
+                    waiting: 1,
                     live_processes: 1,
                 },
                 wait: Some("GraphQL <stages> running".into()),
+                held_back: None,
+                reset_passed: false,
             }],
             credentials: vec![CredentialView {
                 fingerprint: "0123abcd".into(),
@@ -509,6 +372,16 @@ mod tests {
                 credential: Default::default(),
             },
             progress: RunProgress {
+                pace: crate::api::sync::RunPace {
+                    stages_running: vec!["pull_requests".into()],
+                    repositories_total: Some(125),
+                    repositories_done: vec![crate::api::sync::StageRepositories {
+                        stage: "pull_requests".into(),
+                        done: 36,
+                    }],
+                    eta: "no_estimate".into(),
+                    ..Default::default()
+                },
                 stages_total: 8,
                 stages_done: 4,
                 current_stage: Some("pull_requests".into()),
@@ -519,6 +392,9 @@ mod tests {
                 rows: 12_345,
                 next_wake: Some(t(900)),
                 waiting_because: vec!["REST exhausted".into()],
+                holds: Vec::new(),
+                why: Some("REST exhausted".into()),
+                unresumed: None,
                 spent: vec![
                     crate::api::sync::BucketSpend {
                         bucket: "core".into(),
@@ -566,6 +442,7 @@ mod tests {
             },
             charts: Vec::new(),
             feed: Ok(serde_json::json!({"ledger": {"remaining": 4212, "reset_at": null}})),
+            spend: Default::default(),
         }
     }
 
@@ -582,7 +459,7 @@ mod tests {
             "width:84.2%",
             "class=\"warning shared-quota\"",
             "<code>0123abcd</code> owned by alice",
-            "1 sync run(s) waiting",
+            "1 sync run waiting",
             "<script>/* script */</script>",
             "<th>ledger.remaining</th><td>4212</td>",
             "<th>ledger.reset_at</th><td>—</td>",
@@ -596,7 +473,10 @@ mod tests {
     #[test]
     fn a_hibernating_run_shows_its_progress_reason_and_wake() {
         let html = runs_table(&data().runs, t(0));
-        assert!(html.contains("stage 5 of 8 · pull_requests · repository 37 of 125 · page 12"));
+        assert!(html.contains(
+            "pull_requests running · 4 of 8 stages done · pull_requests 36 of 125 repositories · \
+             page 12"
+        ));
         assert!(html.contains("<td class=\"status\">hibernating</td>"));
         assert!(html.contains("<td class=\"why\">REST exhausted</td>"));
         assert!(html.contains(

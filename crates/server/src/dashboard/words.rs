@@ -1,11 +1,14 @@
 //! The dashboard's numbers and states in words: an identity's name, a bucket's wait ("REST
-//! exhausted — reopens 14:32 UTC (in 12 min)"), the shared-quota warning, clock times,
+//! held back: 10 left, the next request needs 11 to stay safe — reopens 14:32 UTC (in 12 min);
+//! 1 sync run waiting"), the shared-quota warning, clock times,
 //! countdowns and thousands separators. Pure functions: the page and the API say the same.
 
 use headroom_core::clock::{SignedDuration, Timestamp};
 use headroom_store::quota_history::BucketNow;
 
-use crate::api::quota::IdentityQuota;
+use super::held;
+use super::phrase::{Phrase, When};
+use crate::api::quota::{BucketView, HeldBack, IdentityQuota};
 
 /// "alice on api.github.com", "installation 42 on …", "203.0.113.9 (no token) on …".
 pub fn identity_name(host: &str, subject: &str) -> String {
@@ -69,60 +72,83 @@ pub fn countdown(from: Timestamp, to: Timestamp) -> String {
     }
 }
 
-/// "reopens 14:32 UTC (in 12 min)".
-fn reopens(at: Timestamp, now: Timestamp) -> String {
-    format!("reopens {} (in {})", clock_time(at), countdown(now, at))
-}
-
-/// Why work on a bucket waits now, in words; none when it does not.
-pub fn bucket_wait(bucket: &BucketNow, now: Timestamp) -> Option<String> {
+/// Why work on a bucket waits now, in words; none when it does not. `held` is the
+/// governor's hold on it that keeps sync runs waiting (its reserve holds work back before the
+/// remaining reaches 0); the numbers said are the bucket's reading, one source for each.
+pub fn bucket_wait(bucket: &BucketNow, held: Option<&HeldBack>, now: Timestamp) -> Option<Phrase> {
     let r = &bucket.latest.reading;
     let label = bucket_label(&r.bucket);
     let reason = r.last_reason.as_deref().filter(|s| !s.is_empty());
     let exhausted = r.remaining == Some(0);
+    let mut p = Phrase::default();
     if let Some(until) = r.blocked_until.filter(|u| *u > now) {
         let secondary = reason.is_some_and(|s| s.contains("secondary"));
-        return Some(if secondary {
-            format!(
-                "secondary limit: retry after {} ({})",
-                countdown(now, until),
-                clock_time(until)
-            )
+        if secondary {
+            p.push("secondary limit — ").when(When::retry(until));
         } else if exhausted {
-            format!("{label} exhausted — {}", reopens(until, now))
+            p.push(format!("{label} exhausted — "))
+                .when(When::reopens(until));
         } else {
             match reason {
-                Some(reason) => format!("{reason} — {}", reopens(until, now)),
-                None => format!("{label} blocked — {}", reopens(until, now)),
+                Some(reason) => p.push(format!("{reason} — ")),
+                None => p.push(format!("{label} blocked — ")),
+            };
+            p.when(When::reopens(until));
+        }
+    } else if exhausted && let Some(reset) = r.reset_at {
+        p.push(format!("{label} exhausted — "))
+            .when(When::reopens(reset));
+    } else if let Some(held) = held {
+        let reopens = r
+            .reset_at
+            .filter(|reset| *reset >= held.hold.reopens_at)
+            .unwrap_or(held.hold.reopens_at);
+        p.append(held::hold_phrase(&held.hold, r.remaining, reopens));
+    } else if let Some(reason) = reason.filter(|_| bucket.waiting > 0) {
+        p.push(reason);
+    } else if bucket.waiting > 0 {
+        // Callers of live processes wait with no reason recorded (the in-flight ceiling, the
+        // reserve before a reading said why): said, not left at a bare count.
+        p.push(format!(
+            "{label} holds back {} of live processes",
+            match bucket.waiting {
+                1 => "1 request".to_owned(),
+                n => format!("{} requests", thousands(n)),
             }
-        });
+        ));
     }
-    if exhausted && let Some(reset) = r.reset_at.filter(|t| *t > now) {
-        return Some(format!("{label} exhausted — {}", reopens(reset, now)));
+    if let Some(held) = held.filter(|h| h.runs > 0) {
+        if !p.is_empty() {
+            p.push("; ");
+        }
+        p.push(held::runs_waiting(held.runs));
     }
-    reason.filter(|_| bucket.waiting > 0).map(str::to_owned)
+    (!p.is_empty()).then_some(p)
 }
 
-/// Adds to each waiting bucket's words what goes on meanwhile on the identity's other buckets
+/// Each bucket's wait in words, with what goes on meanwhile on the identity's other buckets
 /// ("REST exhausted — reopens 14:32 (in 12 min); GraphQL requests in flight meanwhile"), so a
 /// wait on one bucket does not read as the whole identity standing still.
-pub fn note_meanwhile(buckets: &mut [crate::api::quota::BucketView]) {
+pub fn bucket_waits(buckets: &[BucketView], now: Timestamp) -> Vec<Option<Phrase>> {
+    let mut waits: Vec<Option<Phrase>> = buckets
+        .iter()
+        .map(|b| bucket_wait(&b.now, b.held_back.as_ref(), now))
+        .collect();
     let busy: Vec<String> = buckets
         .iter()
-        .filter(|b| b.wait.is_none() && b.now.in_flight > 0)
-        .map(|b| bucket_label(&b.now.latest.reading.bucket))
+        .zip(&waits)
+        .filter(|(b, wait)| wait.is_none() && b.now.in_flight > 0)
+        .map(|(b, _)| bucket_label(&b.now.latest.reading.bucket))
         .collect();
-    if busy.is_empty() {
-        return;
-    }
-    for bucket in buckets.iter_mut() {
-        if let Some(wait) = &mut bucket.wait {
-            wait.push_str(&format!(
+    if !busy.is_empty() {
+        for wait in waits.iter_mut().flatten() {
+            wait.push(format!(
                 "; {} requests in flight meanwhile",
                 busy.join(" and ")
             ));
         }
     }
+    waits
 }
 
 /// The warning where several credentials spend one identity's quota.
@@ -137,7 +163,9 @@ pub fn shared_quota_warning(identity: &IdentityQuota) -> Option<String> {
         .find(|b| b.now.latest.reading.bucket == "core")
         .and_then(|b| b.now.latest.reading.limit);
     let what = match core {
-        Some(limit) => format!("{owner}'s {} requests an hour", thousands(limit)),
+        // The headers give the limit, not the window's length (a simulator's or a
+        // self-managed server's window need not be GitHub's hour): say only the limit.
+        Some(limit) => format!("{owner}'s core quota of {} requests", thousands(limit)),
         None => format!("{owner}'s quota"),
     };
     Some(format!(
@@ -191,65 +219,113 @@ mod tests {
         }
     }
 
+    fn wait(b: &BucketNow, held: Option<&HeldBack>, now: Timestamp) -> Option<String> {
+        bucket_wait(b, held, now).map(|p| p.plain(now))
+    }
+
     #[test]
     fn waits_read_in_words() {
         assert_eq!(
-            bucket_wait(&bucket(0, Some(12 * 60), None), t(0)).as_deref(),
+            wait(&bucket(0, Some(12 * 60), None), None, t(0)).as_deref(),
             Some("REST exhausted — reopens 14:32 UTC (in 12 min)")
         );
         assert_eq!(
-            bucket_wait(&bucket(0, None, None), t(0)).as_deref(),
+            wait(&bucket(0, None, None), None, t(0)).as_deref(),
             Some("REST exhausted — reopens 14:32 UTC (in 12 min)")
         );
         assert_eq!(
-            bucket_wait(&bucket(40, Some(60), Some("secondary limit")), t(0)).as_deref(),
-            Some("secondary limit: retry after 1 min (14:21 UTC)")
+            wait(&bucket(40, Some(60), Some("secondary limit")), None, t(0)).as_deref(),
+            Some("secondary limit — retry at 14:21 UTC (in 1 min)")
         );
         assert_eq!(
-            bucket_wait(&bucket(40, None, Some("paced: 900 points/min")), t(0)).as_deref(),
+            wait(&bucket(40, None, Some("paced: 900 points/min")), None, t(0)).as_deref(),
             Some("paced: 900 points/min")
         );
-        assert_eq!(bucket_wait(&bucket(40, None, None), t(0)), None);
+        assert_eq!(
+            wait(&bucket(40, None, None), None, t(0)).as_deref(),
+            Some("REST holds back 1 request of live processes")
+        );
+        let mut idle = bucket(40, None, None);
+        idle.waiting = 0;
+        assert_eq!(wait(&idle, None, t(0)), None);
         // A block that has passed is no wait.
         assert_eq!(
-            bucket_wait(&bucket(40, Some(-5), Some("x")), t(0)).as_deref(),
+            wait(&bucket(40, Some(-5), Some("x")), None, t(0)).as_deref(),
             Some("x")
         );
     }
 
     #[test]
-    fn a_wait_says_what_the_other_buckets_do_meanwhile() {
-        let rest = crate::api::quota::BucketView {
-            wait: bucket_wait(&bucket(0, None, None), t(0)),
-            now: bucket(0, None, None),
+    fn a_bucket_held_back_on_the_reserve_says_why_before_it_reaches_zero() {
+        let held = HeldBack {
+            hold: crate::dashboard::held::Hold {
+                bucket: "core".into(),
+                remaining: 10,
+                needed: 11,
+                reopens_at: t(12 * 60),
+            },
+            runs: 1,
         };
+        let mut b = bucket(10, None, None);
+        b.waiting = 0;
+        assert_eq!(
+            wait(&b, Some(&held), t(0)).as_deref(),
+            Some(
+                "REST held back: 10 left, the next request needs 11 to stay safe — reopens \
+                 14:32 UTC (in 12 min); 1 sync run waiting"
+            )
+        );
+        // Its reset past with no reading of the new window: said as such, never "(in now)".
+        assert_eq!(
+            wait(&b, Some(&held), t(13 * 60)).as_deref(),
+            Some(
+                "REST held back: 10 left, the next request needs 11 to stay safe — reset \
+                 14:32 UTC — awaiting the new window's first response; 1 sync run waiting"
+            )
+        );
+        // Exhausted and holding a run: both said.
+        assert_eq!(
+            wait(&bucket(0, None, None), Some(&held), t(0)).as_deref(),
+            Some("REST exhausted — reopens 14:32 UTC (in 12 min); 1 sync run waiting")
+        );
+    }
+
+    #[test]
+    fn a_wait_says_what_the_other_buckets_do_meanwhile() {
+        let view = |now: BucketNow| crate::api::quota::BucketView {
+            now,
+            wait: None,
+            held_back: None,
+            reset_passed: false,
+        };
+        let rest = view(bucket(0, None, None));
         let mut graphql = bucket(4000, None, None);
         graphql.latest.reading.bucket = "graphql".into();
         graphql.in_flight = 3;
-        let graphql = crate::api::quota::BucketView {
-            wait: None,
-            now: graphql,
+        graphql.waiting = 0;
+        let plain = |waits: Vec<Option<Phrase>>| -> Vec<Option<String>> {
+            waits
+                .into_iter()
+                .map(|w| w.map(|p| p.plain(t(0))))
+                .collect()
         };
-        let mut buckets = vec![rest.clone(), graphql.clone()];
-        note_meanwhile(&mut buckets);
         assert_eq!(
-            buckets[0].wait.as_deref(),
-            Some(
-                "REST exhausted — reopens 14:32 UTC (in 12 min); GraphQL requests in flight meanwhile"
-            )
+            plain(bucket_waits(&[rest.clone(), view(graphql)], t(0))),
+            vec![
+                Some(
+                    "REST exhausted — reopens 14:32 UTC (in 12 min); GraphQL requests in flight \
+                     meanwhile"
+                        .to_owned()
+                ),
+                None
+            ]
         );
-        assert_eq!(buckets[1].wait, None);
         // Nothing in flight elsewhere: the wait is said alone.
-        let mut idle = vec![
-            rest,
-            crate::api::quota::BucketView {
-                wait: None,
-                now: bucket(4000, None, None),
-            },
-        ];
-        note_meanwhile(&mut idle);
+        let mut idle = bucket(4000, None, None);
+        idle.latest.reading.bucket = "graphql".into();
+        idle.waiting = 0;
         assert_eq!(
-            idle[0].wait.as_deref(),
+            plain(bucket_waits(&[rest, view(idle)], t(0)))[0].as_deref(),
             Some("REST exhausted — reopens 14:32 UTC (in 12 min)")
         );
     }

@@ -18,6 +18,7 @@ pub mod cache;
 mod coverage;
 mod enrichment;
 mod ledger;
+pub mod resume;
 mod settings;
 mod sources;
 mod throughput;

@@ -1,9 +1,12 @@
 //! `GET /metrics`: the Prometheus text exposition of what is left and who spends it — per
-//! identity and bucket the newest reading (remaining, limit, reset, in flight and waiting over
-//! the live processes), rate-limit events kept by kind and reason, requests by route family,
-//! sync runs by status with the pages and rows they stored, and feed events by outcome. Labels
-//! carry only an identity's own name (its host and subject), never a token or fingerprint.
-//! [`render`] is pure; the handler reads and calls it.
+//! identity and bucket the newest reading (remaining, used, limit, reset, in flight and waiting
+//! over the live processes); per identity the rate-limit events ever recorded (kept plus
+//! pruned, so the counter only grows) by kind and reason, and the requests by route family;
+//! sync runs by every status (0 for none) with the pages and rows they stored; feed events by
+//! every outcome. Labels carry only an identity's own name (its host and subject), never a
+//! token or fingerprint ([`identity`]). [`render`] is pure; the handler reads and calls it.
+
+mod identity;
 
 use std::fmt::Write as _;
 
@@ -57,6 +60,11 @@ fn label(value: &str) -> String {
         .replace('\n', "\\n")
 }
 
+/// The identity labels of a series.
+fn identity(host: &str, subject: &str) -> String {
+    format!("host=\"{}\",subject=\"{}\"", label(host), label(subject))
+}
+
 /// One metric family: its help, its type, and its samples (`labels` already rendered).
 fn family(out: &mut String, name: &str, kind: &str, help: &str, samples: &[(String, f64)]) {
     let _ = writeln!(out, "# HELP {name} {help}");
@@ -77,10 +85,21 @@ fn seconds(t: Timestamp) -> f64 {
     t.as_millisecond() as f64 / 1000.0
 }
 
+/// What the provider says was used in the window: its own count (GitHub's
+/// `x-ratelimit-used`), or limit minus remaining when it sends none.
+fn used(b: &BucketNow) -> Option<f64> {
+    let r = &b.latest.reading;
+    r.used
+        .or_else(|| Some(r.limit?.saturating_sub(r.remaining?)))
+        .map(|v| v as f64)
+}
+
 /// The whole exposition.
 pub fn render(buckets: &[BucketNow], totals: &StoreTotals) -> String {
+    let owners = identity::Owners::new(&totals.credential_owners);
     let mut out = String::new();
-    quota_families(&mut out, buckets);
+    quota_families(&mut out, &identity::buckets(buckets, &owners));
+    event_families(&mut out, totals, &owners);
     total_families(&mut out, totals);
     out
 }
@@ -95,9 +114,8 @@ fn quota_families(out: &mut String, buckets: &[BucketNow]) {
                 value(b).map(|v| {
                     (
                         format!(
-                            "host=\"{}\",subject=\"{}\",bucket=\"{}\"",
-                            label(&r.host),
-                            label(&r.subject),
+                            "{},bucket=\"{}\"",
+                            identity(&r.host, &r.subject),
                             label(&r.bucket)
                         ),
                         v,
@@ -106,11 +124,16 @@ fn quota_families(out: &mut String, buckets: &[BucketNow]) {
             })
             .collect()
     };
-    let quota: [(&str, &str, &BucketValue); 5] = [
+    let quota: [(&str, &str, &BucketValue); 6] = [
         (
             "headroom_quota_remaining",
             "What the identity has left in the bucket's window, as last read.",
             &|b| b.latest.reading.remaining.map(|v| v as f64),
+        ),
+        (
+            "headroom_quota_used",
+            "What the identity used of the bucket's window, as the provider last said (limit minus remaining when it does not).",
+            &used,
         ),
         (
             "headroom_quota_limit",
@@ -138,15 +161,15 @@ fn quota_families(out: &mut String, buckets: &[BucketNow]) {
     }
 }
 
-/// The database's totals: rate-limit events, requests, sync runs, feed events.
-fn total_families(out: &mut String, totals: &StoreTotals) {
-    let events: Vec<(String, f64)> = totals
-        .rate_limit_events
+/// The per-identity counters: rate-limit events, requests and units.
+fn event_families(out: &mut String, totals: &StoreTotals, owners: &identity::Owners) {
+    let events: Vec<(String, f64)> = identity::events(&totals.rate_limit_events, owners)
         .iter()
         .map(|e| {
             (
                 format!(
-                    "kind=\"{}\",reason=\"{}\",wait_reason=\"{}\"",
+                    "{},kind=\"{}\",reason=\"{}\",wait_reason=\"{}\"",
+                    identity(&e.host, &e.subject),
                     label(&e.kind),
                     label(&e.reason),
                     label(&e.wait_reason)
@@ -157,19 +180,20 @@ fn total_families(out: &mut String, totals: &StoreTotals) {
         .collect();
     family(
         out,
-        "headroom_rate_limit_events",
-        "gauge",
-        "Rate-limit events kept (deferrals, refusals, hibernations), by kind, provider reason and governor reason.",
+        "headroom_rate_limit_events_total",
+        "counter",
+        "Rate-limit events recorded (deferrals, refusals, hibernations), pruned ones included, by identity, kind, provider reason and governor reason.",
         &events,
     );
+    let requests = identity::requests(&totals.requests, owners);
     let requests = |units: bool| -> Vec<(String, f64)> {
-        totals
-            .requests
+        requests
             .iter()
             .map(|r| {
                 (
                     format!(
-                        "route_family=\"{}\",dimension=\"{}\"",
+                        "{},route_family=\"{}\",dimension=\"{}\"",
+                        identity(&r.host, &r.subject),
                         label(&r.route_family),
                         label(&r.dimension)
                     ),
@@ -182,16 +206,20 @@ fn total_families(out: &mut String, totals: &StoreTotals) {
         out,
         "headroom_requests_total",
         "counter",
-        "Round trips to the provider, by route family and dimension.",
+        "Round trips to the provider, by identity, route family and dimension.",
         &requests(false),
     );
     family(
         out,
         "headroom_request_units_total",
         "counter",
-        "Quota units spent (requests, or GraphQL points), by route family and dimension.",
+        "Quota units spent (requests, or GraphQL points), by identity, route family and dimension.",
         &requests(true),
     );
+}
+
+/// The database's totals: sync runs, their pages and rows, feed events.
+fn total_families(out: &mut String, totals: &StoreTotals) {
     let runs: Vec<(String, f64)> = totals
         .sync_runs
         .iter()
@@ -201,7 +229,7 @@ fn total_families(out: &mut String, totals: &StoreTotals) {
         out,
         "headroom_sync_runs",
         "gauge",
-        "Sync runs by status (hibernating: waiting for a quota window).",
+        "Sync runs now in each status (hibernating: waiting for a quota window); 0 for a status no run has.",
         &runs,
     );
     family(
@@ -233,88 +261,4 @@ fn total_families(out: &mut String, totals: &StoreTotals) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use headroom_store::QuotaReading;
-    use headroom_store::metrics::{RateLimitEventCount, RequestCount};
-    use headroom_store::quota_history::StoredQuotaReading;
-
-    fn bucket(subject: &str, bucket: &str, remaining: u64) -> BucketNow {
-        let at = Timestamp::from_second(1_800_000_000).unwrap_or(Timestamp::UNIX_EPOCH);
-        BucketNow {
-            latest: StoredQuotaReading {
-                id: 1,
-                reading: QuotaReading {
-                    provider: "github".into(),
-                    host: "api.github.com".into(),
-                    subject: subject.into(),
-                    bucket: bucket.into(),
-                    limit: Some(5000),
-                    remaining: Some(remaining),
-                    used: Some(5000 - remaining),
-                    reset_at: Some(at),
-                    in_flight: 1,
-                    waiting: 0,
-                    blocked_until: None,
-                    last_reason: None,
-                    process_id: "headroom:1".into(),
-                    observed_at: at,
-                },
-            },
-            in_flight: 3,
-            waiting: 2,
-            live_processes: 2,
-        }
-    }
-
-    /// Every family has its help and type; samples carry the identity's own name only, with
-    /// label values escaped.
-    #[test]
-    fn the_exposition_names_identities_and_escapes_labels() {
-        let totals = StoreTotals {
-            rate_limit_events: vec![RateLimitEventCount {
-                kind: "deferred".into(),
-                reason: String::new(),
-                wait_reason: "in_flight_ceiling".into(),
-                count: 4,
-            }],
-            requests: vec![RequestCount {
-                route_family: "events".into(),
-                dimension: "rest_core".into(),
-                requests: 7,
-                units: 7,
-            }],
-            sync_runs: vec![("hibernating".into(), 1)],
-            sync_pages: 12,
-            sync_rows: 340,
-            feed_events: vec![("created", 4), ("quarantined", 3)],
-        };
-        let text = render(
-            &[
-                bucket("user:alice", "core", 1234),
-                bucket("user:\"q\"", "graphql", 0),
-            ],
-            &totals,
-        );
-        for line in [
-            "# TYPE headroom_quota_remaining gauge",
-            "headroom_quota_remaining{host=\"api.github.com\",subject=\"user:alice\",bucket=\"core\"} 1234",
-            "headroom_quota_in_flight{host=\"api.github.com\",subject=\"user:alice\",bucket=\"core\"} 3",
-            "headroom_quota_reset_timestamp_seconds{host=\"api.github.com\",subject=\"user:alice\",bucket=\"core\"} 1800000000",
-            "subject=\"user:\\\"q\\\"\"",
-            "headroom_rate_limit_events{kind=\"deferred\",reason=\"\",wait_reason=\"in_flight_ceiling\"} 4",
-            "# TYPE headroom_requests_total counter",
-            "headroom_requests_total{route_family=\"events\",dimension=\"rest_core\"} 7",
-            "headroom_sync_runs{status=\"hibernating\"} 1",
-            "headroom_sync_pages_total 12",
-            "headroom_feed_events_total{outcome=\"quarantined\"} 3",
-        ] {
-            assert!(text.contains(line), "missing {line:?} in:\n{text}");
-        }
-        for l in text.lines().filter(|l| l.starts_with("# TYPE")) {
-            let kind = l.rsplit(' ').next().unwrap_or_default();
-            assert!(matches!(kind, "gauge" | "counter"), "{l}");
-        }
-        assert!(!text.contains("headroom:1"), "no process id in labels");
-    }
-}
+mod tests;
