@@ -19,6 +19,7 @@ use headroom_http::{Credential, UrlPolicy};
 
 mod caps;
 mod file;
+mod providers;
 mod read;
 mod sources;
 #[cfg(test)]
@@ -27,6 +28,7 @@ mod tokens;
 mod values;
 
 use self::file::ConfigFile;
+pub use self::providers::Providers;
 pub use self::sources::{Source, Sources};
 pub use self::tokens::ConfiguredToken;
 pub use self::values::in_memory;
@@ -152,6 +154,8 @@ pub struct Settings {
     pub retention: SignedDuration,
     /// What organization sync may spend of a quota window (`[sync_caps]`).
     pub sync_caps: headroom_core::budget::SyncCaps,
+    /// GitLab's, Jira's, Linear's and LaunchDarkly's API and credential.
+    pub providers: Providers,
     /// Where each setting came from, its value safe to print.
     pub sources: Sources,
 }
@@ -313,6 +317,7 @@ impl GlobalArgs {
         let caps_source = caps_source.map_or(Source::Default, |span| file.source(&span));
         let sync_caps = caps::sync_caps(caps_file, &|span| file.at(span))?;
         sources.push("sync_caps", caps_summary(&sync_caps), caps_source);
+        let providers = providers::resolve(&file, env, &mut sources)?;
         let (credential, credential_source, also_configured) = credentials;
         Ok(Settings {
             db,
@@ -327,6 +332,7 @@ impl GlobalArgs {
             deferral,
             retention,
             sync_caps,
+            providers,
             sources,
         })
     }
@@ -419,18 +425,6 @@ impl GlobalArgs {
                     other.credential.fingerprint()
                 ),
                 shown(other.source),
-            );
-        }
-        if let Some(token) = env.var("GITLAB_TOKEN") {
-            sources.push(
-                "gitlab_token",
-                format!(
-                    "fingerprint {} (headroom op on GitLab)",
-                    Credential::new(&token).fingerprint()
-                ),
-                Source::Env {
-                    name: "GITLAB_TOKEN",
-                },
             );
         }
         let (credential_source, credential) = used.unzip();

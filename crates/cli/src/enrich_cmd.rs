@@ -9,6 +9,7 @@ use clap::{Args, ValueEnum};
 use headroom_core::clock::SignedDuration;
 use headroom_github::feed::enrich::{EnrichOptions, EnrichReport, EnrichSettings, Enricher};
 use headroom_store::feed_state::{EntityKind, FeedState, FeedStateRead, Lane};
+use serde_json::json;
 
 use crate::config::GlobalArgs;
 use crate::ingest_cmd::{FeedArgs, fmt_ts, poller};
@@ -80,34 +81,58 @@ pub struct EnrichArgs {
     /// Minimum seconds between search requests (0 disables pacing).
     #[arg(long, env = "SEARCH_PACING_SECONDS", default_value_t = 6)]
     search_pacing: u64,
+    /// Print one JSON object (with the reasons' and statuses' codes) instead of text.
+    #[arg(long)]
+    json: bool,
     #[command(flatten)]
     tuning: EnrichTuning,
     #[command(flatten)]
     feed: FeedArgs,
 }
 
-/// Prints what an enrichment run did.
+/// Prints what an enrichment run did, in words (`--json` keeps the codes).
 pub fn print_report(r: &EnrichReport) {
     if r.requests == 0 && r.deferrals.is_empty() {
         outln!("Nothing to enrich — no eligible candidate");
         return;
     }
+    let plural = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     outln!(
-        "Requests:                         {} ({} search batches, {} detail fallbacks)",
+        "Requests:                         {} ({}, {})",
         r.requests,
-        r.search_batches,
-        r.detail_requests
+        plural(r.search_batches, "search batch", "search batches"),
+        plural(r.detail_requests, "detail fallback", "detail fallbacks")
     );
     outln!("Entities enriched:                {}", r.applied);
     outln!("Admitted to detail fallback:      {}", r.fallbacks_admitted);
-    outln!("Terminal (entity-specific):       {}", r.terminal);
+    outln!("Given up (gone or refused):       {}", r.terminal);
     outln!("Retries scheduled:                {}", r.retries);
     for (reason, until) in &r.deferrals {
+        let words = deferral_words(reason);
         match until {
-            Some(u) => outln!("Deferred until {} — {reason}", fmt_ts(*u)),
-            None => outln!("Deferred — {reason}"),
+            Some(u) => outln!("Waiting until {} — {words}", fmt_ts(*u)),
+            None => outln!("Waiting — {words}"),
         }
     }
+}
+
+/// A deferral's reason (the enricher's code, kept in `--json` and the logs) in words; a code
+/// added later reads as itself rather than not at all.
+fn deferral_words(code: &str) -> String {
+    match code {
+        "search_blocked" => "search is blocked by a rate limit the provider answered",
+        "search_reserve" => "search requests are down to their reserve for this window",
+        "search_pacing" => "search requests are paced (--search-pacing seconds apart)",
+        "rate_limited" => "the provider's rate limit",
+        "globally_blocked" => "core requests are blocked by a rate limit the provider answered",
+        "core_window_uninitialized" => {
+            "the core quota's window is not known yet: the next poll (`headroom ingest`) opens it"
+        }
+        "reserve_reached" => "core requests are down to their reserve for this window",
+        "detail_allowance" => "the detail lookups' share of this window is spent",
+        other => other,
+    }
+    .to_owned()
 }
 
 /// Prints the enrichment status counts per class.
@@ -118,21 +143,34 @@ pub async fn print_enrichment_state(state: &Arc<dyn FeedState>) {
 /// [`print_enrichment_state`] from the read half of the feed's state.
 pub async fn print_enrichment_counts(state: &dyn FeedStateRead) {
     for kind in [EntityKind::Actor, EntityKind::Repository] {
+        let label = match kind {
+            EntityKind::Actor => "actors:",
+            EntityKind::Repository => "repositories:",
+        };
         match state.enrichment_counts(kind).await {
             Ok(c) => outln!(
-                "{:<14} complete {} · pending {} · retryable_failure {} · permanent_failure {}",
-                match kind {
-                    EntityKind::Actor => "actors:",
-                    EntityKind::Repository => "repositories:",
-                },
+                "{label:<14} {} complete · {} pending · {} to retry · {} given up",
                 c.complete,
                 c.pending,
                 c.retryable_failure,
                 c.permanent_failure
             ),
-            Err(e) => outln!("{}: unavailable ({e})", kind.as_str()),
+            Err(e) => outln!("{label:<14} unavailable ({e})"),
         }
     }
+}
+
+/// The status counts per class with their codes, for `--json`.
+async fn enrichment_counts_json(state: &dyn FeedStateRead) -> serde_json::Value {
+    let mut out = serde_json::Map::new();
+    for kind in [EntityKind::Actor, EntityKind::Repository] {
+        let value = match state.enrichment_counts(kind).await {
+            Ok(c) => serde_json::to_value(c).unwrap_or_default(),
+            Err(e) => json!({ "error": headroom_core::redact(&e.to_string()) }),
+        };
+        out.insert(kind.as_str().to_owned(), value);
+    }
+    serde_json::Value::Object(out)
 }
 
 /// Runs `headroom enrich`.
@@ -157,21 +195,32 @@ pub async fn run(global: &GlobalArgs, args: EnrichArgs) -> CommandResult {
     };
     let cycle = enricher.run(options).await;
     enricher.poller.client.flush_readings().await;
-    let code = match cycle {
-        Ok(report) => {
-            print_report(&report);
-            Ok(Outcome::Success)
-        }
-        Err(e) => {
-            outln!(
+    let code = if cycle.is_ok() {
+        Outcome::Success
+    } else {
+        Outcome::Unsuccessful
+    };
+    if args.json {
+        let (report, error) = match &cycle {
+            Ok(report) => (serde_json::to_value(report).unwrap_or_default(), None),
+            Err(e) => (json!(null), Some(headroom_core::redact(&e.to_string()))),
+        };
+        let enrichment = enrichment_counts_json(state.as_ref()).await;
+        outln!(
+            "{}",
+            json!({ "ok": error.is_none(), "error": error, "report": report, "enrichment": enrichment })
+        );
+    } else {
+        match &cycle {
+            Ok(report) => print_report(report),
+            Err(e) => outln!(
                 "Enrichment failed: {}",
                 headroom_core::redact(&e.to_string())
-            );
-            Ok(Outcome::Unsuccessful)
+            ),
         }
-    };
-    outln!();
-    print_enrichment_state(&state).await;
+        outln!();
+        print_enrichment_state(&state).await;
+    }
     store.close().await;
-    code
+    Ok(code)
 }

@@ -6,6 +6,9 @@
 //! cannot spoof them: it is kept, renamed `field.NAME`. Span fields — the `run_id` of an
 //! ingestion run, enrichment cycle or reconciler sweep — are merged at the top level beside the
 //! event's fields, innermost span first in precedence, the event's own fields above all.
+//!
+//! While progress bars are drawn on the terminal ([`lines_above`]), each line is written with
+//! the bars cleared and redrawn under it, so that a warning never breaks them.
 
 use std::fmt::Debug;
 use std::io::Write;
@@ -22,6 +25,15 @@ use tracing_subscriber::registry::LookupSpan;
 
 /// The `service` every line carries.
 pub const SERVICE: &str = "headroom";
+
+/// The progress bars drawn on stderr now, if any.
+static BARS: std::sync::Mutex<Option<indicatif::MultiProgress>> = std::sync::Mutex::new(None);
+
+/// Log lines go above `bars` from now on (cleared, the line written, redrawn); `None` when
+/// the bars are gone.
+pub fn lines_above(bars: Option<indicatif::MultiProgress>) {
+    *BARS.lock().unwrap_or_else(|p| p.into_inner()) = bars;
+}
 
 /// Names only the formatter writes.
 const OWNED: [&str; 4] = ["timestamp", "level", "service", "event"];
@@ -225,9 +237,16 @@ where
             &spans,
             own.0,
         );
-        let mut writer = self.make_writer.make_writer();
-        // A log line that cannot be written is dropped: logging must never stop the work.
-        let _ = writer.write_all(format!("{text}\n").as_bytes());
+        let write = || {
+            let mut writer = self.make_writer.make_writer();
+            // A log line that cannot be written is dropped: logging must never stop the work.
+            let _ = writer.write_all(format!("{text}\n").as_bytes());
+        };
+        let bars = BARS.lock().ok().and_then(|b| b.clone());
+        match bars {
+            Some(bars) => bars.suspend(write),
+            None => write(),
+        }
     }
 }
 

@@ -64,7 +64,16 @@ enum Command {
     /// Enrich the actors and repositories accepted events reference (search batches, then
     /// detail fallbacks), inside both ledgers.
     Enrich(enrich_cmd::EnrichArgs),
-    /// The continuous feed service: a poll tick and enrichment cycles until stopped.
+    /// The service until stopped: the events feed, the quota dashboard and API on --listen,
+    /// and the sync worker.
+    ///
+    /// Each tick (--tick-secs) polls the public events feed when it is due and enriches what
+    /// it found; a reconciler rebuilds pending work after a crash. Beside it, the quota
+    /// dashboard (/) and the read-only HTTP API are served on --listen (default
+    /// http://127.0.0.1:3000; --no-listen for none), and the sync worker resumes
+    /// `headroom sync org` runs: hibernated ones when their wake time comes, pending ones,
+    /// and those a dead process left (--no-sync when `headroom sync worker` runs elsewhere).
+    /// Stops on SIGINT or SIGTERM.
     Run(run_cmd::RunArgs),
     /// The quota dashboard and the read-only HTTP API over a database, opened read-only: no
     /// workers, no provider requests, no writes.
@@ -156,6 +165,13 @@ fn main() -> ExitCode {
         }
         Command::Config(args) => ("headroom", config_cmd::run(global, args)),
     };
+    // A 401 or a refused certificate says how to fix it (`op` has said it for GitLab already).
+    let result = result.map_err(|e| {
+        e.with_hints(outcome::TokenFor::GitHub, || {
+            let settings = global.resolve(&config::ProcessEnv).ok()?;
+            outcome::token_source(&settings)
+        })
+    });
     outcome::exit_code(program, result)
 }
 

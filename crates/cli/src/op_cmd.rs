@@ -1,9 +1,9 @@
 //! `headroom op …`: the eight provider operations of the Git provider contract, on GitHub or
 //! GitLab, through the same exit door, governor and store as every other command.
 //!
-//! Exit codes: 0 done; 1 the provider said no or the outcome is unknown (the error's kind is
-//! printed: `not_found`, `conflict`, `permission`, `rate_limited`, `validation`, `transient`,
-//! `ambiguous`); 2 refused before sending anything (bad arguments or settings, and any name
+//! Exit codes: 0 done; 1 the provider said no or the outcome is unknown (its kind in words:
+//! "not found: …"; `--json` gives its code: `not_found`, `conflict`, `permission`,
+//! `rate_limited`, `validation`, `transient`, `ambiguous`); 2 refused before sending anything (bad arguments or settings, and any name
 //! the provider would refuse, checked by headroom-core's `provider::names`). `files` reads
 //! commit-files' inputs from disk and standard input.
 
@@ -21,11 +21,11 @@ use headroom_core::signal::Provider;
 use headroom_core::telemetry;
 use headroom_github::ops::GitHubOps;
 use headroom_gitlab::GitLabOps;
-use headroom_http::Credential;
+use headroom_http::{Credential, UrlPolicy};
 use serde_json::{Value, json};
 
-use crate::config::{Environment, GlobalArgs, ProcessEnv};
-use crate::outcome::{CliError, CommandResult, Outcome};
+use crate::config::{GlobalArgs, ProcessEnv, Settings};
+use crate::outcome::{CliError, CommandResult, Outcome, TokenFor};
 use crate::{registry, wiring};
 
 mod files;
@@ -39,18 +39,19 @@ enum ProviderArg {
     Gitlab,
 }
 
-/// Provider operations.
+/// Provider operations. Their options go before or after the operation's name, as in `gh`
+/// (`op get-repo OWNER/NAME --json`).
 #[derive(Debug, Args)]
 pub struct OpArgs {
     /// The provider (default: GitLab when the API URL's path ends in /api/v4, else GitHub).
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, global = true)]
     provider: Option<ProviderArg>,
     /// Print JSON instead of text.
-    #[arg(long)]
+    #[arg(long, global = true)]
     json: bool,
     /// After an ambiguous failure of create-repo, create-branch or open-pr, look for what it
     /// would have created and return it when it matches (never a second send).
-    #[arg(long)]
+    #[arg(long, global = true)]
     recheck: bool,
     #[command(subcommand)]
     command: OpCommand,
@@ -188,15 +189,18 @@ impl Prepared {
 
 /// Runs `headroom op …`.
 pub async fn run(global: &GlobalArgs, args: OpArgs) -> CommandResult {
-    let settings = global
+    let mut settings = global
         .resolve(&ProcessEnv)
         .map_err(|e| CliError::refused(&e))?;
     let provider = match args.provider {
         Some(ProviderArg::Github) => Provider::GitHub,
         Some(ProviderArg::Gitlab) => Provider::GitLab,
-        None => provider_of(settings.policy.base().path()),
+        None if api_url_flag(global) => provider_of(settings.policy.base().path()),
+        None => Provider::GitHub,
     };
-    let credential = credential_for(provider, global, settings.credential.clone(), &ProcessEnv);
+    let access = access_for(provider, global, &settings);
+    settings.policy = access.policy;
+    let (credential, source) = (access.credential, access.source);
     let prepared = prepare(args.command, &mut std::io::stdin().lock())?;
     let host = match provider {
         Provider::GitLab => Host::GitLab,
@@ -228,7 +232,49 @@ pub async fn run(global: &GlobalArgs, args: OpArgs) -> CommandResult {
     };
     let outcome = result.as_ref().map_or_else(ProviderError::kind, |_| "ok");
     record(&door, provider, operation, outcome, credential.as_ref()).await;
-    report(result, args.json)
+    let token = match provider {
+        Provider::GitLab => TokenFor::GitLab,
+        _ => TokenFor::GitHub,
+    };
+    report(result, args.json).map_err(|e| e.with_hints(token, || source))
+}
+
+/// Whether `--api-url` was given as a flag (clap merges it with `GITHUB_API_URL`).
+fn api_url_flag(global: &GlobalArgs) -> bool {
+    global.api_url.is_some() && !global.env_sourced.api_url
+}
+
+/// Where an operation goes and with which credential.
+struct Access {
+    policy: UrlPolicy,
+    credential: Option<Credential>,
+    /// Where the credential comes from, in words.
+    source: Option<String>,
+}
+
+/// The API and credential of `provider` for this command. The flags `--api-url` and
+/// `--token-file` apply to the command's provider; otherwise GitHub gets the global settings
+/// (`GITHUB_API_URL`, `GITHUB_TOKEN`, …) and GitLab its own (`[gitlab]`, `GITLAB_TOKEN`,
+/// `GITLAB_OAUTH_TOKEN`, else gitlab.com): one provider's settings never reach another's host.
+fn access_for(provider: Provider, global: &GlobalArgs, settings: &Settings) -> Access {
+    let global_access = |policy: UrlPolicy| Access {
+        policy,
+        credential: settings.credential.clone(),
+        source: crate::outcome::token_source(settings),
+    };
+    let gitlab = &settings.providers.gitlab;
+    let policy = match (provider, &gitlab.policy) {
+        (Provider::GitLab, Some(policy)) if !api_url_flag(global) => policy.clone(),
+        _ => settings.policy.clone(),
+    };
+    if provider != Provider::GitLab || global.token_file.is_some() {
+        return global_access(policy);
+    }
+    Access {
+        policy,
+        credential: gitlab.credential.clone(),
+        source: gitlab.credential_source.clone(),
+    }
 }
 
 /// Logs the operation with the credential it spent: the fingerprint (never the token) and
@@ -271,30 +317,6 @@ fn provider_of(base_path: &str) -> Provider {
         Provider::GitLab
     } else {
         Provider::GitHub
-    }
-}
-
-/// The token for `provider`: `--token-file` (or the config file's) for either; else GitLab's
-/// `GITLAB_TOKEN`, GitHub's `GITHUB_TOKEN`/`GH_TOKEN`. A GitHub token from the environment is
-/// never sent to GitLab.
-fn credential_for(
-    provider: Provider,
-    global: &GlobalArgs,
-    resolved: Option<Credential>,
-    env: &dyn Environment,
-) -> Option<Credential> {
-    if provider != Provider::GitLab || global.token_file.is_some() {
-        return resolved;
-    }
-    let from_github_env = |c: &Credential| {
-        ["GITHUB_TOKEN", "GH_TOKEN"].iter().any(|name| {
-            env.var(name)
-                .is_some_and(|t| Credential::new(&t).fingerprint() == c.fingerprint())
-        })
-    };
-    match env.var("GITLAB_TOKEN") {
-        Some(token) if !token.trim().is_empty() => Some(Credential::new(&token)),
-        _ => resolved.filter(|c| !from_github_env(c)),
     }
 }
 
@@ -470,17 +492,15 @@ fn report(result: Result<Value, ProviderError>, json: bool) -> CommandResult {
             );
             Ok(Outcome::Unsuccessful)
         }
-        (Err(error), false) => Err(CliError::Failed(format!(
-            "{}: {}",
-            error.kind(),
-            headroom_core::redact(&error.to_string())
-        ))),
+        // The error's words already say its kind ("not found: …"); `--json` has the code.
+        (Err(error), false) => Err(CliError::failed(&error)),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Environment;
     use headroom_core::provider::FileContent;
 
     struct Env(Vec<(&'static str, &'static str)>);
@@ -501,26 +521,70 @@ mod tests {
         assert_eq!(provider_of("/api/v3/"), Provider::GitHub);
     }
 
+    fn access(provider: Provider, global: &GlobalArgs, env: &Env) -> Access {
+        let settings = global.resolve(env).expect("settings");
+        access_for(provider, global, &settings)
+    }
+
+    fn fingerprint(access: &Access) -> Option<String> {
+        access
+            .credential
+            .as_ref()
+            .map(|c| c.fingerprint().to_owned())
+    }
+
     #[test]
     fn a_github_token_from_the_environment_never_goes_to_gitlab() {
         let global = GlobalArgs::default();
-        let github = Some(Credential::new("ghp_fromenv"));
         let env = Env(vec![("GITHUB_TOKEN", "ghp_fromenv")]);
-        assert!(credential_for(Provider::GitLab, &global, github.clone(), &env).is_none());
+        assert_eq!(fingerprint(&access(Provider::GitLab, &global, &env)), None);
         let both = Env(vec![
             ("GITHUB_TOKEN", "ghp_fromenv"),
             ("GITLAB_TOKEN", "glpat-x"),
         ]);
-        let chosen = credential_for(Provider::GitLab, &global, github.clone(), &both);
+        let gitlab = access(Provider::GitLab, &global, &both);
         assert_eq!(
-            chosen.map(|c| c.fingerprint().to_owned()),
+            fingerprint(&gitlab),
             Some(Credential::new("glpat-x").fingerprint().to_owned())
         );
-        let kept = credential_for(Provider::GitHub, &global, github, &both);
         assert_eq!(
-            kept.map(|c| c.fingerprint().to_owned()),
+            gitlab.source.as_deref(),
+            Some("environment variable GITLAB_TOKEN")
+        );
+        let github = access(Provider::GitHub, &global, &both);
+        assert_eq!(
+            fingerprint(&github),
             Some(Credential::new("ghp_fromenv").fingerprint().to_owned())
         );
+    }
+
+    /// Defect: `op --provider gitlab` without `--api-url` went to GitHub's API (or to
+    /// `GITHUB_API_URL`'s host) with the GitLab token. GitLab's base is its own: `[gitlab]`,
+    /// else gitlab.com; GitHub's URL variable never applies to it, the flag does.
+    #[test]
+    fn gitlab_operations_go_to_gitlab_not_to_githubs_api_url() {
+        let env = Env(vec![
+            ("GITHUB_API_URL", "https://github.example.com/api/v3"),
+            ("GITLAB_TOKEN", "glpat-x"),
+        ]);
+        let from_env = GlobalArgs {
+            api_url: Some("https://github.example.com/api/v3".into()),
+            env_sourced: crate::config::EnvSourced {
+                api_url: true,
+                ..Default::default()
+            },
+            ..GlobalArgs::default()
+        };
+        let gitlab = access(Provider::GitLab, &from_env, &env);
+        assert_eq!(gitlab.policy.base().as_str(), "https://gitlab.com/api/v4/");
+        let github = access(Provider::GitHub, &from_env, &env);
+        assert_eq!(github.policy.host(), "github.example.com");
+        let flag = GlobalArgs {
+            api_url: Some("https://gitlab.example.com/api/v4".into()),
+            ..GlobalArgs::default()
+        };
+        let gitlab = access(Provider::GitLab, &flag, &env);
+        assert_eq!(gitlab.policy.host(), "gitlab.example.com");
     }
 
     #[test]

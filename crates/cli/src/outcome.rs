@@ -53,6 +53,73 @@ impl CliError {
     }
 }
 
+/// Which provider's token a command spent: the variables that supply one differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenFor {
+    /// `GITHUB_TOKEN` or `GH_TOKEN`.
+    GitHub,
+    /// `GITLAB_TOKEN` (`headroom op` on GitLab).
+    GitLab,
+}
+
+impl CliError {
+    /// The message with what a person needs to act on it when the message alone does not
+    /// say: after a 401, where the token came from (`source`, if known: "environment variable
+    /// GITHUB_TOKEN") and every way to supply one; after a refused certificate, how to trust
+    /// the server. Both follow the marker headroom-http's errors start with.
+    pub fn with_hints(self, token: TokenFor, source: impl FnOnce() -> Option<String>) -> Self {
+        let hint = |message: &str| {
+            if message.contains("\nhint: ") {
+                None
+            } else if message.contains(headroom_http::TOKEN_REFUSED) {
+                Some(token_hint(token, source()))
+            } else if message.contains(headroom_http::CERTIFICATE_NOT_TRUSTED) {
+                Some(
+                    "trust the CA that signed the server's certificate with --ca-bundle FILE \
+                     (a PEM bundle), or ca_bundle in a config file named by --config"
+                        .to_owned(),
+                )
+            } else {
+                None
+            }
+        };
+        match self {
+            Self::Failed(message) => match hint(&message) {
+                Some(h) => Self::Failed(format!("{message}\nhint: {h}")),
+                None => Self::Failed(message),
+            },
+            refused => refused,
+        }
+    }
+}
+
+/// Where the token `settings` spend came from, as `headroom config show` says it
+/// ("environment variable GITHUB_TOKEN", "config file FILE line N"); `None` without one.
+pub fn token_source(settings: &crate::config::Settings) -> Option<String> {
+    settings
+        .sources
+        .settings
+        .iter()
+        .find(|s| s.setting == "token" && s.source != crate::config::Source::Default)
+        .map(|s| s.source.to_string())
+}
+
+/// Where the refused token came from and how to supply another.
+fn token_hint(token: TokenFor, source: Option<String>) -> String {
+    let came = match source {
+        Some(source) => format!("the token came from {source}; "),
+        None => "no token was given; ".to_owned(),
+    };
+    let variables = match token {
+        TokenFor::GitHub => "GITHUB_TOKEN or GH_TOKEN",
+        TokenFor::GitLab => "GITLAB_TOKEN",
+    };
+    format!(
+        "{came}supply a valid one in {variables}, with --token-file FILE, or as token_file in a \
+         config file named by --config"
+    )
+}
+
 /// What every command returns.
 pub type CommandResult = Result<Outcome, CliError>;
 

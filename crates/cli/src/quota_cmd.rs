@@ -94,10 +94,21 @@ pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> CommandResult {
     let clock = TokioClock::system();
     let client = wiring::client(&settings, clock, &opened).map_err(|e| CliError::refused(&e))?;
     let credential = settings.credential.as_ref();
-    let key = client
-        .identity(credential)
-        .await
-        .map_err(|e| CliError::failed(&e))?;
+    let key = match client.identity(credential).await {
+        Ok(key) => key,
+        // The quota is spent before the owner is known: what is known is reported (issue 36,
+        // item 4), and that is a report, not a failure.
+        Err(ApiError::RateLimited {
+            until,
+            bucket,
+            reason,
+            ..
+        }) => {
+            let spent = Spent::of(&client, credential, until, bucket.as_str(), &reason);
+            return spent.print(json, clock.now());
+        }
+        Err(e) => return Err(CliError::failed(&e)),
+    };
     // One cheap request whose headers tell the truth about the core bucket.
     let probe = if credential.is_some() {
         "/user"
@@ -157,6 +168,85 @@ pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> CommandResult {
     }
     print_report(&report, &owner, credential.is_some(), clock.now());
     Ok(Outcome::Success)
+}
+
+/// What `quota show` can say when the quota is spent before its owner is known: the owner is
+/// learned with `GET /user`, which the spent quota holds back.
+#[derive(Debug, Serialize)]
+struct Spent {
+    identity: Option<String>,
+    host: String,
+    authenticated: bool,
+    credential_fingerprint: Option<String>,
+    bucket: String,
+    remaining: Option<u64>,
+    /// When the provider's window reopens.
+    reset_at: headroom_core::clock::Timestamp,
+    reason: String,
+}
+
+impl Spent {
+    fn of(
+        client: &headroom_http::Client,
+        credential: Option<&headroom_http::Credential>,
+        until: headroom_core::clock::Timestamp,
+        bucket: &str,
+        reason: &headroom_http::RateLimitReason,
+    ) -> Self {
+        // The provider's reset when the governor read one; else the earliest retry.
+        let (remaining, reset_at) = match reason.wait_reason() {
+            Some(headroom_core::governor::WaitReason::Exhausted {
+                remaining,
+                reset_at,
+                ..
+            }) => (Some(*remaining), *reset_at),
+            _ => (None, until),
+        };
+        Self {
+            identity: None,
+            host: client.policy().host().to_owned(),
+            authenticated: credential.is_some(),
+            credential_fingerprint: credential.map(|c| c.fingerprint().to_owned()),
+            bucket: bucket.to_owned(),
+            remaining,
+            reset_at,
+            reason: reason.to_string(),
+        }
+    }
+
+    fn print(&self, json: bool, now: headroom_core::clock::Timestamp) -> CommandResult {
+        if json {
+            match serde_json::to_string_pretty(self) {
+                Ok(text) => outln!("{text}"),
+                Err(e) => return Err(CliError::failed(&e)),
+            }
+            return Ok(Outcome::Success);
+        }
+        for line in self.lines(now) {
+            outln!("{line}");
+        }
+        Ok(Outcome::Success)
+    }
+
+    fn lines(&self, now: headroom_core::clock::Timestamp) -> Vec<String> {
+        let who = match &self.credential_fingerprint {
+            Some(f) => format!("the token {f}"),
+            None => "the unauthenticated quota".to_owned(),
+        };
+        let secs = self.reset_at.duration_since(now).as_secs().max(0);
+        vec![
+            format!("{who} on {}: its {} quota is spent", self.host, self.bucket),
+            format!(
+                "  {:<12} {} left · reopens {} (in {}m{:02}s)",
+                self.bucket,
+                self.remaining.map_or("none".to_owned(), |r| r.to_string()),
+                self.reset_at.strftime("%H:%M:%S UTC"),
+                secs / 60,
+                secs % 60
+            ),
+            "  whose quota it is is learned with GET /user once it reopens".to_owned(),
+        ]
+    }
 }
 
 /// `quota show`'s text: the probe's buckets, what every process recorded, who shares it.
@@ -233,6 +323,27 @@ fn print_report(
     } else if authenticated {
         outln!("1 credential known for {owner} quota on {}", report.host);
     }
+}
+
+/// A probe's text: the counts, and what failed how only when something did.
+fn probe_line(report: &ProbeReport) -> String {
+    let failed: u64 = report.failed.values().sum();
+    let kinds: Vec<String> = report
+        .failed
+        .iter()
+        .map(|(kind, n)| format!("{kind} {n}"))
+        .collect();
+    format!(
+        "{} reads: {} answered, {} deferred by the governor, {failed} failed{}",
+        report.attempted,
+        report.ok,
+        report.deferred,
+        if kinds.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", kinds.join(", "))
+        }
+    )
 }
 
 /// Longest governor wait a probe spends in place (the in-flight ceiling's short waits);
@@ -335,18 +446,37 @@ async fn probe(
             Err(e) => return Err(CliError::failed(&e)),
         }
     } else {
-        outln!(
-            "{} reads: {} answered, {} deferred by the governor, {} failed {:?}",
-            report.attempted,
-            report.ok,
-            report.deferred,
-            report.failed.values().sum::<u64>(),
-            report.failed
-        );
+        outln!("{}", probe_line(&report));
     }
     if report.failed.is_empty() {
         Ok(Outcome::Success)
     } else {
         Ok(Outcome::Unsuccessful)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_probe_without_failures_prints_no_trailing_braces() {
+        let mut report = ProbeReport {
+            attempted: 3,
+            ok: 2,
+            deferred: 1,
+            ..ProbeReport::default()
+        };
+        let line = probe_line(&report);
+        assert_eq!(
+            line,
+            "3 reads: 2 answered, 1 deferred by the governor, 0 failed"
+        );
+        report.failed.insert("Timeout".into(), 2);
+        assert!(
+            probe_line(&report).ends_with("2 failed (Timeout 2)"),
+            "{}",
+            probe_line(&report)
+        );
     }
 }

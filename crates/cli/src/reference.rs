@@ -21,8 +21,8 @@ fingerprint, a database URL redacted. A value that cannot be used refuses to sta
 a message naming the setting, and for a value from the file, the file and line. The token is
 never a flag: it would show in `ps` and shell history.
 
-The settings that decide where a credential goes (`api_url`, `token_file`, `ca_bundle`; the API
-URL is GitHub's or GitLab's alike) are read only from a file named by `--config` or
+The settings that decide where a credential goes (`api_url`, `token_file`, `ca_bundle`, and each
+provider's `api_url`, `token_file` and Jira's `site`) are read only from a file named by `--config` or
 `HEADROOM_CONFIG`: when the implicit `./headroom.toml` (a cloned repository's, say) sets one,
 every command refuses (exit 2), naming the key and `--config`, rather than send a token to a host
 the directory chose, or fall back to a default host.
@@ -41,7 +41,11 @@ ones (it is always new and empty); `quota` and `config show` accept it.
 | --- | --- |
 | `HEADROOM_DB` | `--db`: a SQLite file path or a `postgres://` URL |
 | `GITHUB_API_URL` | `--api-url` |
-| `GITHUB_TOKEN`, then `GH_TOKEN` | the token (unless `--token-file`); none means unauthenticated |
+| `GITHUB_TOKEN`, then `GH_TOKEN` | GitHub's token (unless `--token-file`); none means unauthenticated |
+| `GITLAB_TOKEN`, then `GITLAB_OAUTH_TOKEN` | GitLab's token, sent as `PRIVATE-TOKEN` (an OAuth token as `Bearer`) |
+| `JIRA_EMAIL` and `JIRA_API_TOKEN`, or `JIRA_OAUTH_TOKEN` | Jira Cloud: the account's e-mail and API token (Basic), or an OAuth token (Bearer) |
+| `LINEAR_API_KEY`, then `LINEAR_OAUTH_TOKEN` | Linear: the API key (raw `Authorization`) or an OAuth token (Bearer) |
+| `LD_ACCESS_TOKEN`, then `LD_OAUTH_TOKEN` | LaunchDarkly: the access token (raw `Authorization`) or an OAuth token (Bearer) |
 | `HEADROOM_CONFIG` | `--config` |
 | `RUST_LOG` | log filter for the JSON lines on stderr (default `warn`) |
 
@@ -61,6 +65,9 @@ ones (it is always new and empty); `quota` and `config show` accept it.
 | `retention_days` | `--retention-days` | 1–3650 |
 | `sync_caps.share` | none | a table of bucket = share: sync takes the bucket's window to at most this share of its limit (more than 0, at most 1), e.g. `share = { core = 0.7 }` |
 | `sync_caps.families` | none | a table of route family = requests sync may send per window of its bucket (docs/ROUTE-FAMILIES.md), e.g. `families = { workflow_jobs = 500 }` |
+| `gitlab.api_url`, `linear.api_url`, `launchdarkly.api_url` | `--api-url` for that provider's commands | text (only in a file named by `--config`/`HEADROOM_CONFIG`); defaults `https://gitlab.com/api/v4`, `https://api.linear.app`, `https://app.launchdarkly.com` |
+| `gitlab.token_file`, `jira.token_file`, `linear.token_file`, `launchdarkly.token_file` | `--token-file` for that provider's commands | path (only in a file named by `--config`/`HEADROOM_CONFIG`) |
+| `jira.site`, `jira.email` | none | the site (`https://NAME.atlassian.net`; only in a named file) and the account's e-mail |
 
 Exit codes: 0 ran (or deferred, or hibernating), 1 the attempt failed, 2 refused to run.
 

@@ -160,6 +160,11 @@ impl EtagStore for StoreSinks {
 impl UsageSink for StoreSinks {
     fn record(&self, record: UsageRecord) -> BoxFuture<'_, ()> {
         Box::pin(async move {
+            if let Some(spend) = spend_of(&record)
+                && let Err(e) = self.recorder.record_spend(&spend).await
+            {
+                tracing::warn!(event = telemetry::STORE_WRITE_FAILED, error = %e, "Could not record spend.");
+            }
             let stored = headroom_store::UsageRecord {
                 key: record.key,
                 route_family: record.route_family,
@@ -176,6 +181,33 @@ impl UsageSink for StoreSinks {
             }
         })
     }
+}
+
+/// The spend row a round trip adds to, when the response named its window (a round trip
+/// without a reset cannot be set against any window's `used`). What the provider counts: its
+/// reported cost, else the estimate; nothing for an authorized 304, which GitHub does not
+/// charge (an unauthenticated one, keyed by IP, it does).
+fn spend_of(record: &UsageRecord) -> Option<headroom_store::quota_history::spend::SpendRecord> {
+    let reset_at = record.reset_at?;
+    let free = record.status == Some(304) && !matches!(record.key.subject, Subject::Ip(_));
+    let units = if free {
+        0
+    } else {
+        record
+            .actual_cost
+            .unwrap_or(u64::from(record.estimated_cost.max(1)))
+    };
+    Some(headroom_store::quota_history::spend::SpendRecord {
+        host: record.key.host.to_string(),
+        subject: headroom_store::subject_label(&record.key.subject),
+        bucket: record.bucket.as_str().to_owned(),
+        route_family: record.route_family.clone(),
+        sync_run_id: record.sync_run_id,
+        reset_at,
+        requests: 1,
+        units,
+        at: record.at,
+    })
 }
 
 /// The row a rate-limit event becomes: the origin's reason, or the governor's wait mapped to

@@ -11,7 +11,7 @@ use headroom_store::{QuotaRecorder, Store};
 /// How often a long-running process prunes.
 const EVERY: SignedDuration = SignedDuration::from_hours(1);
 
-/// Prunes once: the observations and quota readings older than `retention` at the clock's
+/// Prunes once: the observations, quota readings and spend records older than `retention` at the clock's
 /// now. A failure is logged; history is housekeeping and never stops the process.
 pub async fn prune_once(
     store: &dyn Store,
@@ -32,6 +32,13 @@ pub async fn prune_once(
             event = telemetry::STORE_WRITE_FAILED,
             error = %e,
             "Could not prune old quota readings."
+        );
+    }
+    if let Err(e) = recorder.prune_spend(before).await {
+        tracing::warn!(
+            event = telemetry::STORE_WRITE_FAILED,
+            error = %e,
+            "Could not prune old spend records."
         );
     }
 }

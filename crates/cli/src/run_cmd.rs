@@ -9,6 +9,7 @@
 //! time comes (and takes up pending runs and runs a dead holder abandoned), through the same
 //! client — so the same governor per identity — as the poller.
 
+use headroom_core::words::counted;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
@@ -115,12 +116,16 @@ pub async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
     // it. A service run until stopped reports its failures in its log and exits 0.
     if args.ticks.is_some() && failures.0 > 0 {
         outln!(
-            "headroom run: stopped after {done} tick(s); {} step(s) failed (see the log)",
-            failures.0
+            "headroom run: stopped after {}; {} failed (see the log)",
+            counted(done, "tick", "ticks"),
+            counted(failures.0, "step", "steps")
         );
         return Ok(Outcome::Unsuccessful);
     }
-    outln!("headroom run: stopped after {done} tick(s)");
+    outln!(
+        "headroom run: stopped after {}",
+        counted(done, "tick", "ticks")
+    );
     Ok(Outcome::Success)
 }
 

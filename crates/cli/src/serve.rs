@@ -126,8 +126,8 @@ pub fn listen_address(
 /// Where `headroom run` serves HTTP.
 #[derive(Debug, Clone, Args)]
 pub struct ListenArgs {
-    /// Serve the read-only HTTP API (/health, /status, /api/push_events) on this address
-    /// (port 0: any free port; the address is printed).
+    /// Serve the quota dashboard (/) and the read-only HTTP API (/api/…, /status, /health,
+    /// /metrics) on this address (port 0: any free port; the address is printed).
     #[arg(long, env = "HEADROOM_LISTEN", default_value = "127.0.0.1:3000")]
     pub listen: String,
     /// Serve no HTTP at all.

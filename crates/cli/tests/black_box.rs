@@ -82,7 +82,16 @@ fn quota_show_sees_what_other_processes_on_the_database_spent() {
     let (code, out, err) = headroom(
         dir.path(),
         Some("t1"),
-        &["--db", "q.db", "--api-url", &sim.url, "sync", "org", "acme"],
+        &[
+            "--db",
+            "q.db",
+            "--api-url",
+            &sim.url,
+            "sync",
+            "org",
+            "acme",
+            "--json",
+        ],
     );
     assert_eq!(code, 0, "{out}\n{err}");
     let (code, out, err) = headroom(

@@ -70,7 +70,7 @@ fn sync_to_the_end(dir: &Path, db: &str, sim: &Sim) -> u32 {
         dir,
         db,
         sim,
-        &["sync", "org", "acme", "--wait"],
+        &["sync", "org", "acme", "--json", "--wait"],
     ));
     let mut ok = out.status.success();
     let mut resumes = 0;
@@ -83,6 +83,7 @@ fn sync_to_the_end(dir: &Path, db: &str, sim: &Sim) -> u32 {
             "sync",
             "org",
             "acme",
+            "--json",
             "--resume",
             "1",
             "--wait",

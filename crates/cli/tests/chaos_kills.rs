@@ -321,6 +321,7 @@ impl Suite {
                 "sync",
                 "org",
                 "acme",
+                "--json",
                 "--claim-secs",
                 "1",
                 "--reset-margin-secs",
@@ -338,7 +339,11 @@ impl Suite {
         let started = self.clock.now();
         match job {
             Job::Run => self.settle_run(&db, sim.as_ref()),
-            Job::Sync => self.complete(&db, sim.as_ref(), &["sync", "org", "acme", "--wait"]),
+            Job::Sync => self.complete(
+                &db,
+                sim.as_ref(),
+                &["sync", "org", "acme", "--json", "--wait"],
+            ),
             _ => {
                 let args = self.killable(job);
                 let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -415,11 +420,12 @@ impl Suite {
                     .block_on(db.digest(&["SELECT COUNT(*) FROM sync_runs"]));
                 let args: &[&str] = if runs[0] == 0 {
                     // Killed before the run was written: start it again.
-                    &["sync", "org", "acme", "--wait"]
+                    &["sync", "org", "acme", "--json", "--wait"]
                 } else {
                     &[
                         "sync",
                         "worker",
+                        "--json",
                         "--once",
                         "--claim-secs",
                         "1",
@@ -446,6 +452,7 @@ impl Suite {
             let worker = [
                 "sync",
                 "worker",
+                "--json",
                 "--once",
                 "--claim-secs",
                 "1",

@@ -69,7 +69,7 @@ async fn a_postgres_restart_mid_sync_ends_exact_after_a_resume() {
         dir.path(),
         &reference,
         &sim,
-        &["sync", "org", "acme", "--wait"],
+        &["sync", "org", "acme", "--json", "--wait"],
     )
     .output()
     .expect("runs");
@@ -84,7 +84,15 @@ async fn a_postgres_restart_mid_sync_ends_exact_after_a_resume() {
         dir.path(),
         &shared.db,
         &sim,
-        &["sync", "org", "acme", "--wait", "--claim-secs", "1"],
+        &[
+            "sync",
+            "org",
+            "acme",
+            "--json",
+            "--wait",
+            "--claim-secs",
+            "1",
+        ],
     )
     .stdout(Stdio::piped())
     .stderr(Stdio::piped())
@@ -132,6 +140,7 @@ async fn a_postgres_restart_mid_sync_ends_exact_after_a_resume() {
                     "sync",
                     "org",
                     "acme",
+                    "--json",
                     "--resume",
                     "1",
                     "--wait",

@@ -24,11 +24,16 @@ fn headroom(dir: &Path, db: &str, sim: &Sim, args: &[&str]) -> Command {
 
 /// A sync run left behind: `sync org` killed after its first stored page.
 fn leave_a_sync_run(dir: &Path, db: &str, sim: &Sim) {
-    let mut child = headroom(dir, db, sim, &["sync", "org", "acme", "--claim-secs", "1"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("starts");
+    let mut child = headroom(
+        dir,
+        db,
+        sim,
+        &["sync", "org", "acme", "--json", "--claim-secs", "1"],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::null())
+    .spawn()
+    .expect("starts");
     let stdout = child.stdout.take().expect("piped");
     let paged = BufReader::new(stdout)
         .lines()
@@ -64,6 +69,7 @@ fn start_workers(
     let worker = [
         "sync",
         "worker",
+        "--json",
         "--poll-secs",
         "1",
         "--claim-secs",
@@ -233,9 +239,14 @@ async fn many_workers(shared: Shared, dir: &Path, services: usize, sync_workers:
 
     // And it stored what an uninterrupted run stores.
     let reference = dir.join("reference.db").display().to_string();
-    let out = headroom(dir, &reference, &sim, &["sync", "org", "acme", "--wait"])
-        .output()
-        .expect("runs");
+    let out = headroom(
+        dir,
+        &reference,
+        &sim,
+        &["sync", "org", "acme", "--json", "--wait"],
+    )
+    .output()
+    .expect("runs");
     assert!(
         out.status.success(),
         "{}",

@@ -181,7 +181,8 @@ fn serve_reads_the_database_a_finished_sync_left() {
     let sim = common::Sim::start(&["--org", "acme", "--repos", "2", "--token", "t1=alice"]);
     let dir = tempfile::tempdir().expect("tmp");
     let db = dir.path().join("sync.db");
-    let (code, out, err) = common::run_against(dir.path(), &sim, &["sync", "org", "acme"]);
+    let (code, out, err) =
+        common::run_against(dir.path(), &sim, &["sync", "org", "acme", "--json"]);
     assert_eq!(code, 0, "{out}\n{err}");
     drop(sim);
     let (mut child, addr) = serve(&db);

@@ -38,9 +38,9 @@ fn demo_reproduces_the_reference_figures() {
     for line in [
         "Requests:                         4 (2 search batches, 2 detail fallbacks)",
         "Entities enriched:                4",
-        "Terminal (entity-specific):       2",
-        "actors:        complete 2 · pending 0 · retryable_failure 0 · permanent_failure 1",
-        "repositories:  complete 2 · pending 0 · retryable_failure 0 · permanent_failure 1",
+        "Given up (gone or refused):       2",
+        "actors:        2 complete · 0 pending · 0 to retry · 1 given up",
+        "repositories:  2 complete · 0 pending · 0 to retry · 1 given up",
     ] {
         assert!(enrich.contains(line), "missing {line:?}:\n{stdout}");
     }

@@ -279,7 +279,7 @@ fn a_rejected_token_is_not_asked_for_again_before_the_sources_backoff() {
         String::from_utf8_lossy(&out.stderr),
     );
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
-    assert!(stdout.contains("stopped after 4 tick(s)"), "{stdout}");
+    assert!(stdout.contains("stopped after 4 ticks"), "{stdout}");
     assert!(stderr.contains("ingestion.credential_rejected"), "{stderr}");
     let deferred = stderr
         .lines()

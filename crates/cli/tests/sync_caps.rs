@@ -61,7 +61,7 @@ fn sync_stops_at_its_share_of_the_window_and_says_why() {
     let out = headroom(
         dir.path(),
         &sim,
-        &["sync", "org", "acme", "--hold-secs", "0"],
+        &["sync", "org", "acme", "--json", "--hold-secs", "0"],
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -112,7 +112,7 @@ fn a_bad_cap_refuses_to_start_naming_the_setting() {
         "[sync_caps]\nfamilies = { not_a_family = 5 }\n",
     )
     .expect("write the config");
-    let out = headroom(dir.path(), &sim, &["sync", "org", "acme"]);
+    let out = headroom(dir.path(), &sim, &["sync", "org", "acme", "--json"]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

@@ -105,7 +105,7 @@ fn a_resume_with_another_token_of_the_owner_needs_the_flag_and_is_recorded() {
     let dir = tempfile::tempdir().expect("temp dir");
     let sim = sim();
     let id = pending_run(dir.path(), &host(&sim), "t1");
-    let resume = ["sync", "org", "acme", "--resume", &id.to_string()];
+    let resume = ["sync", "org", "acme", "--json", "--resume", &id.to_string()];
     let resume = resume.as_slice();
 
     let (code, out, err) = run(dir.path(), &sim, &[("GITHUB_TOKEN", "t2")], resume);
@@ -123,14 +123,15 @@ fn a_resume_with_another_token_of_the_owner_needs_the_flag_and_is_recorded() {
     assert_eq!(run_now.credential.fingerprint, Some(fingerprint("t1")));
 
     // The worker refuses it the same way, and leaves it as it was.
-    let (code, _, err) = run(
+    let (code, out, err) = run(
         dir.path(),
         &sim,
         &[("GITHUB_TOKEN", "t2")],
-        &["sync", "worker", "--once"],
+        &["sync", "worker", "--json", "--once"],
     );
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("--rebind-credential"), "{err}");
+    // Said on stdout as the skip's JSON line, with the command that resumes it.
+    assert!(out.contains("--rebind-credential"), "{out}\n{err}");
     assert_eq!(stored(dir.path(), id).status, SyncRunStatus::Pending);
 
     let mut rebind = resume.to_vec();
@@ -177,6 +178,7 @@ fn a_token_of_another_owner_never_resumes_a_run() {
             "sync",
             "org",
             "acme",
+            "--json",
             "--resume",
             &id.to_string(),
             "--rebind-credential",
@@ -198,7 +200,7 @@ fn a_token_of_another_owner_never_resumes_a_run() {
 fn tokens_of_two_owners_are_refused_and_two_of_one_owner_share_its_quota() {
     let dir = tempfile::tempdir().expect("temp dir");
     let sim = sim();
-    let sync = ["sync", "org", "acme", "--stages", "org", "--wait"];
+    let sync = ["sync", "org", "acme", "--json", "--stages", "org", "--wait"];
     let (code, out, err) = run(
         dir.path(),
         &sim,

@@ -102,6 +102,7 @@ fn hibernate(dir: &Path, sim: &Sim) -> String {
             "sync",
             "org",
             "acme",
+            "--json",
             "--hold-secs",
             "0",
             "--reset-margin-secs",
@@ -155,7 +156,7 @@ fn sync_org_hibernates_and_its_hold_finishes_the_run_without_wait() {
     let mut child = command(
         dir.path(),
         &sim,
-        &["sync", "org", "acme", "--reset-margin-secs", "1"],
+        &["sync", "org", "acme", "--json", "--reset-margin-secs", "1"],
     )
     .stdout(Stdio::piped())
     .stderr(Stdio::null())
@@ -245,7 +246,14 @@ fn a_run_hibernated_beyond_the_hold_is_finished_by_the_worker() {
         let (code, out, err) = run(
             dir.path(),
             &sim,
-            &["sync", "worker", "--once", "--reset-margin-secs", "1"],
+            &[
+                "sync",
+                "worker",
+                "--json",
+                "--once",
+                "--reset-margin-secs",
+                "1",
+            ],
         );
         assert_eq!(code, 0, "{out}\n{err}");
         last = out;
@@ -358,7 +366,14 @@ fn a_stopped_service_hands_back_the_claim_of_the_run_it_was_driving() {
         let (code, out, err) = run(
             dir.path(),
             &sim,
-            &["sync", "worker", "--once", "--reset-margin-secs", "1"],
+            &[
+                "sync",
+                "worker",
+                "--json",
+                "--once",
+                "--reset-margin-secs",
+                "1",
+            ],
         );
         assert_eq!(code, 0, "{out}\n{err}");
         std::thread::sleep(std::time::Duration::from_millis(500));
@@ -403,6 +418,7 @@ fn two_sync_org_of_one_organization_never_both_run() {
             "sync",
             "org",
             "acme",
+            "--json",
             "--stages",
             "branches",
             "--hold-secs",
@@ -457,7 +473,16 @@ fn a_run_a_worker_took_up_is_followed_or_left_to_it_never_a_failure() {
     let (code, out, err) = run(
         dir.path(),
         &sim,
-        &["sync", "org", "acme", "--resume", "1", "--hold-secs", "0"],
+        &[
+            "sync",
+            "org",
+            "acme",
+            "--json",
+            "--resume",
+            "1",
+            "--hold-secs",
+            "0",
+        ],
     );
     assert_eq!(code, 0, "{out}\n{err}");
     let taken = out
@@ -482,7 +507,7 @@ fn a_run_a_worker_took_up_is_followed_or_left_to_it_never_a_failure() {
     let mut child = command(
         dir.path(),
         &sim,
-        &["sync", "org", "acme", "--resume", "1", "--wait"],
+        &["sync", "org", "acme", "--json", "--resume", "1", "--wait"],
     )
     .stdout(Stdio::piped())
     .stderr(Stdio::null())

@@ -77,7 +77,7 @@ fn killed_and_resumed(whole_db: &str, killed_db: &str) {
         dir.path(),
         &sim,
         whole_db,
-        &["sync", "org", "acme", "--wait"],
+        &["sync", "org", "acme", "--json", "--wait"],
     );
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.contains("\"status\":\"done\""), "{out}");
@@ -89,7 +89,7 @@ fn killed_and_resumed(whole_db: &str, killed_db: &str) {
         dir.path(),
         &sim,
         killed_db,
-        &["sync", "org", "acme", "--claim-secs", "1"],
+        &["sync", "org", "acme", "--json", "--claim-secs", "1"],
     )
     .stdout(Stdio::piped())
     .stderr(Stdio::null())
@@ -133,7 +133,7 @@ fn killed_and_resumed(whole_db: &str, killed_db: &str) {
         dir.path(),
         &sim,
         killed_db,
-        &["sync", "org", "acme", "--resume", "1", "--wait"],
+        &["sync", "org", "acme", "--json", "--resume", "1", "--wait"],
     );
     assert_eq!(code, 0, "{out}\n{err}");
     // The stages done before the kill (stages 1 and 2 at least; others ran beside stage 5):
@@ -159,7 +159,7 @@ fn a_killed_sync_org_is_resumed_at_once_not_after_its_claim() {
     let sim = Sim::start(&["--org", "acme", "--repos", "10", "--token", "t1=alice"]);
     let dir = tempfile::tempdir().expect("tempdir");
     let db = "killed.db";
-    let mut child = command(dir.path(), &sim, db, &["sync", "org", "acme"])
+    let mut child = command(dir.path(), &sim, db, &["sync", "org", "acme", "--json"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -181,7 +181,12 @@ fn a_killed_sync_org_is_resumed_at_once_not_after_its_claim() {
         "the kill left its claim: {out}"
     );
 
-    let (code, out, err) = run(dir.path(), &sim, db, &["sync", "org", "acme", "--wait"]);
+    let (code, out, err) = run(
+        dir.path(),
+        &sim,
+        db,
+        &["sync", "org", "acme", "--json", "--wait"],
+    );
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(!err.contains("running in another process"), "{err}");
     assert!(out.contains("\"status\":\"done\""), "{out}");

@@ -37,7 +37,15 @@ fn a_sync_crossing_more_than_ten_windows_finishes_without_a_403() {
     ]);
     let out = Command::new(BIN)
         .current_dir(dir.path())
-        .args(["sync", "org", "acme", "--wait", "--reset-margin-secs", "1"])
+        .args([
+            "sync",
+            "org",
+            "acme",
+            "--json",
+            "--wait",
+            "--reset-margin-secs",
+            "1",
+        ])
         .args(["--api-url", &sim.url, "--db", "sync.db"])
         .env_remove("GH_TOKEN")
         .env_remove("HEADROOM_DB")

@@ -52,20 +52,22 @@ fn the_plan_estimates_what_the_sync_then_spends() {
         "--log",
         log.to_str().expect("utf-8"),
     ]);
-    let (code, out, err) = run(dir.path(), &sim, &["sync", "plan", "org", "acme"]);
+    let (code, out, err) = run(dir.path(), &sim, &["sync", "plan", "org", "acme", "--json"]);
     assert_eq!(code, 0, "{err}");
     let plan: Value = serde_json::from_str(&out).expect("plan JSON");
     let (probe_core, probe_points) = spent(&log);
+    // Six repositories, fewer than the run sample: every one's runs are read.
     assert_eq!(
-        plan["sampled"]["repositories_sampled_for_runs"], 3,
+        plan["sampled"]["repositories_sampled_for_runs"], 6,
         "{plan}"
     );
-    assert_eq!(
-        probe_core, 3,
-        "the plan reads three repositories' run counts"
-    );
+    assert_eq!(probe_core, 6, "the plan reads each repository's runs once");
 
-    let (code, _, err) = run(dir.path(), &sim, &["sync", "org", "acme", "--wait"]);
+    let (code, _, err) = run(
+        dir.path(),
+        &sim,
+        &["sync", "org", "acme", "--json", "--wait"],
+    );
     assert_eq!(code, 0, "{err}");
     let (core, points) = spent(&log);
     let (core, points) = (core - probe_core, points - probe_points);

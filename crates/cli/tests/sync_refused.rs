@@ -30,7 +30,11 @@ fn sync_status_names_the_fields_github_refused() {
         "--scenario",
         "no_read_org",
     ]);
-    let (code, out, err) = run(dir.path(), &sim, &["sync", "org", "acme", "--wait"]);
+    let (code, out, err) = run(
+        dir.path(),
+        &sim,
+        &["sync", "org", "acme", "--json", "--wait"],
+    );
     assert_eq!(code, 0, "{out}\n{err}");
     let completed: Value = out
         .lines()

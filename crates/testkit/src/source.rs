@@ -90,7 +90,13 @@ pub fn without_test_modules(source: &str) -> String {
     while let Some(at) = rest.find("#[cfg(test)]") {
         kept.push_str(&rest[..at]);
         let after = &rest[at + "#[cfg(test)]".len()..];
-        if after.trim_start().starts_with("mod ") {
+        let declared_elsewhere = after
+            .find(['{', ';'])
+            .is_some_and(|i| after.as_bytes()[i] == b';');
+        if after.trim_start().starts_with("mod ") && declared_elsewhere {
+            // `#[cfg(test)] mod tests;`: its body is a file of its own.
+            rest = &after[after.find(';').map_or(after.len(), |i| i + 1)..];
+        } else if after.trim_start().starts_with("mod ") {
             let open = after.find('{').expect("a test module's body");
             rest = &after[closing(after.as_bytes(), open)..];
         } else {

@@ -13,10 +13,10 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::caps;
 use super::read::{CONFIG_MAX_BYTES, read_bounded};
 use super::sources::Source;
 use super::{ConfigError, invalid};
+use super::{caps, providers};
 
 /// The keys that decide where a credential goes: the host the token is sent to (GitHub's or
 /// GitLab's API, by its URL), the file read as the token, the certificates trusted to be that
@@ -39,12 +39,37 @@ pub(super) struct FileSettings {
     pub(super) max_deferred_wait: Option<Spanned<toml::Value>>,
     pub(super) retention_days: Option<Spanned<u64>>,
     pub(super) sync_caps: Option<caps::SyncCapsFile>,
+    pub(super) gitlab: Option<providers::ApiSection>,
+    pub(super) jira: Option<providers::JiraSection>,
+    pub(super) linear: Option<providers::ApiSection>,
+    pub(super) launchdarkly: Option<providers::ApiSection>,
 }
 
 impl FileSettings {
-    /// The credential-routing keys it sets, with their spans.
+    /// The credential-routing keys it sets, with their spans: GitHub's, and each other
+    /// provider's API URL (Jira's site) and token file.
     fn credential_routes(&self) -> Vec<(&'static str, Range<usize>)> {
         let [api_url, token_file, ca_bundle] = CREDENTIAL_ROUTES;
+        let api = |section: &Option<providers::ApiSection>, url, file| {
+            section.as_ref().map_or_else(Vec::new, |s| {
+                [
+                    s.api_url.as_ref().map(|v| (url, v.span())),
+                    s.token_file.as_ref().map(|v| (file, v.span())),
+                ]
+                .into_iter()
+                .flatten()
+                .collect()
+            })
+        };
+        let jira = self.jira.as_ref().map_or_else(Vec::new, |s| {
+            [
+                s.site.as_ref().map(|v| ("jira.site", v.span())),
+                s.token_file.as_ref().map(|v| ("jira.token_file", v.span())),
+            ]
+            .into_iter()
+            .flatten()
+            .collect()
+        });
         [
             self.api_url.as_ref().map(|v| (api_url, v.span())),
             self.token_file.as_ref().map(|v| (token_file, v.span())),
@@ -52,6 +77,14 @@ impl FileSettings {
         ]
         .into_iter()
         .flatten()
+        .chain(api(&self.gitlab, "gitlab.api_url", "gitlab.token_file"))
+        .chain(jira)
+        .chain(api(&self.linear, "linear.api_url", "linear.token_file"))
+        .chain(api(
+            &self.launchdarkly,
+            "launchdarkly.api_url",
+            "launchdarkly.token_file",
+        ))
         .collect()
     }
 }

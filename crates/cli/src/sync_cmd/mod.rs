@@ -7,6 +7,7 @@
 //!   A run that must wait for a quota window hibernates: it is persisted with its wake time
 //!   and the command exits 0 saying until when — unless `--wait`, which sleeps in this process
 //!   and finishes.
+//! - Each prints a short text by default and JSON with `--json`; logs go to stderr.
 //! - `sync status [RUN_ID] [--json]`: stages, cursors, counts, what a run waits for.
 //! - `sync plan org NAME`: an estimate of requests, points and quota windows, from a probe
 //!   of a few GraphQL points.
@@ -19,13 +20,12 @@
 use std::sync::Arc;
 
 use clap::{Args, Subcommand};
-use headroom_core::clock::{SignedDuration, Timestamp, TokioClock};
+use headroom_core::clock::{SignedDuration, TokioClock};
 use headroom_core::telemetry;
 use headroom_github::org;
 use headroom_http::Client;
 use headroom_store::Store;
-use headroom_sync::{ProgressSink, RunSummary, Runner, RunnerConfig};
-use serde_json::json;
+use headroom_sync::{ProgressSink, Runner, RunnerConfig};
 
 use crate::config::{GlobalArgs, ProcessEnv, Settings};
 use crate::outcome::{CliError, CommandResult};
@@ -34,7 +34,9 @@ use crate::{registry, wiring};
 mod org_run;
 mod plan;
 mod progress;
+mod report;
 mod status;
+mod unresumed;
 mod worker;
 
 pub use worker::{WorkerMemory, worker_pass};
@@ -86,6 +88,10 @@ enum SyncCommand {
         claim_secs: u64,
         #[command(flatten)]
         margin: wiring::ResetMargin,
+        /// Print JSON lines for machines instead of text: the run's progress events, its
+        /// hibernations, and last its outcome with the whole summary.
+        #[arg(long)]
+        json: bool,
     },
     /// Where a run stands: stages, cursors, counts, what it waits for. Without RUN_ID, the
     /// unfinished runs.
@@ -119,6 +125,10 @@ enum SyncCommand {
         claim_secs: u64,
         #[command(flatten)]
         margin: wiring::ResetMargin,
+        /// Print JSON lines for machines instead of text: each run's progress events and
+        /// outcome.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -138,6 +148,9 @@ enum PlanTarget {
     Org {
         /// The organization's login.
         name: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -157,6 +170,7 @@ pub async fn run(global: &GlobalArgs, args: SyncArgs) -> CommandResult {
             hold_secs,
             claim_secs,
             margin,
+            json,
         } => {
             let hold = SignedDuration::from_secs(i64::try_from(hold_secs).unwrap_or(i64::MAX));
             let options = org_run::OrgOptions {
@@ -166,19 +180,21 @@ pub async fn run(global: &GlobalArgs, args: SyncArgs) -> CommandResult {
                 hold,
                 claim_secs,
                 margin: margin.get(),
+                format: report::Format::from_flag(json),
             };
             org_run::sync_org(&settings, name, resume, stages, options).await
         }
         SyncCommand::Status { run_id, json } => status::status(&settings, run_id, json).await,
         SyncCommand::Plan {
-            target: PlanTarget::Org { name },
-        } => plan::plan(&settings, &name).await,
+            target: PlanTarget::Org { name, json },
+        } => plan::plan(&settings, &name, json).await,
         SyncCommand::Worker {
             once,
             poll_secs,
             rebind,
             claim_secs,
             margin,
+            json,
         } => {
             let options = worker::WorkerOptions {
                 once,
@@ -186,6 +202,7 @@ pub async fn run(global: &GlobalArgs, args: SyncArgs) -> CommandResult {
                 claim_secs,
                 rebind: rebind.rebind_credential,
                 margin: margin.get(),
+                format: report::Format::from_flag(json),
             };
             worker::worker(&settings, options).await
         }
@@ -198,6 +215,9 @@ struct Env {
     client: Client,
     clock: TokioClock,
     settings: Settings,
+    /// When the other configured tokens' owners could not be asked (the quota spent until
+    /// then): a run starting after it asks again before it spends anything.
+    owners_unchecked: Option<headroom_core::clock::Timestamp>,
 }
 
 async fn env(settings: &Settings, margin: SignedDuration) -> Result<Env, CliError> {
@@ -210,19 +230,58 @@ async fn env(settings: &Settings, margin: SignedDuration) -> Result<Env, CliErro
     let clock = TokioClock::system();
     let client = wiring::client_with_margin(settings, clock, &opened, margin)
         .map_err(|e| CliError::refused(&e))?;
-    one_quota(&client, settings).await?;
+    // A spent quota holds back the `GET /user`s that tell the owners (issue 36, item 4): the
+    // command goes on (a new run is created hibernating, a worker looks for due runs), and
+    // the check is made again when the quota reopens.
+    let owners_unchecked = match configured_owners(&client, settings).await {
+        Ok(()) => None,
+        Err(headroom_sync::IdentityError::Api(headroom_http::ApiError::RateLimited {
+            until,
+            ..
+        })) => {
+            if !settings.also_configured.is_empty() {
+                tracing::warn!(
+                    event = telemetry::SYNC_OWNERS_UNCHECKED,
+                    until = %until,
+                    "The quota is spent: whether the other configured tokens spend the same \
+                     quota is checked once it reopens."
+                );
+            }
+            Some(until)
+        }
+        Err(e) => return Err(owners_error(e)),
+    };
     Ok(Env {
         store,
         recorder: opened.sinks.recorder().clone(),
         client,
         clock,
         settings: settings.clone(),
+        owners_unchecked,
     })
 }
 
 /// Refuses to sync when the tokens configured besides the one used spend another quota
 /// (credentials are not capacity); with only one token configured, asks nothing.
 pub(crate) async fn one_quota(client: &Client, settings: &Settings) -> Result<(), CliError> {
+    configured_owners(client, settings)
+        .await
+        .map_err(owners_error)
+}
+
+/// Several owners are a refusal; an owner that could not be learned, a failure.
+fn owners_error(e: headroom_sync::IdentityError) -> CliError {
+    match e {
+        e @ headroom_sync::IdentityError::SeveralOwners(_) => CliError::refused(&e),
+        e => CliError::failed(&e),
+    }
+}
+
+/// [`one_quota`]'s check, its error as it came.
+async fn configured_owners(
+    client: &Client,
+    settings: &Settings,
+) -> Result<(), headroom_sync::IdentityError> {
     if settings.also_configured.is_empty() {
         return Ok(());
     }
@@ -235,11 +294,9 @@ pub(crate) async fn one_quota(client: &Client, settings: &Settings) -> Result<()
         settings.credential_source.unwrap_or("no token"),
         settings.credential.as_ref(),
     );
-    match headroom_sync::one_identity(client, used, &also).await {
-        Ok(_) => Ok(()),
-        Err(e @ headroom_sync::IdentityError::SeveralOwners(_)) => Err(CliError::refused(&e)),
-        Err(e) => Err(CliError::failed(&e)),
-    }
+    headroom_sync::one_identity(client, used, &also)
+        .await
+        .map(|_| ())
 }
 
 fn runner(env: &Env, progress: Arc<dyn ProgressSink>, claim_secs: u64, rebind: bool) -> Runner {
@@ -308,24 +365,4 @@ pub fn org_runner(
         // The graph is fixed in code and tested; reaching this is a programming error.
         Err(e) => panic!("the organization graph is invalid: {e}"),
     }
-}
-
-fn print_outcome(
-    id: i64,
-    status: &str,
-    reason: Option<&str>,
-    until: Option<Timestamp>,
-    summary: &RunSummary,
-) {
-    outln!(
-        "{}",
-        json!({
-            "event": telemetry::SYNC_RUN_COMPLETED,
-            "run_id": id,
-            "status": status,
-            "reason": reason,
-            "until": until.map(|u| u.to_string()),
-            "summary": summary,
-        })
-    );
 }

@@ -7,17 +7,21 @@ use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::sync::Arc;
 
-use headroom_core::clock::{Clock, SignedDuration};
+use headroom_core::QuotaKey;
+use headroom_core::clock::{Clock, SignedDuration, Timestamp};
 use headroom_core::telemetry;
 use headroom_github::org;
 use headroom_store::{CredentialUsed, NewSyncRun, SyncRun, subject_label};
 use headroom_sync::{FamilyEstimate, ProgressSink, RunOutcome, RunSummary, StageGraph};
-use serde_json::json;
 
-use super::progress::{JsonProgress, TerminalProgress};
-use super::{Env, env, plan, print_outcome, runner};
+use self::pending::SpentStart;
+use super::progress::{JsonProgress, QuietProgress, TerminalProgress};
+use super::report::{self, Format};
+use super::{Env, env, plan, runner, unresumed};
 use crate::config::Settings;
 use crate::outcome::{CliError, CommandResult, Outcome};
+
+mod pending;
 
 /// A new run of `name`, bound to `credential`, with `sync plan`'s estimate when asked.
 async fn create_run(
@@ -69,16 +73,11 @@ async fn attach_to_unfinished(
     env: &super::Env,
     name: &str,
     stages: &[String],
-    credential: Option<&headroom_http::Credential>,
+    key: &QuotaKey,
 ) -> Result<Option<i64>, CliError> {
-    let key = env
-        .client
-        .identity(credential)
-        .await
-        .map_err(|e| CliError::failed(&e))?;
     let Some(run) = env
         .store
-        .unfinished_sync_run("org", name, &key)
+        .unfinished_sync_run("org", name, key)
         .await
         .map_err(|e| CliError::failed(&e))?
     else {
@@ -140,6 +139,7 @@ async fn taken_over(
     name: &str,
     id: i64,
     wait: bool,
+    format: Format,
 ) -> Result<Option<Outcome>, CliError> {
     let run = env
         .store
@@ -147,18 +147,7 @@ async fn taken_over(
         .await
         .map_err(|e| CliError::failed(&e))?;
     let claimed_by = run.as_ref().and_then(|r| r.claimed_by.clone());
-    outln!(
-        "{}",
-        json!({
-            "event": "sync.taken_over",
-            "run_id": id,
-            "claimed_by": claimed_by,
-            "following": wait,
-            "follow": format!(
-                "headroom sync status {id} (or wait for it: headroom sync org {name} --resume {id} --wait)"
-            ),
-        })
-    );
+    report::taken_over(format, id, name, claimed_by.as_deref(), wait);
     if !wait {
         return Ok(Some(Outcome::Success));
     }
@@ -175,12 +164,12 @@ async fn taken_over(
         let summary = RunSummary::from_stored(run.summary.as_ref());
         match run.status {
             headroom_store::SyncRunStatus::Done => {
-                print_outcome(id, "done", None, None, &summary);
+                report::outcome(format, id, "done", None, &summary);
                 return Ok(Some(Outcome::Success));
             }
             headroom_store::SyncRunStatus::Failed => {
                 let reason = run.failure_reason.as_deref().unwrap_or_default();
-                print_outcome(id, "failed", Some(reason), None, &summary);
+                report::outcome(format, id, "failed", Some(reason), &summary);
                 return Ok(Some(Outcome::Unsuccessful));
             }
             _ if claimed(env, &run) => {}
@@ -198,6 +187,7 @@ pub(super) struct OrgOptions {
     pub(super) hold: SignedDuration,
     pub(super) claim_secs: u64,
     pub(super) margin: SignedDuration,
+    pub(super) format: Format,
 }
 
 pub(super) async fn sync_org(
@@ -214,6 +204,7 @@ pub(super) async fn sync_org(
         hold,
         claim_secs,
         margin,
+        format,
     } = options;
     let graph = StageGraph::new(org::declarations(), Some(org::REPOSITORY_SOURCE))
         .map_err(|e| CliError::failed(&e))?;
@@ -234,42 +225,54 @@ pub(super) async fn sync_org(
             Ok(None) => return Err(CliError::refused(&format!("--resume: no sync run {id}"))),
             Err(e) => return Err(CliError::failed(&e)),
         },
-        None => match attach_to_unfinished(&env, &name, &stages, credential).await? {
-            Some(id) => id,
-            None => create_run(&env, &name, stages, credential, estimate).await?,
-        },
+        None => {
+            // `--wait` waits as long as it takes; otherwise no longer than the hold.
+            let patience = if wait { SignedDuration::MAX } else { hold };
+            let key = match owner_known(&env, &name, credential, patience, format).await? {
+                Owner::Known(key) => key,
+                Owner::Spent { until, credential } => {
+                    let run = SpentStart {
+                        name: &name,
+                        stages: &stages,
+                        credential,
+                        until,
+                        estimate,
+                    };
+                    return pending::start(&env, &run, format).await;
+                }
+            };
+            if env.owners_unchecked.is_some() {
+                // The other configured tokens could not be asked for their owners while the
+                // quota was spent; now it is open again, before anything is spent.
+                super::one_quota(&env.client, settings).await?;
+            }
+            match attach_to_unfinished(&env, &name, &stages, &key).await? {
+                Some(id) => id,
+                // One created while the owner was not known yet is this same run.
+                None => match pending::unfinished(&env, &name, &stages, credential).await? {
+                    Some(id) => id,
+                    None => create_run(&env, &name, stages, credential, estimate).await?,
+                },
+            }
+        }
     };
-    let progress: Arc<dyn ProgressSink> = if std::io::stderr().is_terminal() {
-        Arc::new(TerminalProgress::new(graph.clone()))
-    } else {
-        Arc::new(JsonProgress)
-    };
-    let runner = runner(&env, progress, claim_secs, rebind);
+    let runner = runner(&env, progress_sink(format, &graph), claim_secs, rebind);
     loop {
         match runner.run(id).await {
             Ok(RunOutcome::Done { summary }) => {
-                print_outcome(id, "done", None, None, &summary);
+                report::outcome(format, id, "done", None, &summary);
                 return Ok(Outcome::Success);
             }
             Ok(RunOutcome::Failed { reason, summary }) => {
-                print_outcome(id, "failed", Some(&reason), None, &summary);
+                report::outcome(format, id, "failed", Some(&reason), &summary);
                 return Ok(Outcome::Unsuccessful);
             }
             Ok(RunOutcome::Hibernating { until, reason }) => {
                 // The run is persisted and unclaimed either way; holding only means this
                 // process is the worker that wakes it. Killed meanwhile, it loses nothing.
-                let held = wait || until.duration_since(env.clock.now()) <= hold;
-                outln!(
-                    "{}",
-                    json!({
-                        "event": telemetry::SYNC_RUN_HIBERNATING,
-                        "run_id": id,
-                        "until": until.to_string(),
-                        "reason": reason,
-                        "held": held,
-                        "resume": format!("headroom run or headroom sync worker (or: headroom sync org {name} --resume {id})"),
-                    })
-                );
+                let now = env.clock.now();
+                let held = wait || until.duration_since(now) <= hold;
+                report::hibernating(format, id, Some(&name), until, &reason, held, now);
                 if held {
                     env.clock.sleep_until(until).await;
                     continue;
@@ -279,12 +282,15 @@ pub(super) async fn sync_org(
             // A worker took the run (a pending run this process had just created, or one it
             // held while it hibernated): it is in good hands. `--wait` follows it to its end.
             Err(headroom_sync::SyncError::Claimed(_)) => {
-                if let Some(outcome) = taken_over(&env, &name, id, wait).await? {
+                if let Some(outcome) = taken_over(&env, &name, id, wait, format).await? {
                     return Ok(outcome);
                 }
             }
-            // Another credential than the run's: a refusal, which names what to do.
-            Err(headroom_sync::SyncError::Credential(e)) => return Err(CliError::refused(&e)),
+            // Another credential than the run's: a refusal, which names what to do, and
+            // whether anything else resumes the run it leaves waiting.
+            Err(headroom_sync::SyncError::Credential(e)) => {
+                return Err(CliError::refused(&refusal_with_hint(&env, id, &e).await));
+            }
             // The database went away mid-run: nothing was lost, and the operator needs the
             // way back.
             Err(e @ headroom_sync::SyncError::Store(_)) => {
@@ -293,6 +299,81 @@ pub(super) async fn sync_org(
                      `headroom sync org {name} --resume {id}` once the database answers \
                      (or let a worker take it)"
                 )));
+            }
+            Err(e) => return Err(CliError::failed(&e)),
+        }
+    }
+}
+
+/// A credential refusal, with what it leaves the run at and the command that resumes it
+/// (issue 36, item 2): the run stays waiting, and nothing this process runs will take it.
+async fn refusal_with_hint(
+    env: &Env,
+    id: i64,
+    refusal: &headroom_sync::CredentialRefusal,
+) -> String {
+    let Ok(Some(run)) = env.store.sync_run(id).await else {
+        return refusal.to_string();
+    };
+    let hint = unresumed::refused(&run, refusal);
+    format!(
+        "{refusal}\n  sync run {id} stays {}: this process cannot resume it — {}\n  resume it \
+         with {}",
+        run.status.as_str(),
+        hint.why,
+        hint.command
+    )
+}
+
+/// Where a run's progress goes: JSON lines, bars on a terminal, or nothing when piped (the
+/// hibernations and the summary say it all).
+fn progress_sink(format: Format, graph: &StageGraph) -> Arc<dyn ProgressSink> {
+    match format {
+        Format::Json => Arc::new(JsonProgress),
+        Format::Text if std::io::stderr().is_terminal() => {
+            Arc::new(TerminalProgress::new(graph.clone()))
+        }
+        Format::Text => Arc::new(QuietProgress),
+    }
+}
+
+/// Whose quota a new run spends.
+enum Owner<'a> {
+    /// The credential's owner, known.
+    Known(QuotaKey),
+    /// Not known: the quota is spent until `until`, and `GET /user`, which tells the owner,
+    /// is held back until then.
+    Spent {
+        until: Timestamp,
+        credential: &'a headroom_http::Credential,
+    },
+}
+
+/// Whether the credential's owner — whose quota the run spends, and by whom it is keyed — is
+/// known. On a fresh database with the quota spent, the `GET /user` that tells it is held back
+/// until the window reopens (issue 36, item 4): this process waits for it when it may wait
+/// (`--wait`, or a wait within `patience`, the hold); otherwise [`Owner::Spent`].
+async fn owner_known<'a>(
+    env: &Env,
+    name: &str,
+    credential: Option<&'a headroom_http::Credential>,
+    patience: SignedDuration,
+    format: Format,
+) -> Result<Owner<'a>, CliError> {
+    loop {
+        match env.client.identity(credential).await {
+            Ok(key) => return Ok(Owner::Known(key)),
+            Err(headroom_http::ApiError::RateLimited { until, .. }) => {
+                let now = env.clock.now();
+                match credential {
+                    // Without a credential nothing is asked; a credential it is.
+                    Some(credential) if until.duration_since(now) > patience => {
+                        return Ok(Owner::Spent { until, credential });
+                    }
+                    _ => {}
+                }
+                report::start_waits(format, name, until, now);
+                env.clock.sleep_until(until).await;
             }
             Err(e) => return Err(CliError::failed(&e)),
         }

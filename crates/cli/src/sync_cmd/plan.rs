@@ -3,9 +3,7 @@
 
 use headroom_core::governor::GovernorConfig;
 use headroom_github::org;
-use headroom_github::org::count_at as count;
-use headroom_http::ApiRequest;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::{Env, env};
 use crate::config::Settings;
@@ -19,7 +17,7 @@ pub(super) struct Measured {
     pub(super) limits: (u64, u64),
 }
 
-pub(super) async fn plan(settings: &Settings, name: &str) -> CommandResult {
+pub(super) async fn plan(settings: &Settings, name: &str, json: bool) -> CommandResult {
     let env = env(settings, GovernorConfig::default().margin).await?;
     let Measured {
         probe,
@@ -39,6 +37,7 @@ pub(super) async fn plan(settings: &Settings, name: &str) -> CommandResult {
             "commits_per_pull_request": plan.commits_per_pull_request,
             "pull_requests_sampled": probe.sampled_pulls,
             "workflow_runs_per_repository": plan.workflow_runs_per_repository,
+            "head_commits_per_workflow_run": plan.heads_per_workflow_run,
             "repositories_sampled_for_runs": plan.repositories_sampled_for_runs,
         },
         "estimate": {
@@ -53,6 +52,12 @@ pub(super) async fn plan(settings: &Settings, name: &str) -> CommandResult {
             "dimension": f.family.dimension.as_str(), "units": f.units,
         })).collect::<Vec<_>>(),
     });
+    if !json {
+        for line in plan_lines(name, &probe, &plan, probe_cost, core_limit, graphql_limit) {
+            outln!("{line}");
+        }
+        return Ok(Outcome::Success);
+    }
     match serde_json::to_string_pretty(&report) {
         Ok(text) => outln!("{text}"),
         Err(e) => return Err(CliError::failed(&e)),
@@ -60,40 +65,76 @@ pub(super) async fn plan(settings: &Settings, name: &str) -> CommandResult {
     Ok(Outcome::Success)
 }
 
+/// "1 point", "3 points".
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// `sync plan`'s text: what was measured, the estimate, and the per-stage table.
+fn plan_lines(
+    name: &str,
+    probe: &org::plan::PlanProbe,
+    plan: &org::plan::Plan,
+    probe_cost: u32,
+    core_limit: u64,
+    graphql_limit: u64,
+) -> Vec<String> {
+    let mut out = vec![
+        format!(
+            "plan for org {name} (measured with {})",
+            plural(u64::from(probe_cost), "GraphQL point", "GraphQL points")
+        ),
+        format!(
+            "  {} · {} · {} · {} · {}",
+            plural(probe.repositories, "repository", "repositories"),
+            plural(probe.members, "member", "members"),
+            plural(probe.teams, "team", "teams"),
+            plural(plan.pull_requests, "pull request", "pull requests"),
+            plural(probe.organization_projects, "project", "projects"),
+        ),
+        format!(
+            "  sampled: {:.1} commits per pull request, {:.1} workflow runs per repository (of {}), \
+             {:.2} head commits per run",
+            plan.commits_per_pull_request,
+            plan.workflow_runs_per_repository,
+            plural(
+                plan.repositories_sampled_for_runs as u64,
+                "repository",
+                "repositories"
+            ),
+            plan.heads_per_workflow_run,
+        ),
+        format!(
+            "  estimate: GraphQL {} (limit {graphql_limit} points a window) · REST {} (limit \
+             {core_limit} a window) · {}",
+            plural(plan.graphql_requests, "request", "requests"),
+            plural(plan.rest_requests, "request", "requests"),
+            plural(plan.quota_windows, "quota window", "quota windows"),
+        ),
+        format!(
+            "  {:<20} {:<24} {:<13} {:>9}",
+            "stage", "route family", "dimension", "estimated"
+        ),
+    ];
+    for f in &plan.by_family {
+        out.push(format!(
+            "  {:<20} {:<24} {:<13} {:>9}",
+            f.stage,
+            f.family.name,
+            f.family.dimension.as_str(),
+            f.units
+        ));
+    }
+    out
+}
+
 /// Sends the probe (a few GraphQL points, and a REST request per sampled repository) and
 /// runs the model: what `sync plan` prints and `sync org --estimate` stores with its run.
 pub(super) async fn measure(env: &Env, name: &str) -> Result<Measured, CliError> {
     let credential = env.settings.credential.as_ref();
-    let request = match ApiRequest::graphql(org::plan::PLAN_QUERY, &json!({ "login": name })) {
-        Ok(r) => r
-            .credential(credential)
-            .route(headroom_core::route::SYNC_PLAN_GRAPHQL),
-        Err(e) => return Err(CliError::failed(&e)),
-    };
-    let probe_cost = request.estimated_cost;
-    let body: Value = env
-        .client
-        .send(request)
+    let (probe, probe_cost, runs) = org::plan::probe(&env.client, credential, name)
         .await
-        .and_then(|r| r.json())
         .map_err(|e| CliError::failed(&e))?;
-    let probe = org::plan::PlanProbe::read(&body, name).map_err(|e| CliError::failed(&e))?;
-    // Workflow runs of the first few repositories (`total_count` of a one-item page).
-    let mut run_counts = Vec::new();
-    for repo in probe.run_sample() {
-        let request = ApiRequest::get(format!("/repos/{name}/{repo}/actions/runs?per_page=1"))
-            .credential(credential)
-            .route(headroom_core::route::SYNC_PLAN_REST);
-        match env
-            .client
-            .send(request)
-            .await
-            .and_then(|r| r.json::<Value>())
-        {
-            Ok(body) => run_counts.push(count(&body, &["total_count"])),
-            Err(e) => return Err(CliError::failed(&e)),
-        }
-    }
     let key = env
         .client
         .identity(credential)
@@ -108,7 +149,7 @@ pub(super) async fn measure(env: &Env, name: &str) -> Result<Measured, CliError>
             .unwrap_or(default)
     };
     let (core_limit, graphql_limit) = (limit_of("core", 5_000), limit_of("graphql", 5_000));
-    let plan = probe.estimate(&run_counts, core_limit, graphql_limit);
+    let plan = probe.estimate(&runs, core_limit, graphql_limit);
     Ok(Measured {
         probe,
         plan,

@@ -1,9 +1,10 @@
-//! How a run's progress is shown: JSON lines on stdout, or bars on a terminal.
+//! How a run's progress is shown: JSON lines on stdout (`--json`), bars on a terminal, or
+//! nothing (text piped: the outcome says it all).
 
 use std::io::Write;
 use std::sync::Mutex;
 
-use headroom_core::clock::Timestamp;
+use headroom_core::clock::{Clock, SignedDuration, SystemClock, Timestamp};
 use headroom_sync::{ProgressEvent, ProgressSink, StageGraph};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::Value;
@@ -26,15 +27,44 @@ impl ProgressSink for JsonProgress {
     }
 }
 
-/// Progress bars on a terminal: one per stage ("stage 5 of 8 · pull requests", its
-/// repositories as the bar, the page in the message) and a line below them saying why the run
-/// waits.
+/// No progress: text on a pipe prints only the run's hibernations and its summary.
+pub(super) struct QuietProgress;
+
+impl ProgressSink for QuietProgress {
+    fn event(&self, _: &ProgressEvent) {}
+}
+
+/// Progress bars on a terminal: a line with the time elapsed and the stages running, one bar
+/// per stage (its repositories as the bar, the page in the message), and a line below them
+/// saying why the run waits. Stages run side by side, so none is "stage 5 of 8"; a bar's total
+/// never shrinks and its position never moves back, though repositories finish out of order.
 pub(super) struct TerminalProgress {
     graph: StageGraph,
     multi: MultiProgress,
     bars: Vec<(String, ProgressBar)>,
+    pace: ProgressBar,
     why: ProgressBar,
     settled: Mutex<Vec<String>>,
+    running: Mutex<Vec<String>>,
+    clock: SystemClock,
+    started: Timestamp,
+}
+
+/// Where a bar showing `shown` (position, length) goes when repository `index` (1-based) of
+/// `total` reports a page: never backwards, never to a smaller total.
+fn advanced(shown: (u64, u64), index: u64, total: u64) -> (u64, u64) {
+    let position = shown.0.max(index.saturating_sub(1));
+    (position, shown.1.max(total).max(position))
+}
+
+/// "45 s", "3 min 20 s", "1 h 5 min".
+fn elapsed_words(d: SignedDuration) -> String {
+    let s = d.as_secs().max(0);
+    match (s / 3600, s % 3600 / 60, s % 60) {
+        (0, 0, s) => format!("{s} s"),
+        (0, m, s) => format!("{m} min {s} s"),
+        (h, m, _) => format!("{h} h {m} min"),
+    }
 }
 
 /// A bucket's name for people.
@@ -48,32 +78,66 @@ fn surface(bucket: &str) -> &str {
 
 impl TerminalProgress {
     pub(super) fn new(graph: StageGraph) -> Self {
-        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
-        let style = ProgressStyle::with_template("{prefix:<48} [{bar:24}] {msg}")
+        Self::drawn_to(graph, ProgressDrawTarget::stderr())
+    }
+
+    fn drawn_to(graph: StageGraph, target: ProgressDrawTarget) -> Self {
+        let multi = MultiProgress::with_draw_target(target);
+        let style = ProgressStyle::with_template("{prefix:<32} [{bar:24}] {pos}/{len} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> ");
-        let total = graph.stages().len();
+        let line = || {
+            ProgressBar::new(0).with_style(
+                ProgressStyle::with_template("{msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            )
+        };
+        let pace = multi.add(line());
         let bars = graph
             .stages()
             .iter()
-            .enumerate()
-            .map(|(i, decl)| {
+            .map(|decl| {
                 let bar = multi.add(ProgressBar::new(1).with_style(style.clone()));
-                bar.set_prefix(format!("stage {} of {total} · {}", i + 1, decl.title));
+                bar.set_prefix(decl.title.to_string());
                 bar.set_message("pending");
                 (decl.name.to_owned(), bar)
             })
             .collect();
-        let why = multi.add(ProgressBar::new(0).with_style(
-            ProgressStyle::with_template("{msg}").unwrap_or_else(|_| ProgressStyle::default_bar()),
-        ));
+        let why = multi.add(line());
+        let clock = SystemClock;
+        // A log line (a warning) is printed above the bars, never through them.
+        crate::logging::lines_above(Some(multi.clone()));
         Self {
             graph,
             multi,
             bars,
+            pace,
             why,
             settled: Mutex::new(Vec::new()),
+            running: Mutex::new(Vec::new()),
+            started: clock.now(),
+            clock,
         }
+    }
+
+    /// The top line: "elapsed 3 min 20 s · pull_requests, workflow_runs running".
+    fn show_pace(&self, stage: &str, running: bool) {
+        let names = match self.running.lock() {
+            Ok(mut r) => {
+                r.retain(|s| s != stage);
+                if running {
+                    r.push(stage.to_owned());
+                }
+                r.join(", ")
+            }
+            Err(_) => String::new(),
+        };
+        let elapsed = elapsed_words(self.clock.now().duration_since(self.started));
+        self.pace.set_message(if names.is_empty() {
+            format!("elapsed {elapsed}")
+        } else {
+            format!("elapsed {elapsed} · {names} running")
+        });
     }
 
     fn bar(&self, stage: &str) -> Option<&ProgressBar> {
@@ -106,11 +170,18 @@ impl TerminalProgress {
     }
 }
 
+impl Drop for TerminalProgress {
+    fn drop(&mut self) {
+        crate::logging::lines_above(None);
+    }
+}
+
 impl ProgressSink for TerminalProgress {
     fn event(&self, event: &ProgressEvent) {
         let hm = |t: &Timestamp| t.strftime("%H:%M:%S UTC").to_string();
         match event {
             ProgressEvent::StageStarted { stage, .. } => {
+                self.show_pace(stage, true);
                 if let Some(bar) = self.bar(stage) {
                     bar.set_message("running");
                 }
@@ -122,19 +193,23 @@ impl ProgressSink for TerminalProgress {
                 page,
                 ..
             } => {
+                self.show_pace(stage, true);
                 if let Some(bar) = self.bar(stage) {
-                    match (scope_index, scope_total) {
-                        (Some(i), Some(n)) => {
-                            bar.set_length(*n as u64);
-                            bar.set_position(i.saturating_sub(1) as u64);
-                            bar.set_message(format!("repo {i}/{n} · page {page}"));
-                        }
-                        _ => bar.set_message(format!("page {page}")),
+                    if let (Some(i), Some(n)) = (scope_index, scope_total) {
+                        let (position, length) = advanced(
+                            (bar.position(), bar.length().unwrap_or(0)),
+                            *i as u64,
+                            *n as u64,
+                        );
+                        bar.set_length(length);
+                        bar.set_position(position);
                     }
+                    bar.set_message(format!("page {page}"));
                 }
             }
             ProgressEvent::StageDone { stage, .. } => {
                 self.settle(stage);
+                self.show_pace(stage, false);
                 if let Some(bar) = self.bar(stage) {
                     bar.set_position(bar.length().unwrap_or(1));
                     bar.finish_with_message("done");
@@ -163,12 +238,14 @@ impl ProgressSink for TerminalProgress {
             }
             ProgressEvent::StageFailed { stage, reason, .. } => {
                 self.settle(stage);
+                self.show_pace(stage, false);
                 if let Some(bar) = self.bar(stage) {
                     bar.abandon_with_message(format!("failed: {reason}"));
                 }
             }
             ProgressEvent::StageBlocked { stage, by, .. } => {
                 self.settle(stage);
+                self.show_pace(stage, false);
                 if let Some(bar) = self.bar(stage) {
                     bar.abandon_with_message(format!("blocked by {by}"));
                 }
@@ -197,8 +274,84 @@ impl ProgressSink for TerminalProgress {
                 self.why.set_message(line);
             }
             ProgressEvent::Finished { status, .. } => {
+                self.show_pace("", false);
+                self.pace.finish();
                 self.why.finish_with_message(format!("run {status}"));
+                crate::logging::lines_above(None);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use headroom_github::org;
+
+    fn page(stage: &str, index: usize, total: usize) -> ProgressEvent {
+        ProgressEvent::Page {
+            run_id: 1,
+            stage: stage.into(),
+            scope: format!("acme/r{index}#{index}"),
+            scope_index: Some(index),
+            scope_total: Some(total),
+            page: 1,
+            rows: 3,
+        }
+    }
+
+    fn terminal() -> TerminalProgress {
+        let graph = StageGraph::new(org::declarations(), Some(org::REPOSITORY_SOURCE))
+            .expect("a valid graph");
+        TerminalProgress::drawn_to(graph, ProgressDrawTarget::hidden())
+    }
+
+    #[test]
+    fn a_bar_never_moves_backwards() {
+        let t = terminal();
+        let bar = t.bar(org::names::WORKFLOW_RUNS).expect("a bar").clone();
+        let mut shown = Vec::new();
+        // Repositories finish out of order, several side by side.
+        for i in [24, 3, 31, 12, 30, 40] {
+            t.event(&page(org::names::WORKFLOW_RUNS, i, 40));
+            shown.push(bar.position());
+        }
+        assert!(shown.windows(2).all(|w| w[0] <= w[1]), "{shown:?}");
+        assert_eq!(shown.last(), Some(&39));
+    }
+
+    #[test]
+    fn a_bar_total_never_shrinks() {
+        let t = terminal();
+        let bar = t.bar(org::names::PULL_REQUESTS).expect("a bar").clone();
+        t.event(&page(org::names::PULL_REQUESTS, 24, 40));
+        t.event(&page(org::names::PULL_REQUESTS, 25, 31));
+        assert_eq!((bar.position(), bar.length()), (24, Some(40)));
+        assert_eq!(advanced((5, 10), 2, 3), (5, 10));
+        assert_eq!(advanced((5, 10), 12, 3), (11, 11));
+    }
+
+    #[test]
+    fn the_terminal_names_every_stage_running_and_the_time_elapsed() {
+        let t = terminal();
+        for stage in [org::names::PULL_REQUESTS, org::names::WORKFLOW_RUNS] {
+            t.event(&ProgressEvent::StageStarted {
+                run_id: 1,
+                stage: stage.into(),
+                title: stage.into(),
+                position: 5,
+                of: 8,
+            });
+        }
+        t.event(&ProgressEvent::StageDone {
+            run_id: 1,
+            stage: org::names::PULL_REQUESTS.into(),
+        });
+        let line = t.pace.message();
+        assert!(
+            line.starts_with("elapsed ") && line.ends_with(" · workflow_runs running"),
+            "{line}"
+        );
+        assert!(t.bars.iter().all(|(_, b)| !b.prefix().contains(" of ")));
     }
 }

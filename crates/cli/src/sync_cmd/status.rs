@@ -1,12 +1,16 @@
-//! `sync status [RUN_ID] [--json]`: a run's stages, cursors, counts and what it waits for.
+//! `sync status [RUN_ID] [--json]`: a run's stages, cursors, counts and what it waits for —
+//! and, for a run that waits, whether this process's credential can resume it and whether
+//! any live process does (see [`super::unresumed`]), with the command that will.
 
-use headroom_core::clock::Timestamp;
+use headroom_core::clock::{Clock, Timestamp, TokioClock};
 use headroom_github::org;
+use headroom_server::status::resume::{Resumer, Unresumed};
 use headroom_store::{CheckpointStatus, StoreRead, SyncRun, TABLES};
 use headroom_sync::summary::{Calibration, StageStatus};
 use headroom_sync::{CalibrationRow, ClockSkew, RunSummary};
 use serde::Serialize;
 
+use super::unresumed::{self, Hint};
 use crate::config::Settings;
 use crate::outcome::{CliError, CommandResult, Outcome};
 
@@ -37,6 +41,12 @@ struct RunStatus {
     /// The provider's `Date` against this machine's clock (from its summary).
     clock_skew: Option<ClockSkew>,
     tables: std::collections::BTreeMap<String, u64>,
+    /// Why this process's credential cannot resume the run, and the command that will
+    /// (`None`: it can, or the run does not wait).
+    this_credential: Option<Hint>,
+    /// Why no live process resumes the run, and the command that will (`None`: one does, or
+    /// may still).
+    unresumed: Option<Unresumed>,
 }
 
 async fn describe(
@@ -125,6 +135,8 @@ async fn describe(
         calibration: summary.calibration,
         clock_skew: summary.clock_skew,
         tables,
+        this_credential: None,
+        unresumed: None,
     })
 }
 
@@ -144,11 +156,15 @@ fn refused_line(r: &headroom_sync::RefusedField) -> String {
     )
 }
 
-/// The provider's clock in words, with the reset margin that would cover it.
 /// Which credential the run spends, in words: its owner and fingerprint (never the token),
 /// and the rebinds recorded. `None` for a run created before bindings were recorded and not
 /// resumed since.
 fn binding_line(b: &headroom_store::CredentialBinding) -> Option<String> {
+    if let Some(f) = b.owner_pending() {
+        return Some(format!(
+            "credential: fingerprint {f}, its owner not known yet (learned when the run wakes)"
+        ));
+    }
     let owner = b.owner.as_deref()?;
     let mut line = match &b.fingerprint {
         Some(f) => format!("credential: {owner}, fingerprint {f}"),
@@ -166,6 +182,7 @@ fn binding_line(b: &headroom_store::CredentialBinding) -> Option<String> {
     Some(line)
 }
 
+/// The provider's clock in words, with the reset margin that would cover it.
 fn skew_line(skew: &ClockSkew) -> String {
     let secs = |ms: i64| format!("{:+.1} s", ms as f64 / 1000.0);
     format!(
@@ -239,7 +256,8 @@ pub(super) async fn status(settings: &Settings, run_id: Option<i64>, json: bool)
         .require_existing_database()
         .map_err(|e| CliError::refused(&e))?;
     // Read-only: it works on a database in a read-only directory and never changes one.
-    let store = crate::serve::open_read_only(&settings.db).await?.store;
+    let stores = crate::serve::open_read_only(&settings.db).await?;
+    let store = stores.store;
     let runs = match run_id {
         Some(id) => match store.sync_run(id).await {
             Ok(Some(run)) => vec![run],
@@ -251,10 +269,32 @@ pub(super) async fn status(settings: &Settings, run_id: Option<i64>, json: bool)
             .await
             .map_err(|e| CliError::failed(&e))?,
     };
+    let now = TokioClock::system().now();
+    // This process's credential, as a process that could resume a run (it does not: it only
+    // says whether it could, and how).
+    let me = Resumer {
+        host: settings.policy.host().to_owned(),
+        owner: crate::serve::stored_subject(settings, store.as_ref())
+            .await
+            .unwrap_or_default(),
+        fingerprint: settings
+            .credential
+            .as_ref()
+            .map(|c| c.fingerprint().to_owned()),
+        rebind: false,
+    };
     let mut out = Vec::new();
     for run in runs {
+        let this_credential = unresumed::mine(&run, &me, now);
+        let nobody = unresumed::nobody(stores.history.as_ref(), &run, now)
+            .await
+            .map_err(|e| CliError::failed(&e))?;
         match describe(store.as_ref(), run).await {
-            Ok(s) => out.push(s),
+            Ok(s) => out.push(RunStatus {
+                this_credential,
+                unresumed: nobody,
+                ..s
+            }),
             Err(e) => return Err(CliError::failed(&e)),
         }
     }
@@ -285,6 +325,16 @@ pub(super) async fn status(settings: &Settings, run_id: Option<i64>, json: bool)
         }
         if let Some(line) = binding_line(&s.run.credential) {
             outln!("  {line}");
+        }
+        if let Some(u) = &s.unresumed {
+            outln!("  {} Resume it with {}.", u.why, u.command);
+        }
+        if let Some(h) = &s.this_credential {
+            outln!(
+                "  your credential cannot resume it: {}; run {}",
+                h.why,
+                h.command
+            );
         }
         for st in &s.stages {
             let repos = if st.repositories > 0 && st.stage != "org" {

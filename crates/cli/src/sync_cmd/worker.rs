@@ -4,11 +4,14 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use headroom_core::clock::{Clock, SignedDuration, Timestamp};
+use headroom_core::telemetry;
 use headroom_store::{CredentialBinding, Store, SyncRun};
-use headroom_sync::{RunOutcome, RunSummary, Runner, SyncError};
+use headroom_sync::{ProgressSink, RunOutcome, Runner, SyncError};
 
-use super::progress::JsonProgress;
-use super::{env, print_outcome, runner};
+use super::progress::{JsonProgress, QuietProgress};
+use super::report::{self, Format};
+use super::unresumed::{self, Hint};
+use super::{env, runner};
 use crate::config::Settings;
 use crate::outcome::{CliError, CommandResult, Outcome};
 
@@ -16,9 +19,17 @@ use crate::outcome::{CliError, CommandResult, Outcome};
 /// for, with the binding they had then. Such a run stays due (only a resume with the right
 /// credential, or a rebind, can go on with it), so without this every pass would claim it and
 /// report the same refusal again; it is skipped until its binding changes.
+///
+/// A refusal is said once, with why and the command that resumes the run (issue 36, item 2):
+/// as a warn log line by default (`headroom run`), or kept for the caller to print
+/// ([`WorkerMemory::reporting_skips`], `sync worker`).
 #[derive(Debug, Default)]
 pub struct WorkerMemory {
     refused: HashMap<i64, CredentialBinding>,
+    /// The caller prints the skips itself (from `skipped`) instead of a log line.
+    report_skips: bool,
+    /// The runs refused in the latest pass, with why and the command that resumes them.
+    skipped: Vec<(i64, Hint)>,
 }
 
 impl WorkerMemory {
@@ -27,10 +38,37 @@ impl WorkerMemory {
         self.refused.get(&run.id) == Some(&run.credential)
     }
 
-    /// Notes what running `run` came to.
+    /// A memory whose refusals the caller prints (see [`WorkerMemory::take_skipped`]).
+    fn reporting_skips() -> Self {
+        Self {
+            report_skips: true,
+            ..Self::default()
+        }
+    }
+
+    /// The runs refused since the last call, with why and the command that resumes each.
+    fn take_skipped(&mut self) -> Vec<(i64, Hint)> {
+        std::mem::take(&mut self.skipped)
+    }
+
+    /// Notes what running `run` came to; a refusal is said once, here.
     fn note(&mut self, run: &SyncRun, outcome: &Result<RunOutcome, SyncError>) {
-        if let Err(SyncError::Credential(_)) = outcome {
+        if let Err(SyncError::Credential(refusal)) = outcome {
             self.refused.insert(run.id, run.credential.clone());
+            let hint = unresumed::refused(run, refusal);
+            if self.report_skips {
+                self.skipped.push((run.id, hint));
+            } else {
+                tracing::warn!(
+                    event = telemetry::SYNC_RUN_SKIPPED,
+                    run_id = run.id,
+                    error = %format!(
+                        "this worker cannot resume it: {}; resume it with {}",
+                        hint.why, hint.command
+                    ),
+                    "A due sync run is bound to a credential this worker does not hold."
+                );
+            }
         } else {
             self.refused.remove(&run.id);
         }
@@ -76,16 +114,23 @@ pub async fn worker_pass(
     Ok(next)
 }
 
-/// Prints a worker's outcome for one run (a JSON line on stdout).
-fn print_worker_outcome(id: i64, outcome: Result<RunOutcome, SyncError>) {
+/// Prints a worker's outcome for one run on stdout (text, or a JSON line).
+fn print_worker_outcome(
+    format: Format,
+    now: Timestamp,
+    id: i64,
+    outcome: Result<RunOutcome, SyncError>,
+) {
     match outcome {
-        Ok(RunOutcome::Done { summary }) => print_outcome(id, "done", None, None, &summary),
+        Ok(RunOutcome::Done { summary }) => report::outcome(format, id, "done", None, &summary),
         Ok(RunOutcome::Failed { reason, summary }) => {
-            print_outcome(id, "failed", Some(&reason), None, &summary)
+            report::outcome(format, id, "failed", Some(&reason), &summary)
         }
-        Ok(RunOutcome::Hibernating { until, .. }) => {
-            print_outcome(id, "hibernating", None, Some(until), &RunSummary::default())
+        Ok(RunOutcome::Hibernating { until, reason }) => {
+            report::hibernating(format, id, None, until, &reason, false, now)
         }
+        // Said with its command once the pass is over (see `WorkerMemory`).
+        Err(SyncError::Credential(_)) => {}
         // Held by another worker, or a store error: say so and go on.
         Err(e) => eprintln!("headroom: sync run {id}: {e}"),
     }
@@ -98,6 +143,7 @@ pub(super) struct WorkerOptions {
     pub(super) claim_secs: u64,
     pub(super) rebind: bool,
     pub(super) margin: SignedDuration,
+    pub(super) format: Format,
 }
 
 pub(super) async fn worker(settings: &Settings, options: WorkerOptions) -> CommandResult {
@@ -107,9 +153,14 @@ pub(super) async fn worker(settings: &Settings, options: WorkerOptions) -> Comma
         claim_secs,
         rebind,
         margin,
+        format,
     } = options;
     let env = env(settings, margin).await?;
-    let runner = runner(&env, Arc::new(JsonProgress), claim_secs, rebind);
+    let progress: Arc<dyn ProgressSink> = match format {
+        Format::Json => Arc::new(JsonProgress),
+        Format::Text => Arc::new(QuietProgress),
+    };
+    let runner = runner(&env, progress, claim_secs, rebind);
     let poll = SignedDuration::from_secs(i64::try_from(poll_secs).unwrap_or(15));
     if once {
         crate::retention::prune_once(
@@ -128,22 +179,29 @@ pub(super) async fn worker(settings: &Settings, options: WorkerOptions) -> Comma
             settings.retention,
         ))
     });
-    let mut memory = WorkerMemory::default();
+    let mut memory = WorkerMemory::reporting_skips();
     loop {
+        let mut ran = 0u32;
         let next = match worker_pass(
             &runner,
             env.store.as_ref(),
             env.clock.now(),
             &mut memory,
-            &mut |_| {},
-            &mut print_worker_outcome,
+            &mut |_| ran += 1,
+            &mut |id, outcome| print_worker_outcome(format, env.clock.now(), id, outcome),
         )
         .await
         {
             Ok(next) => next,
             Err(e) => return Err(CliError::failed(&e)),
         };
+        for (id, hint) in memory.take_skipped() {
+            report::skipped(format, id, &hint.why, &hint.command);
+        }
         if once {
+            if ran == 0 && format == Format::Text {
+                outln!("no sync run was due");
+            }
             return Ok(Outcome::Success);
         }
         // Wake for the earliest hibernation this pass left, or look again after `poll`.

@@ -1,0 +1,185 @@
+//! What the dashboard's browser tests share: Debian's Chromium driven headless through
+//! chromedriver, waits bounded by [`BOUND`] (never timed assertions), and child processes
+//! killed when dropped.
+
+#![allow(dead_code, clippy::expect_used, clippy::unwrap_used)]
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use headroom_core::clock::{Clock as _, SignedDuration, SystemClock, Timestamp, TokioClock};
+
+pub const CHROMIUM: &str = "/usr/bin/chromium";
+pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+/// How long anything the test waits for may take before it fails.
+pub const BOUND: Duration = Duration::from_secs(30);
+
+/// A child process killed when dropped.
+pub struct Process(pub Child);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+pub fn browser_missing() -> Option<String> {
+    let missing: Vec<&str> = [CHROMIUM, CHROMEDRIVER]
+        .into_iter()
+        .filter(|p| !Path::new(p).exists())
+        .collect();
+    (!missing.is_empty()).then(|| format!("{} not installed", missing.join(" and ")))
+}
+
+pub fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("addr").port()
+}
+
+/// Starts chromedriver and waits (bounded) until it accepts connections.
+pub fn chromedriver() -> (Process, String) {
+    let port = free_port();
+    let child = Command::new(CHROMEDRIVER)
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("chromedriver starts");
+    let started = SystemClock.now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            elapsed_since(started) < BOUND,
+            "chromedriver did not listen"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    (Process(child), format!("http://127.0.0.1:{port}"))
+}
+
+pub async fn browser(driver: &str, profile: &Path) -> Client {
+    let args = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        "--window-size=1280,1400",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .chain([format!("--user-data-dir={}", profile.display())])
+    .collect::<Vec<_>>();
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".into(),
+        serde_json::json!({"binary": CHROMIUM, "args": args}),
+    );
+    caps.insert(
+        "goog:loggingPrefs".into(),
+        serde_json::json!({"browser": "ALL"}),
+    );
+    ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+        .capabilities(caps)
+        .connect(driver)
+        .await
+        .expect("a browser session")
+}
+
+/// chromedriver's browser log (`POST /session/{id}/se/log`).
+#[derive(Debug)]
+pub struct BrowserLog;
+
+impl fantoccini::wd::WebDriverCompatibleCommand for BrowserLog {
+    fn endpoint(
+        &self,
+        base_url: &url::Url,
+        session_id: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base_url.join(&format!("session/{}/se/log", session_id.unwrap_or("")))
+    }
+
+    fn method_and_body(&self, _request_url: &url::Url) -> (http::Method, Option<String>) {
+        (http::Method::POST, Some(r#"{"type":"browser"}"#.to_owned()))
+    }
+}
+
+pub async fn text_of(client: &Client, css: &str) -> String {
+    client
+        .find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("{css}: {e}"))
+        .text()
+        .await
+        .expect("text")
+}
+
+/// Waits, at most [`BOUND`], until `css`'s text is `expected`.
+pub async fn wait_for_text(client: &Client, css: &str, expected: &str) {
+    let started = SystemClock.now();
+    loop {
+        if let Ok(element) = client.find(Locator::Css(css)).await
+            && element.text().await.is_ok_and(|t| t == expected)
+        {
+            return;
+        }
+        assert!(
+            elapsed_since(started) < BOUND,
+            "{css} never read {expected:?} (last: {:?})",
+            text_of(client, css).await
+        );
+        TokioClock::system()
+            .sleep(SignedDuration::from_millis(200))
+            .await;
+    }
+}
+
+/// Wall time since `started`, through the clock module (this test drives real processes).
+pub fn elapsed_since(started: Timestamp) -> Duration {
+    Duration::try_from(SystemClock.now().duration_since(started)).unwrap_or(Duration::ZERO)
+}
+
+/// Waits, at most [`BOUND`], until `url` answers.
+pub fn wait_until_listening(port: u16) {
+    let started = SystemClock.now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(elapsed_since(started) < BOUND, "nothing listens on {port}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Waits, at most `bound`, until `css`'s text satisfies `accept`; returns it.
+pub async fn wait_for(
+    client: &Client,
+    css: &str,
+    bound: Duration,
+    accept: impl Fn(&str) -> bool,
+) -> String {
+    let started = SystemClock.now();
+    loop {
+        if let Ok(element) = client.find(Locator::Css(css)).await
+            && let Ok(text) = element.text().await
+            && accept(&text)
+        {
+            return text;
+        }
+        assert!(
+            elapsed_since(started) < bound,
+            "{css} never read as expected (last: {:?})",
+            match client.find(Locator::Css(css)).await {
+                Ok(e) => e.text().await.unwrap_or_default(),
+                Err(e) => e.to_string(),
+            }
+        );
+        TokioClock::system()
+            .sleep(SignedDuration::from_millis(200))
+            .await;
+    }
+}
