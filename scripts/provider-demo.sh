@@ -3,10 +3,16 @@
 # GitLab (the simulator serves GitLab's REST v4 under /api/v4 on the same port): create a
 # repository, a branch, commit two files in one commit, protect the default branch, open and
 # merge a pull (merge) request, list the branches. Exits non-zero on the first failure.
+# Runs the binary HEADROOM_BIN names; without it, builds one (debug) first and says so.
 set -euo pipefail
+bin=${HEADROOM_BIN:+$(realpath "$HEADROOM_BIN")}
 cd "$(dirname "$0")/.."
-cargo build --quiet --bin headroom
-bin=$PWD/target/debug/headroom
+if [ -z "$bin" ]; then
+  echo "building headroom (debug, cargo build --bin headroom); set HEADROOM_BIN to use another" >&2
+  cargo build --quiet --bin headroom
+  bin=$PWD/target/debug/headroom
+fi
+echo "using $bin" >&2
 work=$(mktemp -d)
 sim_pid=
 trap '[ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null; rm -rf "$work"' EXIT
