@@ -26,8 +26,8 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use browser::{
-    BOUND, BrowserLog, Process, browser, browser_missing, chromedriver, free_port, text_of,
-    wait_for, wait_for_text, wait_until_listening,
+    BOUND, BrowserLog, Process, browser, browser_missing, chromedriver, headroom, in_browser,
+    service, text_of, wait_for, wait_for_text,
 };
 use fantoccini::{Client, Locator};
 use headroom_core::QuotaKey;
@@ -288,23 +288,6 @@ async fn check_page(client: Client, url: String, stores: QuotaStores, screenshot
     assert!(errors.is_empty(), "console errors: {errors:?}");
 }
 
-/// `headroom` in `dir` on `dash.db` against `sim` with `token`, nothing else from the
-/// environment.
-fn headroom(dir: &Path, sim: &common::Sim, token: &str, args: &[&str]) -> Command {
-    let mut c = Command::new(common::BIN);
-    c.current_dir(dir)
-        .args(["--db", "dash.db", "--api-url", &sim.url])
-        .args(args)
-        .env_remove("GH_TOKEN")
-        .env_remove("HEADROOM_DB")
-        .env_remove("HEADROOM_LISTEN")
-        .env_remove("GITHUB_API_URL")
-        .env("GITHUB_TOKEN", token)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    c
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_dashboard_follows_a_service_and_a_sync_sharing_one_identity() {
     if let Some(reason) = browser_missing() {
@@ -333,41 +316,12 @@ async fn the_dashboard_follows_a_service_and_a_sync_sharing_one_identity() {
         "--window-secs",
         "20",
     ]);
-    let port = free_port();
-    let listen = format!("127.0.0.1:{port}");
-    let _service = Process(
-        headroom(
-            dir.path(),
-            &sim,
-            "t1",
-            &[
-                "run",
-                "--listen",
-                &listen,
-                "--reset-margin-secs",
-                "1",
-                "--sync-poll-secs",
-                "1",
-            ],
-        )
-        .spawn()
-        .expect("headroom run starts"),
-    );
-    wait_until_listening(port);
-    let (_driver, driver_url) = chromedriver();
-    let client = browser(&driver_url, &dir.path().join("chromium-profile")).await;
-    let outcome = tokio::spawn(follow_live_processes(
-        client.clone(),
-        format!("http://{listen}/"),
-        dir.path().to_owned(),
-        sim,
-    ))
+    let (_service, url) = service(dir.path(), &sim.url, "t1");
+    let path = dir.path().to_owned();
+    in_browser(dir.path(), move |client| {
+        follow_live_processes(client, url, path, sim)
+    })
     .await;
-    let closed = client.close().await;
-    if let Err(failed) = outcome {
-        std::panic::resume_unwind(failed.into_panic());
-    }
-    closed.expect("close the session");
 }
 
 async fn follow_live_processes(client: Client, url: String, dir: PathBuf, sim: common::Sim) {
@@ -375,7 +329,7 @@ async fn follow_live_processes(client: Client, url: String, dir: PathBuf, sim: c
     wait_for_text(&client, "#live", "live").await;
     // Alice's other token, seen by another process: the page warns that the two share one
     // quota.
-    let seen = headroom(&dir, &sim, "t2", &["quota", "show"])
+    let seen = headroom(&dir, &sim.url, "t2", &["quota", "show"])
         .status()
         .expect("headroom quota show runs");
     assert!(seen.success(), "quota show failed: {seen}");
@@ -384,7 +338,7 @@ async fn follow_live_processes(client: Client, url: String, dir: PathBuf, sim: c
     // with that one).
     let sync = headroom(
         &dir,
-        &sim,
+        &sim.url,
         "t1",
         &[
             "sync",

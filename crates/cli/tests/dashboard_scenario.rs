@@ -20,35 +20,18 @@
 mod browser;
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::PathBuf;
+use std::process::Command;
 use std::time::Duration;
 
 use browser::{
-    BOUND, BrowserLog, Process, browser, browser_missing, chromedriver, free_port, text_of,
-    wait_for, wait_for_text, wait_until_listening,
+    BOUND, BrowserLog, browser_missing, headroom, in_browser, service, text_of, wait_for,
+    wait_for_text,
 };
 use fantoccini::{Client, Locator};
 
 /// The run's wake plus the minute after which the page says nobody resumed it, plus slack.
 const UNRESUMED_BOUND: Duration = Duration::from_secs(150);
-
-/// `headroom` in `dir` on `dash.db` against `sim` with `token`, nothing else from the
-/// environment.
-fn headroom(dir: &Path, sim: &common::Sim, token: &str, args: &[&str]) -> Command {
-    let mut c = Command::new(common::BIN);
-    c.current_dir(dir)
-        .args(["--db", "dash.db", "--api-url", &sim.url])
-        .args(args)
-        .env_remove("GH_TOKEN")
-        .env_remove("HEADROOM_DB")
-        .env_remove("HEADROOM_LISTEN")
-        .env_remove("GITHUB_API_URL")
-        .env("GITHUB_TOKEN", token)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    c
-}
 
 /// Another client of alice: plain GETs with `curl` straight to the simulator (loopback), not
 /// through headroom.
@@ -110,41 +93,9 @@ async fn the_dashboard_tells_the_truth_through_a_day_on_one_owners_quota() {
         "--window-secs",
         "40",
     ]);
-    let port = free_port();
-    let listen = format!("127.0.0.1:{port}");
-    let _service = Process(
-        headroom(
-            dir.path(),
-            &sim,
-            "t1",
-            &[
-                "run",
-                "--listen",
-                &listen,
-                "--reset-margin-secs",
-                "1",
-                "--sync-poll-secs",
-                "1",
-            ],
-        )
-        .spawn()
-        .expect("headroom run starts"),
-    );
-    wait_until_listening(port);
-    let (_driver, driver_url) = chromedriver();
-    let client = browser(&driver_url, &dir.path().join("chromium-profile")).await;
-    let outcome = tokio::spawn(follow(
-        client.clone(),
-        format!("http://{listen}/"),
-        dir.path().to_owned(),
-        sim,
-    ))
-    .await;
-    let closed = client.close().await;
-    if let Err(failed) = outcome {
-        std::panic::resume_unwind(failed.into_panic());
-    }
-    closed.expect("close the session");
+    let (_service, url) = service(dir.path(), &sim.url, "t1");
+    let path = dir.path().to_owned();
+    in_browser(dir.path(), move |client| follow(client, url, path, sim)).await;
 }
 
 async fn follow(client: Client, url: String, dir: PathBuf, sim: common::Sim) {
@@ -153,7 +104,7 @@ async fn follow(client: Client, url: String, dir: PathBuf, sim: common::Sim) {
     let core = "[data-bucket=\"127.0.0.1|user:alice|core\"]";
 
     // A second process on alice's other token probes the quota, then exits.
-    let probe = headroom(&dir, &sim, "t2", &["quota", "probe"])
+    let probe = headroom(&dir, &sim.url, "t2", &["quota", "probe"])
         .status()
         .expect("headroom quota probe runs");
     assert!(probe.success(), "quota probe failed: {probe}");
@@ -165,7 +116,7 @@ async fn follow(client: Client, url: String, dir: PathBuf, sim: common::Sim) {
     spend_outside(&sim, "t2", 5);
     let sync = headroom(
         &dir,
-        &sim,
+        &sim.url,
         "t3",
         &[
             "sync",

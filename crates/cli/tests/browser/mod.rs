@@ -183,3 +183,59 @@ pub async fn wait_for(
             .await;
     }
 }
+
+/// `headroom` in `dir` on `dash.db` against the API at `api` with `token`, nothing else from
+/// the environment.
+pub fn headroom(dir: &Path, api: &str, token: &str, args: &[&str]) -> Command {
+    let mut c = Command::new(crate::common::BIN);
+    c.current_dir(dir)
+        .args(["--db", "dash.db", "--api-url", api])
+        .args(args)
+        .env_remove("GH_TOKEN")
+        .env_remove("HEADROOM_DB")
+        .env_remove("HEADROOM_LISTEN")
+        .env_remove("GITHUB_API_URL")
+        .env("GITHUB_TOKEN", token)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    c
+}
+
+/// `headroom run --listen` with `token` on a free loopback port, once it listens; its page's
+/// URL. It wakes hibernating runs every second, a second after their window reopens.
+pub fn service(dir: &Path, api: &str, token: &str) -> (Process, String) {
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let args = [
+        "run",
+        "--listen",
+        &listen,
+        "--reset-margin-secs",
+        "1",
+        "--sync-poll-secs",
+        "1",
+    ];
+    let child = headroom(dir, api, token, &args)
+        .spawn()
+        .expect("headroom run starts");
+    let service = Process(child);
+    wait_until_listening(port);
+    (service, format!("http://{listen}/"))
+}
+
+/// Runs `check` against a fresh browser session (its profile in `dir`), closing the session
+/// whatever `check` found, so no browser outlives the test; then fails as `check` did.
+pub async fn in_browser<F, Fut>(dir: &Path, check: F)
+where
+    F: FnOnce(Client) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let (_driver, driver_url) = chromedriver();
+    let client = browser(&driver_url, &dir.join("chromium-profile")).await;
+    let outcome = tokio::spawn(check(client.clone())).await;
+    let closed = client.close().await;
+    if let Err(failed) = outcome {
+        std::panic::resume_unwind(failed.into_panic());
+    }
+    closed.expect("close the session");
+}
