@@ -300,22 +300,7 @@ async fn the_dashboard_follows_a_service_and_a_sync_sharing_one_identity() {
     let dir = tempfile::tempdir().expect("tempdir");
     // Two tokens of alice; 60 REST requests per 20-second window: the sync's ~100 REST
     // requests need several windows, so it hibernates.
-    let sim = common::Sim::start(&[
-        "--org",
-        "acme",
-        "--repos",
-        "2",
-        "--seed",
-        "4",
-        "--token",
-        "t1=alice",
-        "--token",
-        "t2=alice",
-        "--core-limit",
-        "60",
-        "--window-secs",
-        "20",
-    ]);
+    let sim = common::Sim::small_org(&["t1", "t2"], 20, &[]);
     let (_service, url) = service(dir.path(), &sim.url, "t1");
     let path = dir.path().to_owned();
     in_browser(dir.path(), move |client| {

@@ -75,24 +75,7 @@ async fn the_dashboard_tells_the_truth_through_a_day_on_one_owners_quota() {
     let dir = tempfile::tempdir().expect("tempdir");
     // Three tokens of alice; 60 REST requests per 40-second window: the sync's ~100 REST
     // requests do not fit in what the others leave, so it hibernates.
-    let sim = common::Sim::start(&[
-        "--org",
-        "acme",
-        "--repos",
-        "2",
-        "--seed",
-        "4",
-        "--token",
-        "t1=alice",
-        "--token",
-        "t2=alice",
-        "--token",
-        "t3=alice",
-        "--core-limit",
-        "60",
-        "--window-secs",
-        "40",
-    ]);
+    let sim = common::Sim::small_org(&["t1", "t2", "t3"], 40, &[]);
     let (_service, url) = service(dir.path(), &sim.url, "t1");
     let path = dir.path().to_owned();
     in_browser(dir.path(), move |client| follow(client, url, path, sim)).await;

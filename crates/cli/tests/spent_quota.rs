@@ -22,22 +22,7 @@ use common::{BIN, Sim, run_against};
 
 /// A simulator whose core quota (60 a 14 s window) is spent before any headroom process runs.
 fn spent_sim() -> Sim {
-    let sim = Sim::start(&[
-        "--org",
-        "acme",
-        "--repos",
-        "2",
-        "--seed",
-        "4",
-        "--token",
-        "t1=alice",
-        "--token",
-        "t2=alice",
-        "--core-limit",
-        "60",
-        "--window-secs",
-        "14",
-    ]);
+    let sim = Sim::small_org(&["t1", "t2"], 14, &[]);
     let addr = sim.url.trim_start_matches("http://").to_owned();
     let mut last = 0;
     for _ in 0..61 {

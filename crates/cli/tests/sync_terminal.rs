@@ -48,8 +48,14 @@ fn a_sync_started_without_an_estimate_logs_no_calibration_warnings() {
     let (code, out, err) = run_against(dir.path(), &sim, &["sync", "org", "acme", "--wait"]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(!err.contains("budget_underestimated"), "{err}");
-    // Nothing went wrong, so nothing is logged at all (warnings only).
-    assert_eq!(err.trim(), "", "{err}");
+    // Nothing of the run went wrong, so headroom logs nothing of its own (warnings only). A
+    // loaded machine may still see the database driver's slow-statement warning: that one
+    // is about the machine, and it is not headroom's to hide.
+    let own: Vec<&str> = err
+        .lines()
+        .filter(|l| !l.contains("\"event\":\"sqlx::query\""))
+        .collect();
+    assert!(own.is_empty(), "{err}");
 }
 
 #[test]
@@ -95,20 +101,7 @@ fn sync_worker_and_sync_plan_print_text_by_default_and_json_with_the_flag() {
 fn sync_worker_prints_a_runs_outcome_as_text() {
     let dir = tempfile::tempdir().expect("tempdir");
     // 60 core requests a 14 s window: the run hibernates, and the worker takes it up.
-    let sim = Sim::start(&[
-        "--org",
-        "acme",
-        "--repos",
-        "2",
-        "--seed",
-        "4",
-        "--token",
-        "t1=alice",
-        "--core-limit",
-        "60",
-        "--window-secs",
-        "14",
-    ]);
+    let sim = Sim::small_org(&["t1"], 14, &[]);
     let margin = ["--reset-margin-secs", "1"];
     let sync = [&["sync", "org", "acme", "--hold-secs", "0"][..], &margin].concat();
     let (code, out, err) = run_against(dir.path(), &sim, &sync);

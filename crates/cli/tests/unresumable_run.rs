@@ -21,22 +21,7 @@ use common::{BIN, Sim};
 /// Alice has two tokens; 60 REST requests per 14-second window, so a sync of two
 /// repositories hibernates.
 fn tiny_sim() -> Sim {
-    Sim::start(&[
-        "--org",
-        "acme",
-        "--repos",
-        "2",
-        "--seed",
-        "4",
-        "--token",
-        "t1=alice",
-        "--token",
-        "t2=alice",
-        "--core-limit",
-        "60",
-        "--window-secs",
-        "14",
-    ])
+    Sim::small_org(&["t1", "t2"], 14, &[])
 }
 
 /// The binary in `dir` on `sync.db` against `sim` with `token` only.

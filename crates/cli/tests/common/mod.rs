@@ -156,6 +156,25 @@ pub fn write_push_archive(
     out.flush().expect("flush");
 }
 
+impl Sim {
+    /// The small organization the hibernation tests share: `acme` with two repositories
+    /// (seed 4), the `tokens` given as `TOKEN=alice`, and 60 core requests a window of
+    /// `window_secs` — a sync's ~100 REST requests need several windows. `extra` goes last.
+    pub fn small_org(tokens: &[&str], window_secs: u32, extra: &[&str]) -> Sim {
+        let mut args: Vec<String> = ["--org", "acme", "--repos", "2", "--seed", "4"]
+            .map(str::to_owned)
+            .to_vec();
+        for token in tokens {
+            args.extend(["--token".to_owned(), format!("{token}=alice")]);
+        }
+        args.extend(["--core-limit".to_owned(), "60".to_owned()]);
+        args.extend(["--window-secs".to_owned(), window_secs.to_string()]);
+        args.extend(extra.iter().map(|s| (*s).to_owned()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        Sim::start(&args)
+    }
+}
+
 /// `headroom` in `dir` on `db` against the API at `api` with token `t1`, and no headroom or
 /// GitHub variable from the environment.
 pub fn headroom_against(dir: &std::path::Path, db: &str, api: &str, args: &[&str]) -> Command {
