@@ -256,7 +256,13 @@ pub(super) async fn sync_org(
             }
         }
     };
-    let runner = runner(&env, progress_sink(format, &graph), claim_secs, rebind);
+    let estimated = estimated_units(&env, id).await;
+    let runner = runner(
+        &env,
+        progress_sink(format, &graph, estimated),
+        claim_secs,
+        rebind,
+    );
     loop {
         match runner.run(id).await {
             Ok(RunOutcome::Done { summary }) => {
@@ -327,14 +333,27 @@ async fn refusal_with_hint(
 
 /// Where a run's progress goes: JSON lines, bars on a terminal, or nothing when piped (the
 /// hibernations and the summary say it all).
-fn progress_sink(format: Format, graph: &StageGraph) -> Arc<dyn ProgressSink> {
+fn progress_sink(
+    format: Format,
+    graph: &StageGraph,
+    estimated: Option<u64>,
+) -> Arc<dyn ProgressSink> {
     match format {
         Format::Json => Arc::new(JsonProgress),
         Format::Text if std::io::stderr().is_terminal() => {
-            Arc::new(TerminalProgress::new(graph.clone()))
+            Arc::new(TerminalProgress::new(graph.clone(), estimated))
         }
         Format::Text => Arc::new(QuietProgress),
     }
+}
+
+/// The units (REST requests and GraphQL points) the run's stored estimate (`--estimate`)
+/// expects it to spend in all; `None` for a run started without one.
+async fn estimated_units(env: &Env, id: i64) -> Option<u64> {
+    let run = env.store.sync_run(id).await.ok()??;
+    let summary: headroom_sync::RunSummary = serde_json::from_value(run.summary?).ok()?;
+    let units: u64 = summary.estimates.values().flatten().map(|f| f.units).sum();
+    (units > 0).then_some(units)
 }
 
 /// Whose quota a new run spends.

@@ -48,6 +48,10 @@ pub(super) struct TerminalProgress {
     running: Mutex<Vec<String>>,
     clock: SystemClock,
     started: Timestamp,
+    /// Units the run's estimate expects in all (`--estimate`), and pages seen so far: each
+    /// page is one request or one GraphQL point, the estimate's units.
+    estimated: Option<u64>,
+    pages: std::sync::atomic::AtomicU64,
 }
 
 /// Where a bar showing `shown` (position, length) goes when repository `index` (1-based) of
@@ -67,6 +71,33 @@ fn elapsed_words(d: SignedDuration) -> String {
     }
 }
 
+/// The end, in words, from the estimate's units and the pages seen in `elapsed` (this
+/// process's own pace, hibernations included): "no estimate — run with --estimate" without
+/// one, and the core of [`headroom_core::eta`] with one.
+fn end_words(estimated: Option<u64>, pages: u64, elapsed: SignedDuration) -> String {
+    use headroom_core::eta::{Eta, EtaFacts, Units, eta};
+    let units = |n| Units {
+        rest: n,
+        graphql: 0,
+    };
+    let facts = EtaFacts {
+        finished: false,
+        estimated: estimated.map(units),
+        spent: units(pages),
+        working: elapsed,
+        rest_quota: None,
+        graphql_quota: None,
+    };
+    match eta(&facts) {
+        Eta::NoEstimate => "no estimate — run with --estimate".to_owned(),
+        Eta::Remaining {
+            within: Some(within),
+            ..
+        } => format!("about {} left", elapsed_words(within)),
+        Eta::Remaining { .. } | Eta::Finished => "estimating the end".to_owned(),
+    }
+}
+
 /// A bucket's name for people.
 fn surface(bucket: &str) -> &str {
     match bucket {
@@ -77,11 +108,11 @@ fn surface(bucket: &str) -> &str {
 }
 
 impl TerminalProgress {
-    pub(super) fn new(graph: StageGraph) -> Self {
-        Self::drawn_to(graph, ProgressDrawTarget::stderr())
+    pub(super) fn new(graph: StageGraph, estimated: Option<u64>) -> Self {
+        Self::drawn_to(graph, ProgressDrawTarget::stderr(), estimated)
     }
 
-    fn drawn_to(graph: StageGraph, target: ProgressDrawTarget) -> Self {
+    fn drawn_to(graph: StageGraph, target: ProgressDrawTarget, estimated: Option<u64>) -> Self {
         let multi = MultiProgress::with_draw_target(target);
         let style = ProgressStyle::with_template("{prefix:<32} [{bar:24}] {pos}/{len} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar())
@@ -117,6 +148,8 @@ impl TerminalProgress {
             running: Mutex::new(Vec::new()),
             started: clock.now(),
             clock,
+            estimated,
+            pages: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -132,11 +165,17 @@ impl TerminalProgress {
             }
             Err(_) => String::new(),
         };
-        let elapsed = elapsed_words(self.clock.now().duration_since(self.started));
+        let spent = self.clock.now().duration_since(self.started);
+        let elapsed = elapsed_words(spent);
+        let end = end_words(
+            self.estimated,
+            self.pages.load(std::sync::atomic::Ordering::Relaxed),
+            spent,
+        );
         self.pace.set_message(if names.is_empty() {
-            format!("elapsed {elapsed}")
+            format!("elapsed {elapsed} · {end}")
         } else {
-            format!("elapsed {elapsed} · {names} running")
+            format!("elapsed {elapsed} · {names} running · {end}")
         });
     }
 
@@ -193,6 +232,8 @@ impl ProgressSink for TerminalProgress {
                 page,
                 ..
             } => {
+                self.pages
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 self.show_pace(stage, true);
                 if let Some(bar) = self.bar(stage) {
                     if let (Some(i), Some(n)) = (scope_index, scope_total) {
@@ -303,7 +344,7 @@ mod tests {
     fn terminal() -> TerminalProgress {
         let graph = StageGraph::new(org::declarations(), Some(org::REPOSITORY_SOURCE))
             .expect("a valid graph");
-        TerminalProgress::drawn_to(graph, ProgressDrawTarget::hidden())
+        TerminalProgress::drawn_to(graph, ProgressDrawTarget::hidden(), None)
     }
 
     #[test]
@@ -349,9 +390,25 @@ mod tests {
         });
         let line = t.pace.message();
         assert!(
-            line.starts_with("elapsed ") && line.ends_with(" · workflow_runs running"),
+            line.starts_with("elapsed ")
+                && line.ends_with(" · workflow_runs running · no estimate — run with --estimate"),
             "{line}"
         );
         assert!(t.bars.iter().all(|(_, b)| !b.prefix().contains(" of ")));
+    }
+
+    /// Defect: the terminal gave no idea of the end. With the run's estimate it says how long
+    /// is left at the pace so far; without one, that there is none and how to get one.
+    #[test]
+    fn the_terminal_tells_the_end_from_the_estimate_or_how_to_get_one() {
+        let secs = SignedDuration::from_secs;
+        assert_eq!(
+            end_words(None, 10, secs(60)),
+            "no estimate — run with --estimate"
+        );
+        // 100 of 400 units in 2 minutes: 6 minutes more at that pace.
+        assert_eq!(end_words(Some(400), 100, secs(120)), "about 6 min 0 s left");
+        assert_eq!(end_words(Some(400), 0, secs(5)), "estimating the end");
+        assert_eq!(end_words(Some(400), 500, secs(60)), "about 0 s left");
     }
 }
