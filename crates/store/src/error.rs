@@ -110,6 +110,15 @@ impl From<sqlx::Error> for StoreError {
                     .to_owned(),
             );
         }
+        if matches!(error, sqlx::Error::Io(_)) {
+            // A connection the pool held was cut (the server went away, a proxy closed it):
+            // the same situation as no connection at all, said in the same words.
+            return StoreError::Database(format!(
+                "the connection to the database was lost: the database is unreachable (down, \
+                 restarting or cut off); try again when it answers ({})",
+                redact(&error.to_string())
+            ));
+        }
         StoreError::Database(redact(&error.to_string()))
     }
 }
@@ -168,6 +177,18 @@ mod tests {
         let e = StoreError::from(sqlx::Error::PoolTimedOut).to_string();
         assert!(e.contains("busy") && e.contains("write lock"), "{e}");
         assert!(!e.contains("pool timed out"), "{e}");
+    }
+
+    /// Defect: a pooled connection cut under `serve` said "error communicating with
+    /// database: Connection reset by peer", not that the database is unreachable.
+    #[test]
+    fn a_lost_connection_says_the_database_is_unreachable() {
+        let reset = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset by peer");
+        let e = StoreError::from(sqlx::Error::Io(reset)).to_string();
+        assert!(
+            e.contains("unreachable") && e.contains("reset by peer"),
+            "{e}"
+        );
     }
 
     #[test]
