@@ -9,7 +9,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use headroom_core::clock::{Clock, Timestamp, TokioClock};
 use headroom_http::credential::fingerprint;
@@ -224,10 +224,12 @@ fn the_service_logs_a_due_run_bound_to_another_token_with_the_command_that_resum
             }
         }
     });
-    let deadline = Instant::now() + Duration::from_secs(30);
+    // Bounded through the clock module (DESIGN, Time), not the system's own instant.
+    let clock = headroom_core::clock::SystemClock;
+    let deadline = clock.now() + headroom_core::clock::SignedDuration::from_secs(30);
     let mut seen = Vec::new();
     let mut found = None;
-    while Instant::now() < deadline && found.is_none() {
+    while clock.now() < deadline && found.is_none() {
         if let Ok(line) = rx.recv_timeout(Duration::from_millis(500)) {
             if line.contains("--rebind-credential") {
                 found = Some(line.clone());
