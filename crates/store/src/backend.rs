@@ -23,7 +23,7 @@ use crate::model::{
     StoredObservation, StoredPushEvent, SubjectKind, SyncRun, UsageRecord, UsageTotal, Watermark,
 };
 use crate::push::Entity;
-use crate::records::{Record, TABLES, queries};
+use crate::records::{GitlabFamily, Record, TABLES, queries};
 use crate::{SharedGovernorOptions, Store, StoreRead, StoreTx, credentials, push, sync, usage};
 
 /// What one backend does its own way.
@@ -170,6 +170,15 @@ impl<S: Engine> StoreRead for S {
         watermark: Watermark,
     ) -> Result<Option<Timestamp>> {
         queries::watermark(self.pools(), repository_github_id, watermark).await
+    }
+
+    async fn gitlab_watermark(
+        &self,
+        instance: &str,
+        project_id: i64,
+        family: GitlabFamily,
+    ) -> Result<Option<Timestamp>> {
+        queries::gitlab_watermark(self.pools(), instance, project_id, family).await
     }
 
     async fn commit_shas_without_files(&self, repository_github_id: i64) -> Result<Vec<String>> {

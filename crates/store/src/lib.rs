@@ -53,7 +53,11 @@ pub use crate::model::{
 pub use crate::postgres::{IDLE_IN_TRANSACTION_TIMEOUT, PgStore};
 pub use crate::quota::{ProcessMark, SharedGovernorOptions, SharedQuotaState};
 pub use crate::quota_history::{QuotaHistory, QuotaReading, QuotaRecorder, open_quota_history};
-pub use crate::records::{Record, TABLES};
+pub use crate::records::{
+    GitlabDeployment, GitlabFamily, GitlabFeatureFlag, GitlabGroup, GitlabIssue, GitlabJob,
+    GitlabMergeRequest, GitlabMergeRequestApproval, GitlabMergeRequestCommit, GitlabMilestone,
+    GitlabNote, GitlabPipeline, GitlabProject, GitlabRelease, GitlabWatermark, Record, TABLES,
+};
 pub use crate::sqlite::SqliteStore;
 pub use crate::sync::binding::{BindingChange, CredentialBinding, CredentialUsed};
 
@@ -169,6 +173,15 @@ pub trait StoreRead: Send + Sync + std::fmt::Debug {
         &self,
         repository_github_id: i64,
         watermark: Watermark,
+    ) -> Result<Option<Timestamp>>;
+
+    /// When a GitLab project's `family` was last collected from (the instant its finished
+    /// collection started), or `None` when it never was.
+    async fn gitlab_watermark(
+        &self,
+        instance: &str,
+        project_id: i64,
+        family: GitlabFamily,
     ) -> Result<Option<Timestamp>>;
 
     /// The commits of a repository's pull requests (as organization sync stored them) that

@@ -8,8 +8,16 @@ use serde_json::Value as Json;
 
 use crate::model::ms;
 
+mod gitlab;
+mod gitlab_specs;
 pub(crate) mod queries;
 mod specs;
+
+pub use gitlab::{
+    GitlabDeployment, GitlabFamily, GitlabFeatureFlag, GitlabGroup, GitlabIssue, GitlabJob,
+    GitlabMergeRequest, GitlabMergeRequestApproval, GitlabMergeRequestCommit, GitlabMilestone,
+    GitlabNote, GitlabPipeline, GitlabProject, GitlabRelease, GitlabWatermark,
+};
 
 /// A column value, typed for binding.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,6 +60,9 @@ pub(crate) struct RowSpec {
     pub conflict: &'static [&'static str],
     /// Written on insert, never overwritten by a later upsert.
     pub insert_only: &'static [&'static str],
+    /// Overwritten only by a greater value (or when the stored one is NULL): an upsert
+    /// carrying an older instant keeps the newer one, whatever order writers commit in.
+    pub never_backwards: &'static [&'static str],
     /// Whether the table has a surrogate `id` to return.
     pub returns_id: bool,
     pub values: Vec<(&'static str, SqlValue)>,
@@ -61,6 +72,7 @@ pub(crate) struct RowSpec {
 type ShapeKey = (
     &'static str,
     Vec<&'static str>,
+    &'static [&'static str],
     &'static [&'static str],
     &'static [&'static str],
     bool,
@@ -78,6 +90,7 @@ impl RowSpec {
             self.values.iter().map(|(c, _)| *c).collect(),
             self.conflict,
             self.insert_only,
+            self.never_backwards,
             self.returns_id,
         );
         let mut cache = CACHE
@@ -93,15 +106,27 @@ impl RowSpec {
         sql
     }
 
-    /// `INSERT INTO t (…) VALUES ($1…) ON CONFLICT (…) DO UPDATE SET c = excluded.c …`.
-    /// Table and column names are compile-time constants of this module, never input.
+    /// `INSERT INTO t (…) VALUES ($1…) ON CONFLICT (…) DO UPDATE SET c = excluded.c …`, a
+    /// [`RowSpec::never_backwards`] column kept unless the new value is greater (a `CASE` both
+    /// backends accept). Table and column names are compile-time constants of this module,
+    /// never input.
     fn render(&self) -> String {
         let columns: Vec<&str> = self.values.iter().map(|(c, _)| *c).collect();
         let params: Vec<String> = (1..=columns.len()).map(|i| format!("${i}")).collect();
+        let t = self.table;
         let updates: Vec<String> = columns
             .iter()
             .filter(|c| !self.conflict.contains(c) && !self.insert_only.contains(c))
-            .map(|c| format!("{c} = excluded.{c}"))
+            .map(|c| {
+                if self.never_backwards.contains(c) {
+                    format!(
+                        "{c} = CASE WHEN {t}.{c} IS NULL OR excluded.{c} > {t}.{c} \
+                         THEN excluded.{c} ELSE {t}.{c} END"
+                    )
+                } else {
+                    format!("{c} = excluded.{c}")
+                }
+            })
             .collect();
         let action = if updates.is_empty() {
             "NOTHING".to_owned()
@@ -576,6 +601,34 @@ pub enum Record {
     CheckRun(CheckRun),
     /// `branches`.
     Branch(Branch),
+    /// `gitlab_groups`.
+    GitlabGroup(GitlabGroup),
+    /// `gitlab_projects`.
+    GitlabProject(GitlabProject),
+    /// `gitlab_merge_requests`.
+    GitlabMergeRequest(GitlabMergeRequest),
+    /// `gitlab_merge_request_commits`.
+    GitlabMergeRequestCommit(GitlabMergeRequestCommit),
+    /// `gitlab_merge_request_approvals`.
+    GitlabMergeRequestApproval(GitlabMergeRequestApproval),
+    /// `gitlab_notes`.
+    GitlabNote(GitlabNote),
+    /// `gitlab_pipelines`.
+    GitlabPipeline(GitlabPipeline),
+    /// `gitlab_jobs`.
+    GitlabJob(GitlabJob),
+    /// `gitlab_issues`.
+    GitlabIssue(GitlabIssue),
+    /// `gitlab_milestones`.
+    GitlabMilestone(GitlabMilestone),
+    /// `gitlab_deployments`.
+    GitlabDeployment(GitlabDeployment),
+    /// `gitlab_releases`.
+    GitlabRelease(GitlabRelease),
+    /// `gitlab_feature_flags`.
+    GitlabFeatureFlag(GitlabFeatureFlag),
+    /// `gitlab_watermarks`.
+    GitlabWatermark(GitlabWatermark),
 }
 
 impl Record {
@@ -601,6 +654,20 @@ impl Record {
             Record::WorkflowJob(r) => r.spec(),
             Record::CheckRun(r) => r.spec(),
             Record::Branch(r) => r.spec(),
+            Record::GitlabGroup(r) => r.spec(),
+            Record::GitlabProject(r) => r.spec(),
+            Record::GitlabMergeRequest(r) => r.spec(),
+            Record::GitlabMergeRequestCommit(r) => r.spec(),
+            Record::GitlabMergeRequestApproval(r) => r.spec(),
+            Record::GitlabNote(r) => r.spec(),
+            Record::GitlabPipeline(r) => r.spec(),
+            Record::GitlabJob(r) => r.spec(),
+            Record::GitlabIssue(r) => r.spec(),
+            Record::GitlabMilestone(r) => r.spec(),
+            Record::GitlabDeployment(r) => r.spec(),
+            Record::GitlabRelease(r) => r.spec(),
+            Record::GitlabFeatureFlag(r) => r.spec(),
+            Record::GitlabWatermark(r) => r.spec(),
         }
     }
 }
@@ -644,4 +711,18 @@ pub const TABLES: &[&str] = &[
     "quota_minutes",
     "rate_limit_events_pruned",
     "spend_records",
+    "gitlab_groups",
+    "gitlab_projects",
+    "gitlab_merge_requests",
+    "gitlab_merge_request_commits",
+    "gitlab_merge_request_approvals",
+    "gitlab_notes",
+    "gitlab_pipelines",
+    "gitlab_jobs",
+    "gitlab_issues",
+    "gitlab_milestones",
+    "gitlab_deployments",
+    "gitlab_releases",
+    "gitlab_feature_flags",
+    "gitlab_watermarks",
 ];

@@ -1,9 +1,9 @@
-//! The queries over the organization-sync tables: a record's upsert, repository watermarks,
-//! and the reads the stages plan with.
+//! The queries over the organization-sync and GitLab tables: a record's upsert, repository
+//! and GitLab project watermarks, and the reads the stages plan with.
 
 use headroom_core::clock::Timestamp;
 
-use super::{Record, SqlValue};
+use super::{GitlabFamily, Record, SqlValue};
 use crate::db::{Conn, Pools, ReadRow, on_each_conn, on_each_pool};
 use crate::error::{Result, StoreError};
 use crate::model::{Watermark, ms};
@@ -83,6 +83,27 @@ pub(crate) async fn watermark(
             )));
         };
         row.opt_ts("mark")
+    })
+}
+
+/// A GitLab project's watermark for one family; `None` when it was never collected.
+pub(crate) async fn gitlab_watermark(
+    pools: Pools<'_>,
+    instance: &str,
+    project_id: i64,
+    family: GitlabFamily,
+) -> Result<Option<Timestamp>> {
+    on_each_pool!(pools, |pool| {
+        let row = sqlx::query(
+            "SELECT collected_at_ms FROM gitlab_watermarks \
+             WHERE instance = $1 AND project_id = $2 AND family = $3",
+        )
+        .bind(instance.to_owned())
+        .bind(project_id)
+        .bind(family.as_str())
+        .fetch_optional(pool)
+        .await?;
+        row.as_ref().map(|r| r.ts("collected_at_ms")).transpose()
     })
 }
 

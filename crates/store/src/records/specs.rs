@@ -10,6 +10,7 @@ impl Organization {
             table: "organizations",
             conflict: &["login"],
             insert_only: &[],
+            never_backwards: &[],
             returns_id: true,
             values: vec![
                 ("login", text(&self.login)),
@@ -34,6 +35,7 @@ impl OrganizationMember {
             table: "organization_members",
             conflict: &["organization_id", "github_id"],
             insert_only: &[],
+            never_backwards: &[],
             returns_id: false,
             values: vec![
                 ("organization_id", int(self.organization_id)),
@@ -55,6 +57,7 @@ impl Team {
             table: "teams",
             conflict: &["node_id"],
             insert_only: &[],
+            never_backwards: &[],
             returns_id: true,
             values: vec![
                 ("organization_id", int(self.organization_id)),
@@ -88,6 +91,7 @@ impl Repository {
                 "contract_complete_at_ms",
                 "created_at_ms",
             ],
+            never_backwards: &[],
             returns_id: true,
             values: vec![
                 ("github_id", int(self.github_id)),
@@ -124,6 +128,7 @@ impl Issue {
             table: "issues",
             conflict: &["node_id"],
             insert_only: &[],
+            never_backwards: &[],
             returns_id: true,
             values: vec![
                 ("repository_github_id", int(self.repository_github_id)),
@@ -151,6 +156,7 @@ impl IssueComment {
             table: "issue_comments",
             conflict: &["node_id"],
             insert_only: &[],
+            never_backwards: &[],
             returns_id: true,
             values: vec![
                 ("repository_github_id", int(self.repository_github_id)),
@@ -174,6 +180,7 @@ impl Project {
             table: "projects",
             conflict: &["node_id"],
             insert_only: &[],
+            never_backwards: &[],
             returns_id: true,
             values: vec![
                 ("organization_id", int(self.organization_id)),
@@ -199,6 +206,7 @@ impl ProjectItem {
             table: "project_items",
             conflict: &["node_id"],
             insert_only: &[],
+            never_backwards: &[],
             returns_id: true,
             values: vec![
                 ("project_node_id", text(&self.project_node_id)),
@@ -223,6 +231,7 @@ impl PullRequest {
             table: "pull_requests",
             conflict: &["node_id"],
             insert_only: &[],
+            never_backwards: &[],
             returns_id: true,
             values: vec![
                 ("repository_github_id", int(self.repository_github_id)),
@@ -254,6 +263,7 @@ impl PullRequestCommit {
             table: "pull_request_commits",
             conflict: &["repository_github_id", "pull_request_number", "commit_sha"],
             insert_only: &[],
+            never_backwards: &[],
             returns_id: false,
             values: vec![
                 ("repository_github_id", int(self.repository_github_id)),
@@ -279,6 +289,7 @@ impl CommitFile {
             table: "commit_files",
             conflict: &["repository_github_id", "commit_sha", "path"],
             insert_only: &[],
+            never_backwards: &[],
             returns_id: false,
             values: vec![
                 ("repository_github_id", int(self.repository_github_id)),
@@ -303,6 +314,7 @@ impl WorkflowRun {
             table: "workflow_runs",
             conflict: &["github_id"],
             insert_only: &[],
+            never_backwards: &[],
             returns_id: false,
             values: vec![
                 ("github_id", int(self.github_id)),
@@ -333,6 +345,7 @@ impl WorkflowJob {
             table: "workflow_jobs",
             conflict: &["github_id"],
             insert_only: &[],
+            never_backwards: &[],
             returns_id: false,
             values: vec![
                 ("github_id", int(self.github_id)),
@@ -358,6 +371,7 @@ impl CheckRun {
             table: "check_runs",
             conflict: &["github_id"],
             insert_only: &[],
+            never_backwards: &[],
             returns_id: false,
             values: vec![
                 ("github_id", int(self.github_id)),
@@ -384,6 +398,7 @@ impl Branch {
             table: "branches",
             conflict: &["repository_github_id", "name"],
             insert_only: &[],
+            never_backwards: &[],
             returns_id: false,
             values: vec![
                 ("repository_github_id", int(self.repository_github_id)),
