@@ -15,3 +15,4 @@ mod recheck;
 mod wire;
 
 pub use ops::GitLabOps;
+pub mod sync;

@@ -56,6 +56,19 @@ impl OffsetPager {
     }
 }
 
+/// The page number after the offset page fetched from `fetched` (`page=` in its query, 1
+/// without), as [`OffsetPager`] reads it: `Ok(None)` on the last page. For a caller that keeps
+/// the page number in its own checkpoint rather than a pager.
+pub fn next_offset_page(headers: &HeaderMap, fetched: &Url) -> Result<Option<u32>, StopReason> {
+    let Some(next) = offset_verdict(headers, fetched, fetched)? else {
+        return Ok(None);
+    };
+    query_value(&next, "page")
+        .and_then(|p| p.parse().ok())
+        .map(Some)
+        .ok_or(StopReason::Malformed)
+}
+
 /// The next page from `x-next-page` when sent (empty: the last page), else from the `Link`.
 fn offset_verdict(headers: &HeaderMap, fetched: &Url, first: &Url) -> Verdict<Url> {
     let Some(raw) = headers.get("x-next-page") else {

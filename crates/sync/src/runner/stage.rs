@@ -204,6 +204,12 @@ impl StageCtx<'_> {
         self.decl
     }
 
+    /// The API host the run collects from, as its quota key names it (`gitlab.com`, a
+    /// self-managed host): a provider whose ids are unique only per instance keys rows by it.
+    pub fn api_host(&self) -> &str {
+        self.client.policy().host()
+    }
+
     /// Now, by the run's clock.
     pub fn now(&self) -> Timestamp {
         self.clock.now()
