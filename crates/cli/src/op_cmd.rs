@@ -245,18 +245,18 @@ fn api_url_flag(global: &GlobalArgs) -> bool {
 }
 
 /// Where an operation goes and with which credential.
-struct Access {
-    policy: UrlPolicy,
-    credential: Option<Credential>,
+pub(crate) struct Access {
+    pub(crate) policy: UrlPolicy,
+    pub(crate) credential: Option<Credential>,
     /// Where the credential comes from, in words.
-    source: Option<String>,
+    pub(crate) source: Option<String>,
 }
 
 /// The API and credential of `provider` for this command. The flags `--api-url` and
 /// `--token-file` apply to the command's provider; otherwise GitHub gets the global settings
 /// (`GITHUB_API_URL`, `GITHUB_TOKEN`, …) and GitLab its own (`[gitlab]`, `GITLAB_TOKEN`,
 /// `GITLAB_OAUTH_TOKEN`, else gitlab.com): one provider's settings never reach another's host.
-fn access_for(provider: Provider, global: &GlobalArgs, settings: &Settings) -> Access {
+pub(crate) fn access_for(provider: Provider, global: &GlobalArgs, settings: &Settings) -> Access {
     let global_access = |policy: UrlPolicy| Access {
         policy,
         credential: settings.credential.clone(),

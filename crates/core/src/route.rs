@@ -230,33 +230,103 @@ pub const PROJECTS: RouteFamily = family(
 const GL: Option<Provider> = Some(Provider::GitLab);
 
 /// the group and its subgroups.
-pub const GITLAB_GROUPS: RouteFamily = family(GL, "gitlab_groups", Dimension::RestCore, "GitLab sync: the group and its subgroups (`GET /groups/:id`, `…/descendant_groups`).");
+pub const GITLAB_GROUPS: RouteFamily = family(
+    GL,
+    "gitlab_groups",
+    Dimension::RestCore,
+    "GitLab sync: the group and its subgroups (`GET /groups/:id`, `…/descendant_groups`).",
+);
 /// the projects of the group and its subgroups.
-pub const GITLAB_PROJECTS: RouteFamily = family(GL, "gitlab_projects", Dimension::RestCore, "GitLab sync: the projects of the group and its subgroups (`GET /groups/:id/projects`).");
+pub const GITLAB_PROJECTS: RouteFamily = family(
+    GL,
+    "gitlab_projects",
+    Dimension::RestCore,
+    "GitLab sync: the projects of the group and its subgroups (`GET /groups/:id/projects`).",
+);
 /// pages of a project's merge requests, changed ones first.
-pub const GITLAB_MERGE_REQUESTS: RouteFamily = family(GL, "gitlab_merge_requests", Dimension::RestCore, "GitLab sync: pages of a project's merge requests, changed ones first.");
+pub const GITLAB_MERGE_REQUESTS: RouteFamily = family(
+    GL,
+    "gitlab_merge_requests",
+    Dimension::RestCore,
+    "GitLab sync: pages of a project's merge requests, changed ones first.",
+);
 /// the commits of one merge request.
-pub const GITLAB_MERGE_REQUEST_COMMITS: RouteFamily = family(GL, "gitlab_merge_request_commits", Dimension::RestCore, "GitLab sync: the commits of one merge request.");
+pub const GITLAB_MERGE_REQUEST_COMMITS: RouteFamily = family(
+    GL,
+    "gitlab_merge_request_commits",
+    Dimension::RestCore,
+    "GitLab sync: the commits of one merge request.",
+);
 /// the approval state of one merge request.
-pub const GITLAB_MERGE_REQUEST_APPROVALS: RouteFamily = family(GL, "gitlab_merge_request_approvals", Dimension::RestCore, "GitLab sync: the approval state of one merge request.");
+pub const GITLAB_MERGE_REQUEST_APPROVALS: RouteFamily = family(
+    GL,
+    "gitlab_merge_request_approvals",
+    Dimension::RestCore,
+    "GitLab sync: the approval state of one merge request.",
+);
 /// the notes of one merge request.
-pub const GITLAB_MERGE_REQUEST_NOTES: RouteFamily = family(GL, "gitlab_merge_request_notes", Dimension::RestCore, "GitLab sync: the notes of one merge request.");
+pub const GITLAB_MERGE_REQUEST_NOTES: RouteFamily = family(
+    GL,
+    "gitlab_merge_request_notes",
+    Dimension::RestCore,
+    "GitLab sync: the notes of one merge request.",
+);
 /// pages of a project's pipelines, changed ones first.
-pub const GITLAB_PIPELINES: RouteFamily = family(GL, "gitlab_pipelines", Dimension::RestCore, "GitLab sync: pages of a project's pipelines, changed ones first.");
+pub const GITLAB_PIPELINES: RouteFamily = family(
+    GL,
+    "gitlab_pipelines",
+    Dimension::RestCore,
+    "GitLab sync: pages of a project's pipelines, changed ones first.",
+);
 /// the jobs of one pipeline.
-pub const GITLAB_JOBS: RouteFamily = family(GL, "gitlab_jobs", Dimension::RestCore, "GitLab sync: the jobs of one pipeline.");
+pub const GITLAB_JOBS: RouteFamily = family(
+    GL,
+    "gitlab_jobs",
+    Dimension::RestCore,
+    "GitLab sync: the jobs of one pipeline.",
+);
 /// pages of a project's issues, changed ones first.
-pub const GITLAB_ISSUES: RouteFamily = family(GL, "gitlab_issues", Dimension::RestCore, "GitLab sync: pages of a project's issues, changed ones first.");
+pub const GITLAB_ISSUES: RouteFamily = family(
+    GL,
+    "gitlab_issues",
+    Dimension::RestCore,
+    "GitLab sync: pages of a project's issues, changed ones first.",
+);
 /// the notes of one issue.
-pub const GITLAB_ISSUE_NOTES: RouteFamily = family(GL, "gitlab_issue_notes", Dimension::RestCore, "GitLab sync: the notes of one issue.");
+pub const GITLAB_ISSUE_NOTES: RouteFamily = family(
+    GL,
+    "gitlab_issue_notes",
+    Dimension::RestCore,
+    "GitLab sync: the notes of one issue.",
+);
 /// the milestones of a project or a group.
-pub const GITLAB_MILESTONES: RouteFamily = family(GL, "gitlab_milestones", Dimension::RestCore, "GitLab sync: the milestones of a project or a group.");
+pub const GITLAB_MILESTONES: RouteFamily = family(
+    GL,
+    "gitlab_milestones",
+    Dimension::RestCore,
+    "GitLab sync: the milestones of a project or a group.",
+);
 /// pages of a project's deployments, changed ones first.
-pub const GITLAB_DEPLOYMENTS: RouteFamily = family(GL, "gitlab_deployments", Dimension::RestCore, "GitLab sync: pages of a project's deployments, changed ones first.");
+pub const GITLAB_DEPLOYMENTS: RouteFamily = family(
+    GL,
+    "gitlab_deployments",
+    Dimension::RestCore,
+    "GitLab sync: pages of a project's deployments, changed ones first.",
+);
 /// a project's releases.
-pub const GITLAB_RELEASES: RouteFamily = family(GL, "gitlab_releases", Dimension::RestCore, "GitLab sync: a project's releases.");
+pub const GITLAB_RELEASES: RouteFamily = family(
+    GL,
+    "gitlab_releases",
+    Dimension::RestCore,
+    "GitLab sync: a project's releases.",
+);
 /// a project's feature flags.
-pub const GITLAB_FEATURE_FLAGS: RouteFamily = family(GL, "gitlab_feature_flags", Dimension::RestCore, "GitLab sync: a project's feature flags (a 403 means the feature is off or the role too low).");
+pub const GITLAB_FEATURE_FLAGS: RouteFamily = family(
+    GL,
+    "gitlab_feature_flags",
+    Dimension::RestCore,
+    "GitLab sync: a project's feature flags (a 403 means the feature is off or the role too low).",
+);
 
 /// Every family, in the order the docs list them.
 pub const CATALOGUE: &[RouteFamily] = &[

@@ -22,7 +22,6 @@ use std::sync::Arc;
 use clap::{Args, Subcommand};
 use headroom_core::clock::{SignedDuration, TokioClock};
 use headroom_core::telemetry;
-use headroom_github::org;
 use headroom_http::Client;
 use headroom_store::Store;
 use headroom_sync::{ProgressSink, Runner, RunnerConfig};
@@ -31,6 +30,7 @@ use crate::config::{GlobalArgs, ProcessEnv, Settings};
 use crate::outcome::{CliError, CommandResult};
 use crate::{registry, wiring};
 
+mod kind;
 mod org_run;
 mod plan;
 mod progress;
@@ -39,6 +39,7 @@ mod status;
 mod unresumed;
 mod worker;
 
+pub use kind::SyncKind;
 pub use worker::{WorkerMemory, worker_pass};
 
 /// Organization sync.
@@ -93,6 +94,17 @@ enum SyncCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Collect a GitLab group and its subgroups: projects, merge requests with commits,
+    /// approvals and notes, pipelines with jobs, issues with notes, milestones, deployments,
+    /// releases, feature flags. The token is GITLAB_TOKEN (or GITLAB_OAUTH_TOKEN, or the
+    /// `[gitlab]` section); the API is gitlab.com unless `--api-url https://HOST/api/v4`.
+    /// Exits as `sync org` does.
+    Gitlab {
+        /// The group's full path (`top/sub`) or id.
+        group: String,
+        #[command(flatten)]
+        run: RunArgs,
+    },
     /// Where a run stands: stages, cursors, counts, what it waits for. Without RUN_ID, the
     /// unfinished runs.
     Status {
@@ -130,6 +142,35 @@ enum SyncCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// How `sync gitlab` starts, drives and reports its run (as `sync org`'s flags of the same
+/// names).
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// Resume this run instead of starting one.
+    #[arg(long, value_name = "RUN_ID")]
+    resume: Option<i64>,
+    /// Only these stages (comma-separated), plus what they depend on.
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    stages: Vec<String>,
+    /// Wait for quota windows in this process and finish, instead of hibernating.
+    #[arg(long)]
+    wait: bool,
+    #[command(flatten)]
+    rebind: RebindCredential,
+    /// A run that hibernates until no later than this many seconds from now is held and
+    /// woken by this process. 0 never holds.
+    #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(0..=86_400))]
+    hold_secs: u64,
+    /// Seconds a killed process keeps its claim on the run before another may resume it.
+    #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    claim_secs: u64,
+    #[command(flatten)]
+    margin: wiring::ResetMargin,
+    /// Print JSON lines for machines instead of text.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Whether a run bound to another credential may go on with this process's.
@@ -182,7 +223,29 @@ pub async fn run(global: &GlobalArgs, args: SyncArgs) -> CommandResult {
                 margin: margin.get(),
                 format: report::Format::from_flag(json),
             };
-            org_run::sync_org(&settings, name, resume, stages, options).await
+            org_run::sync_org(&settings, SyncKind::Org, name, resume, stages, options).await
+        }
+        SyncCommand::Gitlab { group, run } => {
+            let settings = gitlab_settings(global, settings)?;
+            let hold = SignedDuration::from_secs(i64::try_from(run.hold_secs).unwrap_or(i64::MAX));
+            let options = org_run::OrgOptions {
+                wait: run.wait,
+                estimate: false,
+                rebind: run.rebind.rebind_credential,
+                hold,
+                claim_secs: run.claim_secs,
+                margin: run.margin.get(),
+                format: report::Format::from_flag(run.json),
+            };
+            org_run::sync_org(
+                &settings,
+                SyncKind::Gitlab,
+                group,
+                run.resume,
+                run.stages,
+                options,
+            )
+            .await
         }
         SyncCommand::Status { run_id, json } => status::status(&settings, run_id, json).await,
         SyncCommand::Plan {
@@ -210,6 +273,8 @@ pub async fn run(global: &GlobalArgs, args: SyncArgs) -> CommandResult {
 }
 
 struct Env {
+    /// What the command collects.
+    kind: SyncKind,
     store: Arc<dyn Store>,
     recorder: Arc<dyn headroom_store::QuotaRecorder>,
     client: Client,
@@ -220,7 +285,7 @@ struct Env {
     owners_unchecked: Option<headroom_core::clock::Timestamp>,
 }
 
-async fn env(settings: &Settings, margin: SignedDuration) -> Result<Env, CliError> {
+async fn env(settings: &Settings, margin: SignedDuration, kind: SyncKind) -> Result<Env, CliError> {
     let opened = registry::open(&settings.db)
         .await
         .map_err(|e| CliError::refused(&e))?;
@@ -228,7 +293,7 @@ async fn env(settings: &Settings, margin: SignedDuration) -> Result<Env, CliErro
         .await
         .map_err(|e| CliError::refused(&e))?;
     let clock = TokioClock::system();
-    let client = wiring::client_with_margin(settings, clock, &opened, margin)
+    let client = wiring::client_for(settings, clock, &opened, margin, kind.provider())
         .map_err(|e| CliError::refused(&e))?;
     // A spent quota holds back the `GET /user`s that tell the owners (issue 36, item 4): the
     // command goes on (a new run is created hibernating, a worker looks for due runs), and
@@ -252,6 +317,7 @@ async fn env(settings: &Settings, margin: SignedDuration) -> Result<Env, CliErro
         Err(e) => return Err(owners_error(e)),
     };
     Ok(Env {
+        kind,
         store,
         recorder: opened.sinks.recorder().clone(),
         client,
@@ -300,7 +366,8 @@ async fn configured_owners(
 }
 
 fn runner(env: &Env, progress: Arc<dyn ProgressSink>, claim_secs: u64, rebind: bool) -> Runner {
-    let runner = org_runner(
+    let runner = kind_runner(
+        env.kind,
         env.store.clone(),
         env.client.clone(),
         env.clock,
@@ -345,9 +412,21 @@ pub fn org_runner(
     settings: &Settings,
     claim_secs: u64,
 ) -> Runner {
+    kind_runner(SyncKind::Org, store, client, clock, settings, claim_secs)
+}
+
+/// The runner of `kind`'s graph over `client`, which must speak `kind`'s provider.
+fn kind_runner(
+    kind: SyncKind,
+    store: Arc<dyn Store>,
+    client: Client,
+    clock: TokioClock,
+    settings: &Settings,
+    claim_secs: u64,
+) -> Runner {
     match Runner::new(
-        org::stages(),
-        Some(org::REPOSITORY_SOURCE),
+        kind.stages(),
+        Some(kind.source()),
         store,
         client,
         settings.credential.clone(),
@@ -363,6 +442,25 @@ pub fn org_runner(
     ) {
         Ok(r) => r,
         // The graph is fixed in code and tested; reaching this is a programming error.
-        Err(e) => panic!("the organization graph is invalid: {e}"),
+        Err(e) => panic!("the {} graph is invalid: {e}", kind.as_str()),
     }
+}
+
+/// The settings of a GitLab command: GitLab's API and credential (`--api-url` and
+/// `--token-file` when given as flags, else `[gitlab]`, `GITLAB_TOKEN`, `GITLAB_OAUTH_TOKEN`,
+/// else gitlab.com), and no other provider's tokens: GitHub's never reach a GitLab host.
+fn gitlab_settings(global: &GlobalArgs, mut settings: Settings) -> Result<Settings, CliError> {
+    let access =
+        crate::op_cmd::access_for(headroom_core::signal::Provider::GitLab, global, &settings);
+    if access.credential.is_none() {
+        return Err(CliError::refused(
+            &"sync gitlab needs a GitLab token: set GITLAB_TOKEN (a personal access token) or \
+             GITLAB_OAUTH_TOKEN, or name a file with --token-file",
+        ));
+    }
+    settings.policy = access.policy;
+    settings.credential = access.credential;
+    settings.credential_source = None;
+    settings.also_configured.clear();
+    Ok(settings)
 }

@@ -10,7 +10,6 @@ use std::sync::Arc;
 use headroom_core::QuotaKey;
 use headroom_core::clock::{Clock, SignedDuration, Timestamp};
 use headroom_core::telemetry;
-use headroom_github::org;
 use headroom_store::{CredentialUsed, NewSyncRun, SyncRun, subject_label};
 use headroom_sync::{FamilyEstimate, ProgressSink, RunOutcome, RunSummary, StageGraph};
 
@@ -46,7 +45,7 @@ async fn create_run(
     let created = env
         .store
         .create_sync_run(&NewSyncRun {
-            kind: "org".into(),
+            kind: env.kind.as_str().into(),
             target: name.to_owned(),
             // Bound from the start to the credential it is created with.
             credential: Some(CredentialUsed {
@@ -77,7 +76,7 @@ async fn attach_to_unfinished(
 ) -> Result<Option<i64>, CliError> {
     let Some(run) = env
         .store
-        .unfinished_sync_run("org", name, key)
+        .unfinished_sync_run(env.kind.as_str(), name, key)
         .await
         .map_err(|e| CliError::failed(&e))?
     else {
@@ -85,10 +84,11 @@ async fn attach_to_unfinished(
     };
     if held_by_another(env, &run) {
         return Err(CliError::refused(&format!(
-            "sync run {} of org {name} for {key} is running in another process (claimed by {} \
-             until {}); an organization is not synced twice on one quota: wait for it, or see \
+            "sync run {} of {} {name} for {key} is running in another process (claimed by {} \
+             until {}); it is not synced twice on one quota: wait for it, or see \
              `headroom sync status {}`",
             run.id,
+            env.kind.noun(),
             run.claimed_by.as_deref().unwrap_or("another worker"),
             run.claim_expires_at
                 .map_or_else(String::new, |t| t.to_string()),
@@ -98,9 +98,12 @@ async fn attach_to_unfinished(
     let asked: Option<Vec<String>> = (!stages.is_empty()).then(|| stages.to_vec());
     if run.requested_stages != asked {
         return Err(CliError::refused(&format!(
-            "sync run {} of org {name} for {key} is not finished and was asked for other stages; \
-             continue it with `headroom sync org {name} --resume {}`, or let it finish first",
-            run.id, run.id
+            "sync run {} of {} {name} for {key} is not finished and was asked for other stages; \
+             continue it with `headroom sync {} {name} --resume {}`, or let it finish first",
+            run.id,
+            env.kind.noun(),
+            env.kind.as_str(),
+            run.id
         )));
     }
     tracing::info!(
@@ -192,6 +195,7 @@ pub(super) struct OrgOptions {
 
 pub(super) async fn sync_org(
     settings: &Settings,
+    kind: super::SyncKind,
     name: String,
     resume: Option<i64>,
     stages: Vec<String>,
@@ -206,20 +210,22 @@ pub(super) async fn sync_org(
         margin,
         format,
     } = options;
-    let graph = StageGraph::new(org::declarations(), Some(org::REPOSITORY_SOURCE))
+    let graph = StageGraph::new(kind.declarations(), Some(kind.source()))
         .map_err(|e| CliError::failed(&e))?;
     if let Err(e) = graph.closure_of(&stages) {
         return Err(CliError::refused(&format!("--stages: {e}")));
     }
-    let env = env(settings, margin).await?;
+    let env = env(settings, margin, kind).await?;
     let credential = settings.credential.as_ref();
     let id = match resume {
         Some(id) => match env.store.sync_run(id).await {
-            Ok(Some(run)) if run.kind == "org" && run.target == name => id,
+            Ok(Some(run)) if run.kind == kind.as_str() && run.target == name => id,
             Ok(Some(run)) => {
                 return Err(CliError::refused(&format!(
-                    "--resume: run {id} syncs {} {}, not org {name}",
-                    run.kind, run.target
+                    "--resume: run {id} syncs {} {}, not {} {name}",
+                    run.kind,
+                    run.target,
+                    kind.as_str()
                 )));
             }
             Ok(None) => return Err(CliError::refused(&format!("--resume: no sync run {id}"))),
@@ -302,8 +308,9 @@ pub(super) async fn sync_org(
             Err(e @ headroom_sync::SyncError::Store(_)) => {
                 return Err(CliError::failed(&format!(
                     "{e}; the run's checkpoints are intact: resume it with \
-                     `headroom sync org {name} --resume {id}` once the database answers \
-                     (or let a worker take it)"
+                     `headroom sync {} {name} --resume {id}` once the database answers \
+                     (or let a worker take it)",
+                    kind.as_str()
                 )));
             }
             Err(e) => return Err(CliError::failed(&e)),

@@ -18,7 +18,12 @@ pub(super) struct Measured {
 }
 
 pub(super) async fn plan(settings: &Settings, name: &str, json: bool) -> CommandResult {
-    let env = env(settings, GovernorConfig::default().margin).await?;
+    let env = env(
+        settings,
+        GovernorConfig::default().margin,
+        super::SyncKind::Org,
+    )
+    .await?;
     let Measured {
         probe,
         plan,

@@ -5,7 +5,6 @@
 
 use headroom_core::clock::{SignedDuration, Timestamp};
 use headroom_core::telemetry;
-use headroom_github::org;
 use headroom_sync::RunSummary;
 use serde_json::json;
 
@@ -111,7 +110,8 @@ pub(super) fn outcome_lines(
             "  {:<34} {:<9} {:>9} {:>7} {:>9}",
             "stage", "status", "requests", "pages", "rows"
         ));
-        for decl in org::declarations() {
+        let kind = super::kind::declaring(summary.stages.keys().map(String::as_str));
+        for decl in kind.declarations() {
             if let Some(t) = summary.stages.get(decl.name) {
                 out.push(format!(
                     "  {:<34} {:<9} {:>9} {:>7} {:>9}",

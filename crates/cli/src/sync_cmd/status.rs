@@ -3,7 +3,6 @@
 //! any live process does (see [`super::unresumed`]), with the command that will.
 
 use headroom_core::clock::{Clock, Timestamp, TokioClock};
-use headroom_github::org;
 use headroom_server::status::resume::{Resumer, Unresumed};
 use headroom_store::{CheckpointStatus, StoreRead, SyncRun, TABLES};
 use headroom_sync::summary::{Calibration, StageStatus};
@@ -54,12 +53,13 @@ async fn describe(
     run: SyncRun,
 ) -> Result<RunStatus, headroom_store::StoreError> {
     let checkpoints = store.checkpoints(run.id).await?;
+    let kind = super::SyncKind::named(&run.kind).unwrap_or(super::SyncKind::Org);
     let repositories = checkpoints
         .iter()
-        .filter(|c| c.stage == org::REPOSITORY_SOURCE && !c.scope.is_empty())
+        .filter(|c| c.stage == kind.source() && !c.scope.is_empty())
         .count();
     let mut stages = Vec::new();
-    for (i, decl) in org::declarations().iter().enumerate() {
+    for (i, decl) in kind.declarations().iter().enumerate() {
         let mine: Vec<_> = checkpoints
             .iter()
             .filter(|c| c.stage == decl.name)
@@ -240,7 +240,8 @@ fn calibration_lines(c: &Calibration) -> Vec<String> {
         .trim_end()
         .to_owned()
     };
-    for decl in org::declarations() {
+    let kind = super::kind::declaring(c.stages.keys().map(String::as_str));
+    for decl in kind.declarations() {
         for r in c.stages.get(decl.name).into_iter().flatten() {
             out.push(line(decl.name, r));
         }

@@ -155,7 +155,7 @@ pub(super) async fn worker(settings: &Settings, options: WorkerOptions) -> Comma
         margin,
         format,
     } = options;
-    let env = env(settings, margin).await?;
+    let env = env(settings, margin, super::SyncKind::Org).await?;
     let progress: Arc<dyn ProgressSink> = match format {
         Format::Json => Arc::new(JsonProgress),
         Format::Text => Arc::new(QuietProgress),

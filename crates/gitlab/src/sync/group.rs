@@ -72,9 +72,8 @@ async fn list(
             )));
         }
     };
-    let next =
-        headroom_http::paginate::gitlab::next_offset_page(&response.headers, &response.url)
-            .map_err(|stop| StageError::Permanent(format!("{path}: paging stopped ({stop:?})")))?;
+    let next = headroom_http::paginate::gitlab::next_offset_page(&response.headers, &response.url)
+        .map_err(|stop| StageError::Permanent(format!("{path}: paging stopped ({stop:?})")))?;
     Ok((items, next))
 }
 
@@ -139,7 +138,10 @@ async fn step(
     if let Some(page) = cursor.descendants {
         let path = paged(&format!("/groups/{top}/descendant_groups"), "", page);
         let (items, next) = list(ctx, route::GITLAB_GROUPS, path).await?;
-        let records: Vec<Record> = items.iter().filter_map(|v| rows::group(v, origin)).collect();
+        let records: Vec<Record> = items
+            .iter()
+            .filter_map(|v| rows::group(v, origin))
+            .collect();
         for record in &records {
             if let Record::GitlabGroup(g) = record {
                 cursor.milestones.push((g.id, 1));
@@ -195,9 +197,9 @@ impl Stage for ProjectsStage {
         while cursor.as_deref() != Some(LISTED_CURSOR) {
             let page: u32 = match cursor.as_deref() {
                 None => 1,
-                Some(text) => text.parse().map_err(|_| {
-                    StageError::Permanent(format!("unreadable cursor {text:?}"))
-                })?,
+                Some(text) => text
+                    .parse()
+                    .map_err(|_| StageError::Permanent(format!("unreadable cursor {text:?}")))?,
             };
             let path = paged(
                 &format!("{group}/projects"),

@@ -67,7 +67,11 @@ const CHANGED_FIRST: &[(&str, &str)] = &[("order_by", "updated_at"), ("sort", "d
 pub(crate) const MERGE_REQUESTS: Family = Family {
     route: route::GITLAB_MERGE_REQUESTS,
     path: "merge_requests",
-    query: &[("state", "all"), ("order_by", "updated_at"), ("sort", "desc")],
+    query: &[
+        ("state", "all"),
+        ("order_by", "updated_at"),
+        ("sort", "desc"),
+    ],
     watermark: Some(GitlabFamily::MergeRequests),
     map: rows::merge_request,
     children: &[
@@ -119,7 +123,11 @@ pub(crate) const PIPELINES: Family = Family {
 pub(crate) const ISSUES: Family = Family {
     route: route::GITLAB_ISSUES,
     path: "issues",
-    query: &[("scope", "all"), ("order_by", "updated_at"), ("sort", "desc")],
+    query: &[
+        ("scope", "all"),
+        ("order_by", "updated_at"),
+        ("sort", "desc"),
+    ],
     watermark: Some(GitlabFamily::Issues),
     map: rows::issue,
     children: &[Child {

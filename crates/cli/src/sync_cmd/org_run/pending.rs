@@ -9,7 +9,6 @@
 
 use headroom_core::clock::{Clock, Timestamp};
 use headroom_core::{QuotaKey, Subject};
-use headroom_github::org;
 use headroom_http::Credential;
 use headroom_store::{
     CheckpointStatus, CheckpointUpdate, CredentialUsed, NewSyncRun, SyncRunStatus, subject_label,
@@ -100,8 +99,8 @@ pub(in super::super) async fn start(
 }
 
 /// The first stage the run covers: it holds the run's reason while it hibernates.
-fn first_stage(stages: &[String]) -> Result<&'static str, CliError> {
-    let graph = StageGraph::new(org::declarations(), Some(org::REPOSITORY_SOURCE))
+fn first_stage(kind: super::super::SyncKind, stages: &[String]) -> Result<&'static str, CliError> {
+    let graph = StageGraph::new(kind.declarations(), Some(kind.source()))
         .map_err(|e| CliError::failed(&e))?;
     let selection: Vec<&'static str> = if stages.is_empty() {
         graph.stages().iter().map(|s| s.name).collect()
@@ -118,13 +117,13 @@ fn first_stage(stages: &[String]) -> Result<&'static str, CliError> {
 
 async fn create(env: &Env, start: &SpentStart<'_>, now: Timestamp) -> Result<i64, CliError> {
     let failed = |e: headroom_store::StoreError| CliError::failed(&e);
-    let stage = first_stage(start.stages)?;
+    let stage = first_stage(env.kind, start.stages)?;
     let key = pending_key(env, start.credential);
     let owner = subject_label(&key.subject);
     let mut run = env
         .store
         .create_sync_run(&NewSyncRun {
-            kind: "org".into(),
+            kind: env.kind.as_str().into(),
             target: start.name.to_owned(),
             key,
             requested_stages: (!start.stages.is_empty()).then(|| start.stages.to_vec()),

@@ -1,0 +1,275 @@
+//! `headroom sync gitlab GROUP`, black-box: the binary against a simulated GitLab group served
+//! in this process on loopback, so the test can read what the simulator holds and change it
+//! between two runs. The simulator knows nothing of headroom's route families: the test
+//! classifies the simulator's own request log into families by path, and holds the run's
+//! summary to it; every table's rows are held to the simulator's counts; a second run after
+//! some objects changed asks only for what changed (and its children) and re-lists the lists
+//! GitLab offers no change filter for.
+
+#![allow(clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use headroom_core::clock::TokioClock;
+use headroom_sim::{GitlabGroupSpec, SimConfig, Simulator, TokenSpec};
+use serde_json::Value;
+
+mod common;
+use common::BIN;
+
+/// The simulator, served on 127.0.0.1 until the test ends.
+struct Served {
+    sim: Simulator,
+    api: String,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+async fn serve(config: SimConfig) -> Served {
+    let sim = Simulator::new(config, TokioClock::system()).expect("simulator");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let addr = listener.local_addr().expect("address");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let served = sim.clone();
+    tokio::spawn(async move {
+        let _ = headroom_sim::serve(served, listener, None, async {
+            let _ = stopped.await;
+        })
+        .await;
+    });
+    Served {
+        sim,
+        api: format!("http://{addr}/api/v4"),
+        _stop: stop,
+    }
+}
+
+/// `headroom sync gitlab GROUP --json --wait` on `sync.db` in `dir`, with `GITLAB_TOKEN=t1`
+/// and no GitHub setting: its exit code, stdout and stderr.
+async fn sync_gitlab(dir: &std::path::Path, api: &str, group: &str) -> (i32, String, String) {
+    let mut cmd = Command::new(BIN);
+    cmd.current_dir(dir)
+        .args(["--db", "sync.db", "--api-url", api])
+        .args(["sync", "gitlab", group, "--json", "--wait"])
+        .args(["--reset-margin-secs", "1"])
+        .env_remove("GH_TOKEN")
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("GITHUB_API_URL")
+        .env_remove("HEADROOM_DB")
+        .env_remove("HEADROOM_CONFIG")
+        .env_remove("GITLAB_OAUTH_TOKEN")
+        .env("GITLAB_TOKEN", "t1");
+    let out = tokio::task::spawn_blocking(move || cmd.output().expect("runs"))
+        .await
+        .expect("joins");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The completion line's summary, after asserting the run is done.
+fn completed(code: i32, stdout: &str, stderr: &str) -> Value {
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let done: Value = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["event"] == "sync.run_completed")
+        .unwrap_or_else(|| panic!("no completion line in {stdout}\n{stderr}"));
+    assert_eq!(done["status"], "done", "{done}");
+    done["summary"].clone()
+}
+
+/// The route family of a GitLab API path, by the test's own reading of GitLab's routes.
+fn family(path: &str) -> &'static str {
+    let path = path.split('?').next().unwrap_or(path);
+    let segments: Vec<&str> = path.trim_start_matches("/api/v4/").split('/').collect();
+    match segments.as_slice() {
+        ["user"] => "identity",
+        ["groups", _] | ["groups", _, "descendant_groups"] => "gitlab_groups",
+        ["groups", _, "milestones"] => "gitlab_milestones",
+        ["groups", _, "projects"] => "gitlab_projects",
+        ["projects", _, "merge_requests"] => "gitlab_merge_requests",
+        ["projects", _, "merge_requests", _, "commits"] => "gitlab_merge_request_commits",
+        ["projects", _, "merge_requests", _, "approvals"] => "gitlab_merge_request_approvals",
+        ["projects", _, "merge_requests", _, "notes"] => "gitlab_merge_request_notes",
+        ["projects", _, "pipelines"] => "gitlab_pipelines",
+        ["projects", _, "pipelines", _, "jobs"] => "gitlab_jobs",
+        ["projects", _, "issues"] => "gitlab_issues",
+        ["projects", _, "issues", _, "notes"] => "gitlab_issue_notes",
+        ["projects", _, "milestones"] => "gitlab_milestones",
+        ["projects", _, "deployments"] => "gitlab_deployments",
+        ["projects", _, "releases"] => "gitlab_releases",
+        ["projects", _, "feature_flags"] => "gitlab_feature_flags",
+        _ => panic!("a request the test cannot classify: {path}"),
+    }
+}
+
+/// Requests per family in the simulator's log from entry `from` on (the identity's
+/// `GET /user` left out: it is not the run's).
+fn logged_families(sim: &Simulator, from: usize) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for entry in sim.request_log().iter().skip(from) {
+        assert_ne!(entry.status, 429, "a 429: {entry:?}");
+        let family = family(&entry.path);
+        if family != "identity" {
+            *out.entry(family.to_owned()).or_default() += 1;
+        }
+    }
+    out
+}
+
+/// Requests per family the run's summary counted (`actuals`, per stage and family).
+fn summary_families(summary: &Value) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    let stages = summary["actuals"]
+        .as_object()
+        .expect("actuals in the summary");
+    for rows in stages.values() {
+        for row in rows.as_array().expect("rows") {
+            let family = row["family"].as_str().expect("family").to_owned();
+            let requests = row["requests"].as_u64().expect("requests");
+            *out.entry(family).or_default() += requests;
+        }
+    }
+    out
+}
+
+/// Row counts of the GitLab tables.
+async fn tables(dir: &std::path::Path) -> BTreeMap<&'static str, i64> {
+    let tables = [
+        "gitlab_groups",
+        "gitlab_projects",
+        "gitlab_merge_requests",
+        "gitlab_merge_request_commits",
+        "gitlab_merge_request_approvals",
+        "gitlab_pipelines",
+        "gitlab_jobs",
+        "gitlab_issues",
+        "gitlab_milestones",
+        "gitlab_deployments",
+        "gitlab_releases",
+        "gitlab_feature_flags",
+    ];
+    let queries: Vec<String> = tables
+        .iter()
+        .map(|t| format!("SELECT COUNT(*) FROM {t}"))
+        .collect();
+    let mut queries: Vec<&str> = queries.iter().map(String::as_str).collect();
+    queries.push("SELECT COUNT(*) FROM gitlab_notes WHERE noteable_type = 'MergeRequest'");
+    queries.push("SELECT COUNT(*) FROM gitlab_notes WHERE noteable_type = 'Issue'");
+    let values = common::sqlite_digest(&dir.join("sync.db"), &queries).await;
+    let mut out: BTreeMap<&'static str, i64> = tables.into_iter().zip(values.clone()).collect();
+    out.insert("gitlab_notes (merge requests)", values[tables.len()]);
+    out.insert("gitlab_notes (issues)", values[tables.len() + 1]);
+    out
+}
+
+fn group_config() -> SimConfig {
+    SimConfig::default()
+        .with_token(TokenSpec::user("t1", "alice"))
+        .with_gitlab_group(
+            GitlabGroupSpec::new("acme")
+                .with_subgroups(2, 2)
+                .with_projects_per_group(2)
+                .with_items(6),
+        )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gitlab_group_is_collected_whole_and_a_second_run_asks_only_for_what_changed() {
+    let served = serve(group_config()).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let counts = served
+        .sim
+        .gitlab_group_counts("acme")
+        .expect("the seeded group");
+
+    let (code, stdout, stderr) = sync_gitlab(dir.path(), &served.api, "acme").await;
+    let summary = completed(code, &stdout, &stderr);
+    let logged = logged_families(&served.sim, 0);
+    assert_eq!(summary_families(&summary), logged, "{summary}");
+
+    let rows = tables(dir.path()).await;
+    let expected: BTreeMap<&'static str, i64> = [
+        ("gitlab_groups", counts.groups),
+        ("gitlab_projects", counts.projects),
+        ("gitlab_merge_requests", counts.merge_requests),
+        ("gitlab_merge_request_commits", counts.merge_request_commits),
+        (
+            "gitlab_merge_request_approvals",
+            counts.merge_request_approvals,
+        ),
+        ("gitlab_pipelines", counts.pipelines),
+        ("gitlab_jobs", counts.jobs),
+        ("gitlab_issues", counts.issues),
+        ("gitlab_milestones", counts.milestones),
+        ("gitlab_deployments", counts.deployments),
+        ("gitlab_releases", counts.releases),
+        ("gitlab_feature_flags", counts.feature_flags),
+        ("gitlab_notes (merge requests)", counts.merge_request_notes),
+        ("gitlab_notes (issues)", counts.issue_notes),
+    ]
+    .into_iter()
+    .map(|(t, n)| (t, i64::try_from(n).expect("small")))
+    .collect();
+    assert_eq!(rows, expected);
+
+    // Some objects change; the second run asks only for those and their children.
+    let before = served.sim.request_log().len();
+    let touched = served.sim.gitlab_touch("acme", 2).expect("touched");
+    let (code, stdout, stderr) = sync_gitlab(dir.path(), &served.api, "acme").await;
+    completed(code, &stdout, &stderr);
+    let second = logged_families(&served.sim, before);
+    let per_project = |family: &str| second.get(family).copied().unwrap_or(0);
+    let projects = u64::try_from(counts.projects).expect("small");
+    // One page each of the filtered lists per project (all changed objects fit in one page).
+    for family in [
+        "gitlab_merge_requests",
+        "gitlab_issues",
+        "gitlab_pipelines",
+        "gitlab_deployments",
+        "gitlab_releases",
+        "gitlab_feature_flags",
+    ] {
+        assert_eq!(per_project(family), projects, "{family}: {second:?}");
+    }
+    // Milestones have no change filter: every project's and every group's are listed again.
+    assert_eq!(
+        per_project("gitlab_milestones"),
+        projects + u64::try_from(counts.groups).expect("small"),
+        "{second:?}"
+    );
+    let n = |v: &Vec<(u64, u64)>| u64::try_from(v.len()).expect("small");
+    assert_eq!(
+        per_project("gitlab_merge_request_approvals"),
+        n(&touched.merge_requests),
+        "{second:?}"
+    );
+    assert_eq!(
+        per_project("gitlab_jobs"),
+        n(&touched.pipelines),
+        "{second:?}"
+    );
+    assert_eq!(
+        per_project("gitlab_issue_notes"),
+        n(&touched.issues),
+        "{second:?}"
+    );
+    let after = served
+        .sim
+        .gitlab_group_counts("acme")
+        .expect("the seeded group");
+    let rows = tables(dir.path()).await;
+    assert_eq!(
+        rows["gitlab_jobs"],
+        i64::try_from(after.jobs).expect("small")
+    );
+    assert_eq!(
+        rows["gitlab_notes (issues)"],
+        i64::try_from(after.issue_notes).expect("small")
+    );
+}
