@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use headroom_core::clock::{SignedDuration, TokioClock};
 use headroom_sim::{
-    ExternalSpend, Resource, Scenario, SimConfig, Simulator, TlsConfig, TokenSpec, serve,
+    ExternalSpend, GitlabEndpointLimits, GitlabGroupSpec, Resource, Scenario, SimConfig, Simulator,
+    TlsConfig, TokenSpec, serve,
 };
 
 use crate::outcome::{CliError, CommandResult, Outcome};
@@ -30,6 +31,21 @@ fn parse_token(s: &str) -> Result<TokenSpec, String> {
 
 fn parse_spend(s: &str) -> Result<ExternalSpend, String> {
     ExternalSpend::parse(s).map_err(|e| e.to_string())
+}
+
+/// `GROUP,PROJECT,GROUP_PROJECTS` requests per minute, e.g. GitLab.com's `400,400,600`.
+fn parse_endpoint_limits(s: &str) -> Result<GitlabEndpointLimits, String> {
+    let parts: Vec<Result<u64, _>> = s.split(',').map(|p| p.trim().parse::<u64>()).collect();
+    match parts.as_slice() {
+        [Ok(g), Ok(p), Ok(gp)] => Ok(GitlabEndpointLimits {
+            group_per_minute: *g,
+            project_per_minute: *p,
+            group_projects_per_minute: *gp,
+        }),
+        _ => Err(format!(
+            "{s:?} is not GROUP,PROJECT,GROUP_PROJECTS requests per minute (e.g. 400,400,600)"
+        )),
+    }
 }
 
 fn parse_probability(s: &str) -> Result<f64, String> {
@@ -159,6 +175,44 @@ pub struct SimArgs {
     /// while the RateLimit-* headers still show room (0: no limit).
     #[arg(long, default_value_t = 10)]
     gitlab_project_creations_per_minute: u64,
+    /// GitLab: seed a group with this path (e.g. acme), served read-only under /api/v4 with
+    /// its subgroups, projects, merge requests (commits, approvals, notes), pipelines (jobs),
+    /// issues (notes), milestones, deployments, releases and feature flags; every token
+    /// owner is a member.
+    #[arg(long, value_name = "PATH")]
+    gitlab_group: Option<String>,
+    /// GitLab group: subgroups, nested two levels deep.
+    #[arg(long, value_name = "N", default_value_t = 3, requires = "gitlab_group")]
+    gitlab_subgroups: usize,
+    /// GitLab group: projects in every group (the top group and each subgroup).
+    #[arg(long, value_name = "N", default_value_t = 4, requires = "gitlab_group")]
+    gitlab_projects: usize,
+    /// GitLab group: merge requests, issues and pipelines per project (and half as many
+    /// deployments; 3 milestones, 2 releases, 3 feature flags per project).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 20,
+        requires = "gitlab_group"
+    )]
+    gitlab_items: usize,
+    /// GitLab group scenario: the feature flags API answers 403 on the first and every N-th
+    /// project (1: on all of them; 0: never).
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "gitlab_group")]
+    gitlab_flags_forbidden_every: usize,
+    /// GitLab group scenario: N projects are deleted right after a group projects listing
+    /// served them; from then on they and their sub-resources answer 404 Project Not Found.
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "gitlab_group")]
+    gitlab_deleted_projects: usize,
+    /// GitLab group scenario: every N-th page a group listing serves is sent only after
+    /// 60 s, so a client with a shorter timeout gives up on a page already served (0: never).
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "gitlab_group")]
+    gitlab_stall_page_every: usize,
+    /// GitLab: per-user per-minute limits of GET /groups/:id, GET /projects/:id and GET
+    /// /groups/:id/projects, refused with 429 and Retry-After but no RateLimit-* headers (0
+    /// turns one off). Default: GitLab.com's 400,400,600, or none with --gitlab-self-managed.
+    #[arg(long, value_name = "GROUP,PROJECT,GROUP_PROJECTS", value_parser = parse_endpoint_limits)]
+    gitlab_endpoint_limits: Option<GitlabEndpointLimits>,
     /// Serve these events as the public feed instead of the scenario's: a JSON array or one
     /// envelope per line (a corpus file, a GH Archive hour), newest first, capped at 300.
     #[arg(long, value_name = "FILE")]
@@ -219,6 +273,17 @@ impl SimArgs {
         c.gitlab_requests_per_minute = self.gitlab_requests_per_minute;
         c.gitlab_self_managed = self.gitlab_self_managed;
         c.gitlab_project_creations_per_minute = self.gitlab_project_creations_per_minute;
+        c.gitlab_endpoint_limits = self.gitlab_endpoint_limits;
+        c.gitlab_group = self.gitlab_group.as_ref().map(|path| {
+            let mut spec = GitlabGroupSpec::new(path.clone())
+                .with_subgroups(self.gitlab_subgroups, 2)
+                .with_projects_per_group(self.gitlab_projects)
+                .with_items(self.gitlab_items);
+            spec.feature_flags_forbidden_every = self.gitlab_flags_forbidden_every;
+            spec.deleted_after_listing = self.gitlab_deleted_projects;
+            spec.stall_page_every = self.gitlab_stall_page_every;
+            spec
+        });
         c.log_file = self.log.clone();
         c.poll_interval_secs = self.poll_interval_secs;
         let ms = |v: u64| SignedDuration::from_millis(i64::try_from(v).unwrap_or(i64::MAX));
@@ -387,6 +452,59 @@ mod tests {
         assert!(c.gitlab_self_managed);
         assert_eq!(c.gitlab_project_creations_per_minute, 0);
         assert!(parse(&["--gitlab-requests-per-minute", "0"]).is_err());
+    }
+
+    #[test]
+    fn the_gitlab_group_flags_seed_the_group_they_name() {
+        let c = parse(&[]).expect("valid").config();
+        assert!(c.gitlab_group.is_none());
+        assert!(c.gitlab_endpoint_limits.is_none());
+        let c = parse(&[
+            "--gitlab-group",
+            "acme",
+            "--gitlab-subgroups",
+            "5",
+            "--gitlab-projects",
+            "7",
+            "--gitlab-items",
+            "9",
+            "--gitlab-flags-forbidden-every",
+            "2",
+            "--gitlab-deleted-projects",
+            "1",
+            "--gitlab-endpoint-limits",
+            "4,5,6",
+            "--gitlab-stall-page-every",
+            "3",
+        ])
+        .expect("valid")
+        .config();
+        let g = c.gitlab_group.expect("a group");
+        assert_eq!(
+            (g.path.as_str(), g.subgroups, g.projects_per_group),
+            ("acme", 5, 7)
+        );
+        assert_eq!((g.merge_requests_per_project, g.issues_per_project), (9, 9));
+        assert_eq!(
+            (g.feature_flags_forbidden_every, g.deleted_after_listing),
+            (2, 1)
+        );
+        let l = c.gitlab_endpoint_limits.expect("limits");
+        assert_eq!(
+            (
+                l.group_per_minute,
+                l.project_per_minute,
+                l.group_projects_per_minute
+            ),
+            (4, 5, 6)
+        );
+        assert!(
+            parse(&["--gitlab-subgroups", "2"]).is_err(),
+            "needs --gitlab-group"
+        );
+        assert!(parse(&["--gitlab-endpoint-limits", "4,5"]).is_err());
+        let bad = parse(&["--gitlab-group", "a/b"]).expect("parses").config();
+        assert!(bad.validate().is_err());
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use headroom_core::clock::SignedDuration;
 
 use crate::error::SimError;
+use crate::gitlab::group::{GitlabEndpointLimits, GitlabGroupSpec};
 use crate::quota::Resource;
 use crate::scenario::Scenario;
 
@@ -236,6 +237,12 @@ pub struct SimConfig {
     /// answers 429 while the throttle's headers still show room (10, the simulator's choice,
     /// small enough for a test to reach; 0 turns it off).
     pub gitlab_project_creations_per_minute: u64,
+    /// GitLab: a seeded group (subgroups, projects and their merge requests, pipelines,
+    /// issues, …) served read-only under `/api/v4`; none by default.
+    pub gitlab_group: Option<GitlabGroupSpec>,
+    /// GitLab: the per-endpoint limits that refuse without `RateLimit-*` headers. `None`:
+    /// GitLab.com's numbers, or none on a self-managed instance.
+    pub gitlab_endpoint_limits: Option<GitlabEndpointLimits>,
 }
 
 /// Sizes and miss rates of the generated feed's entity pools. Every `n`th entity (`n` > 0)
@@ -309,6 +316,8 @@ impl Default for SimConfig {
             gitlab_requests_per_minute: 2_000,
             gitlab_self_managed: false,
             gitlab_project_creations_per_minute: 10,
+            gitlab_group: None,
+            gitlab_endpoint_limits: None,
         }
     }
 }
@@ -361,6 +370,21 @@ impl SimConfig {
         self
     }
 
+    /// Seeds a GitLab group ([`SimConfig::gitlab_group`]).
+    pub fn with_gitlab_group(mut self, spec: GitlabGroupSpec) -> Self {
+        self.gitlab_group = Some(spec);
+        self
+    }
+
+    /// The per-endpoint limits in force ([`SimConfig::gitlab_endpoint_limits`]).
+    pub fn gitlab_endpoint_limits_in_force(&self) -> GitlabEndpointLimits {
+        match self.gitlab_endpoint_limits {
+            Some(l) => l,
+            None if self.gitlab_self_managed => GitlabEndpointLimits::OFF,
+            None => GitlabEndpointLimits::GITLAB_COM,
+        }
+    }
+
     /// Adds an external spender.
     pub fn with_external_spend(mut self, spend: ExternalSpend) -> Self {
         self.external_spend.push(spend);
@@ -378,6 +402,13 @@ impl SimConfig {
         }
         if self.gitlab_requests_per_minute == 0 {
             return bad("the GitLab request limit must be at least 1 a minute");
+        }
+        if let Some(problem) = self
+            .gitlab_group
+            .as_ref()
+            .and_then(GitlabGroupSpec::problem)
+        {
+            return bad(problem);
         }
         if self.concurrency_limit == 0 {
             return bad("the concurrency limit must be at least 1");

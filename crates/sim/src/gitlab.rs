@@ -25,6 +25,7 @@ use crate::sim::{
 
 mod branches;
 mod commits;
+pub mod group;
 mod merge;
 mod merge_requests;
 mod paging;
@@ -248,7 +249,8 @@ impl Simulator {
             now,
         };
         let reply = self.gitlab_route(&ctx);
-        if fault == Some(ProviderFault::ResponseLost) {
+        let stall = group::take_stall(&mut lock(&self.inner.gitlab));
+        if fault == Some(ProviderFault::ResponseLost) || stall {
             self.lose_response().await;
         }
         self.finish_gitlab(reply, &seen)
@@ -274,6 +276,18 @@ impl Simulator {
                 return Some(quota::throttled(None));
             }
         }
+        if let Some(endpoint) = group::limits::endpoint_of(method, path) {
+            let limits = config.gitlab_endpoint_limits_in_force();
+            let refusal = gl
+                .group
+                .windows
+                .check(&limits, endpoint, &user.username, seen.now);
+            if refusal.is_some() {
+                // GitLab.com's Projects and Groups API limits answer without RateLimit-*.
+                seen.reading = None;
+                return refusal;
+            }
+        }
         let creation = *method == Method::POST && path.trim_end_matches('/') == "/api/v4/projects";
         if creation
             && !gl.quota.allow_project_creation(
@@ -293,6 +307,9 @@ impl Simulator {
         let m = &ctx.method;
         let get = *m == Method::GET || *m == Method::HEAD;
         let mut gl = lock(&self.inner.gitlab);
+        if let Some(reply) = group::route(ctx, &mut gl, &seg) {
+            return reply;
+        }
         match seg.as_slice() {
             ["user"] if get => ok(&render::user(&ctx.base, &ctx.user)),
             ["projects"] if *m == Method::POST => projects::create(ctx, &mut gl),

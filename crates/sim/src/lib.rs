@@ -26,6 +26,7 @@ pub mod world;
 
 pub use config::{Density, ExternalSpend, Faults, FeedPool, SimConfig, TokenOwner, TokenSpec};
 pub use error::SimError;
+pub use gitlab::group::{GitlabEndpointLimits, GitlabGroupCounts, GitlabGroupSpec, GitlabTouched};
 pub use quota::{Reading, Resource, Subject};
 pub use scenario::Scenario;
 pub use server::{GeneratedCert, TlsConfig, serve};

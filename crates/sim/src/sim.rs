@@ -177,6 +177,12 @@ impl Simulator {
         if let Some(events) = &config.feed_events {
             crate::replay::adopt(&mut world, events);
         }
+        let mut gitlab_state = GitlabState::default();
+        if let Some(spec) = &config.gitlab_group {
+            let members = gitlab::group::seed::members_of(&config, &world);
+            gitlab_state.group.world =
+                Some(gitlab::group::seed::seed(spec, config.seed, now, members));
+        }
         let quotas = Quotas::new(&config, now);
         let fault_rng = StdRng::seed_from_u64(config.seed.wrapping_add(0x5EED));
         Ok(Simulator {
@@ -192,7 +198,7 @@ impl Simulator {
                 seq: AtomicU64::new(0),
                 fault_rng: Mutex::new(fault_rng),
                 scenario_state: Mutex::new(ScenarioState::default()),
-                gitlab: Mutex::new(GitlabState::default()),
+                gitlab: Mutex::new(gitlab_state),
                 arrivals: Mutex::new(HashMap::new()),
                 started: now,
                 clock,

@@ -1,6 +1,8 @@
 //! GitLab's offset pagination: `page` and `per_page` (20 by default, at most 100), answered
 //! with `X-Page`, `X-Per-Page`, `X-Next-Page` (empty on the last page), `X-Prev-Page`,
-//! `X-Total`, `X-Total-Pages` and a `Link` header (`prev`, `next`, `first`, `last`).
+//! `X-Total`, `X-Total-Pages` and a `Link` header (`prev`, `next`, `first`, `last`). Past
+//! 10,000 matching records GitLab stops counting: `X-Total`, `X-Total-Pages` and
+//! `rel="last"` are left out, and only `X-Next-Page` / `rel="next"` say whether more follow.
 
 use serde_json::Value;
 
@@ -11,6 +13,8 @@ use crate::sim::Reply;
 const DEFAULT_PER_PAGE: usize = 20;
 /// The largest page GitLab serves.
 const MAX_PER_PAGE: usize = 100;
+/// Past this many matching records GitLab omits the totals.
+pub(super) const COUNT_LIMIT: usize = 10_000;
 
 /// Query components keep RFC 3986's unreserved characters.
 const QUERY: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
@@ -22,17 +26,29 @@ const QUERY: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
 /// One page of `items` as a JSON array with GitLab's paging headers. `path` is the request's
 /// path under `/api/v4` as the client wrote it.
 pub(super) fn paged(ctx: &GlCtx, path: &str, items: Vec<Value>) -> Reply {
+    paged_by(ctx, path, &items, Value::clone)
+}
+
+/// One page of `items`, only that page rendered (a listing of any size costs one page).
+pub(super) fn paged_by<T>(
+    ctx: &GlCtx,
+    path: &str,
+    items: &[T],
+    render: impl Fn(&T) -> Value,
+) -> Reply {
     let page = param(ctx, "page").filter(|&p| p >= 1).unwrap_or(1);
     let per_page = param(ctx, "per_page")
         .filter(|&p| p >= 1)
         .unwrap_or(DEFAULT_PER_PAGE)
         .min(MAX_PER_PAGE);
     let total = items.len();
+    let counted = total <= COUNT_LIMIT;
     let pages = total.div_ceil(per_page).max(1);
     let body: Vec<Value> = items
-        .into_iter()
+        .iter()
         .skip((page - 1).saturating_mul(per_page))
         .take(per_page)
+        .map(render)
         .collect();
     let next = (page < pages).then(|| page + 1);
     let prev = (page > 1).then(|| page.min(pages + 1) - 1);
@@ -45,16 +61,23 @@ pub(super) fn paged(ctx: &GlCtx, path: &str, items: Vec<Value>) -> Reply {
         links.push(format!("<{}>; rel=\"next\"", url(n)));
     }
     links.push(format!("<{}>; rel=\"first\"", url(1)));
-    links.push(format!("<{}>; rel=\"last\"", url(pages)));
+    if counted {
+        links.push(format!("<{}>; rel=\"last\"", url(pages)));
+    }
     let show = |o: Option<usize>| o.map(|n| n.to_string()).unwrap_or_default();
-    Reply::json(http::StatusCode::OK, &Value::Array(body))
+    let reply = Reply::json(http::StatusCode::OK, &Value::Array(body))
         .header("x-page", &page.to_string())
         .header("x-per-page", &per_page.to_string())
         .header("x-next-page", &show(next))
         .header("x-prev-page", &show(prev))
-        .header("x-total", &total.to_string())
-        .header("x-total-pages", &pages.to_string())
-        .header("link", &links.join(", "))
+        .header("link", &links.join(", "));
+    if counted {
+        reply
+            .header("x-total", &total.to_string())
+            .header("x-total-pages", &pages.to_string())
+    } else {
+        reply
+    }
 }
 
 fn param(ctx: &GlCtx, name: &str) -> Option<usize> {

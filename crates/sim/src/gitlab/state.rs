@@ -1,7 +1,8 @@
 //! The simulated GitLab's data: projects in users' namespaces, each with its commits (a flat
 //! file tree per commit), branches, protected branches and merge requests. It starts empty;
 //! everything in it was created through the API (or by a test through
-//! [`Simulator::with_gitlab`](crate::Simulator::with_gitlab)).
+//! [`Simulator::with_gitlab`](crate::Simulator::with_gitlab)). A seeded group, when the
+//! configuration asks for one, lives beside them ([`super::group`]).
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
@@ -244,6 +245,8 @@ pub struct GitlabState {
     pub(crate) last_protected_id: u64,
     pub(crate) commit_seq: u64,
     pub(crate) quota: super::quota::GitlabQuota,
+    /// The seeded group and the per-endpoint limits' windows.
+    pub(crate) group: super::group::GroupState,
 }
 
 impl GitlabState {
