@@ -150,7 +150,7 @@ async fn taken_over(
         .await
         .map_err(|e| CliError::failed(&e))?;
     let claimed_by = run.as_ref().and_then(|r| r.claimed_by.clone());
-    report::taken_over(format, id, name, claimed_by.as_deref(), wait);
+    report::taken_over(format, id, env.kind, name, claimed_by.as_deref(), wait);
     if !wait {
         return Ok(Some(Outcome::Success));
     }
@@ -284,7 +284,7 @@ pub(super) async fn sync_org(
                 // process is the worker that wakes it. Killed meanwhile, it loses nothing.
                 let now = env.clock.now();
                 let held = wait || until.duration_since(now) <= hold;
-                report::hibernating(format, id, Some(&name), until, &reason, held, now);
+                report::hibernating(format, id, Some((kind, &name)), until, &reason, held, now);
                 if held {
                     env.clock.sleep_until(until).await;
                     continue;

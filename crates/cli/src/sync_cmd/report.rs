@@ -154,18 +154,23 @@ pub(super) fn outcome_lines(
 }
 
 /// The run hibernates until `until`: held by this process (which wakes it itself), or left
-/// for a worker. `name`: the organization, for the resume command (`None` from a worker).
+/// for a worker. `target`: the run's kind and target, for the resume command (`None` from a
+/// worker).
 pub(super) fn hibernating(
     format: Format,
     id: i64,
-    name: Option<&str>,
+    target: Option<(super::SyncKind, &str)>,
     until: Timestamp,
     reason: &str,
     held: bool,
     now: Timestamp,
 ) {
-    let resume = match name {
-        Some(name) => format!(
+    let resume = match target {
+        // Workers take up organization runs only, so far.
+        Some((super::SyncKind::Gitlab, name)) => {
+            format!("headroom sync gitlab {name} --resume {id}")
+        }
+        Some((_, name)) => format!(
             "headroom run or headroom sync worker (or: headroom sync org {name} --resume {id})"
         ),
         None => "headroom run or headroom sync worker".to_owned(),
@@ -200,12 +205,14 @@ pub(super) fn hibernating(
 pub(super) fn taken_over(
     format: Format,
     id: i64,
+    kind: super::SyncKind,
     name: &str,
     claimed_by: Option<&str>,
     following: bool,
 ) {
     let follow = format!(
-        "headroom sync status {id} (or wait for it: headroom sync org {name} --resume {id} --wait)"
+        "headroom sync status {id} (or wait for it: headroom sync {} {name} --resume {id} --wait)",
+        kind.as_str()
     );
     match format {
         Format::Json => outln!(

@@ -86,7 +86,7 @@ pub(in super::super) async fn start(
     report::hibernating(
         format,
         id,
-        Some(start.name),
+        Some((env.kind, start.name)),
         until,
         &reason(until),
         false,
