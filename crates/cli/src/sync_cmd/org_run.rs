@@ -218,19 +218,7 @@ pub(super) async fn sync_org(
     let env = env(settings, margin, kind).await?;
     let credential = settings.credential.as_ref();
     let id = match resume {
-        Some(id) => match env.store.sync_run(id).await {
-            Ok(Some(run)) if run.kind == kind.as_str() && run.target == name => id,
-            Ok(Some(run)) => {
-                return Err(CliError::refused(&format!(
-                    "--resume: run {id} syncs {} {}, not {} {name}",
-                    run.kind,
-                    run.target,
-                    kind.as_str()
-                )));
-            }
-            Ok(None) => return Err(CliError::refused(&format!("--resume: no sync run {id}"))),
-            Err(e) => return Err(CliError::failed(&e)),
-        },
+        Some(id) => resumable(&env, id, &name).await?,
         None => {
             // `--wait` waits as long as it takes; otherwise no longer than the hold.
             let patience = if wait { SignedDuration::MAX } else { hold };
@@ -315,6 +303,21 @@ pub(super) async fn sync_org(
             }
             Err(e) => return Err(CliError::failed(&e)),
         }
+    }
+}
+
+/// `--resume ID`: the run, when it collects this command's kind and target.
+async fn resumable(env: &Env, id: i64, name: &str) -> Result<i64, CliError> {
+    match env.store.sync_run(id).await {
+        Ok(Some(run)) if run.kind == env.kind.as_str() && run.target == name => Ok(id),
+        Ok(Some(run)) => Err(CliError::refused(&format!(
+            "--resume: run {id} syncs {} {}, not {} {name}",
+            run.kind,
+            run.target,
+            env.kind.as_str()
+        ))),
+        Ok(None) => Err(CliError::refused(&format!("--resume: no sync run {id}"))),
+        Err(e) => Err(CliError::failed(&e)),
     }
 }
 
