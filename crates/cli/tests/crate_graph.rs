@@ -29,7 +29,12 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     (
         "headroom-gitlab",
-        &["headroom-core", "headroom-http", "headroom-store"],
+        &[
+            "headroom-core",
+            "headroom-http",
+            "headroom-store",
+            "headroom-sync",
+        ],
     ),
     (
         "headroom-server",
