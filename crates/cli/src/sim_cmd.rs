@@ -168,6 +168,10 @@ pub struct SimArgs {
     /// throttle answers 429 "Retry later".
     #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(1..))]
     gitlab_requests_per_minute: u64,
+    /// GitLab: the length of its windows in seconds (a minute; shorten it for tests and demos,
+    /// every GitLab limit counting per window).
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(i64).range(1..=3_600))]
+    gitlab_window_secs: i64,
     /// GitLab: play a self-managed instance, limits off: no throttle, no RateLimit-* headers.
     #[arg(long)]
     gitlab_self_managed: bool,
@@ -271,6 +275,7 @@ impl SimArgs {
         c.lying_rate_limit = self.lying_rate_limit;
         c.rate_limiting = self.rate_limits == RateLimits::On;
         c.gitlab_requests_per_minute = self.gitlab_requests_per_minute;
+        c.gitlab_window_secs = self.gitlab_window_secs;
         c.gitlab_self_managed = self.gitlab_self_managed;
         c.gitlab_project_creations_per_minute = self.gitlab_project_creations_per_minute;
         c.gitlab_endpoint_limits = self.gitlab_endpoint_limits;

@@ -273,3 +273,53 @@ async fn a_gitlab_group_is_collected_whole_and_a_second_run_asks_only_for_what_c
         i64::try_from(after.issue_notes).expect("small")
     );
 }
+
+/// The issue's check at a test's scale: GitLab's throttle at 40 requests a 2-second window, a
+/// group that needs more than ten of them. The run waits each window out (GitLab's
+/// `RateLimit-*` headers are the truth) and never meets a 429.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_group_that_needs_more_than_ten_windows_is_collected_without_a_429() {
+    let mut config = SimConfig::default()
+        .with_token(TokenSpec::user("t1", "alice"))
+        .with_gitlab_group(
+            GitlabGroupSpec::new("acme")
+                .with_subgroups(2, 2)
+                .with_projects_per_group(2)
+                .with_items(10),
+        );
+    config.gitlab_requests_per_minute = 40;
+    config.gitlab_window_secs = 2;
+    let served = serve(config).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let counts = served
+        .sim
+        .gitlab_group_counts("acme")
+        .expect("the seeded group");
+
+    let (code, stdout, stderr) = sync_gitlab(dir.path(), &served.api, "acme").await;
+    let summary = completed(code, &stdout, &stderr);
+    // No 429 (logged_families refuses one) and the same requests per family on both sides.
+    assert_eq!(
+        summary_families(&summary),
+        logged_families(&served.sim, 0),
+        "{summary}"
+    );
+    // Windows the throttle opened: its remaining rose from one request to the next.
+    let log = served.sim.request_log();
+    let remaining: Vec<u64> = log.iter().filter_map(|e| e.remaining).collect();
+    let windows = 1 + remaining.windows(2).filter(|w| w[1] > w[0]).count();
+    assert!(windows > 10, "only {windows} windows: {remaining:?}");
+    let rows = tables(dir.path()).await;
+    assert_eq!(
+        rows["gitlab_merge_request_commits"],
+        i64::try_from(counts.merge_request_commits).expect("small")
+    );
+    assert_eq!(
+        rows["gitlab_jobs"],
+        i64::try_from(counts.jobs).expect("small")
+    );
+    assert_eq!(
+        rows["gitlab_notes (issues)"],
+        i64::try_from(counts.issue_notes).expect("small")
+    );
+}

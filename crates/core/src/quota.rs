@@ -168,6 +168,10 @@ pub enum AppLimit {
     GitlabProjectCreate,
     /// GitLab's merge request creation.
     GitlabMergeRequestCreate,
+    /// GitLab.com's `GET /groups/:id`.
+    GitlabGroupRead,
+    /// GitLab.com's `GET /groups/:id/projects`.
+    GitlabGroupProjects,
 }
 
 impl AppLimit {
@@ -177,6 +181,8 @@ impl AppLimit {
             AppLimit::GitlabProjectRead => "gitlab_project_read",
             AppLimit::GitlabProjectCreate => "gitlab_project_create",
             AppLimit::GitlabMergeRequestCreate => "gitlab_merge_request_create",
+            AppLimit::GitlabGroupRead => "gitlab_group_read",
+            AppLimit::GitlabGroupProjects => "gitlab_group_projects",
         }
     }
 }

@@ -230,6 +230,9 @@ pub struct SimConfig {
     /// GitLab: authenticated API requests per user per fixed minute before the throttle
     /// answers 429 (2,000, the simulator's stand-in for GitLab.com's).
     pub gitlab_requests_per_minute: u64,
+    /// GitLab: the length of its fixed windows in seconds (60, GitLab's minute). Shorter
+    /// windows let a test cross many of them in seconds; every GitLab limit counts per window.
+    pub gitlab_window_secs: i64,
     /// GitLab: play a self-managed instance, whose limits ship off: no throttle and no
     /// `RateLimit-*` header on any response. The application limit still applies.
     pub gitlab_self_managed: bool,
@@ -314,6 +317,7 @@ impl Default for SimConfig {
             feed_pool: FeedPool::default(),
             resource_limit_nodes: 3_000,
             gitlab_requests_per_minute: 2_000,
+            gitlab_window_secs: 60,
             gitlab_self_managed: false,
             gitlab_project_creations_per_minute: 10,
             gitlab_group: None,

@@ -230,7 +230,11 @@ impl Simulator {
             return self.finish_gitlab(refusal, &seen);
         }
         if fault == Some(ProviderFault::Mutation429) {
-            let refusal = quota::scenario_throttled(seen.reading.as_ref(), now);
+            let refusal = quota::scenario_throttled(
+                seen.reading.as_ref(),
+                now,
+                self.inner.config.gitlab_window_secs,
+            );
             return self.finish_gitlab(refusal, &seen);
         }
         let query = crate::sim::parse_query(parts.uri.query());
@@ -268,9 +272,12 @@ impl Simulator {
         let config = &self.inner.config;
         let mut gl = lock(&self.inner.gitlab);
         if !config.gitlab_self_managed {
-            let reading =
-                gl.quota
-                    .throttle(&user.username, seen.now, config.gitlab_requests_per_minute);
+            let reading = gl.quota.throttle(
+                &user.username,
+                seen.now,
+                config.gitlab_requests_per_minute,
+                config.gitlab_window_secs,
+            );
             seen.reading = Some(reading);
             if reading.exceeded() {
                 return Some(quota::throttled(None));
@@ -278,10 +285,13 @@ impl Simulator {
         }
         if let Some(endpoint) = group::limits::endpoint_of(method, path) {
             let limits = config.gitlab_endpoint_limits_in_force();
-            let refusal = gl
-                .group
-                .windows
-                .check(&limits, endpoint, &user.username, seen.now);
+            let refusal = gl.group.windows.check(
+                &limits,
+                endpoint,
+                &user.username,
+                seen.now,
+                config.gitlab_window_secs,
+            );
             if refusal.is_some() {
                 // GitLab.com's Projects and Groups API limits answer without RateLimit-*.
                 seen.reading = None;
@@ -294,6 +304,7 @@ impl Simulator {
                 &user.username,
                 seen.now,
                 config.gitlab_project_creations_per_minute,
+                config.gitlab_window_secs,
             )
         {
             return Some(quota::application_limited());

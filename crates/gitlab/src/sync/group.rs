@@ -4,7 +4,7 @@
 
 use async_trait::async_trait;
 use headroom_core::provider::path::segment;
-use headroom_core::route;
+use headroom_core::{AppLimit, route};
 use headroom_http::{ApiError, ApiRequest};
 use headroom_store::Record;
 use headroom_sync::{LISTED_CURSOR, RepoScope, Stage, StageCtx, StageDecl, StageError};
@@ -62,7 +62,12 @@ async fn list(
     route: headroom_core::RouteFamily,
     path: String,
 ) -> Result<(Vec<Value>, Option<u32>), StageError> {
-    let response = ctx.send(ApiRequest::get(&path).route(route)).await?;
+    let mut request = ApiRequest::get(&path).route(route);
+    // GitLab.com limits this endpoint on its own, and its 429 carries no header to budget by.
+    if route == route::GITLAB_PROJECTS {
+        request = request.app_limit(AppLimit::GitlabGroupProjects);
+    }
+    let response = ctx.send(request).await?;
     let items = match response.json::<Value>()? {
         Value::Array(items) => items,
         _ => {
@@ -112,7 +117,11 @@ async fn step(
     let Some(top) = cursor.top else {
         let target = ctx.target().to_owned();
         let response = match ctx
-            .send(ApiRequest::get(group_path(&target)?).route(route::GITLAB_GROUPS))
+            .send(
+                ApiRequest::get(group_path(&target)?)
+                    .route(route::GITLAB_GROUPS)
+                    .app_limit(AppLimit::GitlabGroupRead),
+            )
             .await
         {
             Err(ApiError::Gone { status }) => {

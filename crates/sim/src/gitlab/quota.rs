@@ -17,9 +17,6 @@ use crate::sim::{Reply, http_date};
 /// The throttle's name, as GitLab reports it.
 pub(crate) const THROTTLE_NAME: &str = "throttle_authenticated_api";
 
-/// The length of every GitLab window, in seconds.
-const PERIOD: i64 = 60;
-
 /// The throttle's state for one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Reading {
@@ -47,17 +44,18 @@ pub(crate) struct Windows {
 }
 
 impl Windows {
-    /// Counts one request of `user` at `now`; returns the count in its window, the window's
-    /// end and the seconds left in it.
-    fn count(&mut self, user: &str, now: Timestamp) -> (u64, i64, i64) {
+    /// Counts one request of `user` at `now` in windows of `period` seconds; returns the
+    /// count in its window, the window's end and the seconds left in it.
+    fn count(&mut self, user: &str, now: Timestamp, period: i64) -> (u64, i64, i64) {
+        let period = period.max(1);
         let secs = now.as_second();
-        let start = secs.div_euclid(PERIOD) * PERIOD;
+        let start = secs.div_euclid(period) * period;
         let entry = self.counts.entry(user.to_owned()).or_insert((start, 0));
         if entry.0 != start {
             *entry = (start, 0);
         }
         entry.1 += 1;
-        let end = start + PERIOD;
+        let end = start + period;
         (entry.1, end, (end - secs).max(1))
     }
 }
@@ -71,8 +69,14 @@ pub(crate) struct GitlabQuota {
 
 impl GitlabQuota {
     /// Counts a request against the authenticated API throttle.
-    pub(crate) fn throttle(&mut self, user: &str, now: Timestamp, limit: u64) -> Reading {
-        let (observed, reset, retry_after) = self.throttle.count(user, now);
+    pub(crate) fn throttle(
+        &mut self,
+        user: &str,
+        now: Timestamp,
+        limit: u64,
+        period: i64,
+    ) -> Reading {
+        let (observed, reset, retry_after) = self.throttle.count(user, now, period);
         Reading {
             limit,
             observed,
@@ -88,8 +92,9 @@ impl GitlabQuota {
         user: &str,
         now: Timestamp,
         per_minute: u64,
+        period: i64,
     ) -> bool {
-        per_minute == 0 || self.project_creation.count(user, now).0 <= per_minute
+        per_minute == 0 || self.project_creation.count(user, now, period).0 <= per_minute
     }
 }
 
@@ -136,12 +141,13 @@ pub(crate) fn application_limited() -> Reply {
 }
 
 /// The throttle's refusal as the `mutation_429` scenario plays it, whatever the count: the
-/// plain-text 429 with `Retry-After` to the end of the minute and, where the instance sends
+/// plain-text 429 with `Retry-After` to the end of the window (`period` seconds) and, where the instance sends
 /// headers, `RateLimit-ResetTime` (the other `RateLimit-*` headers are added as on every
 /// answer).
-pub(crate) fn scenario_throttled(reading: Option<&Reading>, now: Timestamp) -> Reply {
+pub(crate) fn scenario_throttled(reading: Option<&Reading>, now: Timestamp, period: i64) -> Reply {
+    let period = period.max(1);
     let secs = now.as_second();
-    let reset = secs.div_euclid(PERIOD) * PERIOD + PERIOD;
+    let reset = secs.div_euclid(period) * period + period;
     let reply = throttled(Some((reset - secs).max(1)));
     match reading {
         Some(r) => {

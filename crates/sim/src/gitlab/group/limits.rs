@@ -13,8 +13,6 @@ use http::Method;
 use super::spec::GitlabEndpointLimits;
 use crate::sim::Reply;
 
-const PERIOD: i64 = 60;
-
 /// An endpoint with its own limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Endpoint {
@@ -53,7 +51,9 @@ impl EndpointWindows {
         endpoint: Endpoint,
         user: &str,
         now: Timestamp,
+        period: i64,
     ) -> Option<Reply> {
+        let period = period.max(1);
         let limit = match endpoint {
             Endpoint::Group => limits.group_per_minute,
             Endpoint::Project => limits.project_per_minute,
@@ -63,7 +63,7 @@ impl EndpointWindows {
             return None;
         }
         let secs = now.as_second();
-        let start = secs.div_euclid(PERIOD) * PERIOD;
+        let start = secs.div_euclid(period) * period;
         let entry = self
             .counts
             .entry((user.to_ascii_lowercase(), endpoint))
@@ -75,7 +75,7 @@ impl EndpointWindows {
         if entry.1 <= limit {
             return None;
         }
-        let retry_after = (start + PERIOD - secs).max(1);
+        let retry_after = (start + period - secs).max(1);
         Some(
             super::super::quota::application_limited()
                 .header("retry-after", &retry_after.to_string()),
