@@ -216,6 +216,7 @@ async fn sync_loop(
     let mut memory = crate::sync_cmd::WorkerMemory::default();
     loop {
         let next = crate::sync_cmd::worker_pass(
+            crate::sync_cmd::SyncKind::Org,
             &runner,
             store.as_ref(),
             clock.now(),

@@ -49,11 +49,29 @@ async fn serve(config: SimConfig) -> Served {
 /// `headroom sync gitlab GROUP --json --wait` on `sync.db` in `dir`, with `GITLAB_TOKEN=t1`
 /// and no GitHub setting: its exit code, stdout and stderr.
 async fn sync_gitlab(dir: &std::path::Path, api: &str, group: &str) -> (i32, String, String) {
+    headroom(
+        dir,
+        api,
+        &[
+            "sync",
+            "gitlab",
+            group,
+            "--json",
+            "--wait",
+            "--reset-margin-secs",
+            "1",
+        ],
+    )
+    .await
+}
+
+/// `headroom ARGS…` on `sync.db` in `dir` with GitLab's API at `api` (as `[gitlab]`'s
+/// `GITLAB_TOKEN=t1` and `--api-url` for the command's provider), and no GitHub setting.
+async fn headroom(dir: &std::path::Path, api: &str, args: &[&str]) -> (i32, String, String) {
     let mut cmd = Command::new(BIN);
     cmd.current_dir(dir)
         .args(["--db", "sync.db", "--api-url", api])
-        .args(["sync", "gitlab", group, "--json", "--wait"])
-        .args(["--reset-margin-secs", "1"])
+        .args(args)
         .env_remove("GH_TOKEN")
         .env_remove("GITHUB_TOKEN")
         .env_remove("GITHUB_API_URL")
@@ -322,4 +340,90 @@ async fn a_group_that_needs_more_than_ten_windows_is_collected_without_a_429() {
         rows["gitlab_notes (issues)"],
         i64::try_from(counts.issue_notes).expect("small")
     );
+}
+
+/// A GitLab run left hibernating (`--hold-secs 0`) is taken up by `sync worker` with GitLab's
+/// settings from `--config` (`[gitlab] api_url`; `GITLAB_TOKEN`), woken at each window's reset
+/// until it is done — as an organization run is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hibernating_gitlab_run_is_finished_by_sync_worker() {
+    use headroom_core::clock::{Clock, SignedDuration};
+    let mut config = group_config();
+    config.gitlab_requests_per_minute = 40;
+    config.gitlab_window_secs = 2;
+    let served = serve(config).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(
+        dir.path().join("gitlab.toml"),
+        format!("[gitlab]\napi_url = \"{}\"\n", served.api),
+    )
+    .expect("config");
+    let (code, stdout, stderr) = headroom(
+        dir.path(),
+        &served.api,
+        &[
+            "sync",
+            "gitlab",
+            "acme",
+            "--json",
+            "--hold-secs",
+            "0",
+            "--reset-margin-secs",
+            "1",
+        ],
+    )
+    .await;
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("\"event\":\"sync.run_hibernating\""),
+        "{stdout}"
+    );
+    assert!(stdout.contains("headroom sync worker"), "{stdout}");
+
+    let clock = TokioClock::system();
+    let mut last = String::new();
+    let mut done = false;
+    for _ in 0..30 {
+        clock.sleep(SignedDuration::from_millis(1_000)).await;
+        let (code, out, err) = headroom(
+            dir.path(),
+            &served.api,
+            &[
+                "--config",
+                "gitlab.toml",
+                "sync",
+                "worker",
+                "--json",
+                "--once",
+                "--reset-margin-secs",
+                "1",
+            ],
+        )
+        .await;
+        assert_eq!(code, 0, "{out}\n{err}");
+        if out.contains("\"event\":\"sync.run_completed\"") {
+            last = out;
+            done = true;
+            break;
+        }
+        last = out;
+    }
+    assert!(done, "the worker never finished the run: {last}");
+    let summary = completed(0, &last, "");
+    assert!(
+        summary["actuals"]
+            .as_object()
+            .is_some_and(|s| s.contains_key("merge_requests"))
+    );
+    let counts = served
+        .sim
+        .gitlab_group_counts("acme")
+        .expect("the seeded group");
+    let rows = tables(dir.path()).await;
+    assert_eq!(
+        rows["gitlab_merge_requests"],
+        i64::try_from(counts.merge_requests).expect("small")
+    );
+    // Every request the simulator saw came with GitLab's token, none was refused.
+    assert_eq!(served.sim.count_status(429), 0);
 }

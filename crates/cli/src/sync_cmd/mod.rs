@@ -446,6 +446,20 @@ fn kind_runner(
     }
 }
 
+/// GitLab's settings from what is configured (`[gitlab]`, `GITLAB_TOKEN`, `GITLAB_OAUTH_TOKEN`;
+/// `--api-url` and `--token-file` belong to GitHub here), when a GitLab credential is: a worker
+/// then takes GitLab's runs up too.
+fn gitlab_settings_configured(settings: &Settings) -> Option<Settings> {
+    let gitlab = &settings.providers.gitlab;
+    let credential = gitlab.credential.clone()?;
+    let mut out = settings.clone();
+    out.policy = gitlab.policy.clone()?;
+    out.credential = Some(credential);
+    out.credential_source = None;
+    out.also_configured.clear();
+    Some(out)
+}
+
 /// The settings of a GitLab command: GitLab's API and credential (`--api-url` and
 /// `--token-file` when given as flags, else `[gitlab]`, `GITLAB_TOKEN`, `GITLAB_OAUTH_TOKEN`,
 /// else gitlab.com), and no other provider's tokens: GitHub's never reach a GitLab host.

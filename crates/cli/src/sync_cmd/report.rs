@@ -166,10 +166,11 @@ pub(super) fn hibernating(
     now: Timestamp,
 ) {
     let resume = match target {
-        // Workers take up organization runs only, so far.
-        Some((super::SyncKind::Gitlab, name)) => {
-            format!("headroom sync gitlab {name} --resume {id}")
-        }
+        // `headroom run` takes up organization runs only, so far.
+        Some((super::SyncKind::Gitlab, name)) => format!(
+            "headroom sync worker with GITLAB_TOKEN set (or: headroom sync gitlab {name} \
+             --resume {id})"
+        ),
         Some((_, name)) => format!(
             "headroom run or headroom sync worker (or: headroom sync org {name} --resume {id})"
         ),

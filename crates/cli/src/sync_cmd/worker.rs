@@ -1,4 +1,6 @@
-//! `sync worker`: the passes that wake due organization runs, here and in `headroom run`.
+//! `sync worker`: the passes that wake due sync runs, here and in `headroom run`. A pass runs the
+//! runs of one kind with that kind's runner: `sync worker` makes one pass per kind it holds a
+//! credential for (GitHub's always, GitLab's when one is configured).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -80,12 +82,13 @@ impl WorkerMemory {
     }
 }
 
-/// One look of a worker: every organization run due at `now` — pending, hibernating past its
+/// One look of a worker: every run of `kind` due at `now` — pending, hibernating past its
 /// wake time, or running under a claim its dead holder let lapse — runs until it finishes,
 /// hibernates or fails, one after the other; a run refused to this worker's credential in an
 /// earlier pass is skipped (see [`WorkerMemory`]). `started` hears each run's id before it runs,
 /// `report` its outcome. Returns the earliest wake time among the runs it left hibernating.
 pub async fn worker_pass(
+    kind: super::SyncKind,
     runner: &Runner,
     store: &dyn Store,
     now: Timestamp,
@@ -97,7 +100,7 @@ pub async fn worker_pass(
         .due_sync_runs(now, 10)
         .await?
         .into_iter()
-        .filter(|r| r.kind == "org")
+        .filter(|r| r.kind == kind.as_str())
         .collect();
     memory.keep_only(&due);
     let mut next: Option<Timestamp> = None;
@@ -160,7 +163,18 @@ pub(super) async fn worker(settings: &Settings, options: WorkerOptions) -> Comma
         Format::Json => Arc::new(JsonProgress),
         Format::Text => Arc::new(QuietProgress),
     };
-    let runner = runner(&env, progress, claim_secs, rebind);
+    let mut runners = vec![(
+        super::SyncKind::Org,
+        runner(&env, progress.clone(), claim_secs, rebind),
+    )];
+    // GitLab's runs go through GitLab's door, with GitLab's credential, when one is set.
+    if let Some(gitlab) = super::gitlab_settings_configured(settings) {
+        let gitlab_env = super::env(&gitlab, margin, super::SyncKind::Gitlab).await?;
+        runners.push((
+            super::SyncKind::Gitlab,
+            runner(&gitlab_env, progress, claim_secs, rebind),
+        ));
+    }
     let poll = SignedDuration::from_secs(i64::try_from(poll_secs).unwrap_or(15));
     if once {
         crate::retention::prune_once(
@@ -182,19 +196,24 @@ pub(super) async fn worker(settings: &Settings, options: WorkerOptions) -> Comma
     let mut memory = WorkerMemory::reporting_skips();
     loop {
         let mut ran = 0u32;
-        let next = match worker_pass(
-            &runner,
-            env.store.as_ref(),
-            env.clock.now(),
-            &mut memory,
-            &mut |_| ran += 1,
-            &mut |id, outcome| print_worker_outcome(format, env.clock.now(), id, outcome),
-        )
-        .await
-        {
-            Ok(next) => next,
-            Err(e) => return Err(CliError::failed(&e)),
-        };
+        let mut next: Option<Timestamp> = None;
+        for (kind, runner) in &runners {
+            let woke = worker_pass(
+                *kind,
+                runner,
+                env.store.as_ref(),
+                env.clock.now(),
+                &mut memory,
+                &mut |_| ran += 1,
+                &mut |id, outcome| print_worker_outcome(format, env.clock.now(), id, outcome),
+            )
+            .await
+            .map_err(|e| CliError::failed(&e))?;
+            next = match (next, woke) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        }
         for (id, hint) in memory.take_skipped() {
             report::skipped(format, id, &hint.why, &hint.command);
         }
