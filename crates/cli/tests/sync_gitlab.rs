@@ -347,7 +347,7 @@ async fn a_group_that_needs_more_than_ten_windows_is_collected_without_a_429() {
 /// until it is done — as an organization run is.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hibernating_gitlab_run_is_finished_by_sync_worker() {
-    use headroom_core::clock::{Clock, SignedDuration};
+    use headroom_core::clock::SignedDuration;
     let mut config = group_config();
     config.gitlab_requests_per_minute = 40;
     config.gitlab_window_secs = 2;
@@ -426,4 +426,58 @@ async fn a_hibernating_gitlab_run_is_finished_by_sync_worker() {
     );
     // Every request the simulator saw came with GitLab's token, none was refused.
     assert_eq!(served.sim.count_status(429), 0);
+}
+
+/// `sync gitlab --estimate` keeps `sync plan gitlab`'s estimate with its run. On a group small
+/// enough to be sampled whole, whose child lists fit a page each, the model is exact: every
+/// stage's estimate per route family equals what the run spent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_plan_of_a_group_sampled_whole_is_what_the_sync_spends() {
+    let config = SimConfig::default()
+        .with_token(TokenSpec::user("t1", "alice"))
+        .with_gitlab_group(
+            GitlabGroupSpec::new("acme")
+                .with_subgroups(1, 1)
+                .with_projects_per_group(2)
+                .with_items(7),
+        );
+    let served = serve(config).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (code, stdout, stderr) = headroom(
+        dir.path(),
+        &served.api,
+        &["sync", "plan", "gitlab", "acme", "--json"],
+    )
+    .await;
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let plan: Value = serde_json::from_str(&stdout).expect("plan JSON");
+    assert_eq!(plan["measured"]["projects"], 4, "{plan}");
+    assert_eq!(plan["measured"]["subgroups"], 1, "{plan}");
+
+    let (code, stdout, stderr) = headroom(
+        dir.path(),
+        &served.api,
+        &["sync", "gitlab", "acme", "--json", "--wait", "--estimate"],
+    )
+    .await;
+    let summary = completed(code, &stdout, &stderr);
+    let per_family = |field: &str, units: &str| -> BTreeMap<(String, String), u64> {
+        let mut out = BTreeMap::new();
+        for (stage, rows) in summary[field].as_object().expect("per stage") {
+            for row in rows.as_array().expect("rows") {
+                let family = row["family"].as_str().expect("family").to_owned();
+                let n = row[units].as_u64().expect("units");
+                if n > 0 {
+                    out.insert((stage.clone(), family), n);
+                }
+            }
+        }
+        out
+    };
+    let estimated = per_family("estimates", "units");
+    let spent = per_family("actuals", "requests");
+    assert!(!spent.is_empty());
+    assert_eq!(estimated, spent, "{summary}");
+    let total: u64 = spent.values().sum();
+    assert_eq!(plan["estimate"]["requests"], total, "{plan}");
 }

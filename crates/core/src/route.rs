@@ -328,6 +328,14 @@ pub const GITLAB_FEATURE_FLAGS: RouteFamily = family(
     "GitLab sync: a project's feature flags (a 403 means the feature is off or the role too low).",
 );
 
+/// `sync plan gitlab` and `sync gitlab --estimate`: the probe's counting requests.
+pub const GITLAB_SYNC_PLAN: RouteFamily = family(
+    GL,
+    "gitlab_sync_plan",
+    Dimension::RestCore,
+    "`headroom sync plan gitlab`: one-item pages whose `x-total` counts the group's lists.",
+);
+
 /// Every family, in the order the docs list them.
 pub const CATALOGUE: &[RouteFamily] = &[
     REST,
@@ -367,6 +375,7 @@ pub const CATALOGUE: &[RouteFamily] = &[
     GITLAB_DEPLOYMENTS,
     GITLAB_RELEASES,
     GITLAB_FEATURE_FLAGS,
+    GITLAB_SYNC_PLAN,
 ];
 
 /// docs/ROUTE-FAMILIES.md, as the catalogue says it.

@@ -33,6 +33,7 @@ use crate::{registry, wiring};
 mod kind;
 mod org_run;
 mod plan;
+mod plan_gitlab;
 mod progress;
 mod report;
 mod status;
@@ -157,6 +158,10 @@ struct RunArgs {
     /// Wait for quota windows in this process and finish, instead of hibernating.
     #[arg(long)]
     wait: bool,
+    /// Before a new run, measure the group as `sync plan gitlab` does and keep its estimate
+    /// per stage and route family with the run, for `sync status`'s calibration.
+    #[arg(long)]
+    estimate: bool,
     #[command(flatten)]
     rebind: RebindCredential,
     /// A run that hibernates until no later than this many seconds from now is held and
@@ -189,6 +194,14 @@ enum PlanTarget {
     Org {
         /// The organization's login.
         name: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A GitLab group: a few one-object pages whose `x-total` counts its lists.
+    Gitlab {
+        /// The group's full path or id.
+        group: String,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -230,7 +243,7 @@ pub async fn run(global: &GlobalArgs, args: SyncArgs) -> CommandResult {
             let hold = SignedDuration::from_secs(i64::try_from(run.hold_secs).unwrap_or(i64::MAX));
             let options = org_run::OrgOptions {
                 wait: run.wait,
-                estimate: false,
+                estimate: run.estimate,
                 rebind: run.rebind.rebind_credential,
                 hold,
                 claim_secs: run.claim_secs,
@@ -251,6 +264,12 @@ pub async fn run(global: &GlobalArgs, args: SyncArgs) -> CommandResult {
         SyncCommand::Plan {
             target: PlanTarget::Org { name, json },
         } => plan::plan(&settings, &name, json).await,
+        SyncCommand::Plan {
+            target: PlanTarget::Gitlab { group, json },
+        } => {
+            let settings = gitlab_settings(global, settings)?;
+            plan_gitlab::plan(&settings, &group, json).await
+        }
         SyncCommand::Worker {
             once,
             poll_secs,

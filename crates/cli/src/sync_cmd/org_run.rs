@@ -415,8 +415,21 @@ async fn estimates(
     env: &Env,
     name: &str,
 ) -> Result<BTreeMap<String, Vec<FamilyEstimate>>, CliError> {
-    let measured = plan::measure(env, name).await?;
     let mut out: BTreeMap<String, Vec<FamilyEstimate>> = BTreeMap::new();
+    if env.kind == super::SyncKind::Gitlab {
+        let measured = super::plan_gitlab::measure(env, name).await?;
+        for e in &measured.plan.by_family {
+            out.entry(e.stage.to_owned())
+                .or_default()
+                .push(FamilyEstimate {
+                    family: e.family.name.to_owned(),
+                    dimension: e.family.dimension,
+                    units: e.units,
+                });
+        }
+        return Ok(out);
+    }
+    let measured = plan::measure(env, name).await?;
     for e in &measured.plan.by_family {
         out.entry(e.stage.to_owned())
             .or_default()

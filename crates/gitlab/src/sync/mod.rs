@@ -24,6 +24,7 @@
 
 mod group;
 mod list;
+pub mod plan;
 pub mod rows;
 
 use std::sync::Arc;
