@@ -38,7 +38,12 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     (
         "headroom-server",
-        &["headroom-core", "headroom-store", "headroom-github"],
+        &[
+            "headroom-core",
+            "headroom-store",
+            "headroom-github",
+            "headroom-gitlab",
+        ],
     ),
     ("headroom-sim", &["headroom-core"]),
     ("headroom-testkit", &[]),

@@ -13,6 +13,7 @@ use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use headroom_core::clock::Timestamp;
 use headroom_github::org::names;
+use headroom_gitlab::sync::names as gitlab;
 use headroom_store::{Checkpoint, CheckpointStatus, SyncRun, SyncRunStatus};
 use serde::{Deserialize, Serialize};
 
@@ -40,6 +41,19 @@ pub const ORG_STAGES: [&str; 8] = [
     names::COMMIT_FILES,
     names::WORKFLOW_RUNS,
     names::BRANCHES,
+];
+
+/// The stages of a GitLab group sync, in order.
+pub const GITLAB_STAGES: [&str; 9] = [
+    gitlab::GROUP,
+    gitlab::PROJECTS,
+    gitlab::MERGE_REQUESTS,
+    gitlab::PIPELINES,
+    gitlab::ISSUES,
+    gitlab::MILESTONES,
+    gitlab::DEPLOYMENTS,
+    gitlab::RELEASES,
+    gitlab::FEATURE_FLAGS,
 ];
 
 /// Where a run stands, from its checkpoints.
@@ -201,7 +215,7 @@ pub struct RunView {
     pub progress: RunProgress,
 }
 
-/// The stage order of `run`: what it asked for, the organization stages, or the order the
+/// The stage order of `run`: what it asked for, its kind's stages, or the order the
 /// checkpoints name them in.
 fn stage_order(run: &SyncRun, checkpoints: &[Checkpoint]) -> Vec<String> {
     if let Some(stages) = &run.requested_stages {
@@ -209,6 +223,9 @@ fn stage_order(run: &SyncRun, checkpoints: &[Checkpoint]) -> Vec<String> {
     }
     if run.kind == "org" {
         return ORG_STAGES.iter().map(|s| (*s).to_owned()).collect();
+    }
+    if run.kind == "gitlab" {
+        return GITLAB_STAGES.iter().map(|s| (*s).to_owned()).collect();
     }
     let mut order: Vec<String> = Vec::new();
     for c in checkpoints {
@@ -599,6 +616,42 @@ pub(crate) mod tests {
                 .then(|| "REST exhausted until 14:32".to_owned()),
             updated_at: t(pages as i64),
         }
+    }
+
+    #[test]
+    fn a_gitlab_run_is_placed_among_the_group_stages() {
+        let mut gitlab = run(SyncRunStatus::Running);
+        gitlab.kind = "gitlab".into();
+        let checkpoints = vec![
+            checkpoint("group", "", CheckpointStatus::Done, 2),
+            checkpoint("projects", "", CheckpointStatus::Done, 1),
+            checkpoint("projects", "acme/a#1", CheckpointStatus::Done, 0),
+            checkpoint("projects", "acme/sub/b#2", CheckpointStatus::Done, 0),
+            checkpoint("merge_requests", "acme/a#1", CheckpointStatus::Done, 3),
+            checkpoint(
+                "merge_requests",
+                "acme/sub/b#2",
+                CheckpointStatus::Running,
+                1,
+            ),
+        ];
+        let p = progress(&gitlab, &checkpoints, t(20));
+        assert_eq!(p.stages_total, 9);
+        assert_eq!(p.stages_done, 2);
+        assert_eq!(p.current_stage.as_deref(), Some("merge_requests"));
+        assert_eq!(p.stage_number, Some(3));
+        let pace = pace::pace(
+            &gitlab,
+            &checkpoints,
+            &stage_order(&gitlab, &checkpoints),
+            t(20),
+        );
+        let mrs = pace
+            .repositories_done
+            .iter()
+            .find(|s| s.stage == "merge_requests")
+            .expect("the running stage's projects");
+        assert_eq!(mrs.done, 1);
     }
 
     /// Four repositories listed (their `repositories` checkpoints done), then `stage` with

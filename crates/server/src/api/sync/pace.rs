@@ -13,7 +13,14 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// The stage whose checkpoints, one per repository, are the run's repository list.
-const REPOSITORY_SOURCE: &str = headroom_github::org::REPOSITORY_SOURCE;
+/// The stage whose scopes list a run's repositories (or, for a GitLab group, its projects).
+fn source_of(run: &SyncRun) -> &'static str {
+    if run.kind == "gitlab" {
+        headroom_gitlab::sync::PROJECT_SOURCE
+    } else {
+        headroom_github::org::REPOSITORY_SOURCE
+    }
+}
 
 /// What "no estimate" says, and how to get one.
 pub const NO_ESTIMATE: &str = "no estimate — run with --estimate";
@@ -78,10 +85,10 @@ fn stage_done(checkpoints: &[Checkpoint], stage: &str) -> bool {
 
 /// The run's repository count, once known: the repository list's checkpoints when its stage
 /// is done, else the most any finished stage covered (a run without the list stage).
-fn repositories_total(checkpoints: &[Checkpoint]) -> Option<u64> {
-    if checkpoints.iter().any(|c| c.stage == REPOSITORY_SOURCE) {
-        return stage_done(checkpoints, REPOSITORY_SOURCE)
-            .then(|| repository_scopes(checkpoints, REPOSITORY_SOURCE).count() as u64);
+fn repositories_total(checkpoints: &[Checkpoint], source: &str) -> Option<u64> {
+    if checkpoints.iter().any(|c| c.stage == source) {
+        return stage_done(checkpoints, source)
+            .then(|| repository_scopes(checkpoints, source).count() as u64);
     }
     let mut stages: Vec<&str> = checkpoints.iter().map(|c| c.stage.as_str()).collect();
     stages.dedup();
@@ -154,10 +161,11 @@ pub fn pace(
             .cloned()
             .collect()
     };
-    let repositories_total = repositories_total(checkpoints);
+    let source = source_of(run);
+    let repositories_total = repositories_total(checkpoints, source);
     let repositories_done = stages_running
         .iter()
-        .filter(|s| s.as_str() != REPOSITORY_SOURCE || repositories_total.is_some())
+        .filter(|s| s.as_str() != source || repositories_total.is_some())
         .filter_map(|s| {
             let done = repository_scopes(checkpoints, s)
                 .filter(|c| c.status == CheckpointStatus::Done)
