@@ -14,7 +14,7 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 
 use clap::Args;
-use headroom_core::clock::{Clock, SignedDuration, TokioClock};
+use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
 use headroom_core::telemetry;
 use headroom_github::feed::enrich::Enricher;
 use headroom_github::feed::service::{FeedService, ServiceHooks, ServiceSettings, StepReport};
@@ -92,7 +92,23 @@ pub async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
             return Err(e);
         }
     };
-    let sync = (!args.sync.no_sync).then(|| SyncWorker::start(&poller, &resolved, &args.sync));
+    let sync = if args.sync.no_sync {
+        None
+    } else {
+        match SyncWorker::start(
+            &poller,
+            &resolved,
+            &opened,
+            &args.sync,
+            args.feed.margin.get(),
+        ) {
+            Ok(worker) => Some(worker),
+            Err(e) => {
+                poller.store.close().await;
+                return Err(e);
+            }
+        }
+    };
     let pruner = crate::retention::spawn_pruner(
         poller.store.clone(),
         opened.sinks.recorder().clone(),
@@ -141,7 +157,8 @@ impl ServiceHooks for FailedSteps {
     }
 }
 
-/// The task that wakes organization sync runs.
+/// The task that wakes sync runs: organizations through the feed's door, GitLab groups through
+/// a GitLab door when a GitLab credential is configured.
 struct SyncWorker {
     task: JoinHandle<()>,
     /// The run the task is driving, if any, so that a stop can hand its claim back.
@@ -153,30 +170,56 @@ impl SyncWorker {
     fn start(
         poller: &headroom_github::feed::poll::Poller,
         settings: &crate::config::Settings,
+        opened: &crate::registry::Opened,
         args: &SyncWorkerArgs,
-    ) -> Self {
-        let runner = crate::sync_cmd::org_runner(
-            poller.store.clone(),
-            poller.client.clone(),
-            poller.clock,
-            settings,
-            args.sync_claim_secs,
-        )
-        .with_progress(Arc::new(LoggedProgress));
+        margin: SignedDuration,
+    ) -> Result<Self, CliError> {
+        use crate::sync_cmd::SyncKind;
+        let mut runners = vec![(
+            SyncKind::Org,
+            crate::sync_cmd::org_runner(
+                poller.store.clone(),
+                poller.client.clone(),
+                poller.clock,
+                settings,
+                args.sync_claim_secs,
+            )
+            .with_progress(Arc::new(LoggedProgress)),
+        )];
+        if let Some(gitlab) = crate::sync_cmd::gitlab_settings_configured(settings) {
+            let client = crate::wiring::client_for(
+                &gitlab,
+                poller.clock,
+                opened,
+                margin,
+                SyncKind::Gitlab.provider(),
+            )
+            .map_err(|e| CliError::refused(&e))?;
+            let runner = crate::sync_cmd::kind_runner(
+                SyncKind::Gitlab,
+                poller.store.clone(),
+                client,
+                poller.clock,
+                &gitlab,
+                args.sync_claim_secs,
+            )
+            .with_progress(Arc::new(LoggedProgress));
+            runners.push((SyncKind::Gitlab, runner));
+        }
         let current = Arc::new(Mutex::new(None));
         let poll = SignedDuration::from_secs(i64::try_from(args.sync_poll_secs).unwrap_or(15));
         let task = tokio::spawn(sync_loop(
-            runner,
+            runners,
             poller.store.clone(),
             poller.clock,
             poll,
             current.clone(),
         ));
-        Self {
+        Ok(Self {
             task,
             current,
             store: poller.store.clone(),
-        }
+        })
     }
 
     /// Stops the task between two awaits and gives back the claim of the run it was driving:
@@ -202,7 +245,7 @@ impl SyncWorker {
 }
 
 async fn sync_loop(
-    runner: Runner,
+    runners: Vec<(crate::sync_cmd::SyncKind, Runner)>,
     store: Arc<dyn Store>,
     clock: TokioClock,
     poll: SignedDuration,
@@ -215,26 +258,33 @@ async fn sync_loop(
     };
     let mut memory = crate::sync_cmd::WorkerMemory::default();
     loop {
-        let next = crate::sync_cmd::worker_pass(
-            crate::sync_cmd::SyncKind::Org,
-            &runner,
-            store.as_ref(),
-            clock.now(),
-            &mut memory,
-            &mut |id| set(Some(id)),
-            &mut |id, outcome| {
-                set(None);
-                log_outcome(id, outcome);
-            },
-        )
-        .await;
-        let next = match next {
-            Ok(next) => next,
-            Err(e) => {
-                tracing::error!(event = telemetry::SYNC_WORKER_FAILED, error = %e);
-                None
-            }
-        };
+        let mut next: Option<Timestamp> = None;
+        for (kind, runner) in &runners {
+            let woke = crate::sync_cmd::worker_pass(
+                *kind,
+                runner,
+                store.as_ref(),
+                clock.now(),
+                &mut memory,
+                &mut |id| set(Some(id)),
+                &mut |id, outcome| {
+                    set(None);
+                    log_outcome(id, outcome);
+                },
+            )
+            .await;
+            let woke = match woke {
+                Ok(woke) => woke,
+                Err(e) => {
+                    tracing::error!(event = telemetry::SYNC_WORKER_FAILED, error = %e);
+                    None
+                }
+            };
+            next = match (next, woke) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        }
         let wait = next.map_or(poll, |at| {
             at.duration_since(clock.now())
                 .clamp(SignedDuration::ZERO, poll)

@@ -236,6 +236,20 @@ async fn a_gitlab_group_is_collected_whole_and_a_second_run_asks_only_for_what_c
     .collect();
     assert_eq!(rows, expected);
 
+    // `sync status` tells the run's own tables, and that this credential can resume it.
+    let (code, out, err) =
+        headroom(dir.path(), &served.api, &["sync", "status", "1", "--json"]).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    let status: Value = serde_json::from_str(&out).expect("status JSON");
+    let shown = &status[0]["tables"];
+    assert_eq!(
+        shown["gitlab_merge_requests"], expected["gitlab_merge_requests"],
+        "{status}"
+    );
+    assert_eq!(shown["gitlab_jobs"], expected["gitlab_jobs"], "{status}");
+    assert!(shown.get("pull_requests").is_none(), "{status}");
+    assert!(status[0]["this_credential"].is_null(), "{status}");
+
     // Some objects change; the second run asks only for those and their children.
     let before = served.sim.request_log().len();
     let touched = served.sim.gitlab_touch("acme", 2).expect("touched");
@@ -480,4 +494,96 @@ async fn the_plan_of_a_group_sampled_whole_is_what_the_sync_spends() {
     assert_eq!(estimated, spent, "{summary}");
     let total: u64 = spent.values().sum();
     assert_eq!(plan["estimate"]["requests"], total, "{plan}");
+}
+
+/// The same for `headroom run`, the long-lived service: with a GitLab credential and
+/// `[gitlab] api_url` it wakes a GitLab run at its time, beside the organization runs, and
+/// finishes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hibernating_gitlab_run_is_finished_by_headroom_run() {
+    use headroom_core::clock::SignedDuration;
+    let mut config = group_config();
+    config.gitlab_requests_per_minute = 40;
+    config.gitlab_window_secs = 2;
+    let served = serve(config).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(
+        dir.path().join("gitlab.toml"),
+        format!("[gitlab]\napi_url = \"{}\"\n", served.api),
+    )
+    .expect("config");
+    let (code, stdout, stderr) = headroom(
+        dir.path(),
+        &served.api,
+        &[
+            "sync",
+            "gitlab",
+            "acme",
+            "--json",
+            "--hold-secs",
+            "0",
+            "--reset-margin-secs",
+            "1",
+        ],
+    )
+    .await;
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(stdout.contains("headroom run"), "{stdout}");
+
+    // The feed's GitHub API is the same simulator (no GitHub token: nothing of GitHub's runs).
+    let mut service = Command::new(BIN);
+    service
+        .current_dir(dir.path())
+        .args(["--db", "sync.db", "--api-url", &served.api])
+        .args(["--config", "gitlab.toml", "run", "--no-listen"])
+        .args(["--reset-margin-secs", "1", "--sync-poll-secs", "1"])
+        .env_remove("GH_TOKEN")
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("GITHUB_API_URL")
+        .env_remove("HEADROOM_DB")
+        .env_remove("HEADROOM_CONFIG")
+        .env_remove("GITLAB_OAUTH_TOKEN")
+        .env("GITLAB_TOKEN", "t1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let mut child = service.spawn().expect("starts");
+    let clock = TokioClock::system();
+    let mut status = Value::Null;
+    for _ in 0..60 {
+        clock.sleep(SignedDuration::from_millis(1_000)).await;
+        let (code, out, err) =
+            headroom(dir.path(), &served.api, &["sync", "status", "1", "--json"]).await;
+        assert_eq!(code, 0, "{out}\n{err}");
+        status = serde_json::from_str::<Value>(&out).expect("status JSON")[0].clone();
+        if status["run"]["status"] == "done" {
+            break;
+        }
+    }
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let logs = tokio::task::spawn_blocking(move || {
+        let _ = child.wait();
+        let mut text = String::new();
+        if let Some(mut err) = child.stderr.take() {
+            let _ = std::io::Read::read_to_string(&mut err, &mut text);
+        }
+        text
+    })
+    .await
+    .expect("joins");
+    assert_eq!(
+        status["run"]["status"], "done",
+        "never finished: {status}\n{logs}"
+    );
+    let counts = served
+        .sim
+        .gitlab_group_counts("acme")
+        .expect("the seeded group");
+    let rows = tables(dir.path()).await;
+    assert_eq!(
+        rows["gitlab_jobs"],
+        i64::try_from(counts.jobs).expect("small")
+    );
+    assert_eq!(served.sim.count_status(429), 0);
 }

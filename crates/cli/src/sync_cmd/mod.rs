@@ -435,7 +435,7 @@ pub fn org_runner(
 }
 
 /// The runner of `kind`'s graph over `client`, which must speak `kind`'s provider.
-fn kind_runner(
+pub(crate) fn kind_runner(
     kind: SyncKind,
     store: Arc<dyn Store>,
     client: Client,
@@ -468,7 +468,7 @@ fn kind_runner(
 /// GitLab's settings from what is configured (`[gitlab]`, `GITLAB_TOKEN`, `GITLAB_OAUTH_TOKEN`;
 /// `--api-url` and `--token-file` belong to GitHub here), when a GitLab credential is: a worker
 /// then takes GitLab's runs up too.
-fn gitlab_settings_configured(settings: &Settings) -> Option<Settings> {
+pub(crate) fn gitlab_settings_configured(settings: &Settings) -> Option<Settings> {
     let gitlab = &settings.providers.gitlab;
     let credential = gitlab.credential.clone()?;
     let mut out = settings.clone();

@@ -166,10 +166,10 @@ pub(super) fn hibernating(
     now: Timestamp,
 ) {
     let resume = match target {
-        // `headroom run` takes up organization runs only, so far.
+        // A worker holds GitLab's runs only with a GitLab credential of its own.
         Some((super::SyncKind::Gitlab, name)) => format!(
-            "headroom sync worker with GITLAB_TOKEN set (or: headroom sync gitlab {name} \
-             --resume {id})"
+            "headroom run or headroom sync worker with GITLAB_TOKEN set (or: headroom sync \
+             gitlab {name} --resume {id})"
         ),
         Some((_, name)) => format!(
             "headroom run or headroom sync worker (or: headroom sync org {name} --resume {id})"

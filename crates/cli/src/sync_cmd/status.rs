@@ -88,6 +88,13 @@ async fn describe(
     }
     let mut tables = std::collections::BTreeMap::new();
     for t in TABLES {
+        // A GitLab run's tables are GitLab's; an organization run's, GitHub's.
+        if kind == super::SyncKind::Gitlab {
+            if t.starts_with("gitlab_") && *t != "gitlab_watermarks" {
+                tables.insert((*t).to_owned(), store.count_rows(t).await?);
+            }
+            continue;
+        }
         if matches!(
             *t,
             "organizations"
@@ -252,6 +259,21 @@ fn calibration_lines(c: &Calibration) -> Vec<String> {
     out
 }
 
+/// The process `settings` describe, as one that could resume a run.
+async fn resumer(settings: &Settings, store: &dyn StoreRead) -> Resumer {
+    Resumer {
+        host: settings.policy.host().to_owned(),
+        owner: crate::serve::stored_subject(settings, store)
+            .await
+            .unwrap_or_default(),
+        fingerprint: settings
+            .credential
+            .as_ref()
+            .map(|c| c.fingerprint().to_owned()),
+        rebind: false,
+    }
+}
+
 pub(super) async fn status(settings: &Settings, run_id: Option<i64>, json: bool) -> CommandResult {
     settings
         .require_existing_database()
@@ -272,21 +294,19 @@ pub(super) async fn status(settings: &Settings, run_id: Option<i64>, json: bool)
     };
     let now = TokioClock::system().now();
     // This process's credential, as a process that could resume a run (it does not: it only
-    // says whether it could, and how).
-    let me = Resumer {
-        host: settings.policy.host().to_owned(),
-        owner: crate::serve::stored_subject(settings, store.as_ref())
-            .await
-            .unwrap_or_default(),
-        fingerprint: settings
-            .credential
-            .as_ref()
-            .map(|c| c.fingerprint().to_owned()),
-        rebind: false,
+    // says whether it could, and how): GitHub's for an organization run, GitLab's for a group.
+    let me = resumer(settings, store.as_ref()).await;
+    let gitlab = match super::gitlab_settings_configured(settings) {
+        Some(gitlab) => Some(resumer(&gitlab, store.as_ref()).await),
+        None => None,
     };
     let mut out = Vec::new();
     for run in runs {
-        let this_credential = unresumed::mine(&run, &me, now);
+        let mine = match (run.kind.as_str(), &gitlab) {
+            ("gitlab", Some(gitlab)) => gitlab,
+            _ => &me,
+        };
+        let this_credential = unresumed::mine(&run, mine, now);
         let nobody = unresumed::nobody(stores.history.as_ref(), &run, now)
             .await
             .map_err(|e| CliError::failed(&e))?;

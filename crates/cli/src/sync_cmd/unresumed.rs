@@ -20,9 +20,12 @@ pub struct Hint {
     pub command: String,
 }
 
-/// `headroom sync org TARGET --resume ID`.
+/// `headroom sync KIND TARGET --resume ID` (`org` or `gitlab`, as the run was started).
 fn resume_command(run: &SyncRun) -> String {
-    format!("headroom sync org {} --resume {}", run.target, run.id)
+    format!(
+        "headroom sync {} {} --resume {}",
+        run.kind, run.target, run.id
+    )
 }
 
 /// An owner label without its kind: `user:alice` → `alice`.

@@ -112,7 +112,10 @@ pub fn who_resumes(facts: &ResumeFacts<'_>) -> Option<Unresumed> {
     let owner = run.credential.owner.as_deref().unwrap_or(&run.subject);
     let who = owner.split_once(':').map_or(owner, |(_, o)| o);
     let bound = run.credential.fingerprint.as_deref();
-    let resume = format!("headroom sync org {} --resume {}", run.target, run.id);
+    let resume = format!(
+        "headroom sync {} {} --resume {}",
+        run.kind, run.target, run.id
+    );
     let same_owner: Vec<&Resumer> = facts
         .resumers
         .iter()
