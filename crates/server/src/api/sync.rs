@@ -13,7 +13,6 @@ use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use headroom_core::clock::Timestamp;
 use headroom_github::org::names;
-use headroom_gitlab::sync::names as gitlab;
 use headroom_store::{Checkpoint, CheckpointStatus, SyncRun, SyncRunStatus};
 use serde::{Deserialize, Serialize};
 
@@ -41,19 +40,6 @@ pub const ORG_STAGES: [&str; 8] = [
     names::COMMIT_FILES,
     names::WORKFLOW_RUNS,
     names::BRANCHES,
-];
-
-/// The stages of a GitLab group sync, in order.
-pub const GITLAB_STAGES: [&str; 9] = [
-    gitlab::GROUP,
-    gitlab::PROJECTS,
-    gitlab::MERGE_REQUESTS,
-    gitlab::PIPELINES,
-    gitlab::ISSUES,
-    gitlab::MILESTONES,
-    gitlab::DEPLOYMENTS,
-    gitlab::RELEASES,
-    gitlab::FEATURE_FLAGS,
 ];
 
 /// Where a run stands, from its checkpoints.
@@ -225,7 +211,8 @@ fn stage_order(run: &SyncRun, checkpoints: &[Checkpoint]) -> Vec<String> {
         return ORG_STAGES.iter().map(|s| (*s).to_owned()).collect();
     }
     if run.kind == "gitlab" {
-        return GITLAB_STAGES.iter().map(|s| (*s).to_owned()).collect();
+        let stages = headroom_gitlab::sync::declarations();
+        return stages.iter().map(|d| d.name.to_owned()).collect();
     }
     let mut order: Vec<String> = Vec::new();
     for c in checkpoints {
