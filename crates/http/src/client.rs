@@ -284,27 +284,41 @@ impl Client {
         }
     }
 
-    /// The governor's verdict: a permit, or [`ApiError::RateLimited`] with nothing sent.
+    /// The governor's verdict: a permit, or [`ApiError::RateLimited`] with nothing sent. A
+    /// request over several buckets is granted by all of them or by none; its refusal names
+    /// the bucket that waits longest.
     async fn acquire(&self, key: &QuotaKey, request: &ApiRequest) -> Result<Permit, ApiError> {
-        let acquired = self
-            .parts()
-            .governor
-            .acquire(key, &request.bucket, request.estimated_cost, request.kind)
-            .await?;
+        let governor = &self.parts().governor;
+        let (acquired, bucket) = if request.also_spends.is_empty() {
+            let acquired = governor
+                .acquire(key, &request.bucket, request.estimated_cost, request.kind)
+                .await?;
+            (acquired, None)
+        } else {
+            let mut asks = vec![(request.bucket.clone(), request.estimated_cost)];
+            asks.extend(request.also_spends.iter().cloned());
+            let acquired = governor.acquire_all(key, &asks, request.kind).await?;
+            let bucket = match &acquired {
+                Acquire::Wait(wait) => wait.reason.bucket().cloned(),
+                Acquire::Grant(_) => None,
+            };
+            (acquired, bucket)
+        };
+        let bucket = bucket.unwrap_or_else(|| request.bucket.clone());
         match acquired {
             Acquire::Grant(permit) => Ok(permit),
             Acquire::Wait(wait) => {
                 tracing::info!(
                     event = telemetry::QUOTA_DENIED,
                     identity = %key,
-                    bucket = %request.bucket,
+                    bucket = %bucket,
                     until = %wait.until,
                     reason = %wait.reason,
                     "The governor deferred a request."
                 );
                 let error = ApiError::RateLimited {
                     until: wait.until,
-                    bucket: request.bucket.clone(),
+                    bucket,
                     dimension: request.dimension,
                     request_id: None,
                     reason: RateLimitReason::Governor(wait.reason),
@@ -365,7 +379,9 @@ impl Client {
         let now = parts.clock.now();
         let status = response.status().as_u16();
         let (headers, body, bounds) = (response.headers(), response.body(), &parts.config.bounds);
-        let mut signal = match (parts.config.provider, request.kind.surface) {
+        // Each provider's parser decides what a status means with its headers (a GitLab 403
+        // is a limit only when a wait is announced or the quota is spent: core::signal::gitlab).
+        match (parts.config.provider, request.kind.surface) {
             (Provider::GitHub, Surface::GraphQl) => {
                 signal::github_graphql(status, headers, body, now, bounds)
             }
@@ -376,9 +392,7 @@ impl Client {
             (Provider::Jira, _) => signal::jira(status, headers, now, bounds),
             (Provider::Linear, _) => signal::linear(status, headers, body, now, bounds),
             (Provider::LaunchDarkly, _) => signal::launchdarkly(status, headers, now, bounds),
-        };
-        dialect::qualify(parts.config.provider, status, &mut signal);
-        signal
+        }
     }
 
     /// One usage record per round trip, answered or not.

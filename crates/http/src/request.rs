@@ -25,6 +25,10 @@ pub struct ApiRequest {
     pub bucket: Bucket,
     /// The cost estimated before sending.
     pub estimated_cost: u32,
+    /// Other buckets it spends besides `bucket`, each with its estimated cost (Linear's
+    /// complexity beside its requests, LaunchDarkly's route window beside its global one): the
+    /// governor grants the request against all of them or sends nothing.
+    pub also_spends: Vec<(Bucket, u32)>,
     /// The endpoint group (from the catalogue, [`headroom_core::route`]); usage records carry
     /// its name.
     pub route_family: RouteFamily,
@@ -56,6 +60,7 @@ impl ApiRequest {
             kind: RequestKind::REST_READ,
             bucket: Bucket::core(),
             estimated_cost: 1,
+            also_spends: Vec::new(),
             route_family: route::REST,
             dimension: Dimension::RestCore,
             credential: None,
@@ -141,6 +146,13 @@ impl ApiRequest {
             self.dimension = Dimension::Search;
         }
         self.bucket = bucket;
+        self
+    }
+
+    /// Spends `bucket` too, at an estimated `cost`, besides [`Self::bucket`]'s: granted by
+    /// every bucket at once or deferred with nothing sent.
+    pub fn also_spends(mut self, bucket: Bucket, cost: u32) -> Self {
+        self.also_spends.push((bucket, cost));
         self
     }
 

@@ -15,6 +15,8 @@
 //! recomputed from the unexpired leases, so a process killed with permits outstanding frees its
 //! capacity when its leases expire. Dropping a [`Permit`] deletes its lease on a spawned task
 //! (the release hook is synchronous); [`SharedQuotaState::settled`] waits for those deletions.
+//! A request over several buckets takes a lease in each in the same decision, all or none
+//! ([`multi`]); the identity counts it once.
 //!
 //! On PostgreSQL a decision is one optimistic statement instead of a transaction
 //! ([`optimistic`]): the same rule, the same rows, one round trip for a lone process.
@@ -51,6 +53,7 @@ use crate::db::{Conn, DbTx, Pools, on_each_conn, on_each_pool};
 use crate::model::{SubjectKind, ms};
 
 mod holder;
+mod multi;
 mod optimistic;
 mod release;
 
@@ -127,19 +130,21 @@ fn backend_error(error: impl fmt::Display) -> GovernorError {
     GovernorError::Backend(redact(&error.to_string()))
 }
 
-/// Replaces the state's in-flight counts with the live leases per bucket.
-fn apply_lease_counts(state: &mut IdentityState, live: impl IntoIterator<Item = (String, i64)>) {
+/// Replaces the state's in-flight counts with the live leases per bucket and the identity's
+/// with the live requests (a request over several buckets holds a lease in each).
+fn apply_lease_counts(
+    state: &mut IdentityState,
+    live: impl IntoIterator<Item = (String, i64)>,
+    requests: i64,
+) {
     for bucket in &mut state.buckets {
         bucket.in_flight = 0;
     }
-    let mut total: u32 = 0;
     for (name, n) in live {
-        let n = u32::try_from(n).unwrap_or(u32::MAX);
         let i = state.find_or_insert(&Bucket::new(&name));
-        state.buckets[i].in_flight = n;
-        total = total.saturating_add(n);
+        state.buckets[i].in_flight = u32::try_from(n).unwrap_or(u32::MAX);
     }
-    state.in_flight = total;
+    state.in_flight = u32::try_from(requests).unwrap_or(u32::MAX);
 }
 
 /// Creates the identity's row holding `fresh`, unless another process just did.
@@ -330,9 +335,11 @@ impl SharedQuotaState {
         state: &mut IdentityState,
         now: Timestamp,
     ) -> Result<(), GovernorError> {
-        let rows: Vec<(String, i64)> = on_each_conn!(conn, |c| {
+        let rows: Vec<(String, i64, i64)> = on_each_conn!(conn, |c| {
             sqlx::query_as(
-                "SELECT bucket, COUNT(*) AS n FROM governor_leases \
+                "SELECT bucket, COUNT(*) AS n, \
+                 COALESCE(SUM(CASE WHEN request_lease IS NULL THEN 1 ELSE 0 END), 0) AS r \
+                 FROM governor_leases \
                  WHERE host = $1 AND subject_kind = $2 AND subject_id = $3 \
                  AND expires_at_ms > $4 GROUP BY bucket",
             )
@@ -344,7 +351,8 @@ impl SharedQuotaState {
             .await
         })
         .map_err(backend_error)?;
-        apply_lease_counts(state, rows);
+        let requests = rows.iter().map(|r| r.2).sum();
+        apply_lease_counts(state, rows.into_iter().map(|(b, n, _)| (b, n)), requests);
         Ok(())
     }
 
@@ -373,45 +381,29 @@ impl SharedQuotaState {
         .map_err(backend_error)
     }
 
-    /// Takes an in-flight lease until `expires`, returning its id.
-    async fn insert_lease(
-        &self,
-        conn: &mut Conn<'_>,
-        id: &IdentityKey,
-        bucket: &Bucket,
-        now: Timestamp,
-        expires: Timestamp,
-    ) -> Result<i64, GovernorError> {
-        on_each_conn!(conn, |c| {
-            sqlx::query_scalar(
-                "INSERT INTO governor_leases \
-                 (host, subject_kind, subject_id, bucket, holder, granted_at_ms, expires_at_ms) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
-            )
-            .bind(&id.host)
-            .bind(id.kind)
-            .bind(&id.id)
-            .bind(bucket.as_str())
-            .bind(&self.options.holder)
-            .bind(ms(now))
-            .bind(ms(expires))
-            .fetch_one(c)
-            .await
-        })
-        .map_err(backend_error)
-    }
-
     /// Notes `now` as the latest instant seen (what a release, which has no clock, writes).
     fn saw(&self, now: Timestamp) {
         self.latest.fetch_max(ms(now), Ordering::SeqCst);
     }
 
-    /// The permit of a grant, whose drop frees lease `lease_id`.
+    /// The permit of a grant, whose drop frees lease `lease_id` and those of `also`'s buckets.
     fn permit(
         &self,
         key: &QuotaKey,
         bucket: &Bucket,
         grant: (u32, usize, i64),
+        kind: RequestKind,
+        now: Timestamp,
+    ) -> Permit {
+        self.permit_all(key, bucket, grant, Vec::new(), kind, now)
+    }
+
+    fn permit_all(
+        &self,
+        key: &QuotaKey,
+        bucket: &Bucket,
+        grant: (u32, usize, i64),
+        also: Vec<(Bucket, u32)>,
         kind: RequestKind,
         now: Timestamp,
     ) -> Permit {
@@ -427,6 +419,7 @@ impl SharedQuotaState {
         let release = LeaseRelease {
             target,
             lease_id,
+            also: also.iter().map(|(b, _)| b.clone()).collect(),
             runtime: tokio::runtime::Handle::current(),
             tracker: Arc::clone(&self.releases),
         };
@@ -439,6 +432,7 @@ impl SharedQuotaState {
             slot,
             Arc::new(release),
         )
+        .with_also(also)
     }
 
     async fn acquire_inner(
@@ -449,13 +443,7 @@ impl SharedQuotaState {
         kind: RequestKind,
         now: Timestamp,
     ) -> Result<Acquire, GovernorError> {
-        self.saw(now);
-        self.swept
-            .get_or_init(|| async {
-                // A failure leaves the ghosts' leases to expire by their TTL, as before.
-                let _ = holder::free_leases_of_gone_holders(&self.pool).await;
-            })
-            .await;
+        self.before_deciding(now).await;
         if let Some(optimistic) = &self.optimistic {
             return self
                 .acquire_optimistic(optimistic, key, bucket, estimated_cost, kind, now)
@@ -467,20 +455,7 @@ impl SharedQuotaState {
             .map_err(backend_error)?;
         let mut conn = tx.conn();
         let mut state = self.lock_identity(&mut conn, key, &id, now).await?;
-        on_each_conn!(&mut conn, |c| {
-            sqlx::query(
-                "DELETE FROM governor_leases WHERE host = $1 AND subject_kind = $2 \
-                 AND subject_id = $3 AND expires_at_ms <= $4",
-            )
-            .bind(&id.host)
-            .bind(id.kind)
-            .bind(&id.id)
-            .bind(ms(now))
-            .execute(c)
-            .await
-            .map(|_| ())
-        })
-        .map_err(backend_error)?;
+        multi::clear_expired_leases(&mut conn, &id, now).await?;
         self.count_leases(&mut conn, &id, &mut state, now).await?;
         let slot = state.find_or_insert(bucket);
         let decision = rule::evaluate(
@@ -499,7 +474,7 @@ impl SharedQuotaState {
                     .checked_add(self.options.lease_ttl)
                     .unwrap_or(Timestamp::MAX);
                 let lease_id = self
-                    .insert_lease(&mut conn, &id, bucket, now, expires)
+                    .insert_lease(&mut conn, &id, bucket, None, (now, expires))
                     .await?;
                 Ok((cost, slot, lease_id))
             }
@@ -545,6 +520,7 @@ impl SharedQuotaState {
                         rule::commit_grant(&self.config, state, slot, kind, now);
                         LeaseChange::Take {
                             bucket,
+                            also: &[],
                             holder,
                             expires,
                         }
@@ -728,6 +704,16 @@ impl QuotaState for SharedQuotaState {
         now: Timestamp,
     ) -> BoxFuture<'a, Result<Acquire, GovernorError>> {
         Box::pin(self.acquire_inner(key, bucket, estimated_cost, kind, now))
+    }
+
+    fn acquire_all<'a>(
+        &'a self,
+        key: &'a QuotaKey,
+        asks: &'a [(Bucket, u32)],
+        kind: RequestKind,
+        now: Timestamp,
+    ) -> BoxFuture<'a, Result<Acquire, GovernorError>> {
+        Box::pin(self.acquire_all_inner(key, asks, kind, now))
     }
 
     fn observe<'a>(

@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
+use super::multi::{self, AllDecision, Ask};
 use super::rule::{self, Decision, IdentityState};
 use super::{
     Acquire, BoxFuture, ConfigError, GovernorConfig, GovernorError, Headroom, IdentitySnapshot,
@@ -38,6 +39,20 @@ impl SlotRelease for IdentityCell {
             b.waiting = b.waiting.saturating_sub(1);
         }
     }
+}
+
+/// What a permit over several buckets holds: their slots, freed together.
+struct HeldSlots {
+    cell: Arc<IdentityCell>,
+    slots: Vec<usize>,
+}
+
+impl SlotRelease for HeldSlots {
+    fn release_in_flight(&self, _key: &QuotaKey, _bucket: &Bucket, _slot: usize) {
+        multi::release_all(&mut self.cell.lock(), &self.slots);
+    }
+
+    fn release_waiting(&self, _key: &QuotaKey, _bucket: &Bucket, _slot: usize) {}
 }
 
 /// Governor state in memory, for one process (the SQLite deployments).
@@ -108,6 +123,47 @@ impl MemoryQuotaState {
             }
             Decision::Wait { until, reason } => Acquire::Wait(Wait { until, reason }),
         }
+    }
+
+    /// [`QuotaState::acquire_all`], synchronously.
+    pub fn acquire_all_now(
+        &self,
+        key: &QuotaKey,
+        asks: &[Ask],
+        kind: RequestKind,
+        now: Timestamp,
+    ) -> Result<Acquire, GovernorError> {
+        if asks.is_empty() {
+            return Err(GovernorError::NoBucket);
+        }
+        let cell = self.cell(key);
+        let decision = multi::grant_all(&self.config, &mut cell.lock(), asks, kind, now);
+        let mut granted = match decision {
+            AllDecision::Grant(granted) => granted.into_iter(),
+            AllDecision::Wait { until, reason } => {
+                return Ok(Acquire::Wait(Wait { until, reason }));
+            }
+        };
+        let first = granted.next().ok_or(GovernorError::NoBucket)?;
+        let also: Vec<_> = granted.collect();
+        let release = HeldSlots {
+            cell,
+            slots: std::iter::once(first.slot)
+                .chain(also.iter().map(|g| g.slot))
+                .collect(),
+        };
+        let permit = Permit::new(
+            key.clone(),
+            first.bucket,
+            kind,
+            first.cost,
+            now,
+            first.slot,
+            Arc::new(release),
+        );
+        Ok(Acquire::Grant(permit.with_also(
+            also.into_iter().map(|g| (g.bucket, g.cost)).collect(),
+        )))
     }
 
     /// [`QuotaState::observe`], synchronously.
@@ -187,6 +243,18 @@ impl QuotaState for MemoryQuotaState {
     ) -> BoxFuture<'a, Result<Acquire, GovernorError>> {
         let outcome = self.acquire_now(key, bucket, estimated_cost, kind, now);
         Box::pin(std::future::ready(Ok(outcome)))
+    }
+
+    fn acquire_all<'a>(
+        &'a self,
+        key: &'a QuotaKey,
+        asks: &'a [Ask],
+        kind: RequestKind,
+        now: Timestamp,
+    ) -> BoxFuture<'a, Result<Acquire, GovernorError>> {
+        Box::pin(std::future::ready(
+            self.acquire_all_now(key, asks, kind, now),
+        ))
     }
 
     fn observe<'a>(

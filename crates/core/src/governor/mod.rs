@@ -11,6 +11,7 @@
 
 pub mod limiter;
 mod memory;
+pub mod multi;
 pub mod rule;
 
 use std::fmt;
@@ -71,7 +72,9 @@ pub struct AppLimitRate {
 }
 
 /// GitLab's documented defaults, per user: `GET /projects/:id` 400 a minute, `POST /projects`
-/// 200 a day, merge request creation 150 a minute. A self-managed instance may set them
+/// 200 a day, merge request creation 150 a minute; and GitLab.com's Groups API limits, which
+/// answer 429 without a header to budget by: `GET /groups/:id` 400 and `GET /groups/:id/projects`
+/// 600 a minute [gl-com-rl]. A self-managed instance may set them
 /// lower, higher or off; its 429 is then recorded as a refusal like any other.
 pub fn default_app_limits() -> Vec<AppLimitRate> {
     vec![
@@ -89,6 +92,14 @@ pub fn default_app_limits() -> Vec<AppLimitRate> {
         AppLimitRate {
             limit: AppLimit::GitlabMergeRequestCreate,
             rate: PointsLimit::per_minute(150),
+        },
+        AppLimitRate {
+            limit: AppLimit::GitlabGroupRead,
+            rate: PointsLimit::per_minute(400),
+        },
+        AppLimitRate {
+            limit: AppLimit::GitlabGroupProjects,
+            rate: PointsLimit::per_minute(600),
         },
     ]
 }
@@ -319,6 +330,8 @@ pub struct Permit {
     cost: u32,
     granted_at: Timestamp,
     slot: usize,
+    /// The other buckets of a grant over several ([`multi`]), with their reserved costs.
+    also: Vec<(Bucket, u32)>,
     release: Option<Arc<dyn SlotRelease>>,
 }
 
@@ -328,6 +341,7 @@ impl fmt::Debug for Permit {
             .field("key", &self.key)
             .field("bucket", &self.bucket)
             .field("cost", &self.cost)
+            .field("also", &self.also)
             .field("granted_at", &self.granted_at)
             .finish_non_exhaustive()
     }
@@ -351,6 +365,7 @@ impl Permit {
             cost,
             granted_at,
             slot,
+            also: Vec::new(),
             release: Some(release),
         }
     }
@@ -518,6 +533,9 @@ pub enum GovernorError {
     /// The backend could not be reached or answered an error.
     #[error("quota state backend failed: {0}")]
     Backend(String),
+    /// A request over several buckets named none ([`Governor::acquire_all`]).
+    #[error("a request must spend at least one bucket")]
+    NoBucket,
 }
 
 /// Where governor state lives. Every implementation applies the pure rule of [`rule`] to the
@@ -532,6 +550,16 @@ pub trait QuotaState: Send + Sync + fmt::Debug {
         key: &'a QuotaKey,
         bucket: &'a Bucket,
         estimated_cost: u32,
+        kind: RequestKind,
+        now: Timestamp,
+    ) -> BoxFuture<'a, Result<Acquire, GovernorError>>;
+
+    /// Applies [`multi::grant_all`] to every bucket of `asks` at once: all grant, each taking
+    /// an in-flight slot and the identity one, or nothing changes. The permit frees them all.
+    fn acquire_all<'a>(
+        &'a self,
+        key: &'a QuotaKey,
+        asks: &'a [(Bucket, u32)],
         kind: RequestKind,
         now: Timestamp,
     ) -> BoxFuture<'a, Result<Acquire, GovernorError>>;

@@ -8,7 +8,7 @@
 //! quota is spent or a `Retry-After` comes with it.
 
 use headroom_core::clock::{Clock as _, SignedDuration, Timestamp};
-use headroom_core::signal::{LimitReason, Provider, RateLimitSignal, WaitBounds};
+use headroom_core::signal::{Provider, RateLimitSignal, WaitBounds};
 use http::header::{ACCEPT, AUTHORIZATION};
 use http::{HeaderMap, HeaderValue};
 
@@ -97,19 +97,6 @@ pub(super) fn identity_field(provider: Provider) -> &'static str {
     }
 }
 
-/// A GitLab 403 is a permission refusal unless its headers qualify it as a limit (quota
-/// spent, or a wait announced); headers present on every response do not.
-pub(super) fn qualify(provider: Provider, status: u16, signal: &mut RateLimitSignal) {
-    if provider == Provider::GitLab
-        && status == 403
-        && signal.reason == Some(LimitReason::Secondary)
-        && signal.retry_after.is_none()
-        && signal.remaining != Some(0)
-    {
-        signal.reason = Some(LimitReason::Permission);
-    }
-}
-
 /// How long a wait of `until` may be spent in place: all of it when it fits within the
 /// in-place cap; `None` means defer instead.
 pub(super) fn fits_in_place(
@@ -152,16 +139,6 @@ impl Client {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn signal(reason: LimitReason) -> RateLimitSignal {
-        RateLimitSignal {
-            provider: Some(Provider::GitLab),
-            reason: Some(reason),
-            limit: Some(2000),
-            remaining: Some(1500),
-            ..RateLimitSignal::default()
-        }
-    }
 
     #[test]
     fn gitlab_gets_no_github_headers_and_its_own_token_header() {
@@ -227,25 +204,6 @@ mod tests {
             assert_eq!(headers.get(AUTHORIZATION).expect("auth"), "Bearer oauth-t");
             assert!(headers.get("private-token").is_none());
         }
-    }
-
-    #[test]
-    fn a_gitlab_403_is_a_limit_only_when_its_headers_say_so() {
-        let mut permission = signal(LimitReason::Secondary);
-        qualify(Provider::GitLab, 403, &mut permission);
-        assert_eq!(permission.reason, Some(LimitReason::Permission));
-        let mut spent = RateLimitSignal {
-            remaining: Some(0),
-            ..signal(LimitReason::Secondary)
-        };
-        qualify(Provider::GitLab, 403, &mut spent);
-        assert_eq!(spent.reason, Some(LimitReason::Secondary));
-        let mut waiting = RateLimitSignal {
-            retry_after: Some(SignedDuration::from_secs(30)),
-            ..signal(LimitReason::Secondary)
-        };
-        qualify(Provider::GitLab, 403, &mut waiting);
-        assert_eq!(waiting.reason, Some(LimitReason::Secondary));
     }
 
     #[test]

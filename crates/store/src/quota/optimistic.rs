@@ -38,9 +38,11 @@ const MAX_ATTEMPTS: usize = 64;
 pub(super) enum LeaseChange<'a> {
     /// Nothing.
     None,
-    /// Takes an in-flight lease of `bucket` until `expires`.
+    /// Takes an in-flight lease of `bucket` until `expires`, and one of each bucket of `also`
+    /// naming it as their request's lease.
     Take {
         bucket: &'a Bucket,
+        also: &'a [(Bucket, u32)],
         holder: &'a str,
         expires: Timestamp,
     },
@@ -71,12 +73,14 @@ struct WriteRow {
     state: Option<Json<IdentityState>>,
     version: Option<i64>,
     live: Json<HashMap<String, i64>>,
+    requests: i64,
     expired: i64,
     lease_present: bool,
 }
 
-/// The write: the state at `$4` replaced by `$5`, the lease taken (`$7` its bucket) or freed
-/// (`$10`), and — only when it lost — the row as it stood before the statement.
+/// The write: the state at `$4` replaced by `$5`, the lease taken (`$7` its bucket, `$11` the
+/// request's other buckets) or freed (`$10`, with the leases naming it), and — only when it
+/// lost — the row as it stood before the statement.
 const WRITE_SQL: &str = "\
 WITH upd AS ( \
     UPDATE governor_identities SET state = $5, version = version + 1, updated_at_ms = $6 \
@@ -89,8 +93,15 @@ WITH upd AS ( \
         (host, subject_kind, subject_id, bucket, holder, granted_at_ms, expires_at_ms) \
     SELECT $1, $2, $3, $7, $8, $6, $9 FROM upd WHERE $7::text IS NOT NULL \
     RETURNING id \
+), also_taken AS ( \
+    INSERT INTO governor_leases (host, subject_kind, subject_id, bucket, holder, \
+        granted_at_ms, expires_at_ms, request_lease) \
+    SELECT $1, $2, $3, b.bucket, $8, $6, $9, taken.id FROM taken, \
+        unnest($11::text[]) AS b(bucket) \
+    RETURNING id \
 ), freed AS ( \
-    DELETE FROM governor_leases WHERE id = $10 AND EXISTS (SELECT 1 FROM upd) RETURNING id \
+    DELETE FROM governor_leases WHERE (id = $10 OR request_lease = $10) \
+        AND EXISTS (SELECT 1 FROM upd) RETURNING id \
 ) \
 SELECT won, lease_id, \
     CASE WHEN won THEN NULL ELSE g.state END AS state, \
@@ -101,6 +112,10 @@ SELECT won, lease_id, \
              AND subject_kind = $2 AND subject_id = $3 AND expires_at_ms > $6 \
              GROUP BY bucket) c) \
     END AS live, \
+    CASE WHEN won THEN 0 ELSE \
+        (SELECT COUNT(*) FROM governor_leases WHERE host = $1 AND subject_kind = $2 \
+         AND subject_id = $3 AND expires_at_ms > $6 AND request_lease IS NULL) \
+    END AS requests, \
     CASE WHEN won THEN 0 ELSE \
         (SELECT COUNT(*) FROM governor_leases WHERE host = $1 AND subject_kind = $2 \
          AND subject_id = $3 AND expires_at_ms <= $6) \
@@ -198,6 +213,7 @@ impl Optimistic {
                 bucket,
                 holder,
                 expires,
+                ..
             } => (
                 Some(bucket.as_str()),
                 Some(*holder),
@@ -205,6 +221,10 @@ impl Optimistic {
                 None,
             ),
             LeaseChange::Free { lease_id } => (None, None, None, Some(*lease_id)),
+        };
+        let also: Vec<&str> = match change {
+            LeaseChange::Take { also, .. } => also.iter().map(|(b, _)| b.as_str()).collect(),
+            _ => Vec::new(),
         };
         sqlx::query_as(WRITE_SQL)
             .bind(&id.host)
@@ -217,6 +237,7 @@ impl Optimistic {
             .bind(holder)
             .bind(expires)
             .bind(freed)
+            .bind(also)
             .fetch_one(&self.pool)
             .await
             .map_err(backend_error)
@@ -248,7 +269,7 @@ impl Optimistic {
                 .map_err(backend_error)?;
             return Ok(None);
         }
-        apply_lease_counts(&mut state, row.live.0);
+        apply_lease_counts(&mut state, row.live.0, row.requests);
         Ok(Some(Cached { state, version }))
     }
 }

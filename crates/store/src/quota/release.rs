@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use headroom_core::clock::Timestamp;
-use headroom_core::governor::rule::{self, IdentityState};
+use headroom_core::governor::multi;
+use headroom_core::governor::rule::IdentityState;
 use headroom_core::governor::{BoxFuture, GovernorConfig, SlotRelease};
 use headroom_core::quota::{Bucket, QuotaKey};
 
@@ -53,10 +54,13 @@ pub(super) enum ReleaseTarget {
     },
 }
 
-/// Frees one permit's lease.
+/// Frees one permit's lease, and the leases of the other buckets of a request over several
+/// (which name it in `request_lease`).
 pub(super) struct LeaseRelease {
     pub(super) target: ReleaseTarget,
     pub(super) lease_id: i64,
+    /// The permit's buckets besides its first.
+    pub(super) also: Vec<Bucket>,
     pub(super) runtime: tokio::runtime::Handle,
     pub(super) tracker: Arc<ReleaseTracker>,
 }
@@ -71,12 +75,13 @@ impl LeaseRelease {
         let target = self.target.clone();
         let lease_id = self.lease_id;
         let (key, bucket) = (key.clone(), bucket.clone());
+        let also = self.also.clone();
         let pending = PendingRelease::start(&self.tracker);
         async move {
             match target {
                 ReleaseTarget::Delete(pool) => {
                     let _ = on_each_pool!(pool.pools(), |p| sqlx::query(
-                        "DELETE FROM governor_leases WHERE id = $1"
+                        "DELETE FROM governor_leases WHERE id = $1 OR request_lease = $1"
                     )
                     .bind(lease_id)
                     .execute(p)
@@ -95,7 +100,9 @@ impl LeaseRelease {
                         .write(&key, fresh, now, |state, present| {
                             // A lease already cleared as expired was uncounted then.
                             if present && let Some(i) = state.find(&bucket) {
-                                rule::release(state, i);
+                                let others = also.iter().filter_map(|b| state.find(b));
+                                let slots: Vec<usize> = std::iter::once(i).chain(others).collect();
+                                multi::release_all(state, &slots);
                             }
                             ((), LeaseChange::Free { lease_id })
                         })
