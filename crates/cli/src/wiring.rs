@@ -46,7 +46,7 @@ pub fn client_for(
     let governor_config = GovernorConfig {
         ceiling: settings.in_flight_ceiling,
         margin,
-        ..GovernorConfig::default()
+        ..GovernorConfig::for_provider(provider)
     };
     let refused = |e: headroom_core::governor::ConfigError| ConfigError {
         setting: "--in-flight-ceiling".into(),

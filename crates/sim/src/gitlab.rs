@@ -196,6 +196,9 @@ impl Simulator {
     /// Answers one GitLab request.
     pub(crate) async fn handle_gitlab(&self, req: Request<Bytes>, peer: IpAddr) -> Response<Bytes> {
         let inner = &self.inner;
+        // The fixed latency GitHub's requests get (`--latency-ms`), taken before the request is
+        // counted, so the log's time is the answer's, as GitHub's is.
+        inner.clock.sleep(inner.config.faults.latency).await;
         let now = inner.clock.now();
         let (parts, body) = req.into_parts();
         let base = self.request_base(&parts.uri, &parts.headers);
@@ -388,5 +391,32 @@ impl Simulator {
         *resp.headers_mut() = reply.headers;
         resp.extensions_mut().insert(PendingLog(entry));
         resp
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{SimConfig, TokenSpec};
+    use headroom_core::clock::{SignedDuration, Timestamp, TokioClock};
+
+    #[tokio::test(start_paused = true)]
+    async fn a_gitlab_request_takes_the_simulators_latency_and_logs_its_answers_time() {
+        let mut config = SimConfig::default().with_token(TokenSpec::user("t1", "alice"));
+        config.faults.latency = SignedDuration::from_millis(150);
+        let start = Timestamp::from_second(1_800_000_000).expect("valid");
+        let clock = TokioClock::anchored_at(start);
+        let sim = Simulator::new(config, clock).expect("simulator");
+        let request = Request::get("/api/v4/user")
+            .header("private-token", "t1")
+            .body(Bytes::new())
+            .expect("request");
+        let response = sim.handle(request, IpAddr::from([127, 0, 0, 1])).await;
+        assert_eq!(response.status(), StatusCode::OK);
+        let took = clock.now().duration_since(start);
+        assert_eq!(took, SignedDuration::from_millis(150));
+        let log = sim.request_log();
+        assert_eq!(log.len(), 1);
+        assert_eq!(log[0].time, ts_millis(start + took));
     }
 }

@@ -122,6 +122,26 @@ impl Default for GovernorConfig {
     }
 }
 
+impl GovernorConfig {
+    /// The defaults for `provider`. GitHub's secondary limits (900 REST and 2,000 GraphQL
+    /// points a minute, 80 content creations a minute and 500 an hour) are GitHub's alone:
+    /// held to them, a GitLab sync ran at under half of GitLab.com's 2,000 requests a minute
+    /// (the gitlab_makespan benchmark). Other providers keep their application limits and
+    /// their headers' word.
+    pub fn for_provider(provider: crate::signal::Provider) -> Self {
+        let github = Self::default();
+        match provider {
+            crate::signal::Provider::GitHub => github,
+            _ => Self {
+                rest_points: None,
+                graphql_points: None,
+                content_creation: Vec::new(),
+                ..github
+            },
+        }
+    }
+}
+
 /// Configuration that cannot work.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
