@@ -587,3 +587,83 @@ async fn a_hibernating_gitlab_run_is_finished_by_headroom_run() {
     );
     assert_eq!(served.sim.count_status(429), 0);
 }
+
+/// An OAuth token that expires mid-run (GitLab answers 401) does not fail the run: it
+/// hibernates with a reason that says the token was refused, where it came from and how to go
+/// on, and a resume with a new token of the same owner finishes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_refused_mid_run_leaves_the_run_hibernating_for_a_new_token() {
+    let mut config = group_config();
+    config.gitlab_requests_per_minute = 40;
+    config.gitlab_window_secs = 2;
+    let served = serve(config).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let start = [
+        "sync",
+        "gitlab",
+        "acme",
+        "--json",
+        "--hold-secs",
+        "0",
+        "--reset-margin-secs",
+        "1",
+    ];
+    let (code, stdout, stderr) = headroom(dir.path(), &served.api, &start).await;
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(stdout.contains("sync.run_hibernating"), "{stdout}");
+
+    // The token expires; the same user gets a new one.
+    served.sim.revoke_token("t1");
+    served.sim.add_token(TokenSpec::user("t2", "alice"));
+    let clock = TokioClock::system();
+    clock
+        .sleep(headroom_core::clock::SignedDuration::from_secs(3))
+        .await;
+    let mut resume = start.to_vec();
+    resume.extend(["--resume", "1"]);
+    let (code, stdout, stderr) = headroom(dir.path(), &served.api, &resume).await;
+    assert_eq!(code, 0, "a refused token is no failure: {stdout}\n{stderr}");
+    let hibernating: Value = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["event"] == "sync.run_hibernating")
+        .unwrap_or_else(|| panic!("no hibernation: {stdout}\n{stderr}"));
+    let reason = hibernating["reason"].as_str().expect("a reason");
+    assert!(reason.contains("the token was refused (401)"), "{reason}");
+    assert!(reason.contains("GITLAB_TOKEN"), "{reason}");
+    assert!(reason.contains("--rebind-credential"), "{reason}");
+    assert!(!reason.contains("t1"), "no token in a reason: {reason}");
+
+    // A new token of the same owner goes on where the run stopped.
+    let mut cmd = Command::new(BIN);
+    cmd.current_dir(dir.path())
+        .args(["--db", "sync.db", "--api-url", &served.api])
+        .args([
+            "sync", "gitlab", "acme", "--json", "--wait", "--resume", "1",
+        ])
+        .args(["--rebind-credential", "--reset-margin-secs", "1"])
+        .env_remove("GH_TOKEN")
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("GITHUB_API_URL")
+        .env_remove("HEADROOM_DB")
+        .env_remove("HEADROOM_CONFIG")
+        .env_remove("GITLAB_OAUTH_TOKEN")
+        .env("GITLAB_TOKEN", "t2");
+    let out = tokio::task::spawn_blocking(move || cmd.output().expect("runs"))
+        .await
+        .expect("joins");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    completed(out.status.code().unwrap_or(-1), &stdout, &stderr);
+    let counts = served
+        .sim
+        .gitlab_group_counts("acme")
+        .expect("the seeded group");
+    let rows = tables(dir.path()).await;
+    assert_eq!(
+        rows["gitlab_merge_request_commits"],
+        i64::try_from(counts.merge_request_commits).expect("small")
+    );
+}

@@ -20,7 +20,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::config::{SimConfig, TokenOwner};
+use crate::config::{SimConfig, TokenOwner, TokenSpec};
 use crate::error::SimError;
 use crate::gitlab::{self, GitlabState};
 use crate::graphql::{self, GitHubSchema, GqlCtx, RateInfo};
@@ -111,7 +111,8 @@ pub(crate) struct Inner {
     pub(crate) config: SimConfig,
     pub(crate) clock: TokioClock,
     pub(crate) started: Timestamp,
-    tokens: HashMap<String, TokenOwner>,
+    /// Every token and its owner; a test may add and revoke tokens while serving.
+    tokens: Mutex<HashMap<String, TokenOwner>>,
     pub(crate) world: Arc<Mutex<World>>,
     quotas: Mutex<Quotas>,
     schema: GitHubSchema,
@@ -187,7 +188,7 @@ impl Simulator {
         let fault_rng = StdRng::seed_from_u64(config.seed.wrapping_add(0x5EED));
         Ok(Simulator {
             inner: Arc::new(Inner {
-                tokens,
+                tokens: Mutex::new(tokens),
                 world: Arc::new(Mutex::new(world)),
                 quotas: Mutex::new(quotas),
                 schema: graphql::schema(),
@@ -275,8 +276,8 @@ impl Simulator {
 
     /// The identity a token belongs to, as the simulator sees it.
     pub fn subject_for_token(&self, token: &str) -> Option<Subject> {
-        let owner = self.inner.tokens.get(token)?;
-        Some(self.subject_of(owner))
+        let owner = self.token_owner(token)?;
+        Some(self.subject_of(&owner))
     }
 
     fn subject_of(&self, owner: &TokenOwner) -> Subject {
@@ -362,7 +363,7 @@ impl Simulator {
         let token = auth.and_then(token_of);
         let fingerprint = token.as_deref().map(token_fingerprint);
         let subject = match (&token, auth) {
-            (Some(t), _) => self.inner.tokens.get(t).map(|owner| self.subject_of(owner)),
+            (Some(t), _) => self.token_owner(t).map(|owner| self.subject_of(&owner)),
             (None, Some(_)) => None,
             (None, None) => Some(Subject::Ip(peer)),
         };
@@ -747,7 +748,18 @@ impl Simulator {
 
     /// Who owns a token, if the simulator accepts it.
     pub(crate) fn token_owner(&self, token: &str) -> Option<TokenOwner> {
-        self.inner.tokens.get(token).cloned()
+        lock(&self.inner.tokens).get(token).cloned()
+    }
+
+    /// Adds a token while serving (a new token of a user, as after an OAuth refresh).
+    pub fn add_token(&self, token: TokenSpec) {
+        lock(&self.inner.tokens).insert(token.token, token.owner);
+    }
+
+    /// Revokes a token while serving: from now on it is refused with 401, as an expired
+    /// OAuth token or a revoked personal token is.
+    pub fn revoke_token(&self, token: &str) {
+        lock(&self.inner.tokens).remove(token);
     }
 }
 

@@ -270,6 +270,7 @@ pub(super) async fn sync_org(
             Ok(RunOutcome::Hibernating { until, reason }) => {
                 // The run is persisted and unclaimed either way; holding only means this
                 // process is the worker that wakes it. Killed meanwhile, it loses nothing.
+                let reason = with_token_source(&reason, settings, kind, &name, id);
                 let now = env.clock.now();
                 let held = wait || until.duration_since(now) <= hold;
                 report::hibernating(format, id, Some((kind, &name)), until, &reason, held, now);
@@ -319,6 +320,30 @@ async fn resumable(env: &Env, id: i64, name: &str) -> Result<i64, CliError> {
         Ok(None) => Err(CliError::refused(&format!("--resume: no sync run {id}"))),
         Err(e) => Err(CliError::failed(&e)),
     }
+}
+
+/// A hibernation because the provider refused the token (401) names where the token came
+/// from and how to go on: a new token of the same owner, with the rebind recorded.
+fn with_token_source(
+    reason: &str,
+    settings: &Settings,
+    kind: super::SyncKind,
+    name: &str,
+    id: i64,
+) -> String {
+    if !reason.contains(headroom_http::TOKEN_REFUSED) {
+        return reason.to_owned();
+    }
+    let source = match kind {
+        super::SyncKind::Gitlab => settings.providers.gitlab.credential_source.clone(),
+        super::SyncKind::Org => crate::outcome::token_source(settings),
+    };
+    let came = source.map_or_else(String::new, |s| format!(" (the token came from {s})"));
+    format!(
+        "{reason}{came}; it expired or was revoked: resume with a new token of the same owner, \
+         `headroom sync {} {name} --resume {id} --rebind-credential`",
+        kind.as_str()
+    )
 }
 
 /// A credential refusal, with what it leaves the run at and the command that resumes it

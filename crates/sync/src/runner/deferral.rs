@@ -216,14 +216,11 @@ impl Runner {
                 }
                 run.deferral_count = state.deferrals;
                 run.first_deferred_at = state.first_deferred_at;
-                let why = format!(
-                    "waiting for {} to reopen",
-                    if waiting_on.is_empty() {
-                        "deferred stages".to_owned()
-                    } else {
-                        waiting_on.join(", ")
-                    }
-                );
+                let why = if waiting_on.is_empty() {
+                    deferred_stages(&drive.deferred_reasons)
+                } else {
+                    format!("waiting for {} to reopen", waiting_on.join(", "))
+                };
                 self.hibernate(run, summary, drive, now, run_at, waiting_on, why)
                     .await
             }
@@ -328,4 +325,18 @@ fn wakes_for(
     waiting_on
         .iter()
         .any(|b| buckets.get(b).is_some_and(|reopens| *reopens <= not_before))
+}
+
+/// A wait on stages put aside (a transient failure, a refused token) rather than on a bucket:
+/// the stages and why, so that the person reading it knows what to do.
+fn deferred_stages(reasons: &std::collections::HashMap<String, String>) -> String {
+    let mut why: Vec<String> = reasons
+        .iter()
+        .map(|(stage, reason)| format!("{stage}: {reason}"))
+        .collect();
+    if why.is_empty() {
+        return "waiting for deferred stages to reopen".to_owned();
+    }
+    why.sort();
+    format!("waiting for deferred stages to reopen ({})", why.join("; "))
 }

@@ -58,6 +58,8 @@ pub(super) struct DriveState<'a> {
     pub(super) closed: HashMap<String, Timestamp>,
     /// Stages put aside after a transient failure, until when.
     pub(super) deferred_until: HashMap<String, Timestamp>,
+    /// Why each of them was put aside: a hibernation on them alone says it.
+    pub(super) deferred_reasons: HashMap<String, String>,
 }
 
 /// The buckets' headroom as one pass sees it.
@@ -148,6 +150,7 @@ impl Runner {
             pages_at_wake,
             closed: HashMap::new(),
             deferred_until: HashMap::new(),
+            deferred_reasons: HashMap::new(),
         };
         let mut running: FuturesUnordered<StageRun<'_>> = FuturesUnordered::new();
         let mut active = BTreeSet::new();
@@ -393,6 +396,7 @@ impl Runner {
         };
         let decl = worker.decl().clone();
         drive.deferred_until.remove(stage);
+        drive.deferred_reasons.remove(stage);
         self.set_stage(run.id, stage, CheckpointStatus::Running, None)
             .await?;
         self.progress.event(&ProgressEvent::StageStarted {
@@ -497,9 +501,15 @@ impl Runner {
                     reason,
                 });
             }
-            Err(StageError::Transient(reason)) => {
-                let until = self.clock.now() + self.config.transient_retry;
+            Err(e @ (StageError::Transient(_) | StageError::CredentialRefused(_))) => {
+                let retry = match e {
+                    StageError::CredentialRefused(_) => self.config.credential_retry,
+                    _ => self.config.transient_retry,
+                };
+                let reason = e.to_string();
+                let until = self.clock.now() + retry;
                 drive.deferred_until.insert(stage.clone(), until);
+                drive.deferred_reasons.insert(stage.clone(), reason.clone());
                 self.set_stage(
                     run_id,
                     &stage,

@@ -50,6 +50,9 @@ pub struct RunnerConfig {
     pub inline_wait: SignedDuration,
     /// How long a stage that met a transient failure is put aside.
     pub transient_retry: SignedDuration,
+    /// How long a stage whose credential was refused (401) is put aside before the same
+    /// credential is tried again (a new token is meant to come with a resume).
+    pub credential_retry: SignedDuration,
     /// This worker's name for claims.
     pub holder: String,
     /// How long a claim lasts before another worker may take the run over.
@@ -75,6 +78,7 @@ impl Default for RunnerConfig {
             deferral: DeferralBudget::default(),
             inline_wait: SignedDuration::from_secs(5),
             transient_retry: SignedDuration::from_secs(120),
+            credential_retry: SignedDuration::from_secs(900),
             holder: "headroom".to_owned(),
             claim: SignedDuration::from_secs(600),
             jitter_seed: 1,
@@ -339,7 +343,15 @@ impl Runner {
             return Err(SyncError::Claimed(run_id));
         }
         let result = match self.bind(&run).await {
-            Ok(()) => self.drive(&mut run, &mut summary).await,
+            Ok(rebound) => {
+                if rebound {
+                    // A new token of the owner: a wait the old one was refused into is over
+                    // (a quota wait is not: the owner's quota is the same, and the
+                    // governor holds it).
+                    summary.wake_target = None;
+                }
+                self.drive(&mut run, &mut summary).await
+            }
             Err(e) => Err(e),
         };
         // Give the claim back whatever happened; a crash lets it lapse instead.
@@ -354,8 +366,8 @@ impl Runner {
 
     /// Holds run `run` to its credential binding (under this runner's claim): the same
     /// credential goes on, an unbound run adopts it, another one of the same owner goes on
-    /// only as a recorded rebind, any other is refused.
-    async fn bind(&self, run: &SyncRun) -> Result<(), SyncError> {
+    /// only as a recorded rebind, any other is refused. Returns whether it rebound.
+    async fn bind(&self, run: &SyncRun) -> Result<bool, SyncError> {
         let key = self.identity().await?;
         let fingerprint = self.credential.as_ref().map(|c| c.fingerprint().to_owned());
         let change = match binding::decide(
@@ -364,7 +376,7 @@ impl Runner {
             fingerprint.as_deref(),
             self.config.rebind_credential,
         )? {
-            binding::Binding::Keep => return Ok(()),
+            binding::Binding::Keep => return Ok(false),
             binding::Binding::Adopt => BindingChange::Adopt(CredentialUsed {
                 fingerprint: fingerprint.clone(),
                 owner: headroom_store::subject_label(&key.subject),
@@ -393,6 +405,6 @@ impl Runner {
                 owner = %key.subject,
             ),
         }
-        Ok(())
+        Ok(matches!(change, BindingChange::Rebind { .. }))
     }
 }

@@ -47,6 +47,11 @@ pub enum StageError {
     /// A failure waiting cannot fix: the stage fails and its dependents are blocked.
     #[error("{0}")]
     Permanent(String),
+    /// The provider refused the run's credential (401: an OAuth token expired, a token
+    /// revoked). Nothing about the stage is wrong: it is put aside, the run hibernates saying
+    /// so, and a resume with a new token of the same owner goes on where it stopped.
+    #[error("{0}")]
+    CredentialRefused(String),
     /// The store failed: the run stops where it is (its checkpoints are intact).
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -69,6 +74,9 @@ impl From<ApiError> for StageError {
             // a dropped connection), nothing was sent and nothing about the stage is wrong.
             // The run stops where it is, as on any store failure, and a resume continues it.
             ApiError::Governor(e) => StageError::Store(StoreError::Database(e.to_string())),
+            e @ ApiError::Forbidden { status: 401, .. } => {
+                StageError::CredentialRefused(e.to_string())
+            }
             other if other.is_transient() => StageError::Transient(other.to_string()),
             other => StageError::Permanent(other.to_string()),
         }
