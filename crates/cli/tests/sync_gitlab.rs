@@ -65,9 +65,9 @@ async fn sync_gitlab(dir: &std::path::Path, api: &str, group: &str) -> (i32, Str
     .await
 }
 
-/// `headroom ARGS…` on `sync.db` in `dir` with GitLab's API at `api` (as `[gitlab]`'s
-/// `GITLAB_TOKEN=t1` and `--api-url` for the command's provider), and no GitHub setting.
-async fn headroom(dir: &std::path::Path, api: &str, args: &[&str]) -> (i32, String, String) {
+/// `headroom ARGS…` on `sync.db` in `dir` with GitLab's API at `api` (`--api-url` is the
+/// command's provider's) and `GITLAB_TOKEN=token`, and no GitHub setting.
+fn command(dir: &std::path::Path, api: &str, token: &str, args: &[&str]) -> Command {
     let mut cmd = Command::new(BIN);
     cmd.current_dir(dir)
         .args(["--db", "sync.db", "--api-url", api])
@@ -78,7 +78,12 @@ async fn headroom(dir: &std::path::Path, api: &str, args: &[&str]) -> (i32, Stri
         .env_remove("HEADROOM_DB")
         .env_remove("HEADROOM_CONFIG")
         .env_remove("GITLAB_OAUTH_TOKEN")
-        .env("GITLAB_TOKEN", "t1");
+        .env("GITLAB_TOKEN", token);
+    cmd
+}
+
+/// Runs `cmd` off the runtime: its exit code, stdout and stderr.
+async fn output(mut cmd: Command) -> (i32, String, String) {
     let out = tokio::task::spawn_blocking(move || cmd.output().expect("runs"))
         .await
         .expect("joins");
@@ -88,6 +93,42 @@ async fn headroom(dir: &std::path::Path, api: &str, args: &[&str]) -> (i32, Stri
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// [`command`] with token `t1`, run.
+async fn headroom(dir: &std::path::Path, api: &str, args: &[&str]) -> (i32, String, String) {
+    output(command(dir, api, "t1", args)).await
+}
+
+/// The group of [`group_config`] behind a throttle of 40 requests a 2-second window, served,
+/// with `gitlab.toml` naming its API for commands that read GitLab's settings from `--config`;
+/// and a run of it left hibernating by `sync gitlab --hold-secs 0` (its stdout returned).
+async fn hibernated_run(dir: &std::path::Path) -> (Served, String) {
+    let mut config = group_config();
+    config.gitlab_requests_per_minute = 40;
+    config.gitlab_window_secs = 2;
+    let served = serve(config).await;
+    std::fs::write(
+        dir.join("gitlab.toml"),
+        format!("[gitlab]\napi_url = \"{}\"\n", served.api),
+    )
+    .expect("config");
+    let (code, stdout, stderr) = headroom(dir, &served.api, &HIBERNATE).await;
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(stdout.contains("sync.run_hibernating"), "{stdout}");
+    (served, stdout)
+}
+
+/// `sync gitlab acme` that leaves its run hibernating at the first window it must wait for.
+const HIBERNATE: [&str; 8] = [
+    "sync",
+    "gitlab",
+    "acme",
+    "--json",
+    "--hold-secs",
+    "0",
+    "--reset-margin-secs",
+    "1",
+];
 
 /// The completion line's summary, after asserting the run is done.
 fn completed(code: i32, stdout: &str, stderr: &str) -> Value {
@@ -362,36 +403,8 @@ async fn a_group_that_needs_more_than_ten_windows_is_collected_without_a_429() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hibernating_gitlab_run_is_finished_by_sync_worker() {
     use headroom_core::clock::SignedDuration;
-    let mut config = group_config();
-    config.gitlab_requests_per_minute = 40;
-    config.gitlab_window_secs = 2;
-    let served = serve(config).await;
     let dir = tempfile::tempdir().expect("temp dir");
-    std::fs::write(
-        dir.path().join("gitlab.toml"),
-        format!("[gitlab]\napi_url = \"{}\"\n", served.api),
-    )
-    .expect("config");
-    let (code, stdout, stderr) = headroom(
-        dir.path(),
-        &served.api,
-        &[
-            "sync",
-            "gitlab",
-            "acme",
-            "--json",
-            "--hold-secs",
-            "0",
-            "--reset-margin-secs",
-            "1",
-        ],
-    )
-    .await;
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
-    assert!(
-        stdout.contains("\"event\":\"sync.run_hibernating\""),
-        "{stdout}"
-    );
+    let (served, stdout) = hibernated_run(dir.path()).await;
     assert!(stdout.contains("headroom sync worker"), "{stdout}");
 
     let clock = TokioClock::system();
@@ -502,48 +515,19 @@ async fn the_plan_of_a_group_sampled_whole_is_what_the_sync_spends() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hibernating_gitlab_run_is_finished_by_headroom_run() {
     use headroom_core::clock::SignedDuration;
-    let mut config = group_config();
-    config.gitlab_requests_per_minute = 40;
-    config.gitlab_window_secs = 2;
-    let served = serve(config).await;
     let dir = tempfile::tempdir().expect("temp dir");
-    std::fs::write(
-        dir.path().join("gitlab.toml"),
-        format!("[gitlab]\napi_url = \"{}\"\n", served.api),
-    )
-    .expect("config");
-    let (code, stdout, stderr) = headroom(
-        dir.path(),
-        &served.api,
-        &[
-            "sync",
-            "gitlab",
-            "acme",
-            "--json",
-            "--hold-secs",
-            "0",
-            "--reset-margin-secs",
-            "1",
-        ],
-    )
-    .await;
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let (served, stdout) = hibernated_run(dir.path()).await;
     assert!(stdout.contains("headroom run"), "{stdout}");
 
     // The feed's GitHub API is the same simulator (no GitHub token: nothing of GitHub's runs).
-    let mut service = Command::new(BIN);
+    let mut service = command(
+        dir.path(),
+        &served.api,
+        "t1",
+        &["--config", "gitlab.toml", "run", "--no-listen"],
+    );
     service
-        .current_dir(dir.path())
-        .args(["--db", "sync.db", "--api-url", &served.api])
-        .args(["--config", "gitlab.toml", "run", "--no-listen"])
         .args(["--reset-margin-secs", "1", "--sync-poll-secs", "1"])
-        .env_remove("GH_TOKEN")
-        .env_remove("GITHUB_TOKEN")
-        .env_remove("GITHUB_API_URL")
-        .env_remove("HEADROOM_DB")
-        .env_remove("HEADROOM_CONFIG")
-        .env_remove("GITLAB_OAUTH_TOKEN")
-        .env("GITLAB_TOKEN", "t1")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped());
     let mut child = service.spawn().expect("starts");
@@ -593,24 +577,8 @@ async fn a_hibernating_gitlab_run_is_finished_by_headroom_run() {
 /// on, and a resume with a new token of the same owner finishes it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_token_refused_mid_run_leaves_the_run_hibernating_for_a_new_token() {
-    let mut config = group_config();
-    config.gitlab_requests_per_minute = 40;
-    config.gitlab_window_secs = 2;
-    let served = serve(config).await;
     let dir = tempfile::tempdir().expect("temp dir");
-    let start = [
-        "sync",
-        "gitlab",
-        "acme",
-        "--json",
-        "--hold-secs",
-        "0",
-        "--reset-margin-secs",
-        "1",
-    ];
-    let (code, stdout, stderr) = headroom(dir.path(), &served.api, &start).await;
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
-    assert!(stdout.contains("sync.run_hibernating"), "{stdout}");
+    let (served, _) = hibernated_run(dir.path()).await;
 
     // The token expires; the same user gets a new one.
     served.sim.revoke_token("t1");
@@ -619,7 +587,7 @@ async fn a_token_refused_mid_run_leaves_the_run_hibernating_for_a_new_token() {
     clock
         .sleep(headroom_core::clock::SignedDuration::from_secs(3))
         .await;
-    let mut resume = start.to_vec();
+    let mut resume = HIBERNATE.to_vec();
     resume.extend(["--resume", "1"]);
     let (code, stdout, stderr) = headroom(dir.path(), &served.api, &resume).await;
     assert_eq!(code, 0, "a refused token is no failure: {stdout}\n{stderr}");
@@ -635,28 +603,17 @@ async fn a_token_refused_mid_run_leaves_the_run_hibernating_for_a_new_token() {
     assert!(!reason.contains("t1"), "no token in a reason: {reason}");
 
     // A new token of the same owner goes on where the run stopped.
-    let mut cmd = Command::new(BIN);
-    cmd.current_dir(dir.path())
-        .args(["--db", "sync.db", "--api-url", &served.api])
-        .args([
+    let mut renewed = command(
+        dir.path(),
+        &served.api,
+        "t2",
+        &[
             "sync", "gitlab", "acme", "--json", "--wait", "--resume", "1",
-        ])
-        .args(["--rebind-credential", "--reset-margin-secs", "1"])
-        .env_remove("GH_TOKEN")
-        .env_remove("GITHUB_TOKEN")
-        .env_remove("GITHUB_API_URL")
-        .env_remove("HEADROOM_DB")
-        .env_remove("HEADROOM_CONFIG")
-        .env_remove("GITLAB_OAUTH_TOKEN")
-        .env("GITLAB_TOKEN", "t2");
-    let out = tokio::task::spawn_blocking(move || cmd.output().expect("runs"))
-        .await
-        .expect("joins");
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+        ],
     );
-    completed(out.status.code().unwrap_or(-1), &stdout, &stderr);
+    renewed.args(["--rebind-credential", "--reset-margin-secs", "1"]);
+    let (code, stdout, stderr) = output(renewed).await;
+    completed(code, &stdout, &stderr);
     let counts = served
         .sim
         .gitlab_group_counts("acme")
