@@ -8,47 +8,19 @@
 mod common;
 
 use common::PgDatabase;
+use common::governor::{grant, reading, t, wait};
 use headroom_core::clock::{SignedDuration, Timestamp};
 use headroom_core::governor::multi::Ask;
 use headroom_core::governor::{
     Acquire, GovernorConfig, GovernorError, MemoryQuotaState, Permit, PointsLimit, QuotaState,
-    Wait, WaitReason,
+    WaitReason,
 };
 use headroom_core::signal::RateLimitSignal;
 use headroom_core::{Bucket, QuotaKey, RequestKind};
 use headroom_store::{SharedGovernorOptions, SharedQuotaState, SqliteStore};
 
-fn t(secs: i64) -> Timestamp {
-    Timestamp::from_second(1_800_000_000 + secs).expect("valid")
-}
-
 fn alice() -> QuotaKey {
     QuotaKey::user("api.linear.app", "alice")
-}
-
-fn grant(outcome: Acquire) -> Permit {
-    match outcome {
-        Acquire::Grant(p) => p,
-        Acquire::Wait(w) => panic!("expected a grant, got a wait: {w}"),
-    }
-}
-
-fn wait(outcome: Acquire) -> Wait {
-    match outcome {
-        Acquire::Wait(w) => w,
-        Acquire::Grant(p) => panic!("expected a wait, got {p:?}"),
-    }
-}
-
-fn reading(bucket: &str, remaining: u64, used: u64, reset: Timestamp) -> RateLimitSignal {
-    RateLimitSignal {
-        resource: Some(Bucket::new(bucket)),
-        limit: Some(remaining + used),
-        remaining: Some(remaining),
-        used: Some(used),
-        reset_at: Some(reset),
-        ..RateLimitSignal::default()
-    }
 }
 
 fn requests() -> Bucket {

@@ -10,6 +10,7 @@ mod common;
 use std::sync::Arc;
 
 use common::PgDatabase;
+use common::governor::{grant, reading, t, wait};
 use headroom_core::clock::{ManualClock, SignedDuration, Timestamp};
 use headroom_core::governor::{
     Acquire, GovernorConfig, Headroom, Permit, PointsLimit, QuotaState, Wait, WaitReason,
@@ -18,37 +19,8 @@ use headroom_core::signal::{LimitReason, RateLimitSignal};
 use headroom_core::{Bucket, Governor, QuotaKey, RequestKind};
 use headroom_store::{ProcessMark, SharedGovernorOptions, SharedQuotaState, SqliteStore};
 
-fn t(secs: i64) -> Timestamp {
-    Timestamp::from_second(1_800_000_000 + secs).expect("valid")
-}
-
 fn alice() -> QuotaKey {
     QuotaKey::user("api.github.com", "alice")
-}
-
-fn grant(outcome: Acquire) -> Permit {
-    match outcome {
-        Acquire::Grant(p) => p,
-        Acquire::Wait(w) => panic!("expected a grant, got a wait: {w}"),
-    }
-}
-
-fn wait(outcome: Acquire) -> Wait {
-    match outcome {
-        Acquire::Wait(w) => w,
-        Acquire::Grant(p) => panic!("expected a wait, got {p:?}"),
-    }
-}
-
-fn reading(bucket: &str, remaining: u64, used: u64, reset: Timestamp) -> RateLimitSignal {
-    RateLimitSignal {
-        resource: Some(Bucket::new(bucket)),
-        limit: Some(remaining + used),
-        remaining: Some(remaining),
-        used: Some(used),
-        reset_at: Some(reset),
-        ..RateLimitSignal::default()
-    }
 }
 
 /// Which database the processes share.

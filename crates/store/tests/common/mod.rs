@@ -8,6 +8,8 @@
 
 #![allow(dead_code, clippy::expect_used)]
 
+pub mod governor;
+
 use std::sync::Arc;
 
 use headroom_store::{SqliteStore, Store};
