@@ -20,7 +20,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::config::{SimConfig, TokenOwner, TokenSpec};
+use crate::config::{SimConfig, TokenOwner};
 use crate::error::SimError;
 use crate::gitlab::{self, GitlabState};
 use crate::graphql::{self, GitHubSchema, GqlCtx, RateInfo};
@@ -33,6 +33,7 @@ mod graphql_endpoint;
 mod provider_faults;
 mod replies;
 mod request;
+mod tokens;
 
 pub(crate) use provider_faults::{Provider, ProviderFault, bad_gateway};
 
@@ -360,7 +361,7 @@ impl Simulator {
             .get(http::header::AUTHORIZATION)
             .and_then(|h| h.to_str().ok())
             .map(str::trim);
-        let token = auth.and_then(token_of);
+        let token = auth.and_then(tokens::token_of);
         let fingerprint = token.as_deref().map(token_fingerprint);
         let subject = match (&token, auth) {
             (Some(t), _) => self.token_owner(t).map(|owner| self.subject_of(&owner)),
@@ -745,29 +746,6 @@ impl Simulator {
             }
         }
     }
-
-    /// Who owns a token, if the simulator accepts it.
-    pub(crate) fn token_owner(&self, token: &str) -> Option<TokenOwner> {
-        lock(&self.inner.tokens).get(token).cloned()
-    }
-
-    /// Adds a token while serving (a new token of a user, as after an OAuth refresh).
-    pub fn add_token(&self, token: TokenSpec) {
-        lock(&self.inner.tokens).insert(token.token, token.owner);
-    }
-
-    /// Revokes a token while serving: from now on it is refused with 401, as an expired
-    /// OAuth token or a revoked personal token is.
-    pub fn revoke_token(&self, token: &str) {
-        lock(&self.inner.tokens).remove(token);
-    }
-}
-
-/// The token of an `Authorization: token …` or `Bearer …` header.
-fn token_of(authorization: &str) -> Option<String> {
-    let (scheme, rest) = authorization.split_once(' ')?;
-    let scheme = scheme.to_ascii_lowercase();
-    (scheme == "token" || scheme == "bearer").then(|| rest.trim().to_owned())
 }
 
 pub(crate) fn ts_millis(t: Timestamp) -> String {
