@@ -111,14 +111,22 @@ impl fantoccini::wd::WebDriverCompatibleCommand for BrowserLog {
     }
 }
 
+/// The text of the element `css` finds. The page updates itself live (server-sent events
+/// replace whole sections), so an element found may be replaced before its text is read (a
+/// stale element reference, seen in CI): it is found again, a few times at most.
 pub async fn text_of(client: &Client, css: &str) -> String {
-    client
-        .find(Locator::Css(css))
-        .await
-        .unwrap_or_else(|e| panic!("{css}: {e}"))
-        .text()
-        .await
-        .expect("text")
+    let mut last = None;
+    for _ in 0..5 {
+        let element = client
+            .find(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("{css}: {e}"));
+        match element.text().await {
+            Ok(text) => return text,
+            Err(e) => last = Some(e),
+        }
+    }
+    panic!("{css}: text: {last:?}")
 }
 
 /// Waits, at most [`BOUND`], until `css`'s text is `expected`.
