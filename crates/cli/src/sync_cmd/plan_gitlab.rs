@@ -49,7 +49,10 @@ pub(super) async fn plan(settings: &Settings, group: &str, json: bool) -> Comman
         probe.samples.len()
     );
     let windows = match (plan.quota_windows, limit) {
-        (Some(w), Some(l)) => format!("{w} quota windows of {l} requests"),
+        (Some(w), Some(l)) => format!(
+            "{} of {l} requests",
+            headroom_core::words::counted(w, "quota window", "quota windows")
+        ),
         _ => "no throttle reported (windows unknown)".to_owned(),
     };
     outln!("  estimate: {} requests · {windows}", plan.requests);

@@ -133,15 +133,17 @@ async fn step(
             other => other?,
         };
         let body: Value = response.json()?;
-        let record = rows::group(&body, origin).ok_or_else(|| {
-            StageError::Permanent(format!("group {target}: the answer has no id or full_path"))
-        })?;
-        let Record::GitlabGroup(group) = &record else {
-            unreachable!("rows::group makes groups")
+        let (Some(record), Some(id)) = (
+            rows::group(&body, origin),
+            body.get("id").and_then(Value::as_i64),
+        ) else {
+            return Err(StageError::Permanent(format!(
+                "group {target}: the answer has no id or full_path"
+            )));
         };
-        cursor.top = Some(group.id);
+        cursor.top = Some(id);
         cursor.descendants = Some(1);
-        cursor.milestones = vec![(group.id, 1)];
+        cursor.milestones = vec![(id, 1)];
         return Ok((vec![record], cursor));
     };
     if let Some(page) = cursor.descendants {
