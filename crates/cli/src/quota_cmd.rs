@@ -149,6 +149,9 @@ pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> CommandResult {
         Subject::User(login) => format!("{login}'s"),
         Subject::Installation(id) => format!("installation {id}'s"),
         Subject::Ip(ip) => format!("the unauthenticated ({ip})"),
+        Subject::Account(id) => format!("account {id}'s"),
+        Subject::Site(host) => format!("site {host}'s"),
+        Subject::App(id) => format!("app {id}'s"),
     };
     let report = Report {
         identity: key.subject.to_string(),

@@ -43,7 +43,7 @@ ones (it is always new and empty); `quota` and `config show` accept it.
 | `GITHUB_API_URL` | `--api-url` |
 | `GITHUB_TOKEN`, then `GH_TOKEN` | GitHub's token (unless `--token-file`); none means unauthenticated |
 | `GITLAB_TOKEN`, then `GITLAB_OAUTH_TOKEN` | GitLab's token, sent as `PRIVATE-TOKEN` (an OAuth token as `Bearer`) |
-| `JIRA_EMAIL` and `JIRA_API_TOKEN`, or `JIRA_OAUTH_TOKEN` | Jira Cloud: the account's e-mail and API token (Basic), or an OAuth token (Bearer) |
+| `JIRA_EMAIL` and `JIRA_API_TOKEN`, or `JIRA_OAUTH_TOKEN` with `JIRA_OAUTH_CLIENT_ID` | Jira Cloud: the account's e-mail and API token (Basic; the site owns the quota), or an OAuth token (Bearer) and its app's client id (the app owns the points) |
 | `LINEAR_API_KEY`, then `LINEAR_OAUTH_TOKEN` | Linear: the API key (raw `Authorization`) or an OAuth token (Bearer) |
 | `LD_ACCESS_TOKEN`, then `LD_OAUTH_TOKEN` | LaunchDarkly: the access token (raw `Authorization`) or an OAuth token (Bearer) |
 | `HEADROOM_CONFIG` | `--config` |
@@ -67,7 +67,7 @@ ones (it is always new and empty); `quota` and `config show` accept it.
 | `sync_caps.families` | none | a table of route family = requests sync may send per window of its bucket (docs/ROUTE-FAMILIES.md), e.g. `families = { workflow_jobs = 500 }` |
 | `gitlab.api_url`, `linear.api_url`, `launchdarkly.api_url` | `--api-url` for that provider's commands | text (only in a file named by `--config`/`HEADROOM_CONFIG`); defaults `https://gitlab.com/api/v4`, `https://api.linear.app`, `https://app.launchdarkly.com` |
 | `gitlab.token_file`, `jira.token_file`, `linear.token_file`, `launchdarkly.token_file` | `--token-file` for that provider's commands | path (only in a file named by `--config`/`HEADROOM_CONFIG`) |
-| `jira.site`, `jira.email` | none | the site (`https://NAME.atlassian.net`; only in a named file) and the account's e-mail |
+| `jira.site`, `jira.email`, `jira.oauth_client_id` | none | the site (`https://NAME.atlassian.net`; only in a named file), the account's e-mail, and the OAuth app's client id |
 
 Exit codes: 0 ran (or deferred, or hibernating), 1 the attempt failed, 2 refused to run.
 

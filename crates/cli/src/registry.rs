@@ -70,6 +70,9 @@ fn subject_of(kind: SubjectKind, owner: &str) -> Subject {
         SubjectKind::User => Subject::User(owner.into()),
         SubjectKind::Installation => Subject::Installation(owner.parse().unwrap_or(0)),
         SubjectKind::Ip => Subject::Ip(owner.into()),
+        SubjectKind::Account => Subject::Account(owner.into()),
+        SubjectKind::Site => Subject::Site(owner.into()),
+        SubjectKind::App => Subject::App(owner.into()),
     }
 }
 

@@ -624,3 +624,48 @@ async fn a_token_refused_mid_run_leaves_the_run_hibernating_for_a_new_token() {
         i64::try_from(counts.merge_request_commits).expect("small")
     );
 }
+
+/// Credentials are not capacity on GitLab either: a personal and an OAuth token of two owners
+/// (a project or group access token is a bot user of its own, so another owner) refuse the run
+/// before it exists; two tokens of one user spend one quota, and the run goes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gitlab_tokens_of_two_owners_are_refused_and_two_of_one_owner_go() {
+    let config = group_config()
+        .with_token(TokenSpec::user("t2", "alice"))
+        .with_token(TokenSpec::user("bot-t", "project_42_bot"));
+    let served = serve(config).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let args = [
+        "sync", "gitlab", "acme", "--json", "--wait", "--stages", "group",
+    ];
+
+    let mut two_owners = command(dir.path(), &served.api, "t1", &args);
+    two_owners.env("GITLAB_OAUTH_TOKEN", "bot-t");
+    let (code, stdout, stderr) = output(two_owners).await;
+    assert_eq!(code, 2, "refused: {stdout}\n{stderr}");
+    for part in [
+        "GITLAB_TOKEN",
+        "GITLAB_OAUTH_TOKEN",
+        &headroom_http::credential::fingerprint("t1"),
+        &headroom_http::credential::fingerprint("bot-t"),
+    ] {
+        assert!(stderr.contains(part), "{part:?} not in {stderr}");
+    }
+    assert!(!stderr.contains("bot-t\""), "the token itself never shows");
+    assert!(
+        !dir.path().join("sync.db").exists() || tables(dir.path()).await["gitlab_groups"] == 0,
+        "nothing was collected"
+    );
+
+    let mut one_owner = command(dir.path(), &served.api, "t1", &args);
+    one_owner.env("GITLAB_OAUTH_TOKEN", "t2");
+    let (code, stdout, stderr) = output(one_owner).await;
+    completed(code, &stdout, &stderr);
+    let fingerprint = headroom_http::credential::fingerprint("t1");
+    let bound = format!(
+        "SELECT COUNT(*) FROM sync_runs WHERE kind = 'gitlab' AND status = 'done' \
+         AND subject = 'user:alice' AND credential_fingerprint = '{fingerprint}'"
+    );
+    let found = common::sqlite_digest(&dir.path().join("sync.db"), &[bound.as_str()]).await;
+    assert_eq!(found, vec![1], "one run, alice's, bound to the token used");
+}

@@ -22,6 +22,15 @@ pub enum Subject {
     Installation(u64),
     /// Unauthenticated requests, keyed by the outbound IP address.
     Ip(Arc<str>),
+    /// An account, by id: every token of a LaunchDarkly account, personal or service, spends
+    /// the account's global and per-route windows.
+    Account(Arc<str>),
+    /// A site, by host: API-token traffic of every user of a Jira site shares the site's
+    /// per-endpoint burst buckets.
+    Site(Arc<str>),
+    /// An OAuth app, by client id: Jira's points belong to the app, across every site that
+    /// installed it.
+    App(Arc<str>),
 }
 
 impl fmt::Display for Subject {
@@ -30,6 +39,9 @@ impl fmt::Display for Subject {
             Subject::User(login) => write!(f, "user {login}"),
             Subject::Installation(id) => write!(f, "installation {id}"),
             Subject::Ip(ip) => write!(f, "ip {ip}"),
+            Subject::Account(id) => write!(f, "account {id}"),
+            Subject::Site(host) => write!(f, "site {host}"),
+            Subject::App(id) => write!(f, "app {id}"),
         }
     }
 }

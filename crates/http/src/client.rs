@@ -36,6 +36,7 @@ mod cooldown;
 mod dialect;
 mod identity;
 mod report;
+mod whoami;
 
 /// Settings of the exit door. Defaults are GitHub's.
 #[derive(Debug, Clone)]

@@ -27,6 +27,12 @@ pub enum AuthScheme {
     ProviderDefault,
     /// `Authorization: Bearer TOKEN`: OAuth access tokens on every provider.
     Bearer,
+    /// `Authorization: Bearer TOKEN` for an OAuth app's access token whose quota is the app's
+    /// (Jira's points): the token cannot tell its app, so the app's client id comes with it.
+    AppBearer {
+        /// The OAuth app's client id (not secret).
+        client_id: Arc<str>,
+    },
     /// `Authorization: Basic base64(USER:TOKEN)`: Jira Cloud's e-mail and API token.
     Basic {
         /// The account's e-mail address (not secret, but not logged either).

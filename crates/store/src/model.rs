@@ -52,6 +52,12 @@ pub enum SubjectKind {
     Installation,
     /// No token: the outbound IP.
     Ip,
+    /// A LaunchDarkly account.
+    Account,
+    /// A Jira site (API-token traffic).
+    Site,
+    /// An OAuth app (Jira's points).
+    App,
 }
 
 impl SubjectKind {
@@ -61,6 +67,9 @@ impl SubjectKind {
             SubjectKind::User => "user",
             SubjectKind::Installation => "installation",
             SubjectKind::Ip => "ip",
+            SubjectKind::Account => "account",
+            SubjectKind::Site => "site",
+            SubjectKind::App => "app",
         }
     }
 
@@ -69,6 +78,9 @@ impl SubjectKind {
             "user" => Ok(SubjectKind::User),
             "installation" => Ok(SubjectKind::Installation),
             "ip" => Ok(SubjectKind::Ip),
+            "account" => Ok(SubjectKind::Account),
+            "site" => Ok(SubjectKind::Site),
+            "app" => Ok(SubjectKind::App),
             other => Err(StoreError::corrupt(
                 "subject_kind",
                 format!("unknown kind {other:?}"),
@@ -82,6 +94,9 @@ impl SubjectKind {
             Subject::User(login) => (SubjectKind::User, login.to_string()),
             Subject::Installation(id) => (SubjectKind::Installation, id.to_string()),
             Subject::Ip(ip) => (SubjectKind::Ip, ip.to_string()),
+            Subject::Account(id) => (SubjectKind::Account, id.to_string()),
+            Subject::Site(host) => (SubjectKind::Site, host.to_string()),
+            Subject::App(id) => (SubjectKind::App, id.to_string()),
         }
     }
 }
@@ -133,6 +148,9 @@ impl Credential {
         Ok(match self.subject_kind {
             SubjectKind::User => Subject::User(self.owner_login.as_str().into()),
             SubjectKind::Ip => Subject::Ip(self.owner_login.as_str().into()),
+            SubjectKind::Account => Subject::Account(self.owner_login.as_str().into()),
+            SubjectKind::Site => Subject::Site(self.owner_login.as_str().into()),
+            SubjectKind::App => Subject::App(self.owner_login.as_str().into()),
             SubjectKind::Installation => Subject::Installation(
                 self.owner_login
                     .parse()

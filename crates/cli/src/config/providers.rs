@@ -18,6 +18,7 @@ use toml::Spanned;
 use super::file::ConfigFile;
 use super::read::{TOKEN_MAX_BYTES, read_bounded};
 use super::sources::{Source, Sources};
+use super::tokens::ConfiguredToken;
 use super::{ConfigError, Environment, invalid};
 
 /// `[gitlab]`, `[linear]`, `[launchdarkly]`: where the API is and the file holding the token.
@@ -35,6 +36,8 @@ pub(super) struct JiraSection {
     pub(super) site: Option<Spanned<String>>,
     pub(super) email: Option<Spanned<String>>,
     pub(super) token_file: Option<Spanned<PathBuf>>,
+    /// The OAuth app whose access token `JIRA_OAUTH_TOKEN` is: its points are the app's.
+    pub(super) oauth_client_id: Option<Spanned<String>>,
 }
 
 /// One provider's access: where its API is, and the credential that will be sent there.
@@ -46,6 +49,9 @@ pub struct ProviderAccess {
     pub credential: Option<Credential>,
     /// Where it comes from, in words (`environment variable GITLAB_TOKEN`).
     pub credential_source: Option<String>,
+    /// Every token configured for the provider, by precedence, the one used first: a run
+    /// refuses to start when two of them belong to different owners.
+    pub configured: Vec<ConfiguredToken>,
 }
 
 /// GitLab's, Jira's, Linear's and LaunchDarkly's access, resolved together.
@@ -166,14 +172,32 @@ fn api_provider(
     };
     let policy = UrlPolicy::for_api_url(&base).map_err(|e| invalid(keys.api_url, e.to_string()))?;
     sources.push(keys.api_url, policy.base().to_string(), source);
-    let found = match section.and_then(|s| s.token_file.as_ref()) {
-        Some(path) => {
-            let token = token_from_file(keys.token_file, path.get_ref())?;
-            Some((Credential::new(&token), file.source(&path.span())))
-        }
-        None => from_env(convention.tokens, env)?,
-    };
-    Ok(record(keys.token, Some(policy), found, sources))
+    // Every token configured, by precedence: the first is used, the others are kept only so
+    // that a run refuses to start when they belong to another owner.
+    let mut found: Vec<(Credential, Source, &'static str)> = Vec::new();
+    if let Some(path) = section.and_then(|s| s.token_file.as_ref()) {
+        let token = token_from_file(keys.token_file, path.get_ref())?;
+        found.push((
+            Credential::new(&token),
+            file.source(&path.span()),
+            keys.token_file,
+        ));
+    }
+    found.extend(from_env(convention.tokens, env)?);
+    let configured = found
+        .iter()
+        .map(|(credential, _, name)| ConfiguredToken {
+            source: name,
+            credential: credential.clone(),
+        })
+        .collect();
+    let used = found
+        .into_iter()
+        .next()
+        .map(|(credential, source, _)| (credential, source));
+    let mut access = record(keys.token, Some(policy), used, sources);
+    access.configured = configured;
+    Ok(access)
 }
 
 fn jira(
@@ -234,7 +258,7 @@ fn jira(
                 },
             )),
             (None, Some(token)) => Some((
-                Credential::with_scheme(&token, AuthScheme::Bearer),
+                Credential::with_scheme(&token, jira_app(section, env)?),
                 Source::Env {
                     name: "JIRA_OAUTH_TOKEN",
                 },
@@ -245,21 +269,53 @@ fn jira(
     Ok(record("jira.token", policy, found, sources))
 }
 
-/// The first token variable set, presented its way.
+/// How a Jira OAuth token is presented: Bearer, naming the app whose points it spends
+/// (`oauth_client_id` in `[jira]`, else `JIRA_OAUTH_CLIENT_ID`); refused without one, since
+/// the token cannot tell its app and the governor would not know whose quota it is.
+fn jira_app(
+    section: Option<&JiraSection>,
+    env: &dyn Environment,
+) -> Result<AuthScheme, ConfigError> {
+    let named = section
+        .and_then(|s| s.oauth_client_id.as_ref())
+        .map(|id| id.get_ref().trim().to_owned())
+        .or_else(|| {
+            env.var("JIRA_OAUTH_CLIENT_ID")
+                .map(|id| id.trim().to_owned())
+        })
+        .filter(|id| !id.is_empty());
+    match named {
+        Some(client_id) if !client_id.contains(char::is_whitespace) => Ok(AuthScheme::AppBearer {
+            client_id: client_id.as_str().into(),
+        }),
+        Some(_) => Err(invalid(
+            "JIRA_OAUTH_CLIENT_ID",
+            "must hold exactly one client id",
+        )),
+        None => Err(invalid(
+            "JIRA_OAUTH_TOKEN",
+            "a Jira OAuth token spends its app's points: name the app with JIRA_OAUTH_CLIENT_ID \
+             (or `oauth_client_id` in [jira])",
+        )),
+    }
+}
+
+/// Every token variable set, by precedence, presented its way.
 fn from_env(
     tokens: &[(&'static str, TokenKind)],
     env: &dyn Environment,
-) -> Result<Option<(Credential, Source)>, ConfigError> {
+) -> Result<Vec<(Credential, Source, &'static str)>, ConfigError> {
+    let mut found = Vec::new();
     for (name, kind) in tokens {
         if let Some(token) = token_var(env, name)? {
             let credential = match kind {
                 TokenKind::Personal => Credential::new(&token),
                 TokenKind::OAuth => Credential::with_scheme(&token, AuthScheme::Bearer),
             };
-            return Ok(Some((credential, Source::Env { name })));
+            found.push((credential, Source::Env { name }, *name));
         }
     }
-    Ok(None)
+    Ok(found)
 }
 
 /// A token variable's value: `None` when unset or blank; refused when it holds several words.
@@ -301,6 +357,13 @@ fn record(
     }
     let (credential, source) = found.unzip();
     ProviderAccess {
+        configured: credential
+            .iter()
+            .map(|c| ConfiguredToken {
+                source: token_key,
+                credential: c.clone(),
+            })
+            .collect(),
         policy,
         credential,
         credential_source: source.map(|s| s.to_string()),
@@ -392,6 +455,57 @@ mod tests {
         assert!(err.contains("LINEAR_API_KEY"), "{err}");
         // Blank is unset, as an empty GITHUB_TOKEN is.
         assert!(resolve(&[("LD_ACCESS_TOKEN", "  ")]).is_ok());
+        // A Jira OAuth token spends its app's points: without the app, refused by name.
+        let err = resolve(&[("JIRA_OAUTH_TOKEN", "oauth-j")]).expect_err("no app");
+        assert!(err.contains("JIRA_OAUTH_CLIENT_ID"), "{err}");
+        let p = resolve(&[
+            ("JIRA_OAUTH_TOKEN", "oauth-j"),
+            ("JIRA_OAUTH_CLIENT_ID", "client-9"),
+        ])
+        .expect("valid");
+        assert_eq!(
+            scheme(&p.jira),
+            Some(AuthScheme::AppBearer {
+                client_id: "client-9".into()
+            })
+        );
+    }
+
+    /// Every GitLab token configured is kept, by precedence, so that a run can refuse two
+    /// owners; the one used is the first.
+    #[test]
+    fn every_configured_token_of_a_provider_is_kept_the_used_one_first() {
+        let p = resolve(&[
+            ("GITLAB_TOKEN", "glpat-a"),
+            ("GITLAB_OAUTH_TOKEN", "oauth-b"),
+        ])
+        .expect("valid");
+        let names: Vec<(&str, String)> = p
+            .gitlab
+            .configured
+            .iter()
+            .map(|t| (t.source, t.credential.fingerprint().to_owned()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                (
+                    "GITLAB_TOKEN",
+                    headroom_http::credential::fingerprint("glpat-a")
+                ),
+                (
+                    "GITLAB_OAUTH_TOKEN",
+                    headroom_http::credential::fingerprint("oauth-b")
+                ),
+            ]
+        );
+        assert_eq!(
+            p.gitlab
+                .credential
+                .as_ref()
+                .map(|c| c.fingerprint().to_owned()),
+            Some(headroom_http::credential::fingerprint("glpat-a"))
+        );
     }
 
     #[test]

@@ -473,10 +473,42 @@ pub(crate) fn gitlab_settings_configured(settings: &Settings) -> Option<Settings
     let credential = gitlab.credential.clone()?;
     let mut out = settings.clone();
     out.policy = gitlab.policy.clone()?;
+    out.also_configured = besides(&credential, &gitlab.configured);
+    out.credential_source = source_of(&credential, &gitlab.configured);
     out.credential = Some(credential);
-    out.credential_source = None;
-    out.also_configured.clear();
     Some(out)
+}
+
+/// Where `used` was configured (`GITLAB_TOKEN`), as the owners' check names it.
+fn source_of(
+    used: &headroom_http::Credential,
+    configured: &[crate::config::ConfiguredToken],
+) -> Option<&'static str> {
+    configured
+        .iter()
+        .find(|t| t.credential.fingerprint() == used.fingerprint())
+        .map(|t| t.source)
+}
+
+/// The tokens configured beside `used` (other fingerprints): a run refuses to start when one
+/// of them belongs to another owner, GitLab's project and group tokens included (each is a bot
+/// user of its own: more of them would be more capacity).
+fn besides(
+    used: &headroom_http::Credential,
+    configured: &[crate::config::ConfiguredToken],
+) -> Vec<crate::config::ConfiguredToken> {
+    let mut out: Vec<crate::config::ConfiguredToken> = Vec::new();
+    for token in configured {
+        let fingerprint = token.credential.fingerprint();
+        if fingerprint != used.fingerprint()
+            && !out
+                .iter()
+                .any(|o| o.credential.fingerprint() == fingerprint)
+        {
+            out.push(token.clone());
+        }
+    }
+    out
 }
 
 /// The settings of a GitLab command: GitLab's API and credential (`--api-url` and
@@ -491,9 +523,18 @@ fn gitlab_settings(global: &GlobalArgs, mut settings: Settings) -> Result<Settin
              GITLAB_OAUTH_TOKEN, or name a file with --token-file",
         ));
     }
+    let configured = &settings.providers.gitlab.configured;
+    (settings.also_configured, settings.credential_source) = match &access.credential {
+        Some(used) => (
+            besides(used, configured),
+            match global.token_file {
+                Some(_) => Some("--token-file"),
+                None => source_of(used, configured),
+            },
+        ),
+        None => (Vec::new(), None),
+    };
     settings.policy = access.policy;
     settings.credential = access.credential;
-    settings.credential_source = None;
-    settings.also_configured.clear();
     Ok(settings)
 }

@@ -1,6 +1,5 @@
 //! What differs on the wire between providers, beside the rate-limit headers the core
-//! parses: the default headers, the credential's header, the identity field of `GET /user`,
-//! what a GitLab 403 means, and a GitLab read's wait in place after a 429.
+//! parses: the default headers, the credential's header, what a GitLab 403 means, and a GitLab read's wait in place after a 429.
 //!
 //! GitHub gets its media type and API version; GitLab gets neither (they mean nothing there)
 //! and its `PRIVATE-TOKEN` header. A GitLab.com response carries `RateLimit-*` headers on
@@ -65,7 +64,9 @@ pub(super) fn credential_header(
     let refused =
         || ApiError::Identity("the token contains characters not allowed in a header".into());
     let (name, value) = match (credential.scheme(), provider) {
-        (AuthScheme::Bearer, _) => (AUTHORIZATION.as_str(), credential.bearer()),
+        (AuthScheme::Bearer | AuthScheme::AppBearer { .. }, _) => {
+            (AUTHORIZATION.as_str(), credential.bearer())
+        }
         (AuthScheme::Basic { user }, _) => (AUTHORIZATION.as_str(), credential.basic(user)),
         (AuthScheme::ProviderDefault, Provider::GitLab) => {
             ("private-token", credential.token().to_owned())
@@ -87,14 +88,6 @@ pub(super) fn credential_header(
     value.set_sensitive(true);
     headers.insert(name, value);
     Ok(())
-}
-
-/// The field of `GET /user` that names the account: GitLab's `username`, GitHub's `login`.
-pub(super) fn identity_field(provider: Provider) -> &'static str {
-    match provider {
-        Provider::GitLab => "username",
-        _ => "login",
-    }
 }
 
 /// How long a wait of `until` may be spent in place: all of it when it fits within the
@@ -199,10 +192,15 @@ mod tests {
             Provider::Linear,
             Provider::LaunchDarkly,
         ] {
-            let oauth = Credential::with_scheme("oauth-t", AuthScheme::Bearer);
-            let headers = header(provider, &oauth).expect("ok");
-            assert_eq!(headers.get(AUTHORIZATION).expect("auth"), "Bearer oauth-t");
-            assert!(headers.get("private-token").is_none());
+            let app = AuthScheme::AppBearer {
+                client_id: "client-9".into(),
+            };
+            for scheme in [AuthScheme::Bearer, app] {
+                let oauth = Credential::with_scheme("oauth-t", scheme);
+                let headers = header(provider, &oauth).expect("ok");
+                assert_eq!(headers.get(AUTHORIZATION).expect("auth"), "Bearer oauth-t");
+                assert!(headers.get("private-token").is_none());
+            }
         }
     }
 

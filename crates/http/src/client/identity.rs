@@ -1,5 +1,6 @@
-//! Whose quota a request spends: the owner recorded for its credential, discovered with
-//! `GET /user` on first use, or the outbound IP without one.
+//! Whose quota a request spends: the owner recorded for its credential, discovered on first
+//! use with the provider's "who am I" (`GET /user`, Linear's `viewer`, LaunchDarkly's
+//! `caller-identity`, Jira's `myself`: see `whoami`), or the outbound IP without one.
 //!
 //! The discovery itself goes out under a provisional key (the credential's fingerprint): no
 //! one knows the owner yet. Nothing is reported under that key (see `report`): once the
@@ -13,7 +14,7 @@ use headroom_core::governor::Acquire;
 use headroom_core::signal::RateLimitSignal;
 use headroom_core::telemetry;
 
-use super::{Client, dialect};
+use super::{Client, whoami};
 use crate::credential::Credential;
 use crate::error::ApiError;
 use crate::request::ApiRequest;
@@ -29,7 +30,7 @@ pub(super) fn is_provisional(key: &QuotaKey) -> bool {
 
 impl Client {
     /// The quota identity of `credential` on this API: its recorded owner, discovered with
-    /// `GET /user` on first use; with no credential, the outbound IP.
+    /// the provider's "who am I" on first use; with no credential, the outbound IP.
     pub async fn identity(&self, credential: Option<&Credential>) -> Result<QuotaKey, ApiError> {
         let Some(credential) = credential else {
             return Ok(self.outbound_key());
@@ -41,7 +42,7 @@ impl Client {
         let provisional = self.key_of(Subject::User(
             format!("{PROVISIONAL_PREFIX}{}", credential.fingerprint()).into(),
         ));
-        let request = ApiRequest::get("/user")
+        let request = whoami::probe(self.provider())?
             .credential(Some(credential))
             .route(headroom_core::route::IDENTITY);
         let (subject, signal) = match self.discover(&provisional, credential, &request).await {
@@ -71,7 +72,7 @@ impl Client {
     }
 
     /// The quota identity of `credential` when knowing it sends nothing: the outbound IP
-    /// without a credential, else the owner recorded for it. `None` when only `GET /user`
+    /// without a credential, else the owner recorded for it. `None` when only asking the provider
     /// can tell (see [`Client::identity`]).
     pub async fn known_identity(&self, credential: Option<&Credential>) -> Option<QuotaKey> {
         match credential {
@@ -102,7 +103,7 @@ impl Client {
         QuotaKey::new(self.provider(), self.policy().host(), subject)
     }
 
-    /// `GET /user` under the provisional key: the owner, and the response's reading when
+    /// The "who am I" under the provisional key: the owner, and the response's reading when
     /// one came back.
     async fn discover(
         &self,
@@ -110,16 +111,17 @@ impl Client {
         credential: &Credential,
         request: &ApiRequest,
     ) -> Result<(Subject, Option<RateLimitSignal>), ApiError> {
-        let field = dialect::identity_field(self.provider());
         match self.send_as(provisional, request.clone()).await {
             Ok(response) => {
-                let login = response
-                    .json::<serde_json::Value>()?
-                    .get(field)
-                    .and_then(|l| l.as_str())
-                    .map(str::to_owned)
-                    .ok_or_else(|| ApiError::Identity(format!("GET /user returned no {field}")))?;
-                Ok((Subject::User(login.into()), Some(response.signal)))
+                let body = response.json::<serde_json::Value>()?;
+                let owner = whoami::owner(
+                    self.provider(),
+                    credential.scheme(),
+                    self.policy().host(),
+                    &body,
+                )
+                .map_err(ApiError::Identity)?;
+                Ok((owner, Some(response.signal)))
             }
             // An installation token cannot read /user; its quota is the installation's. Without
             // an installation id in hand, the token's fingerprint stands in for it.
@@ -131,7 +133,7 @@ impl Client {
         }
     }
 
-    /// Counts the discovery's `GET /user` against the owner: its points in the owner's local
+    /// Counts the discovery's request against the owner: its points in the owner's local
     /// windows (or the owner's first minute can go one request over GitHub's secondary limit)
     /// and its reading in the owner's bucket — the headers are the provider's word on the
     /// owner's quota. Through a grant when the rule allows one, else (at the ceiling, or
