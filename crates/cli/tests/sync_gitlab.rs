@@ -290,6 +290,15 @@ async fn a_gitlab_group_is_collected_whole_and_a_second_run_asks_only_for_what_c
     assert_eq!(shown["gitlab_jobs"], expected["gitlab_jobs"], "{status}");
     assert!(shown.get("pull_requests").is_none(), "{status}");
     assert!(status[0]["this_credential"].is_null(), "{status}");
+    // In words, a stage's scopes are the group's projects, and the group stage has none.
+    let (code, text, err) = headroom(dir.path(), &served.api, &["sync", "status", "1"]).await;
+    assert_eq!(code, 0, "{text}\n{err}");
+    let projects = counts.projects;
+    assert!(
+        text.contains(&format!("projects {projects}/{projects}")),
+        "{text}"
+    );
+    assert!(!text.contains("repos "), "{text}");
 
     // Some objects change; the second run asks only for those and their children.
     let before = served.sim.request_log().len();

@@ -41,6 +41,22 @@ impl SyncKind {
         }
     }
 
+    /// What its scopes are called, briefly (`sync status`'s progress per stage).
+    pub fn scopes(self) -> &'static str {
+        match self {
+            SyncKind::Org => "repos",
+            SyncKind::Gitlab => "projects",
+        }
+    }
+
+    /// Its first stage, which works on the target itself rather than per scope.
+    pub fn root(self) -> &'static str {
+        match self {
+            SyncKind::Org => "org",
+            SyncKind::Gitlab => "group",
+        }
+    }
+
     /// Whose API it talks to.
     pub fn provider(self) -> Provider {
         match self {

@@ -357,9 +357,15 @@ pub(super) async fn status(settings: &Settings, run_id: Option<i64>, json: bool)
                 h.command
             );
         }
+        let kind = super::SyncKind::named(&s.run.kind).unwrap_or(super::SyncKind::Org);
         for st in &s.stages {
-            let repos = if st.repositories > 0 && st.stage != "org" {
-                format!(" · repos {}/{}", st.repositories_done, st.repositories)
+            let repos = if st.repositories > 0 && st.stage != kind.root() {
+                format!(
+                    " · {} {}/{}",
+                    kind.scopes(),
+                    st.repositories_done,
+                    st.repositories
+                )
             } else {
                 String::new()
             };
