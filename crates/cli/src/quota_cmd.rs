@@ -5,7 +5,8 @@
 use clap::{Args, Subcommand};
 use headroom_core::Subject;
 use headroom_core::clock::{Clock, TokioClock};
-use headroom_core::governor::{IdentitySnapshot, LimitReporting};
+use headroom_core::governor::{GovernorConfig, IdentitySnapshot, LimitReporting};
+use headroom_core::signal::Provider;
 use headroom_http::{ApiError, ApiRequest};
 use serde::Serialize;
 
@@ -25,6 +26,10 @@ enum QuotaCommand {
     /// Discover the credential's owner, make one cheap request, and print every bucket seen
     /// and which stored credentials share the quota.
     Show {
+        /// Whose API: GitHub's (`--api-url`, `GITHUB_TOKEN`) or GitLab's (`[gitlab]`,
+        /// `GITLAB_TOKEN`; `--api-url` and `--token-file` then name GitLab's).
+        #[arg(long, value_enum, default_value_t = ShownProvider::Github)]
+        provider: ShownProvider,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -48,6 +53,22 @@ enum QuotaCommand {
     },
 }
 
+/// The providers `quota show` speaks to today.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ShownProvider {
+    Github,
+    Gitlab,
+}
+
+impl ShownProvider {
+    fn provider(self) -> Provider {
+        match self {
+            ShownProvider::Github => Provider::GitHub,
+            ShownProvider::Gitlab => Provider::GitLab,
+        }
+    }
+}
+
 /// What a probe saw.
 #[derive(Debug, Default, Serialize)]
 struct ProbeReport {
@@ -59,6 +80,8 @@ struct ProbeReport {
 
 #[derive(Debug, Serialize)]
 struct Report {
+    /// Whose API (`github`, `gitlab`).
+    provider: &'static str,
     identity: String,
     host: String,
     authenticated: bool,
@@ -76,8 +99,8 @@ const LIVE_WINDOW: headroom_core::clock::SignedDuration =
 
 /// Runs `headroom quota …`.
 pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> CommandResult {
-    let json = match args.command {
-        QuotaCommand::Show { json } => json,
+    let (provider, json) = match args.command {
+        QuotaCommand::Show { provider, json } => (provider.provider(), json),
         QuotaCommand::Probe {
             requests,
             concurrency,
@@ -85,14 +108,27 @@ pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> CommandResult {
             json,
         } => return probe(global, requests, concurrency, path, json).await,
     };
-    let settings = global
+    let mut settings = global
         .resolve(&ProcessEnv)
         .map_err(|e| CliError::refused(&e))?;
+    if provider != Provider::GitHub {
+        // The provider's own API and token: GitHub's never reach another provider's host.
+        let access = crate::op_cmd::access_for(provider, global, &settings);
+        settings.policy = access.policy;
+        settings.credential = access.credential;
+    }
     let opened = registry::open(&settings.db)
         .await
         .map_err(|e| CliError::refused(&e))?;
     let clock = TokioClock::system();
-    let client = wiring::client(&settings, clock, &opened).map_err(|e| CliError::refused(&e))?;
+    let client = wiring::client_for(
+        &settings,
+        clock,
+        &opened,
+        GovernorConfig::default().margin,
+        provider,
+    )
+    .map_err(|e| CliError::refused(&e))?;
     let credential = settings.credential.as_ref();
     let key = match client.identity(credential).await {
         Ok(key) => key,
@@ -110,10 +146,10 @@ pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> CommandResult {
         Err(e) => return Err(CliError::failed(&e)),
     };
     // One cheap request whose headers tell the truth about the core bucket.
-    let probe = if credential.is_some() {
-        "/user"
-    } else {
-        "/events?per_page=1"
+    let probe = match (provider, credential) {
+        (_, Some(_)) => "/user",
+        (Provider::GitLab, None) => "/projects?per_page=1",
+        (_, None) => "/events?per_page=1",
     };
     match client
         .send(
@@ -142,7 +178,9 @@ pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> CommandResult {
         .map_err(|e| CliError::failed(&e))?
         .into_iter()
         .filter(|b| {
-            b.latest.reading.host == key.host.to_string() && b.latest.reading.subject == subject
+            b.latest.reading.host == key.host.to_string()
+                && b.latest.reading.subject == subject
+                && b.latest.reading.provider == headroom_store::provider_name(key.provider)
         })
         .collect();
     let owner = match &key.subject {
@@ -154,6 +192,7 @@ pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> CommandResult {
         Subject::App(id) => format!("app {id}'s"),
     };
     let report = Report {
+        provider: headroom_store::provider_name(key.provider),
         identity: key.subject.to_string(),
         host: key.host.to_string(),
         authenticated: credential.is_some(),
@@ -259,7 +298,10 @@ fn print_report(
     authenticated: bool,
     now: headroom_core::clock::Timestamp,
 ) {
-    outln!("{} on {}", report.identity, report.host);
+    match report.provider {
+        "github" => outln!("{} on {}", report.identity, report.host),
+        provider => outln!("{} on {} ({provider})", report.identity, report.host),
+    }
 
     for bucket in &report.snapshot.buckets {
         let b = &bucket.state;
@@ -283,7 +325,7 @@ fn print_report(
             // Enterprise Server ships with rate limiting off: the governor keeps the bucket
             // unknown (the in-flight ceiling bounds it) and its secondary protections.
             outln!(
-                "  {}: no rate-limit headers — limits are off on this server (GitHub Enterprise Server default); secondary protections still apply · {} in flight{blocked}",
+                "  {}: no rate-limit headers — limits are off on this server (the default of GitHub Enterprise Server and self-managed GitLab); local limits still apply · {} in flight{blocked}",
                 b.bucket.as_str(),
                 b.in_flight
             );

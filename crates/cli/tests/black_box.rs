@@ -157,7 +157,7 @@ fn quota_show_says_limits_are_off_on_an_enterprise_server_without_them() {
     assert!(out.contains("user alice"), "{out}");
     assert!(
         out.contains(
-            "core: no rate-limit headers — limits are off on this server (GitHub Enterprise Server default); secondary protections still apply"
+            "core: no rate-limit headers — limits are off on this server (the default of GitHub Enterprise Server and self-managed GitLab); local limits still apply"
         ),
         "{out}"
     );

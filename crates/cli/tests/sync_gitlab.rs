@@ -678,3 +678,44 @@ async fn gitlab_tokens_of_two_owners_are_refused_and_two_of_one_owner_go() {
     let found = common::sqlite_digest(&dir.path().join("sync.db"), &[bound.as_str()]).await;
     assert_eq!(found, vec![1], "one run, alice's, bound to the token used");
 }
+
+/// `quota show --provider gitlab` asks GitLab's API with GitLab's token (GitHub's settings
+/// never reach it) and names the owner GitLab counts; against a self-managed instance, which
+/// sends no rate-limit headers, it says so rather than showing an unknown limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quota_show_speaks_to_gitlab_with_gitlabs_token() {
+    let served = serve(group_config()).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let show = ["quota", "show", "--provider", "gitlab"];
+    let mut cmd = command(dir.path(), &served.api, "t1", &show);
+    // A GitHub token in the environment is never sent to GitLab's host.
+    cmd.env("GITHUB_TOKEN", "ghp_not_for_gitlab");
+    let (code, out, err) = output(cmd).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("user alice on 127.0.0.1 (gitlab)"), "{out}");
+    let log = served.sim.request_log();
+    assert!(!log.is_empty());
+    assert!(
+        log.iter().all(|r| r.identity == "alice"),
+        "every request spent GitLab's token: {log:?}"
+    );
+    let json = [&show[..], &["--json"]].concat();
+    let (code, out, err) = headroom(dir.path(), &served.api, &json).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    let report: Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(report["provider"], "gitlab", "{report}");
+    assert_eq!(report["identity"], "user alice", "{report}");
+    let limit = report["snapshot"]["buckets"][0]["limit"].as_u64();
+    assert!(
+        limit.is_some_and(|l| l > 0),
+        "GitLab.com's headers read: {report}"
+    );
+
+    let mut config = group_config();
+    config.gitlab_self_managed = true;
+    let self_managed = serve(config).await;
+    let other = tempfile::tempdir().expect("temp dir");
+    let (code, out, err) = headroom(other.path(), &self_managed.api, &show).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("no rate-limit headers"), "{out}");
+}
