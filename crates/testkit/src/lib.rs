@@ -2,13 +2,15 @@
 //! database per test (from `HEADROOM_TEST_DATABASE_URL`, or an explicit skip that fails under
 //! CI), a temporary SQLite file, and [`both_backends!`], which runs one check as a SQLite test
 //! and a PostgreSQL test; and [`source`], the workspace's sources read as text for tests that
-//! hold the code to a rule.
+//! hold the code to a rule; and [`oracles`], the providers' published descriptions kept beside the
+//! repository.
 //!
 //! It knows databases, not headroom: it depends on no headroom crate, so any crate's tests can
 //! use it without a dependency cycle. A crate builds its own store over the URL it gets.
 
 #![allow(clippy::expect_used)]
 
+pub mod oracles;
 pub mod source;
 
 use std::str::FromStr;
