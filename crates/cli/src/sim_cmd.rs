@@ -212,6 +212,15 @@ pub struct SimArgs {
     /// 60 s, so a client with a shorter timeout gives up on a page already served (0: never).
     #[arg(long, value_name = "N", default_value_t = 0, requires = "gitlab_group")]
     gitlab_stall_page_every: usize,
+    /// GitLab group: the largest offset (page × per_page) served on project issues, which
+    /// also offer keyset pagination; past it offset paging answers 405 (0: no limit).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 50_000,
+        requires = "gitlab_group"
+    )]
+    gitlab_max_offset: usize,
     /// GitLab: per-user per-minute limits of GET /groups/:id, GET /projects/:id and GET
     /// /groups/:id/projects, refused with 429 and Retry-After but no RateLimit-* headers (0
     /// turns one off). Default: GitLab.com's 400,400,600, or none with --gitlab-self-managed.
@@ -287,6 +296,7 @@ impl SimArgs {
             spec.feature_flags_forbidden_every = self.gitlab_flags_forbidden_every;
             spec.deleted_after_listing = self.gitlab_deleted_projects;
             spec.stall_page_every = self.gitlab_stall_page_every;
+            spec.max_offset = self.gitlab_max_offset;
             spec
         });
         c.log_file = self.log.clone();
@@ -481,6 +491,8 @@ mod tests {
             "4,5,6",
             "--gitlab-stall-page-every",
             "3",
+            "--gitlab-max-offset",
+            "150",
         ])
         .expect("valid")
         .config();
@@ -494,6 +506,7 @@ mod tests {
             (g.feature_flags_forbidden_every, g.deleted_after_listing),
             (2, 1)
         );
+        assert_eq!((g.stall_page_every, g.max_offset), (3, 150));
         let l = c.gitlab_endpoint_limits.expect("limits");
         assert_eq!(
             (

@@ -1,21 +1,25 @@
-//! Stages 3–9: one list per project (`GET /projects/:id/<list>`), offset-paged, with the
-//! children each listed object owes (a merge request's commits, approvals and notes; a
-//! pipeline's jobs; an issue's notes). What a project's collection has left is its cursor: the
-//! next page of the list and every child page still owed for the pages already stored. Each
+//! Stages 3–9: one list per project (`GET /projects/:id/<list>`), offset-paged or, where
+//! GitLab offers it (issues), keyset-paged ([`paging`]), with the children each listed object
+//! owes (a merge request's commits, approvals and notes; a pipeline's jobs; an issue's notes).
+//! What a project's collection has left is its cursor: the next page of the list (for keyset,
+//! GitLab's link to it) and every child page still owed for the pages already stored. Each
 //! page, of the list or of a child, is committed with the cursor that no longer owes it.
 
 use async_trait::async_trait;
 use headroom_core::RouteFamily;
 use headroom_core::clock::{SignedDuration, Timestamp};
 use headroom_core::route;
-use headroom_http::paginate::gitlab::next_offset_page;
-use headroom_http::{ApiError, ApiRequest, ApiResponse};
+use headroom_http::ApiError;
 use headroom_store::{CheckpointStatus, GitlabFamily, GitlabWatermark, Record};
 use headroom_sync::{RepoScope, Stage, StageCtx, StageDecl, StageError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::rows::{self, Origin};
+
+mod paging;
+
+use paging::{Advance, fetch_list, fetch_object, fetch_page, page_path};
 
 /// GitLab's largest page.
 pub(super) const PER_PAGE: u32 = 100;
@@ -49,8 +53,10 @@ pub(crate) struct Family {
     route: RouteFamily,
     /// `/projects/:id/<path>`.
     path: &'static str,
-    /// Fixed query parameters.
+    /// Fixed query parameters (with the offset pages' order).
     query: &'static [(&'static str, &'static str)],
+    /// Keyset paging's `(order_by, sort)`, where GitLab offers keyset on the list.
+    keyset: Option<(&'static str, &'static str)>,
     /// Lists asked `updated_after` the project's watermark, which finishing writes.
     watermark: Option<GitlabFamily>,
     map: MapItem,
@@ -64,6 +70,11 @@ pub(crate) struct Family {
 /// read (which would skip one).
 const CHANGED_FIRST: &[(&str, &str)] = &[("order_by", "updated_at"), ("sort", "desc")];
 
+/// Keyset pages oldest change first: an object updated while the list is paged moves behind
+/// the cursor's key and is served again (stored once); newest first would move an object not
+/// yet read ahead of the cursor, skipping it until the next run.
+const KEYSET_CHANGED_LAST: (&str, &str) = ("updated_at", "asc");
+
 pub(crate) const MERGE_REQUESTS: Family = Family {
     route: route::GITLAB_MERGE_REQUESTS,
     path: "merge_requests",
@@ -72,6 +83,7 @@ pub(crate) const MERGE_REQUESTS: Family = Family {
         ("order_by", "updated_at"),
         ("sort", "desc"),
     ],
+    keyset: None,
     watermark: Some(GitlabFamily::MergeRequests),
     map: rows::merge_request,
     children: &[
@@ -107,6 +119,7 @@ pub(crate) const PIPELINES: Family = Family {
     route: route::GITLAB_PIPELINES,
     path: "pipelines",
     query: CHANGED_FIRST,
+    keyset: None,
     watermark: Some(GitlabFamily::Pipelines),
     map: rows::pipeline,
     children: &[Child {
@@ -128,6 +141,7 @@ pub(crate) const ISSUES: Family = Family {
         ("order_by", "updated_at"),
         ("sort", "desc"),
     ],
+    keyset: Some(KEYSET_CHANGED_LAST),
     watermark: Some(GitlabFamily::Issues),
     map: rows::issue,
     children: &[Child {
@@ -145,6 +159,7 @@ pub(crate) const MILESTONES: Family = Family {
     route: route::GITLAB_MILESTONES,
     path: "milestones",
     query: &[],
+    keyset: None,
     watermark: None,
     map: |v, _, o| rows::milestone(v, o),
     children: &[],
@@ -155,6 +170,7 @@ pub(crate) const DEPLOYMENTS: Family = Family {
     route: route::GITLAB_DEPLOYMENTS,
     path: "deployments",
     query: CHANGED_FIRST,
+    keyset: None,
     watermark: Some(GitlabFamily::Deployments),
     map: rows::deployment,
     children: &[],
@@ -165,6 +181,7 @@ pub(crate) const RELEASES: Family = Family {
     route: route::GITLAB_RELEASES,
     path: "releases",
     query: &[],
+    keyset: None,
     watermark: None,
     map: rows::release,
     children: &[],
@@ -175,6 +192,7 @@ pub(crate) const FEATURE_FLAGS: Family = Family {
     route: route::GITLAB_FEATURE_FLAGS,
     path: "feature_flags",
     query: &[],
+    keyset: None,
     watermark: None,
     map: rows::feature_flag,
     children: &[],
@@ -202,6 +220,13 @@ struct ListCursor {
     /// The `updated_after` in force (kept so a resume asks the same).
     #[serde(default)]
     since: Option<String>,
+    /// Paged by keyset, `page` counting keyset pages; `false` in cursors stored before
+    /// keyset paging, which resume by offset.
+    #[serde(default)]
+    keyset: bool,
+    /// Keyset: GitLab's `rel="next"` link to page `page` (none before the first page).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    link: Option<String>,
 }
 
 /// A per-project list stage.
@@ -241,56 +266,6 @@ fn millis(t: Timestamp) -> i64 {
     t.as_millisecond()
 }
 
-/// `path?k=v&…&per_page=100&page=N`.
-fn page_path(path: &str, query: &[(&str, &str)], since: Option<&str>, page: u32) -> String {
-    let mut url = url::form_urlencoded::Serializer::new(String::new());
-    for (k, v) in query {
-        url.append_pair(k, v);
-    }
-    if let Some(since) = since {
-        url.append_pair("updated_after", since);
-    }
-    url.append_pair("per_page", &PER_PAGE.to_string());
-    url.append_pair("page", &page.to_string());
-    format!("{path}?{}", url.finish())
-}
-
-/// One page: its objects and the page after it.
-async fn fetch_page(
-    ctx: &StageCtx<'_>,
-    route: RouteFamily,
-    path: String,
-) -> Result<(Vec<Value>, Option<u32>), ApiError> {
-    let response = ctx.send(ApiRequest::get(&path).route(route)).await?;
-    let items = match response.json::<Value>()? {
-        Value::Array(items) => items,
-        other => {
-            return Err(ApiError::Status {
-                status: response.status.as_u16(),
-                message: format!("expected a list, got {}", kind_of(&other)),
-            });
-        }
-    };
-    let next = next_page(&response)?;
-    Ok((items, next))
-}
-
-fn next_page(response: &ApiResponse) -> Result<Option<u32>, ApiError> {
-    next_offset_page(&response.headers, &response.url).map_err(|stop| ApiError::Status {
-        status: response.status.as_u16(),
-        message: format!("unreadable paging headers ({stop:?})"),
-    })
-}
-
-fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Object(_) => "an object",
-        Value::Array(_) => "a list",
-        Value::String(_) => "a string",
-        _ => "a scalar",
-    }
-}
-
 /// What the list's first request found.
 enum Listed {
     /// Rows to store with the advanced cursor.
@@ -323,21 +298,13 @@ async fn one_project(
             ctx.write_page(&scope, &mark, None, true, None).await?;
             return Ok(());
         };
-        let path = page_path(
-            &format!("/projects/{}/{}", project.github_id, family.path),
-            family.query,
-            cursor.since.as_deref(),
-            page,
-        );
-        let (records, next, owed) = match list_page(ctx, family, project, path).await? {
-            (Listed::Finished(detail), _, _) => {
+        let records = match list_page(ctx, family, project, &mut cursor, page).await? {
+            Listed::Finished(detail) => {
                 ctx.finish_scope(&scope, Some(detail)).await?;
                 return Ok(());
             }
-            (Listed::Rows(records), next, owed) => (records, next, owed),
+            Listed::Rows(records) => records,
         };
-        cursor.page = next;
-        cursor.owed = owed;
         ctx.write_page(&scope, &records, Some(to_text(&cursor)?), false, None)
             .await?;
     }
@@ -366,33 +333,40 @@ fn finishing_mark(
     })]
 }
 
-/// One page of the list: its rows, the page after it, and the children its objects owe.
+/// Page `page` of the list: its rows, with `cursor` moved past it and owing the children
+/// its objects owe. A GitLab that does not page the list by keyset gives no rows and a cursor
+/// that pages it by offset from page 1.
 async fn list_page(
     ctx: &StageCtx<'_>,
     family: &Family,
     project: &RepoScope,
-    path: String,
-) -> Result<(Listed, Option<u32>, Vec<Owed>), StageError> {
-    let (items, next) = match fetch_page(ctx, family.route, path).await {
-        Ok(page) => page,
+    cursor: &mut ListCursor,
+    page: u32,
+) -> Result<Listed, StageError> {
+    let target = paging::list_target(family, project.github_id, cursor, page);
+    let items = match fetch_list(ctx, family.route, &target).await {
+        Ok((items, response)) => match paging::advance(cursor, page, &response)? {
+            Advance::Next => items,
+            Advance::Ignored => {
+                cursor.owed.clear();
+                return Ok(Listed::Rows(Vec::new()));
+            }
+        },
+        Err(e) if paging::keyset_refused(cursor, &e) => {
+            paging::to_offset(cursor);
+            cursor.owed.clear();
+            return Ok(Listed::Rows(Vec::new()));
+        }
         Err(ApiError::Gone { status }) => {
-            return Ok((
-                Listed::Finished(format!("project answered {status}")),
-                None,
-                Vec::new(),
-            ));
+            return Ok(Listed::Finished(format!("project answered {status}")));
         }
         Err(ApiError::Forbidden { status, message })
             if family.forbidden_is_refusal && status == 403 =>
         {
             ctx.record_refused(&project.full_name, "forbidden", &message);
-            return Ok((
-                Listed::Finished(format!(
-                    "refused ({status}): the feature is off or the role too low"
-                )),
-                None,
-                Vec::new(),
-            ));
+            return Ok(Listed::Finished(format!(
+                "refused ({status}): the feature is off or the role too low"
+            )));
         }
         Err(e) => return Err(e.into()),
     };
@@ -416,7 +390,8 @@ async fn list_page(
             }
         }
     }
-    Ok((Listed::Rows(records), next, owed))
+    cursor.owed = owed;
+    Ok(Listed::Rows(records))
 }
 
 /// The stored cursor, or a fresh one from page 1 that asks only for what changed since the
@@ -444,6 +419,8 @@ async fn open_cursor(
         owed: Vec::new(),
         started_ms: Some(millis(ctx.now())),
         since,
+        keyset: family.keyset.is_some(),
+        link: None,
     })
 }
 
@@ -532,16 +509,6 @@ async fn one_owed(
     }
 }
 
-/// A single object (a merge request's approvals), as a one-item page with no next.
-async fn fetch_object(
-    ctx: &StageCtx<'_>,
-    route: RouteFamily,
-    path: &str,
-) -> Result<(Vec<Value>, Option<u32>), ApiError> {
-    let response = ctx.send(ApiRequest::get(path).route(route)).await?;
-    Ok((vec![response.json::<Value>()?], None))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -579,12 +546,16 @@ mod tests {
             page in proptest::option::of(1u32..10_000),
             owed in proptest::collection::vec((any::<i64>(), 0u8..3, 1u32..500), 0..20),
             started in proptest::option::of(0i64..4_000_000_000_000),
+            keyset in any::<bool>(),
+            link in proptest::option::of("[a-z0-9=&?/:.]{1,40}"),
         ) {
             let cursor = ListCursor {
                 page,
                 owed: owed.into_iter().map(|(parent, child, page)| Owed { parent, child, page }).collect(),
                 started_ms: started,
                 since: started.map(|ms| ms.to_string()),
+                keyset,
+                link,
             };
             let text = to_text(&cursor).expect("serializes");
             let back: ListCursor = serde_json::from_str(&text).expect("parses");
@@ -592,6 +563,8 @@ mod tests {
             prop_assert_eq!(back.owed, cursor.owed);
             prop_assert_eq!(back.started_ms, cursor.started_ms);
             prop_assert_eq!(back.since, cursor.since);
+            prop_assert_eq!(back.keyset, cursor.keyset);
+            prop_assert_eq!(back.link, cursor.link);
         }
     }
 }

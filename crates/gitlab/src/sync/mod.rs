@@ -18,9 +18,10 @@
 //! are kept in the cursor until each child page is stored, so a resume redoes at most one page
 //! per request in flight. Between runs, merge requests, pipelines, issues and deployments ask
 //! `updated_after` the instant the project's last finished collection started (minus a clock
-//! allowance), newest first; milestones, releases and feature flags have no such filter
-//! GitLab documents and are listed whole. Offset pages are followed by `x-next-page`, never by
-//! totals, which GitLab omits past 10,000 results.
+//! allowance); milestones, releases and feature flags have no such filter GitLab documents
+//! and are listed whole. Offset pages are followed by `x-next-page`, never by totals, which
+//! GitLab omits past 10,000 results. Issues are keyset-paged (GitLab refuses offset pages past
+//! its maximum offset on them), by offset where GitLab refuses or ignores keyset.
 
 mod group;
 mod list;

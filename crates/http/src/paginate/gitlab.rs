@@ -69,6 +69,14 @@ pub fn next_offset_page(headers: &HeaderMap, fetched: &Url) -> Result<Option<u32
         .ok_or(StopReason::Malformed)
 }
 
+/// The keyset page after the one fetched from `fetched`, as [`KeysetPager`] reads it: the
+/// `Link: rel="next"` target, which must stay on `fetched`'s scheme, host, port and path;
+/// `Ok(None)` without one (the last page). For a caller that keeps the link in its own
+/// checkpoint rather than a pager.
+pub fn next_keyset_url(headers: &HeaderMap, fetched: &Url) -> Result<Option<Url>, StopReason> {
+    link_next(headers, fetched, fetched)
+}
+
 /// The next page from `x-next-page` when sent (empty: the last page), else from the `Link`.
 fn offset_verdict(headers: &HeaderMap, fetched: &Url, first: &Url) -> Verdict<Url> {
     let Some(raw) = headers.get("x-next-page") else {

@@ -105,6 +105,7 @@ fn page_url(ctx: &GlCtx, path: &str, page: usize, per_page: usize) -> String {
     )
 }
 
-fn enc(s: &str) -> String {
+/// `s` percent-encoded for a query component.
+pub(super) fn enc(s: &str) -> String {
     percent_encoding::utf8_percent_encode(s, QUERY).to_string()
 }

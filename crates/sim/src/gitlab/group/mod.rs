@@ -11,6 +11,7 @@
 // A route's error is the response itself, built at most once per request.
 #![allow(clippy::result_large_err)]
 
+mod keyset;
 pub(crate) mod limits;
 pub(crate) mod model;
 mod params;
@@ -49,7 +50,9 @@ pub(crate) fn route(ctx: &GlCtx, gl: &mut GitlabState, seg: &[&str]) -> Option<R
         _ => None,
     }?;
     let every = world.stall_page_every as u64;
-    if reply.status.is_success() && reply.headers.contains_key("x-page") {
+    // A keyset page carries no paging header but is a page all the same.
+    let page = reply.headers.contains_key("x-page") || keyset::asked(ctx);
+    if reply.status.is_success() && page {
         gs.pages_served += 1;
         gs.stall_this_answer = every > 0 && gs.pages_served.is_multiple_of(every);
     }

@@ -271,6 +271,8 @@ impl Ids {
 pub(crate) struct GroupWorld {
     /// See [`super::GitlabGroupSpec::stall_page_every`].
     pub(crate) stall_page_every: usize,
+    /// See [`super::GitlabGroupSpec::max_offset`].
+    pub(crate) max_offset: usize,
     /// The top group first, then subgroups, parents before children.
     pub(crate) groups: Vec<Group>,
     pub(crate) projects: Vec<Project>,

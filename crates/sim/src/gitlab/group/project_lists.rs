@@ -9,7 +9,8 @@ use http::StatusCode;
 use super::super::paging::paged_by;
 use super::super::projects::forbidden;
 use super::super::{GlCtx, message, ok, project_not_found};
-use super::model::{GroupWorld, Note, Project};
+use super::keyset;
+use super::model::{GroupWorld, Issue, Note, Project};
 use super::params::{Key, Window, invalid_value, order, q, sort_by};
 use super::render;
 use crate::sim::Reply;
@@ -29,6 +30,11 @@ pub(super) fn project(ctx: &GlCtx, w: &GroupWorld, id: &str, rest: &[&str]) -> R
     }
     let path = format!("/projects/{}", id.replace('/', "%2F"));
     let lists = Lists { ctx, w, p, path };
+    // Of a project's lists only issues offer keyset pagination; single objects ignore it.
+    let single = matches!(rest, [] | ["merge_requests", _, "approvals"]);
+    if keyset::asked(ctx) && !single && rest != ["issues"] {
+        return keyset::unsupported();
+    }
     match rest {
         [] => ok(&render::project(&ctx.base, w, p)),
         ["merge_requests"] => lists.merge_requests(),
@@ -208,9 +214,14 @@ impl Lists<'_> {
     }
 
     /// `GET /projects/:id/issues`: `state` (default all), `scope` (default all),
-    /// `updated_after`/`before`, `created_after`/`before`, `order_by` created_at|updated_at
-    /// (default created_at desc).
+    /// `updated_after`/`before`, `created_after`/`before`, `order_by` created_at|updated_at|
+    /// title|due_date (default created_at desc; `id` too with keyset). Offset pages stop at
+    /// the maximum offset (405); `pagination=keyset` pages by cursor.
     fn issues(&self) -> Reply {
+        let keyset = keyset::asked(self.ctx);
+        if let Some(refusal) = keyset::beyond_max_offset(self.ctx, self.w.max_offset, "Issue") {
+            return refusal;
+        }
         let state = q(self.ctx, "state").unwrap_or("all");
         if !matches!(state, "opened" | "closed" | "all") {
             return invalid_value("state");
@@ -226,12 +237,12 @@ impl Lists<'_> {
             (Ok(u), Ok(c)) => (u, c),
             (Err(r), _) | (_, Err(r)) => return r,
         };
-        let (by, desc) = match order(
-            self.ctx,
-            &["created_at", "updated_at", "title", "due_date"],
-            "created_at",
-            true,
-        ) {
+        let allowed: &[&'static str] = if keyset {
+            &["created_at", "updated_at", "title", "id"]
+        } else {
+            &["created_at", "updated_at", "title", "due_date"]
+        };
+        let (by, desc) = match order(self.ctx, allowed, "created_at", true) {
             Ok(o) => o,
             Err(r) => return r,
         };
@@ -249,15 +260,20 @@ impl Lists<'_> {
             })
             .filter(|i| updated.admits(i.updated_at) && created.admits(i.created_at))
             .collect();
-        sort_by(&mut found, desc, |i| match by {
+        let key = |i: &Issue| match by {
             "updated_at" => Key::Time(i.updated_at, i.id),
             "title" => Key::Text(i.title.clone(), i.id),
+            "id" => Key::Id(i.id),
             _ => Key::Time(i.created_at, i.id),
-        });
+        };
+        sort_by(&mut found, desc, key);
         let path = format!("{}/issues", self.path);
-        paged_by(self.ctx, &path, &found, |i| {
-            render::issue(self.base(), self.w, self.p, i)
-        })
+        let render = |i: &&Issue| render::issue(self.base(), self.w, self.p, i);
+        if keyset {
+            keyset::paged_by(self.ctx, &path, (by, desc), &found, |i| key(i), render)
+        } else {
+            paged_by(self.ctx, &path, &found, render)
+        }
     }
 
     /// `…/issues/:iid/notes`.

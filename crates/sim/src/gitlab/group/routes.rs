@@ -43,6 +43,11 @@ pub(super) fn group(ctx: &GlCtx, w: &mut GroupWorld, id: &str, rest: &[&str]) ->
         Err(r) => return Some(r),
     };
     let path = format!("/groups/{}", id.replace('/', "%2F"));
+    // No group list offers keyset pagination.
+    let list = matches!(rest, ["descendant_groups"] | ["projects"] | ["milestones"]);
+    if list && super::keyset::asked(ctx) {
+        return Some(super::keyset::unsupported());
+    }
     Some(match rest {
         [] => show(ctx, w, gi),
         ["descendant_groups"] => descendants(ctx, w, gi, &format!("{path}/descendant_groups")),

@@ -127,6 +127,7 @@ pub(crate) fn seed(
     };
     let mut w = GroupWorld {
         stall_page_every: spec.stall_page_every,
+        max_offset: spec.max_offset,
         members,
         ..GroupWorld::default()
     };

@@ -52,7 +52,14 @@ pub struct GitlabGroupSpec {
     /// after [`crate::Faults::timeout_after`]: a client with a shorter timeout gives up on a
     /// page GitLab already sent. 0 never.
     pub stall_page_every: usize,
+    /// The largest offset (`page` × `per_page`) GitLab serves on a list that also offers
+    /// keyset pagination (project issues); past it the answer is 405. 0 lifts the limit.
+    /// GitLab's default is 50,000 (self-managed instances may change it).
+    pub max_offset: usize,
 }
+
+/// GitLab's default maximum offset on lists that also offer keyset pagination.
+pub const MAX_OFFSET: usize = 50_000;
 
 impl GitlabGroupSpec {
     /// A group `path` with 3 subgroups two levels deep, 4 projects per group and
@@ -78,6 +85,7 @@ impl GitlabGroupSpec {
             feature_flags_forbidden_every: 0,
             deleted_after_listing: 0,
             stall_page_every: 0,
+            max_offset: MAX_OFFSET,
         }
         .with_items(20)
     }
