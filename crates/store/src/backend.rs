@@ -181,6 +181,14 @@ impl<S: Engine> StoreRead for S {
         queries::gitlab_watermark(self.pools(), instance, project_id, family).await
     }
 
+    async fn jira_watermark(&self, site: &str, scope: &str) -> Result<Option<Timestamp>> {
+        queries::keyed_watermark(self.pools(), queries::JIRA_MARKS, site, scope).await
+    }
+
+    async fn linear_watermark(&self, workspace: &str, family: &str) -> Result<Option<Timestamp>> {
+        queries::keyed_watermark(self.pools(), queries::LINEAR_MARKS, workspace, family).await
+    }
+
     async fn commit_shas_without_files(&self, repository_github_id: i64) -> Result<Vec<String>> {
         queries::commit_shas_without_files(self.pools(), repository_github_id).await
     }

@@ -59,6 +59,16 @@ pub use crate::records::{
     GitlabNote, GitlabPipeline, GitlabProject, GitlabRelease, GitlabWatermark, Record, TABLES,
 };
 pub use crate::sqlite::SqliteStore;
+
+/// The rows of the Jira sync's tables (`jira_*`), each a [`Record`] through `From`.
+pub mod jira {
+    pub use crate::records::jira::*;
+}
+
+/// The rows of the Linear sync's tables (`linear_*`), each a [`Record`] through `From`.
+pub mod linear {
+    pub use crate::records::linear::*;
+}
 pub use crate::sync::binding::{BindingChange, CredentialBinding, CredentialUsed};
 
 /// Opens the store named by `target` and brings its schema up to date.
@@ -183,6 +193,14 @@ pub trait StoreRead: Send + Sync + std::fmt::Debug {
         project_id: i64,
         family: GitlabFamily,
     ) -> Result<Option<Timestamp>>;
+
+    /// When a Jira site's `scope` (a project key, or a run's JQL) was last collected from, or
+    /// `None` when it never was.
+    async fn jira_watermark(&self, site: &str, scope: &str) -> Result<Option<Timestamp>>;
+
+    /// When a Linear workspace's `family` (`issues`, `issues:TEAM_ID`, …) was last collected
+    /// from, or `None` when it never was.
+    async fn linear_watermark(&self, workspace: &str, family: &str) -> Result<Option<Timestamp>>;
 
     /// The commits of a repository's pull requests (as organization sync stored them) that
     /// have no `commit_files` rows yet, sorted: the work left for the commit-files stage.

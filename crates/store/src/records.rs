@@ -1,4 +1,5 @@
-//! Rows of the organization-sync tables, typed for callers and described generically for the
+//! Rows of the sync tables (GitHub organizations, GitLab groups, Jira sites, Linear
+//! workspaces), typed for callers and described generically for the
 //! backends: every record becomes one `INSERT … ON CONFLICT (identity) DO UPDATE`, so writing
 //! the same page twice leaves the same rows.
 
@@ -10,6 +11,10 @@ use crate::model::ms;
 
 mod gitlab;
 mod gitlab_specs;
+pub(crate) mod jira;
+mod jira_specs;
+pub(crate) mod linear;
+mod linear_specs;
 pub(crate) mod queries;
 mod specs;
 
@@ -18,11 +23,14 @@ pub use gitlab::{
     GitlabMergeRequest, GitlabMergeRequestApproval, GitlabMergeRequestCommit, GitlabMilestone,
     GitlabNote, GitlabPipeline, GitlabProject, GitlabRelease, GitlabWatermark,
 };
+use jira::JiraRecord;
+use linear::LinearRecord;
 
 /// A column value, typed for binding.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum SqlValue {
     Int(Option<i64>),
+    Float(Option<f64>),
     Text(Option<String>),
     Bool(Option<bool>),
     Json(Option<Json>),
@@ -51,6 +59,12 @@ fn obool(v: Option<bool>) -> SqlValue {
 }
 fn json(v: &Json) -> SqlValue {
     SqlValue::Json(Some(v.clone()))
+}
+/// A list of names (or ids) as a JSON array, in the order given.
+fn names(v: &[String]) -> SqlValue {
+    SqlValue::Json(Some(Json::Array(
+        v.iter().cloned().map(Json::String).collect(),
+    )))
 }
 
 /// How one record is written: the table, the identity it conflicts on, and the columns.
@@ -629,6 +643,10 @@ pub enum Record {
     GitlabFeatureFlag(GitlabFeatureFlag),
     /// `gitlab_watermarks`.
     GitlabWatermark(GitlabWatermark),
+    /// A row of a `jira_*` table.
+    Jira(JiraRecord),
+    /// A row of a `linear_*` table.
+    Linear(LinearRecord),
 }
 
 impl Record {
@@ -668,6 +686,8 @@ impl Record {
             Record::GitlabRelease(r) => r.spec(),
             Record::GitlabFeatureFlag(r) => r.spec(),
             Record::GitlabWatermark(r) => r.spec(),
+            Record::Jira(r) => r.spec(),
+            Record::Linear(r) => r.spec(),
         }
     }
 }
@@ -725,4 +745,25 @@ pub const TABLES: &[&str] = &[
     "gitlab_releases",
     "gitlab_feature_flags",
     "gitlab_watermarks",
+    "jira_projects",
+    "jira_issues",
+    "jira_issue_sprints",
+    "jira_changelog",
+    "jira_comments",
+    "jira_worklogs",
+    "jira_boards",
+    "jira_sprints",
+    "jira_watermarks",
+    "linear_teams",
+    "linear_users",
+    "linear_team_memberships",
+    "linear_workflow_states",
+    "linear_labels",
+    "linear_projects",
+    "linear_cycles",
+    "linear_issues",
+    "linear_comments",
+    "linear_attachments",
+    "linear_issue_history",
+    "linear_watermarks",
 ];

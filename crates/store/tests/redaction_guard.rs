@@ -59,6 +59,11 @@ const EXEMPT: &[(&str, &str, &str)] = &[
         "message_headline",
         "collected data (a commit's first line), kept as the provider wrote it",
     ),
+    (
+        "jira_issues",
+        "summary",
+        "collected data (an issue's title), kept as the provider wrote it",
+    ),
 ];
 
 fn workspace() -> PathBuf {

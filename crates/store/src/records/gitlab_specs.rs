@@ -3,14 +3,7 @@
 //! `raw_json`.
 
 use super::gitlab::*;
-use super::{RowSpec, SqlValue, at, int, json, oat, obool, oint, otext, text};
-
-/// A list of names as a JSON array, in the order given.
-fn names(v: &[String]) -> SqlValue {
-    SqlValue::Json(Some(serde_json::Value::Array(
-        v.iter().cloned().map(serde_json::Value::String).collect(),
-    )))
-}
+use super::{RowSpec, SqlValue, at, int, json, names, oat, obool, oint, otext, text};
 
 /// A row keyed by `(instance, id)`, never returning a surrogate.
 fn by_id(table: &'static str, values: Vec<(&'static str, SqlValue)>) -> RowSpec {

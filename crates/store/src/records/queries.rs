@@ -17,6 +17,7 @@ pub(crate) async fn upsert(conn: &mut Conn<'_>, record: &Record) -> Result<Optio
         for (_, value) in &spec.values {
             query = match value {
                 SqlValue::Int(v) => query.bind(*v),
+                SqlValue::Float(v) => query.bind(*v),
                 SqlValue::Text(v) => query.bind(v.clone()),
                 SqlValue::Bool(v) => query.bind(*v),
                 SqlValue::Json(v) => query.bind(v.clone().map(sqlx::types::Json)),
@@ -103,6 +104,34 @@ pub(crate) async fn gitlab_watermark(
         .bind(family.as_str())
         .fetch_optional(pool)
         .await?;
+        row.as_ref().map(|r| r.ts("collected_at_ms")).transpose()
+    })
+}
+
+/// A watermark table keyed by a tenant and a scope: `(table, tenant column, scope column)`.
+pub(crate) type MarkTable = (&'static str, &'static str, &'static str);
+/// Jira's: per site and scope.
+pub(crate) const JIRA_MARKS: MarkTable = ("jira_watermarks", "site", "scope");
+/// Linear's: per workspace and family.
+pub(crate) const LINEAR_MARKS: MarkTable = ("linear_watermarks", "workspace", "family");
+
+/// The watermark of `scope` in `tenant`, from one of the [`MarkTable`]s (names are this
+/// module's constants, never input).
+pub(crate) async fn keyed_watermark(
+    pools: Pools<'_>,
+    (table, tenant_column, scope_column): MarkTable,
+    tenant: &str,
+    scope: &str,
+) -> Result<Option<Timestamp>> {
+    let sql = format!(
+        "SELECT collected_at_ms FROM {table} WHERE {tenant_column} = $1 AND {scope_column} = $2"
+    );
+    on_each_pool!(pools, |pool| {
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql.clone()))
+            .bind(tenant.to_owned())
+            .bind(scope.to_owned())
+            .fetch_optional(pool)
+            .await?;
         row.as_ref().map(|r| r.ts("collected_at_ms")).transpose()
     })
 }
