@@ -1,0 +1,10 @@
+//! headroom's Linear knowledge (PROVIDER-FACTS.md, Linear): the GraphQL documents a workspace
+//! sync sends ([`documents`]) and the complexity Linear will charge for each before it is sent
+//! ([`complexity`]). Pure and synchronous: the exit door sends, the sync stages page.
+//!
+//! Linear meters two budgets per user: requests and complexity points, both leaky buckets. A
+//! document's complexity is known before sending, so the governor can hold it against the
+//! complexity bucket; the answer's `X-Complexity` is the truth calibration compares with.
+
+pub mod complexity;
+pub mod documents;
