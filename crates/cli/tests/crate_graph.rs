@@ -45,6 +45,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "headroom-gitlab",
         ],
     ),
+    // Pure so far (the documents, the JQL); their syncs will add core, http, sync and store.
+    ("headroom-jira", &[]),
+    ("headroom-linear", &[]),
     ("headroom-sim", &["headroom-core"]),
     ("headroom-testkit", &[]),
 ];
