@@ -1,6 +1,6 @@
 //! headroom's Linear knowledge (PROVIDER-FACTS.md, Linear): the GraphQL documents a workspace
 //! sync sends ([`documents`]) and the complexity Linear will charge for each before it is sent
-//! ([`complexity`]). Pure and synchronous: the exit door sends, the sync stages page.
+//! ([`complexity`]), and the store's rows of the nodes it answers ([`rows`]). Pure and synchronous: the exit door sends, the sync stages page.
 //!
 //! Linear meters two budgets per user: requests and complexity points, both leaky buckets. A
 //! document's complexity is known before sending, so the governor can hold it against the
@@ -8,3 +8,4 @@
 
 pub mod complexity;
 pub mod documents;
+pub mod rows;
