@@ -46,7 +46,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     // Pure so far (documents, JQL, rows); their syncs will add core, http and sync.
-    ("headroom-jira", &[]),
+    ("headroom-jira", &["headroom-store"]),
     ("headroom-linear", &["headroom-store"]),
     ("headroom-sim", &["headroom-core"]),
     ("headroom-testkit", &[]),
