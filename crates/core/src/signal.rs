@@ -193,6 +193,11 @@ pub struct RateLimitSignal {
     pub node_count: Option<u64>,
     /// The provider's request id, for support tickets.
     pub request_id: Option<String>,
+    /// Readings of the other buckets the same response reports (Linear's complexity beside its
+    /// requests), each naming its bucket in `resource`: a request that spent several buckets
+    /// feeds every one of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub others: Vec<RateLimitSignal>,
 }
 
 impl RateLimitSignal {
@@ -355,6 +360,7 @@ pub fn github_rest(
         cost: None,
         node_count: None,
         request_id: request_id(headers, &["x-github-request-id"]),
+        others: Vec::new(),
     }
 }
 
@@ -461,6 +467,7 @@ pub fn gitlab(
         cost: None,
         node_count: None,
         request_id: request_id(headers, &["x-request-id"]),
+        others: Vec::new(),
     }
 }
 
@@ -497,6 +504,7 @@ pub fn jira(
         cost: None,
         node_count: None,
         request_id: request_id(headers, &["atl-traceid", "x-arequestid"]),
+        others: Vec::new(),
     }
 }
 
@@ -527,6 +535,22 @@ pub fn linear(
         400 => linear_400_reason(body),
         _ => None,
     };
+    // The complexity bucket, when the response reports it: its own limit, remaining and reset,
+    // and what this document cost.
+    let complexity_limit = header_u64(headers, "x-ratelimit-complexity-limit");
+    let complexity_remaining = header_u64(headers, "x-ratelimit-complexity-remaining");
+    let complexity =
+        (complexity_limit.is_some() || complexity_remaining.is_some()).then(|| RateLimitSignal {
+            provider: Some(Provider::Linear),
+            resource: Some(Bucket::new(LINEAR_COMPLEXITY)),
+            dimension: Some(Dimension::GraphqlCost),
+            reset_at: header(headers, "x-ratelimit-complexity-reset")
+                .and_then(epoch_seconds_or_millis),
+            limit: complexity_limit,
+            remaining: complexity_remaining,
+            cost: header_u64(headers, "x-complexity"),
+            ..RateLimitSignal::default()
+        });
     RateLimitSignal {
         provider: Some(Provider::Linear),
         resource: None,
@@ -540,8 +564,12 @@ pub fn linear(
         cost: header_u64(headers, "x-complexity"),
         node_count: None,
         request_id: request_id(headers, &["x-request-id"]),
+        others: complexity.into_iter().collect(),
     }
 }
+
+/// Linear's second bucket: complexity points (its first is requests, the request's own).
+pub const LINEAR_COMPLEXITY: &str = "complexity";
 
 fn linear_400_reason(body: &[u8]) -> Option<LimitReason> {
     let json: serde_json::Value = serde_json::from_slice(body).ok()?;
@@ -611,5 +639,6 @@ pub fn launchdarkly(
         cost: None,
         node_count: None,
         request_id: request_id(headers, &["x-request-id"]),
+        others: Vec::new(),
     }
 }

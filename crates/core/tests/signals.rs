@@ -53,6 +53,7 @@ fn github_rest_success_reading() {
             cost: None,
             node_count: None,
             request_id: Some("C2F4:2B7A:1A2B3C:1B2C3D:6746F0A0".into()),
+            others: Vec::new(),
         }
     );
     assert!(!s.is_rate_limited());
@@ -226,6 +227,36 @@ fn jira_iso_reset_and_authoritative_retry_after() {
     assert_eq!(
         signal::jira(403, &HeaderMap::new(), now(), &WaitBounds::default()).reason,
         None
+    );
+}
+
+/// Linear reports two budgets on every answer: requests (the signal itself) and complexity
+/// (a second reading naming its bucket), each with its own limit, remaining and reset.
+#[test]
+fn a_linear_answer_reads_its_complexity_bucket_beside_its_requests() {
+    let h = headers(&[
+        ("X-RateLimit-Requests-Limit", "2500"),
+        ("X-RateLimit-Requests-Remaining", "2400"),
+        ("X-RateLimit-Requests-Reset", "1796050800000"),
+        ("X-RateLimit-Complexity-Limit", "3000000"),
+        ("X-RateLimit-Complexity-Remaining", "2990000"),
+        ("X-RateLimit-Complexity-Reset", "1796050860000"),
+        ("X-Complexity", "102"),
+    ]);
+    let s = signal::linear(200, &h, b"{}", now(), &WaitBounds::default());
+    assert_eq!((s.limit, s.remaining), (Some(2500), Some(2400)));
+    assert_eq!(s.others.len(), 1);
+    let c = &s.others[0];
+    assert_eq!(c.resource.as_ref().map(|b| b.as_str()), Some("complexity"));
+    assert_eq!((c.limit, c.remaining), (Some(3_000_000), Some(2_990_000)));
+    assert_eq!(c.reset_at, Some(at(1_796_050_860)));
+    assert_eq!(c.cost, Some(102));
+    // No complexity headers, no second reading.
+    let bare = headers(&[("X-RateLimit-Requests-Remaining", "1")]);
+    assert!(
+        signal::linear(200, &bare, b"{}", now(), &WaitBounds::default())
+            .others
+            .is_empty()
     );
 }
 

@@ -364,6 +364,10 @@ impl Client {
             Some(Ok(response)) => {
                 let signal = self.read_signal(request, &response);
                 parts.governor.observe(permit, &signal).await?;
+                // The response's word on the request's other buckets (Linear's complexity).
+                for other in &signal.others {
+                    parts.governor.observe(permit, other).await?;
+                }
                 self.report_reading(permit.key()).await;
                 Trip::Answered(response, Box::new(signal))
             }
