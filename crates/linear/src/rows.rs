@@ -58,166 +58,208 @@ fn node_ids(v: &Value, field: &str) -> Vec<String> {
 /// The row of a node of `entity` (a [`crate::documents::Document::entity`]); `issue` names the
 /// issue an `issue_history` page belongs to.
 pub fn row(entity: &str, v: &Value, issue: Option<&str>, o: Origin<'_>) -> Option<Record> {
-    let workspace = o.workspace.to_owned();
     let id = text(v, "id")?;
-    let (raw, collected_at) = (v.clone(), o.now);
     Some(match entity {
-        "teams" => Record::from(LinearTeam {
-            workspace,
-            id,
-            key: text(v, "key"),
-            name: text(v, "name"),
-            created_at: at(v, "createdAt"),
-            updated_at: at(v, "updatedAt"),
-            archived_at: at(v, "archivedAt"),
-            raw,
-            collected_at,
-        }),
-        "users" => Record::from(LinearUser {
-            workspace,
-            id,
-            name: text(v, "name"),
-            display_name: text(v, "displayName"),
-            email: text(v, "email"),
-            active: boolean(v, "active"),
-            created_at: at(v, "createdAt"),
-            updated_at: at(v, "updatedAt"),
-            raw,
-            collected_at,
-        }),
-        "team_memberships" => Record::from(LinearTeamMembership {
-            workspace,
-            id,
-            team_id: id_of(v, "team"),
-            user_id: id_of(v, "user"),
-            owner: boolean(v, "owner"),
-            created_at: at(v, "createdAt"),
-            updated_at: at(v, "updatedAt"),
-            raw,
-            collected_at,
-        }),
-        "workflow_states" => Record::from(LinearWorkflowState {
-            workspace,
-            id,
-            team_id: id_of(v, "team"),
-            name: text(v, "name"),
-            state_type: text(v, "type"),
-            position: float(v, "position"),
-            created_at: at(v, "createdAt"),
-            updated_at: at(v, "updatedAt"),
-            raw,
-            collected_at,
-        }),
-        "labels" => Record::from(LinearLabel {
-            workspace,
-            id,
-            team_id: id_of(v, "team"),
-            name: text(v, "name"),
-            color: text(v, "color"),
-            created_at: at(v, "createdAt"),
-            updated_at: at(v, "updatedAt"),
-            raw,
-            collected_at,
-        }),
-        "projects" => Record::from(LinearProject {
-            workspace,
-            id,
-            name: text(v, "name"),
-            state: text(v, "state"),
-            lead_id: id_of(v, "lead"),
-            target_date: text(v, "targetDate"),
-            started_at: at(v, "startedAt"),
-            completed_at: at(v, "completedAt"),
-            canceled_at: at(v, "canceledAt"),
-            created_at: at(v, "createdAt"),
-            updated_at: at(v, "updatedAt"),
-            raw,
-            collected_at,
-        }),
-        "cycles" => Record::from(LinearCycle {
-            workspace,
-            id,
-            team_id: id_of(v, "team"),
-            number: int(v, "number").or_else(|| float(v, "number").map(|n| n as i64)),
-            name: text(v, "name"),
-            starts_at: at(v, "startsAt"),
-            ends_at: at(v, "endsAt"),
-            completed_at: at(v, "completedAt"),
-            created_at: at(v, "createdAt"),
-            updated_at: at(v, "updatedAt"),
-            raw,
-            collected_at,
-        }),
-        "issues" => Record::from(LinearIssue {
-            workspace,
-            id,
-            identifier: text(v, "identifier"),
-            team_id: id_of(v, "team"),
-            number: int(v, "number").or_else(|| float(v, "number").map(|n| n as i64)),
-            title: text(v, "title"),
-            state_id: id_of(v, "state"),
-            assignee_id: id_of(v, "assignee"),
-            creator_id: id_of(v, "creator"),
-            project_id: id_of(v, "project"),
-            cycle_id: id_of(v, "cycle"),
-            parent_id: id_of(v, "parent"),
-            estimate: float(v, "estimate"),
-            priority: int(v, "priority").or_else(|| float(v, "priority").map(|n| n as i64)),
-            label_ids: node_ids(v, "labels"),
-            due_date: text(v, "dueDate"),
-            created_at: at(v, "createdAt"),
-            updated_at: at(v, "updatedAt"),
-            started_at: at(v, "startedAt"),
-            completed_at: at(v, "completedAt"),
-            canceled_at: at(v, "canceledAt"),
-            archived_at: at(v, "archivedAt"),
-            raw,
-            collected_at,
-        }),
-        "comments" => Record::from(LinearComment {
-            workspace,
-            id,
-            issue_id: id_of(v, "issue"),
-            user_id: id_of(v, "user"),
-            body: text(v, "body"),
-            created_at: at(v, "createdAt"),
-            updated_at: at(v, "updatedAt"),
-            raw,
-            collected_at,
-        }),
-        "attachments" => Record::from(LinearAttachment {
-            workspace,
-            id,
-            issue_id: id_of(v, "issue"),
-            title: text(v, "title"),
-            url: text(v, "url"),
-            source_type: text(v, "sourceType"),
-            created_at: at(v, "createdAt"),
-            updated_at: at(v, "updatedAt"),
-            raw,
-            collected_at,
-        }),
-        "issue_history" => Record::from(LinearIssueHistory {
-            workspace,
-            id,
-            issue_id: Some(issue?.to_owned()),
-            actor_id: text(v, "actorId"),
-            from_state_id: text(v, "fromStateId"),
-            to_state_id: text(v, "toStateId"),
-            from_assignee_id: text(v, "fromAssigneeId"),
-            to_assignee_id: text(v, "toAssigneeId"),
-            from_estimate: float(v, "fromEstimate"),
-            to_estimate: float(v, "toEstimate"),
-            from_cycle_id: text(v, "fromCycleId"),
-            to_cycle_id: text(v, "toCycleId"),
-            from_project_id: text(v, "fromProjectId"),
-            to_project_id: text(v, "toProjectId"),
-            created_at: at(v, "createdAt"),
-            updated_at: at(v, "updatedAt"),
-            raw,
-            collected_at,
-        }),
+        "teams" => team(v, id, o),
+        "users" => user(v, id, o),
+        "team_memberships" => team_membership(v, id, o),
+        "workflow_states" => workflow_state(v, id, o),
+        "labels" => label(v, id, o),
+        "projects" => project(v, id, o),
+        "cycles" => cycle(v, id, o),
+        "issues" => work_item(v, id, o),
+        "comments" => comment(v, id, o),
+        "attachments" => attachment(v, id, o),
+        "issue_history" => history_entry(v, id, issue?, o),
         _ => return None,
+    })
+}
+
+fn team(v: &Value, id: String, o: Origin<'_>) -> Record {
+    Record::from(LinearTeam {
+        workspace: o.workspace.to_owned(),
+        id,
+        key: text(v, "key"),
+        name: text(v, "name"),
+        created_at: at(v, "createdAt"),
+        updated_at: at(v, "updatedAt"),
+        archived_at: at(v, "archivedAt"),
+        raw: v.clone(),
+        collected_at: o.now,
+    })
+}
+
+fn user(v: &Value, id: String, o: Origin<'_>) -> Record {
+    Record::from(LinearUser {
+        workspace: o.workspace.to_owned(),
+        id,
+        name: text(v, "name"),
+        display_name: text(v, "displayName"),
+        email: text(v, "email"),
+        active: boolean(v, "active"),
+        created_at: at(v, "createdAt"),
+        updated_at: at(v, "updatedAt"),
+        raw: v.clone(),
+        collected_at: o.now,
+    })
+}
+
+fn team_membership(v: &Value, id: String, o: Origin<'_>) -> Record {
+    Record::from(LinearTeamMembership {
+        workspace: o.workspace.to_owned(),
+        id,
+        team_id: id_of(v, "team"),
+        user_id: id_of(v, "user"),
+        owner: boolean(v, "owner"),
+        created_at: at(v, "createdAt"),
+        updated_at: at(v, "updatedAt"),
+        raw: v.clone(),
+        collected_at: o.now,
+    })
+}
+
+fn workflow_state(v: &Value, id: String, o: Origin<'_>) -> Record {
+    Record::from(LinearWorkflowState {
+        workspace: o.workspace.to_owned(),
+        id,
+        team_id: id_of(v, "team"),
+        name: text(v, "name"),
+        state_type: text(v, "type"),
+        position: float(v, "position"),
+        created_at: at(v, "createdAt"),
+        updated_at: at(v, "updatedAt"),
+        raw: v.clone(),
+        collected_at: o.now,
+    })
+}
+
+fn label(v: &Value, id: String, o: Origin<'_>) -> Record {
+    Record::from(LinearLabel {
+        workspace: o.workspace.to_owned(),
+        id,
+        team_id: id_of(v, "team"),
+        name: text(v, "name"),
+        color: text(v, "color"),
+        created_at: at(v, "createdAt"),
+        updated_at: at(v, "updatedAt"),
+        raw: v.clone(),
+        collected_at: o.now,
+    })
+}
+
+fn project(v: &Value, id: String, o: Origin<'_>) -> Record {
+    Record::from(LinearProject {
+        workspace: o.workspace.to_owned(),
+        id,
+        name: text(v, "name"),
+        state: text(v, "state"),
+        lead_id: id_of(v, "lead"),
+        target_date: text(v, "targetDate"),
+        started_at: at(v, "startedAt"),
+        completed_at: at(v, "completedAt"),
+        canceled_at: at(v, "canceledAt"),
+        created_at: at(v, "createdAt"),
+        updated_at: at(v, "updatedAt"),
+        raw: v.clone(),
+        collected_at: o.now,
+    })
+}
+
+fn cycle(v: &Value, id: String, o: Origin<'_>) -> Record {
+    Record::from(LinearCycle {
+        workspace: o.workspace.to_owned(),
+        id,
+        team_id: id_of(v, "team"),
+        number: int(v, "number").or_else(|| float(v, "number").map(|n| n as i64)),
+        name: text(v, "name"),
+        starts_at: at(v, "startsAt"),
+        ends_at: at(v, "endsAt"),
+        completed_at: at(v, "completedAt"),
+        created_at: at(v, "createdAt"),
+        updated_at: at(v, "updatedAt"),
+        raw: v.clone(),
+        collected_at: o.now,
+    })
+}
+
+fn work_item(v: &Value, id: String, o: Origin<'_>) -> Record {
+    Record::from(LinearIssue {
+        workspace: o.workspace.to_owned(),
+        id,
+        identifier: text(v, "identifier"),
+        team_id: id_of(v, "team"),
+        number: int(v, "number").or_else(|| float(v, "number").map(|n| n as i64)),
+        title: text(v, "title"),
+        state_id: id_of(v, "state"),
+        assignee_id: id_of(v, "assignee"),
+        creator_id: id_of(v, "creator"),
+        project_id: id_of(v, "project"),
+        cycle_id: id_of(v, "cycle"),
+        parent_id: id_of(v, "parent"),
+        estimate: float(v, "estimate"),
+        priority: int(v, "priority").or_else(|| float(v, "priority").map(|n| n as i64)),
+        label_ids: node_ids(v, "labels"),
+        due_date: text(v, "dueDate"),
+        created_at: at(v, "createdAt"),
+        updated_at: at(v, "updatedAt"),
+        started_at: at(v, "startedAt"),
+        completed_at: at(v, "completedAt"),
+        canceled_at: at(v, "canceledAt"),
+        archived_at: at(v, "archivedAt"),
+        raw: v.clone(),
+        collected_at: o.now,
+    })
+}
+
+fn comment(v: &Value, id: String, o: Origin<'_>) -> Record {
+    Record::from(LinearComment {
+        workspace: o.workspace.to_owned(),
+        id,
+        issue_id: id_of(v, "issue"),
+        user_id: id_of(v, "user"),
+        body: text(v, "body"),
+        created_at: at(v, "createdAt"),
+        updated_at: at(v, "updatedAt"),
+        raw: v.clone(),
+        collected_at: o.now,
+    })
+}
+
+fn attachment(v: &Value, id: String, o: Origin<'_>) -> Record {
+    Record::from(LinearAttachment {
+        workspace: o.workspace.to_owned(),
+        id,
+        issue_id: id_of(v, "issue"),
+        title: text(v, "title"),
+        url: text(v, "url"),
+        source_type: text(v, "sourceType"),
+        created_at: at(v, "createdAt"),
+        updated_at: at(v, "updatedAt"),
+        raw: v.clone(),
+        collected_at: o.now,
+    })
+}
+
+fn history_entry(v: &Value, id: String, issue: &str, o: Origin<'_>) -> Record {
+    Record::from(LinearIssueHistory {
+        workspace: o.workspace.to_owned(),
+        id,
+        issue_id: Some(issue.to_owned()),
+        actor_id: text(v, "actorId"),
+        from_state_id: text(v, "fromStateId"),
+        to_state_id: text(v, "toStateId"),
+        from_assignee_id: text(v, "fromAssigneeId"),
+        to_assignee_id: text(v, "toAssigneeId"),
+        from_estimate: float(v, "fromEstimate"),
+        to_estimate: float(v, "toEstimate"),
+        from_cycle_id: text(v, "fromCycleId"),
+        to_cycle_id: text(v, "toCycleId"),
+        from_project_id: text(v, "fromProjectId"),
+        to_project_id: text(v, "toProjectId"),
+        created_at: at(v, "createdAt"),
+        updated_at: at(v, "updatedAt"),
+        raw: v.clone(),
+        collected_at: o.now,
     })
 }
 
