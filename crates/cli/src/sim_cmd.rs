@@ -14,6 +14,9 @@ use headroom_sim::{
 
 use crate::outcome::{CliError, CommandResult, Outcome};
 
+mod jira_args;
+mod linear_args;
+
 fn scenario_help() -> String {
     format!(
         "Scenarios (--scenario NAME):\n{}\nTokens: --token TOKEN=LOGIN maps a token to a user (several tokens of one user share its quota); --token TOKEN=installation:ID makes an app installation token with its own quota. Requests without a token are keyed by client IP (60/h).",
@@ -226,6 +229,10 @@ pub struct SimArgs {
     /// turns one off). Default: GitLab.com's 400,400,600, or none with --gitlab-self-managed.
     #[arg(long, value_name = "GROUP,PROJECT,GROUP_PROJECTS", value_parser = parse_endpoint_limits)]
     gitlab_endpoint_limits: Option<GitlabEndpointLimits>,
+    #[command(flatten)]
+    jira: jira_args::JiraArgs,
+    #[command(flatten)]
+    linear: linear_args::LinearArgs,
     /// Serve these events as the public feed instead of the scenario's: a JSON array or one
     /// envelope per line (a corpus file, a GH Archive hour), newest first, capped at 300.
     #[arg(long, value_name = "FILE")]
@@ -288,6 +295,8 @@ impl SimArgs {
         c.gitlab_self_managed = self.gitlab_self_managed;
         c.gitlab_project_creations_per_minute = self.gitlab_project_creations_per_minute;
         c.gitlab_endpoint_limits = self.gitlab_endpoint_limits;
+        c.jira_site = self.jira.spec(self.seed);
+        c.linear_workspace = self.linear.spec();
         c.gitlab_group = self.gitlab_group.as_ref().map(|path| {
             let mut spec = GitlabGroupSpec::new(path.clone())
                 .with_subgroups(self.gitlab_subgroups, 2)

@@ -246,6 +246,11 @@ pub struct SimConfig {
     /// GitLab: the per-endpoint limits that refuse without `RateLimit-*` headers. `None`:
     /// GitLab.com's numbers, or none on a self-managed instance.
     pub gitlab_endpoint_limits: Option<GitlabEndpointLimits>,
+    /// Jira: a seeded Jira Cloud site under `/rest/api/3` and `/rest/agile/1.0`; none by default.
+    pub jira_site: Option<crate::jira::JiraSiteSpec>,
+    /// Linear: a seeded workspace (teams, users, issues with comments, attachments and
+    /// history, …) served at `POST /linear/graphql`, with its limits; none by default.
+    pub linear_workspace: Option<crate::linear::LinearWorkspaceSpec>,
 }
 
 /// Sizes and miss rates of the generated feed's entity pools. Every `n`th entity (`n` > 0)
@@ -322,6 +327,8 @@ impl Default for SimConfig {
             gitlab_project_creations_per_minute: 10,
             gitlab_group: None,
             gitlab_endpoint_limits: None,
+            jira_site: None,
+            linear_workspace: None,
         }
     }
 }
@@ -380,6 +387,18 @@ impl SimConfig {
         self
     }
 
+    /// Seeds a Linear workspace ([`SimConfig::linear_workspace`]).
+    pub fn with_linear_workspace(mut self, spec: crate::linear::LinearWorkspaceSpec) -> Self {
+        self.linear_workspace = Some(spec);
+        self
+    }
+
+    /// Seeds a Jira site ([`SimConfig::jira_site`]).
+    pub fn with_jira_site(mut self, spec: crate::jira::JiraSiteSpec) -> Self {
+        self.jira_site = Some(spec);
+        self
+    }
+
     /// The per-endpoint limits in force ([`SimConfig::gitlab_endpoint_limits`]).
     pub fn gitlab_endpoint_limits_in_force(&self) -> GitlabEndpointLimits {
         match self.gitlab_endpoint_limits {
@@ -413,6 +432,12 @@ impl SimConfig {
             .and_then(GitlabGroupSpec::problem)
         {
             return bad(problem);
+        }
+        if let Some(problem) = self.linear_workspace.as_ref().and_then(|s| s.problem()) {
+            return bad(problem);
+        }
+        if let Some(problem) = self.jira_site.as_ref().and_then(|s| s.problem()) {
+            return bad(&problem);
         }
         if self.concurrency_limit == 0 {
             return bad("the concurrency limit must be at least 1");

@@ -1,5 +1,7 @@
 //! headroom-sim: a model of GitHub good enough to be wrong in the same ways GitHub is, with
 //! GitLab's REST v4 for the provider operations under `/api/v4` on the same port ([`gitlab`]).
+//! A seeded Jira Cloud site answers under `/rest/api/3` and `/rest/agile/1.0` ([`jira`]), and a
+//! seeded Linear workspace at `POST /linear/graphql` ([`linear`]).
 //!
 //! It owns one request handler ([`Simulator::handle`]) that runs in-process on the shared
 //! clock (deterministic tests under a paused tokio clock) or behind an HTTP(S) server on
@@ -15,6 +17,8 @@ pub mod error;
 pub mod feed;
 pub mod gitlab;
 pub mod graphql;
+pub mod jira;
+pub mod linear;
 pub mod quota;
 pub mod render;
 pub mod replay;
@@ -27,6 +31,8 @@ pub mod world;
 pub use config::{Density, ExternalSpend, Faults, FeedPool, SimConfig, TokenOwner, TokenSpec};
 pub use error::SimError;
 pub use gitlab::group::{GitlabEndpointLimits, GitlabGroupCounts, GitlabGroupSpec, GitlabTouched};
+pub use jira::{JiraLimits, JiraSiteCounts, JiraSiteSpec};
+pub use linear::{LinearLimits, LinearWorkspaceCounts, LinearWorkspaceSpec};
 pub use quota::{Reading, Resource, Subject};
 pub use scenario::Scenario;
 pub use server::{GeneratedCert, TlsConfig, serve};

@@ -122,6 +122,8 @@ pub(crate) struct Inner {
     fault_rng: Mutex<StdRng>,
     pub(crate) scenario_state: Mutex<ScenarioState>,
     pub(crate) gitlab: Mutex<GitlabState>,
+    pub(crate) jira: Mutex<crate::jira::JiraState>,
+    pub(crate) linear: Mutex<crate::linear::LinearState>,
     /// Requests by method and path, counted on arrival (an answer that never leaves, as in
     /// `mutation_response_lost`, still counts).
     arrivals: Mutex<HashMap<(String, String), usize>>,
@@ -190,6 +192,8 @@ impl Simulator {
         Ok(Simulator {
             inner: Arc::new(Inner {
                 tokens: Mutex::new(tokens),
+                jira: Mutex::new(crate::jira::state(&config, &world, now)),
+                linear: Mutex::new(crate::linear::state(&config, now)),
                 world: Arc::new(Mutex::new(world)),
                 quotas: Mutex::new(quotas),
                 schema: graphql::schema(),
@@ -331,6 +335,10 @@ impl Simulator {
         *lock(&self.inner.arrivals).entry(route).or_insert(0) += 1;
         let mut response = if gitlab::is_gitlab_path(req.uri().path()) {
             self.handle_gitlab(req, peer).await
+        } else if crate::linear::is_linear_path(req.uri().path()) {
+            self.handle_linear(req, peer).await
+        } else if crate::jira::is_jira_path(req.uri().path()) {
+            self.handle_jira(req, peer).await
         } else {
             self.handle_github(req, peer).await
         };

@@ -41,12 +41,25 @@ pub struct Description {
     defs: Value,
     /// Compiled validators by the schema's JSON text (compiling one takes milliseconds).
     compiled: RefCell<HashMap<String, Rc<jsonschema::Validator>>>,
+    /// `date-time` also accepts an offset without its colon (`-0300`), as Jira writes it.
+    offsets_without_colon: bool,
 }
 
 impl Description {
     /// Reads and converts the vendored subset.
     pub fn load() -> Description {
-        let text = std::fs::read_to_string(SUBSET).expect("the vendored REST description");
+        Description::read(std::path::Path::new(SUBSET), false)
+    }
+
+    /// Reads and converts another OpenAPI 3.0 description, such as Atlassian's Jira
+    /// descriptions, whose `date-time` Jira writes with a `±hhmm` offset
+    /// (`2026-03-08T02:30:00.000-0300`): `date-time` accepts that form too.
+    pub fn load_jira(path: &std::path::Path) -> Description {
+        Description::read(path, true)
+    }
+
+    fn read(path: &std::path::Path, offsets_without_colon: bool) -> Description {
+        let text = std::fs::read_to_string(path).expect("the REST description");
         let doc: Value = serde_json::from_str(&text).expect("the description is JSON");
         let schemas = doc["components"]["schemas"]
             .as_object()
@@ -59,6 +72,7 @@ impl Description {
             doc,
             defs: Value::Object(defs),
             compiled: RefCell::new(HashMap::new()),
+            offsets_without_colon,
         }
     }
 
@@ -152,11 +166,15 @@ impl Description {
             json!("https://json-schema.org/draft/2020-12/schema"),
         );
         root.insert("$defs".into(), self.defs.clone());
-        jsonschema::options()
+        let mut options = jsonschema::options()
             .with_draft(jsonschema::Draft::Draft202012)
             // GitHub's `date-time`, `uri` and `email` are checked too; its own formats
             // (`int64`, `repo.nwo`, `timestamp`) are annotations.
-            .should_validate_formats(true)
+            .should_validate_formats(true);
+        if self.offsets_without_colon {
+            options = options.with_format("date-time", iso_date_time);
+        }
+        options
             .build(&Value::Object(root))
             .expect("the converted description compiles")
     }
@@ -264,6 +282,47 @@ impl Description {
                 }
             }
         }
+    }
+}
+
+/// ISO 8601 date-time with an offset: `YYYY-MM-DDTHH:MM:SS`, optional fraction, then `Z`,
+/// `±hh:mm` or `±hhmm`.
+fn iso_date_time(s: &str) -> bool {
+    let b = s.as_bytes();
+    let digits =
+        |r: std::ops::Range<usize>| b.get(r).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
+    let head = b.len() >= 19
+        && digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10)
+        && matches!(b[10], b'T' | b't')
+        && digits(11..13)
+        && b[13] == b':'
+        && digits(14..16)
+        && b[16] == b':'
+        && digits(17..19);
+    if !head {
+        return false;
+    }
+    let mut i = 19;
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        let start = i;
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        if i == start {
+            return false;
+        }
+    }
+    match &b[i..] {
+        [b'Z' | b'z'] => true,
+        [b'+' | b'-', h1, h2, b':', m1, m2] | [b'+' | b'-', h1, h2, m1, m2] => {
+            [h1, h2, m1, m2].iter().all(|d| d.is_ascii_digit())
+        }
+        _ => false,
     }
 }
 
