@@ -287,6 +287,12 @@ impl<'w> Obj<'w> {
             "completedAt" | "canceledAt" | "startDate" | "targetDate" => ResolvedValue::null(),
             "progress" => leaf(json!(0.0)),
             "priority" => leaf(json!(0)),
+            // Deprecated for `status`, still served: the status type's name.
+            "state" => leaf(json!(if pr.started_at.is_some() {
+                "started"
+            } else {
+                "planned"
+            })),
             "lead" => self.opt_ent(pr.lead.map(Ent::User)),
             "creator" => self.opt_ent(pr.lead.map(Ent::User)),
             "teams" => {
