@@ -60,6 +60,22 @@ fn obool(v: Option<bool>) -> SqlValue {
 fn json(v: &Json) -> SqlValue {
     SqlValue::Json(Some(v.clone()))
 }
+/// A plain upsert of `values` into `table` on the identity `conflict`, with no surrogate id.
+fn keyed(
+    table: &'static str,
+    conflict: &'static [&'static str],
+    values: Vec<(&'static str, SqlValue)>,
+) -> RowSpec {
+    RowSpec {
+        table,
+        conflict,
+        insert_only: &[],
+        never_backwards: &[],
+        returns_id: false,
+        values,
+    }
+}
+
 /// A list of names (or ids) as a JSON array, in the order given.
 fn names(v: &[String]) -> SqlValue {
     SqlValue::Json(Some(Json::Array(

@@ -3,26 +3,11 @@
 //! `raw_json`.
 
 use super::gitlab::*;
-use super::{RowSpec, SqlValue, at, int, json, names, oat, obool, oint, otext, text};
+use super::{RowSpec, SqlValue, at, int, json, keyed, names, oat, obool, oint, otext, text};
 
 /// A row keyed by `(instance, id)`, never returning a surrogate.
 fn by_id(table: &'static str, values: Vec<(&'static str, SqlValue)>) -> RowSpec {
     keyed(table, &["instance", "id"], values)
-}
-
-fn keyed(
-    table: &'static str,
-    conflict: &'static [&'static str],
-    values: Vec<(&'static str, SqlValue)>,
-) -> RowSpec {
-    RowSpec {
-        table,
-        conflict,
-        insert_only: &[],
-        never_backwards: &[],
-        returns_id: false,
-        values,
-    }
 }
 
 impl GitlabGroup {

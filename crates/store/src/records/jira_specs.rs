@@ -2,7 +2,7 @@
 //! column values. Instants are `*_at_ms`, lists JSON arrays, what the provider sent `raw_json`.
 
 use super::jira::*;
-use super::{Record, RowSpec, SqlValue, at, int, json, names, oat, oint, otext, text};
+use super::{Record, RowSpec, SqlValue, at, int, json, keyed, names, oat, oint, otext, text};
 
 impl JiraRecord {
     /// The row this record writes.
@@ -24,13 +24,10 @@ impl JiraRecord {
 impl JiraProject {
     /// The row this record writes.
     pub(crate) fn spec(&self) -> RowSpec {
-        RowSpec {
-            table: "jira_projects",
-            conflict: &["site", "id"],
-            insert_only: &[],
-            never_backwards: &[],
-            returns_id: false,
-            values: vec![
+        keyed(
+            "jira_projects",
+            &["site", "id"],
+            vec![
                 ("site", text(&self.site)),
                 ("id", int(self.id)),
                 ("key", text(&self.key)),
@@ -40,7 +37,7 @@ impl JiraProject {
                 ("raw_json", json(&self.raw)),
                 ("collected_at_ms", at(self.collected_at)),
             ],
-        }
+        )
     }
 }
 
@@ -53,13 +50,10 @@ impl From<JiraProject> for Record {
 impl JiraIssue {
     /// The row this record writes.
     pub(crate) fn spec(&self) -> RowSpec {
-        RowSpec {
-            table: "jira_issues",
-            conflict: &["site", "id"],
-            insert_only: &[],
-            never_backwards: &[],
-            returns_id: false,
-            values: vec![
+        keyed(
+            "jira_issues",
+            &["site", "id"],
+            vec![
                 ("site", text(&self.site)),
                 ("id", int(self.id)),
                 ("key", text(&self.key)),
@@ -86,7 +80,7 @@ impl JiraIssue {
                 ("raw_json", json(&self.raw)),
                 ("collected_at_ms", at(self.collected_at)),
             ],
-        }
+        )
     }
 }
 
@@ -99,20 +93,17 @@ impl From<JiraIssue> for Record {
 impl JiraIssueSprint {
     /// The row this record writes.
     pub(crate) fn spec(&self) -> RowSpec {
-        RowSpec {
-            table: "jira_issue_sprints",
-            conflict: &["site", "issue_id", "sprint_id"],
-            insert_only: &[],
-            never_backwards: &[],
-            returns_id: false,
-            values: vec![
+        keyed(
+            "jira_issue_sprints",
+            &["site", "issue_id", "sprint_id"],
+            vec![
                 ("site", text(&self.site)),
                 ("issue_id", int(self.issue_id)),
                 ("sprint_id", int(self.sprint_id)),
                 ("raw_json", json(&self.raw)),
                 ("collected_at_ms", at(self.collected_at)),
             ],
-        }
+        )
     }
 }
 
@@ -125,13 +116,10 @@ impl From<JiraIssueSprint> for Record {
 impl JiraChangelog {
     /// The row this record writes.
     pub(crate) fn spec(&self) -> RowSpec {
-        RowSpec {
-            table: "jira_changelog",
-            conflict: &["site", "id"],
-            insert_only: &[],
-            never_backwards: &[],
-            returns_id: false,
-            values: vec![
+        keyed(
+            "jira_changelog",
+            &["site", "id"],
+            vec![
                 ("site", text(&self.site)),
                 ("id", int(self.id)),
                 ("issue_id", int(self.issue_id)),
@@ -141,7 +129,7 @@ impl JiraChangelog {
                 ("raw_json", json(&self.raw)),
                 ("collected_at_ms", at(self.collected_at)),
             ],
-        }
+        )
     }
 }
 
@@ -154,13 +142,10 @@ impl From<JiraChangelog> for Record {
 impl JiraComment {
     /// The row this record writes.
     pub(crate) fn spec(&self) -> RowSpec {
-        RowSpec {
-            table: "jira_comments",
-            conflict: &["site", "id"],
-            insert_only: &[],
-            never_backwards: &[],
-            returns_id: false,
-            values: vec![
+        keyed(
+            "jira_comments",
+            &["site", "id"],
+            vec![
                 ("site", text(&self.site)),
                 ("id", int(self.id)),
                 ("issue_id", int(self.issue_id)),
@@ -171,7 +156,7 @@ impl JiraComment {
                 ("raw_json", json(&self.raw)),
                 ("collected_at_ms", at(self.collected_at)),
             ],
-        }
+        )
     }
 }
 
@@ -184,13 +169,10 @@ impl From<JiraComment> for Record {
 impl JiraWorklog {
     /// The row this record writes.
     pub(crate) fn spec(&self) -> RowSpec {
-        RowSpec {
-            table: "jira_worklogs",
-            conflict: &["site", "id"],
-            insert_only: &[],
-            never_backwards: &[],
-            returns_id: false,
-            values: vec![
+        keyed(
+            "jira_worklogs",
+            &["site", "id"],
+            vec![
                 ("site", text(&self.site)),
                 ("id", int(self.id)),
                 ("issue_id", int(self.issue_id)),
@@ -202,7 +184,7 @@ impl JiraWorklog {
                 ("raw_json", json(&self.raw)),
                 ("collected_at_ms", at(self.collected_at)),
             ],
-        }
+        )
     }
 }
 
@@ -215,13 +197,10 @@ impl From<JiraWorklog> for Record {
 impl JiraBoard {
     /// The row this record writes.
     pub(crate) fn spec(&self) -> RowSpec {
-        RowSpec {
-            table: "jira_boards",
-            conflict: &["site", "id"],
-            insert_only: &[],
-            never_backwards: &[],
-            returns_id: false,
-            values: vec![
+        keyed(
+            "jira_boards",
+            &["site", "id"],
+            vec![
                 ("site", text(&self.site)),
                 ("id", int(self.id)),
                 ("name", otext(&self.name)),
@@ -230,7 +209,7 @@ impl JiraBoard {
                 ("raw_json", json(&self.raw)),
                 ("collected_at_ms", at(self.collected_at)),
             ],
-        }
+        )
     }
 }
 
@@ -243,13 +222,10 @@ impl From<JiraBoard> for Record {
 impl JiraSprint {
     /// The row this record writes.
     pub(crate) fn spec(&self) -> RowSpec {
-        RowSpec {
-            table: "jira_sprints",
-            conflict: &["site", "id"],
-            insert_only: &[],
-            never_backwards: &[],
-            returns_id: false,
-            values: vec![
+        keyed(
+            "jira_sprints",
+            &["site", "id"],
+            vec![
                 ("site", text(&self.site)),
                 ("id", int(self.id)),
                 ("board_id", oint(self.board_id)),
@@ -262,7 +238,7 @@ impl JiraSprint {
                 ("raw_json", json(&self.raw)),
                 ("collected_at_ms", at(self.collected_at)),
             ],
-        }
+        )
     }
 }
 
@@ -276,16 +252,16 @@ impl JiraWatermark {
     /// The row this record writes.
     pub(crate) fn spec(&self) -> RowSpec {
         RowSpec {
-            table: "jira_watermarks",
-            conflict: &["site", "scope"],
-            insert_only: &[],
             never_backwards: &["collected_at_ms"],
-            returns_id: false,
-            values: vec![
-                ("site", text(&self.site)),
-                ("scope", text(&self.scope)),
-                ("collected_at_ms", at(self.collected_at)),
-            ],
+            ..keyed(
+                "jira_watermarks",
+                &["site", "scope"],
+                vec![
+                    ("site", text(&self.site)),
+                    ("scope", text(&self.scope)),
+                    ("collected_at_ms", at(self.collected_at)),
+                ],
+            )
         }
     }
 }

@@ -2,7 +2,7 @@
 //! column values. Instants are `*_at_ms`, lists JSON arrays, what the provider sent `raw_json`.
 
 use super::linear::*;
-use super::{Record, RowSpec, SqlValue, at, json, names, oat, obool, oint, otext, text};
+use super::{Record, RowSpec, SqlValue, at, json, keyed, names, oat, obool, oint, otext, text};
 
 impl LinearRecord {
     /// The row this record writes.
@@ -27,13 +27,10 @@ impl LinearRecord {
 impl LinearTeam {
     /// The row this record writes.
     pub(crate) fn spec(&self) -> RowSpec {
-        RowSpec {
-            table: "linear_teams",
-            conflict: &["workspace", "id"],
-            insert_only: &[],
-            never_backwards: &[],
-            returns_id: false,
-            values: vec![
+        keyed(
+            "linear_teams",
+            &["workspace", "id"],
+            vec![
                 ("workspace", text(&self.workspace)),
                 ("id", text(&self.id)),
                 ("key", otext(&self.key)),
@@ -44,7 +41,7 @@ impl LinearTeam {
                 ("raw_json", json(&self.raw)),
                 ("collected_at_ms", at(self.collected_at)),
             ],
-        }
+        )
     }
 }
 
@@ -57,13 +54,10 @@ impl From<LinearTeam> for Record {
 impl LinearUser {
     /// The row this record writes.
     pub(crate) fn spec(&self) -> RowSpec {
-        RowSpec {
-            table: "linear_users",
-            conflict: &["workspace", "id"],
-            insert_only: &[],
-            never_backwards: &[],
-            returns_id: false,
-            values: vec![
+        keyed(
+            "linear_users",
+            &["workspace", "id"],
+            vec![
                 ("workspace", text(&self.workspace)),
                 ("id", text(&self.id)),
                 ("name", otext(&self.name)),
@@ -75,7 +69,7 @@ impl LinearUser {
                 ("raw_json", json(&self.raw)),
                 ("collected_at_ms", at(self.collected_at)),
             ],
-        }
+        )
     }
 }
 
@@ -88,13 +82,10 @@ impl From<LinearUser> for Record {
 impl LinearTeamMembership {
     /// The row this record writes.
     pub(crate) fn spec(&self) -> RowSpec {
-        RowSpec {
-            table: "linear_team_memberships",
-            conflict: &["workspace", "id"],
-            insert_only: &[],
-            never_backwards: &[],
-            returns_id: false,
-            values: vec![
+        keyed(
+            "linear_team_memberships",
+            &["workspace", "id"],
+            vec![
                 ("workspace", text(&self.workspace)),
                 ("id", text(&self.id)),
                 ("team_id", otext(&self.team_id)),
@@ -105,7 +96,7 @@ impl LinearTeamMembership {
                 ("raw_json", json(&self.raw)),
                 ("collected_at_ms", at(self.collected_at)),
             ],
-        }
+        )
     }
 }
 
@@ -118,13 +109,10 @@ impl From<LinearTeamMembership> for Record {
 impl LinearWorkflowState {
     /// The row this record writes.
     pub(crate) fn spec(&self) -> RowSpec {
-        RowSpec {
-            table: "linear_workflow_states",
-            conflict: &["workspace", "id"],
-            insert_only: &[],
-            never_backwards: &[],
-            returns_id: false,
-            values: vec![
+        keyed(
+            "linear_workflow_states",
+            &["workspace", "id"],
+            vec![
                 ("workspace", text(&self.workspace)),
                 ("id", text(&self.id)),
                 ("team_id", otext(&self.team_id)),
@@ -136,7 +124,7 @@ impl LinearWorkflowState {
                 ("raw_json", json(&self.raw)),
                 ("collected_at_ms", at(self.collected_at)),
             ],
-        }
+        )
     }
 }
 
@@ -149,13 +137,10 @@ impl From<LinearWorkflowState> for Record {
 impl LinearLabel {
     /// The row this record writes.
     pub(crate) fn spec(&self) -> RowSpec {
-        RowSpec {
-            table: "linear_labels",
-            conflict: &["workspace", "id"],
-            insert_only: &[],
-            never_backwards: &[],
-            returns_id: false,
-            values: vec![
+        keyed(
+            "linear_labels",
+            &["workspace", "id"],
+            vec![
                 ("workspace", text(&self.workspace)),
                 ("id", text(&self.id)),
                 ("team_id", otext(&self.team_id)),
@@ -166,7 +151,7 @@ impl LinearLabel {
                 ("raw_json", json(&self.raw)),
                 ("collected_at_ms", at(self.collected_at)),
             ],
-        }
+        )
     }
 }
 
@@ -179,13 +164,10 @@ impl From<LinearLabel> for Record {
 impl LinearProject {
     /// The row this record writes.
     pub(crate) fn spec(&self) -> RowSpec {
-        RowSpec {
-            table: "linear_projects",
-            conflict: &["workspace", "id"],
-            insert_only: &[],
-            never_backwards: &[],
-            returns_id: false,
-            values: vec![
+        keyed(
+            "linear_projects",
+            &["workspace", "id"],
+            vec![
                 ("workspace", text(&self.workspace)),
                 ("id", text(&self.id)),
                 ("name", otext(&self.name)),
@@ -200,7 +182,7 @@ impl LinearProject {
                 ("raw_json", json(&self.raw)),
                 ("collected_at_ms", at(self.collected_at)),
             ],
-        }
+        )
     }
 }
 
@@ -213,13 +195,10 @@ impl From<LinearProject> for Record {
 impl LinearCycle {
     /// The row this record writes.
     pub(crate) fn spec(&self) -> RowSpec {
-        RowSpec {
-            table: "linear_cycles",
-            conflict: &["workspace", "id"],
-            insert_only: &[],
-            never_backwards: &[],
-            returns_id: false,
-            values: vec![
+        keyed(
+            "linear_cycles",
+            &["workspace", "id"],
+            vec![
                 ("workspace", text(&self.workspace)),
                 ("id", text(&self.id)),
                 ("team_id", otext(&self.team_id)),
@@ -233,7 +212,7 @@ impl LinearCycle {
                 ("raw_json", json(&self.raw)),
                 ("collected_at_ms", at(self.collected_at)),
             ],
-        }
+        )
     }
 }
 
@@ -246,13 +225,10 @@ impl From<LinearCycle> for Record {
 impl LinearIssue {
     /// The row this record writes.
     pub(crate) fn spec(&self) -> RowSpec {
-        RowSpec {
-            table: "linear_issues",
-            conflict: &["workspace", "id"],
-            insert_only: &[],
-            never_backwards: &[],
-            returns_id: false,
-            values: vec![
+        keyed(
+            "linear_issues",
+            &["workspace", "id"],
+            vec![
                 ("workspace", text(&self.workspace)),
                 ("id", text(&self.id)),
                 ("identifier", otext(&self.identifier)),
@@ -278,7 +254,7 @@ impl LinearIssue {
                 ("raw_json", json(&self.raw)),
                 ("collected_at_ms", at(self.collected_at)),
             ],
-        }
+        )
     }
 }
 
@@ -291,13 +267,10 @@ impl From<LinearIssue> for Record {
 impl LinearComment {
     /// The row this record writes.
     pub(crate) fn spec(&self) -> RowSpec {
-        RowSpec {
-            table: "linear_comments",
-            conflict: &["workspace", "id"],
-            insert_only: &[],
-            never_backwards: &[],
-            returns_id: false,
-            values: vec![
+        keyed(
+            "linear_comments",
+            &["workspace", "id"],
+            vec![
                 ("workspace", text(&self.workspace)),
                 ("id", text(&self.id)),
                 ("issue_id", otext(&self.issue_id)),
@@ -308,7 +281,7 @@ impl LinearComment {
                 ("raw_json", json(&self.raw)),
                 ("collected_at_ms", at(self.collected_at)),
             ],
-        }
+        )
     }
 }
 
@@ -321,13 +294,10 @@ impl From<LinearComment> for Record {
 impl LinearAttachment {
     /// The row this record writes.
     pub(crate) fn spec(&self) -> RowSpec {
-        RowSpec {
-            table: "linear_attachments",
-            conflict: &["workspace", "id"],
-            insert_only: &[],
-            never_backwards: &[],
-            returns_id: false,
-            values: vec![
+        keyed(
+            "linear_attachments",
+            &["workspace", "id"],
+            vec![
                 ("workspace", text(&self.workspace)),
                 ("id", text(&self.id)),
                 ("issue_id", otext(&self.issue_id)),
@@ -339,7 +309,7 @@ impl LinearAttachment {
                 ("raw_json", json(&self.raw)),
                 ("collected_at_ms", at(self.collected_at)),
             ],
-        }
+        )
     }
 }
 
@@ -352,13 +322,10 @@ impl From<LinearAttachment> for Record {
 impl LinearIssueHistory {
     /// The row this record writes.
     pub(crate) fn spec(&self) -> RowSpec {
-        RowSpec {
-            table: "linear_issue_history",
-            conflict: &["workspace", "id"],
-            insert_only: &[],
-            never_backwards: &[],
-            returns_id: false,
-            values: vec![
+        keyed(
+            "linear_issue_history",
+            &["workspace", "id"],
+            vec![
                 ("workspace", text(&self.workspace)),
                 ("id", text(&self.id)),
                 ("issue_id", otext(&self.issue_id)),
@@ -378,7 +345,7 @@ impl LinearIssueHistory {
                 ("raw_json", json(&self.raw)),
                 ("collected_at_ms", at(self.collected_at)),
             ],
-        }
+        )
     }
 }
 
@@ -392,16 +359,16 @@ impl LinearWatermark {
     /// The row this record writes.
     pub(crate) fn spec(&self) -> RowSpec {
         RowSpec {
-            table: "linear_watermarks",
-            conflict: &["workspace", "family"],
-            insert_only: &[],
             never_backwards: &["collected_at_ms"],
-            returns_id: false,
-            values: vec![
-                ("workspace", text(&self.workspace)),
-                ("family", text(&self.family)),
-                ("collected_at_ms", at(self.collected_at)),
-            ],
+            ..keyed(
+                "linear_watermarks",
+                &["workspace", "family"],
+                vec![
+                    ("workspace", text(&self.workspace)),
+                    ("family", text(&self.family)),
+                    ("collected_at_ms", at(self.collected_at)),
+                ],
+            )
         }
     }
 }
