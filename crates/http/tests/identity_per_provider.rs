@@ -228,3 +228,56 @@ async fn jira_api_tokens_of_two_users_share_the_site_and_an_oauth_token_spends_i
     let err = owner(&platform, &bare).await.expect_err("no app");
     assert!(err.to_string().contains("JIRA_OAUTH_CLIENT_ID"), "{err}");
 }
+
+/// The provider is the oracle: the question each door asks and the field it reads the owner
+/// from are in the provider's published description — Linear's `viewer` document validates
+/// against its schema, Jira's `myself` answers a `User` with `accountId`, LaunchDarkly's
+/// `caller-identity` a `CallerIdentityRep` with `accountId`. Read from `../shared/oracles`
+/// (a reported skip without them, a failure under CI).
+#[tokio::test]
+async fn every_who_am_i_asks_and_reads_what_its_provider_publishes() {
+    let test = "every_who_am_i_asks_and_reads_what_its_provider_publishes";
+    let (Some(schema), Some(jira), Some(ld)) = (
+        headroom_testkit::oracles::read(test, "linear/schema.graphql"),
+        headroom_testkit::oracles::read(test, "jira/jira-platform-v3.json"),
+        headroom_testkit::oracles::read(test, "launchdarkly/ld-openapi.json"),
+    ) else {
+        return;
+    };
+    // The document the Linear door sent, validated as Linear would.
+    let viewer = json!({"data": {"viewer": {"id": "u-1"}}});
+    let (client, sent) = door(
+        Provider::Linear,
+        "https://api.linear.app",
+        vec![("lin_api_one", viewer)],
+    );
+    owner(&client, &Credential::new("lin_api_one"))
+        .await
+        .expect("known");
+    let body: Value =
+        serde_json::from_str(&sent.sent.lock().expect("lock")[0].3).expect("a JSON body");
+    let document = body["query"].as_str().expect("a query");
+    let schema = apollo_compiler::Schema::parse_and_validate(schema, "linear/schema.graphql")
+        .expect("Linear's schema");
+    apollo_compiler::ExecutableDocument::parse_and_validate(&schema, document, "viewer.graphql")
+        .expect("the viewer document is valid against Linear's schema");
+
+    // The REST answers' documented schemas carry the field read.
+    let answer_has = |spec: &str, path: &str, field: &str| {
+        let spec: Value = serde_json::from_str(spec).expect("a JSON description");
+        let schema = &spec["paths"][path]["get"]["responses"]["200"]["content"]["application/json"]
+            ["schema"]["$ref"];
+        let name = schema
+            .as_str()
+            .and_then(|r| r.rsplit('/').next())
+            .expect("a named schema");
+        assert!(
+            spec["components"]["schemas"][name]["properties"]
+                .get(field)
+                .is_some(),
+            "{path}: {name} has no {field}"
+        );
+    };
+    answer_has(&jira, "/rest/api/3/myself", "accountId");
+    answer_has(&ld, "/api/v2/caller-identity", "accountId");
+}
