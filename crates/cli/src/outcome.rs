@@ -112,7 +112,7 @@ fn token_hint(token: TokenFor, source: Option<String>) -> String {
     };
     let variables = match token {
         TokenFor::GitHub => "GITHUB_TOKEN or GH_TOKEN",
-        TokenFor::GitLab => "GITLAB_TOKEN",
+        TokenFor::GitLab => "GITLAB_TOKEN (or GITLAB_OAUTH_TOKEN)",
     };
     format!(
         "{came}supply a valid one in {variables}, with --token-file FILE, or as token_file in a \

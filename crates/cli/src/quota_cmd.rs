@@ -11,7 +11,7 @@ use headroom_http::{ApiError, ApiRequest};
 use serde::Serialize;
 
 use crate::config::{GlobalArgs, ProcessEnv};
-use crate::outcome::{CliError, CommandResult, Outcome};
+use crate::outcome::{CliError, CommandResult, Outcome, TokenFor};
 use crate::{registry, wiring};
 
 /// Quota commands.
@@ -111,12 +111,19 @@ pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> CommandResult {
     let mut settings = global
         .resolve(&ProcessEnv)
         .map_err(|e| CliError::refused(&e))?;
+    let mut gitlab_source = None;
     if provider != Provider::GitHub {
         // The provider's own API and token: GitHub's never reach another provider's host.
         let access = crate::op_cmd::access_for(provider, global, &settings);
         settings.policy = access.policy;
         settings.credential = access.credential;
+        gitlab_source = access.source;
     }
+    // A refused token is GitLab's to replace, named as GitLab's (main's hint names GitHub's).
+    let hinted = |e: CliError| match provider {
+        Provider::GitLab => e.with_hints(TokenFor::GitLab, || gitlab_source.clone()),
+        _ => e,
+    };
     let opened = registry::open(&settings.db)
         .await
         .map_err(|e| CliError::refused(&e))?;
@@ -143,7 +150,7 @@ pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> CommandResult {
             let spent = Spent::of(&client, credential, until, bucket.as_str(), &reason);
             return spent.print(json, clock.now());
         }
-        Err(e) => return Err(CliError::failed(&e)),
+        Err(e) => return Err(hinted(CliError::failed(&e))),
     };
     // One cheap request whose headers tell the truth about the core bucket.
     let probe = match (provider, credential) {
@@ -160,7 +167,7 @@ pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> CommandResult {
         .await
     {
         Ok(_) | Err(ApiError::RateLimited { .. }) => {}
-        Err(e) => return Err(CliError::failed(&e)),
+        Err(e) => return Err(hinted(CliError::failed(&e))),
     }
     let snapshot = client
         .governor()

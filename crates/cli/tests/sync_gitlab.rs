@@ -719,3 +719,26 @@ async fn quota_show_speaks_to_gitlab_with_gitlabs_token() {
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.contains("no rate-limit headers"), "{out}");
 }
+
+/// Defect: a GitLab token GitLab refused was answered with GitHub's hint ("no token was given;
+/// supply a valid one in GITHUB_TOKEN or GH_TOKEN"). Every GitLab command now names where the
+/// refused token came from and GitLab's variables.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_gitlab_token_is_hinted_with_gitlabs_variables() {
+    let served = serve(group_config()).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    for args in [
+        &["sync", "gitlab", "acme", "--wait"][..],
+        &["sync", "plan", "gitlab", "acme"],
+        &["quota", "show", "--provider", "gitlab"],
+    ] {
+        let (code, out, err) = output(command(dir.path(), &served.api, "refused", args)).await;
+        assert_eq!(code, 1, "{args:?}: {out}\n{err}");
+        assert!(
+            err.contains("the token came from environment variable GITLAB_TOKEN")
+                && err.contains("supply a valid one in GITLAB_TOKEN"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("GH_TOKEN"), "{args:?}: {err}");
+    }
+}

@@ -27,7 +27,7 @@ use headroom_store::Store;
 use headroom_sync::{ProgressSink, Runner, RunnerConfig};
 
 use crate::config::{GlobalArgs, ProcessEnv, Settings};
-use crate::outcome::{CliError, CommandResult};
+use crate::outcome::{CliError, CommandResult, TokenFor};
 use crate::{registry, wiring};
 
 mod kind;
@@ -250,6 +250,7 @@ pub async fn run(global: &GlobalArgs, args: SyncArgs) -> CommandResult {
                 margin: run.margin.get(),
                 format: report::Format::from_flag(run.json),
             };
+            let source = settings.providers.gitlab.credential_source.clone();
             org_run::sync_org(
                 &settings,
                 SyncKind::Gitlab,
@@ -259,6 +260,7 @@ pub async fn run(global: &GlobalArgs, args: SyncArgs) -> CommandResult {
                 options,
             )
             .await
+            .map_err(|e| e.with_hints(TokenFor::GitLab, || source))
         }
         SyncCommand::Status { run_id, json } => status::status(&settings, run_id, json).await,
         SyncCommand::Plan {
@@ -268,7 +270,10 @@ pub async fn run(global: &GlobalArgs, args: SyncArgs) -> CommandResult {
             target: PlanTarget::Gitlab { group, json },
         } => {
             let settings = gitlab_settings(global, settings)?;
-            plan_gitlab::plan(&settings, &group, json).await
+            let source = settings.providers.gitlab.credential_source.clone();
+            plan_gitlab::plan(&settings, &group, json)
+                .await
+                .map_err(|e| e.with_hints(TokenFor::GitLab, || source))
         }
         SyncCommand::Worker {
             once,
