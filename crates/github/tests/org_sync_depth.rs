@@ -712,6 +712,11 @@ async fn a_second_run_asks_only_for_what_changed(fx: &Fixture) {
     assert_eq!(r.sim.count_status(403), 0);
 }
 
+/// Repositories enough that, after the second timeout, the pull requests' page still has the
+/// successes it needs to grow back before the stage runs out of work (with 8, it did not in 1
+/// run of 3 on PostgreSQL: the order of concurrent repositories decides how many are left).
+const REPOS_FOR_GROWTH: usize = 16;
+
 /// Gap 4: GitHub answers 502 to queries that may return more than 3,100 nodes — a page of
 /// 50 pull requests with 100 commits each — twice, then recovers. (The client sends each
 /// request once here, so every 502 reaches the stage; its own retries are tested in
@@ -720,14 +725,14 @@ async fn a_second_run_asks_only_for_what_changed(fx: &Fixture) {
 async fn graphql_timeouts_shrink_the_page_and_it_grows_back(fx: &Fixture) {
     let only_pulls = Some(vec![names::PULL_REQUESTS.to_owned()]);
     let baseline_fx = common::sqlite().await;
-    let baseline = rig(sim_config(8, 1), &baseline_fx.store);
+    let baseline = rig(sim_config(REPOS_FOR_GROWTH, 1), &baseline_fx.store);
     baseline.known_owner().await;
     let id = baseline.new_run_of(only_pulls.clone()).await;
     baseline.drive(&baseline.runner(), id).await;
     let baseline_rows = baseline.rows().await;
     baseline_fx.store.close().await;
 
-    let mut config = sim_config(8, 1);
+    let mut config = sim_config(REPOS_FOR_GROWTH, 1);
     config.faults.graphql_timeout_above_nodes = Some(3_100);
     config.faults.graphql_timeouts = 2;
     let r = rig_with(config, &fx.store, Some(1));
