@@ -336,6 +336,116 @@ pub const GITLAB_SYNC_PLAN: RouteFamily = family(
     "`headroom sync plan gitlab`: one-item pages whose `x-total` counts the group's lists.",
 );
 
+const JR: Option<Provider> = Some(Provider::Jira);
+
+/// the caller, the site's fields and its projects.
+pub const JIRA_METADATA: RouteFamily = family(
+    JR,
+    "jira_metadata",
+    Dimension::RestCore,
+    "Jira sync: the caller (`/myself`), the site's fields and its projects (`/project/search`).",
+);
+/// pages of issues through JQL.
+pub const JIRA_JQL: RouteFamily = family(
+    JR,
+    "jira_jql",
+    Dimension::Search,
+    "Jira sync: pages of a project's issues (`POST /search/jql`, `nextPageToken`), changed ones first.",
+);
+/// the changelogs of issues.
+pub const JIRA_ISSUE_ENRICHMENT: RouteFamily = family(
+    JR,
+    "jira_issue_enrichment",
+    Dimension::RestCore,
+    "Jira sync: issues' changelogs (`POST /changelog/bulkfetch`, else `GET /issue/{key}/changelog`).",
+);
+/// the comments of one issue.
+pub const JIRA_COMMENTS: RouteFamily = family(
+    JR,
+    "jira_comments",
+    Dimension::RestCore,
+    "Jira sync: the comments of one issue (`GET /issue/{key}/comment`).",
+);
+/// the worklogs of one issue.
+pub const JIRA_WORKLOGS: RouteFamily = family(
+    JR,
+    "jira_worklogs",
+    Dimension::RestCore,
+    "Jira sync: the worklogs of one issue (`GET /issue/{key}/worklog`), when worklogs are asked for.",
+);
+/// boards and sprints (Jira Software).
+pub const JIRA_AGILE: RouteFamily = family(
+    JR,
+    "jira_agile",
+    Dimension::RestCore,
+    "Jira sync: boards and their sprints (`/rest/agile/1.0`, 50 a page whatever is asked).",
+);
+
+/// `sync plan jira` and `sync jira --estimate`: the probe's counting requests.
+pub const JIRA_SYNC_PLAN: RouteFamily = family(
+    JR,
+    "jira_sync_plan",
+    Dimension::RestCore,
+    "`headroom sync plan jira`: project and approximate issue counts, and a few sampled issues.",
+);
+
+const LN: Option<Provider> = Some(Provider::Linear);
+
+/// A Linear GraphQL family: its requests spend the requests and complexity buckets.
+const fn linear(name: &'static str, meaning: &'static str) -> RouteFamily {
+    family(LN, name, Dimension::GraphqlCost, meaning)
+}
+
+/// the workspace (the caller's organization).
+pub const LINEAR_WORKSPACE: RouteFamily = linear(
+    "linear_workspace",
+    "Linear sync: the caller and its workspace (`viewer`, `organization`).",
+);
+/// teams.
+pub const LINEAR_TEAMS: RouteFamily = linear("linear_teams", "Linear sync: pages of teams.");
+/// team memberships.
+pub const LINEAR_TEAM_MEMBERS: RouteFamily = linear(
+    "linear_team_members",
+    "Linear sync: pages of team memberships (no filter: re-listed every run).",
+);
+/// users.
+pub const LINEAR_USERS: RouteFamily = linear(
+    "linear_users",
+    "Linear sync: pages of the workspace's users.",
+);
+/// workflow states and labels.
+pub const LINEAR_METADATA: RouteFamily = linear(
+    "linear_metadata",
+    "Linear sync: pages of workflow states and issue labels.",
+);
+/// projects.
+pub const LINEAR_PROJECTS: RouteFamily =
+    linear("linear_projects", "Linear sync: pages of projects.");
+/// cycles.
+pub const LINEAR_CYCLES: RouteFamily = linear("linear_cycles", "Linear sync: pages of cycles.");
+/// issues.
+pub const LINEAR_ISSUES: RouteFamily = linear(
+    "linear_issues",
+    "Linear sync: pages of issues, oldest change first.",
+);
+/// comments.
+pub const LINEAR_COMMENTS: RouteFamily =
+    linear("linear_comments", "Linear sync: pages of comments.");
+/// attachments.
+pub const LINEAR_ATTACHMENTS: RouteFamily =
+    linear("linear_attachments", "Linear sync: pages of attachments.");
+/// one issue's history.
+pub const LINEAR_HISTORY: RouteFamily = linear(
+    "linear_history",
+    "Linear sync: pages of one issue's history (`issue.history`, the only place it lives).",
+);
+
+/// `sync plan linear` and `sync linear --estimate`: the probe's documents.
+pub const LINEAR_SYNC_PLAN: RouteFamily = linear(
+    "linear_sync_plan",
+    "`headroom sync plan linear`: each team's issue count, the small lists, a sampled page.",
+);
+
 /// Every family, in the order the docs list them.
 pub const CATALOGUE: &[RouteFamily] = &[
     REST,
@@ -376,6 +486,25 @@ pub const CATALOGUE: &[RouteFamily] = &[
     GITLAB_RELEASES,
     GITLAB_FEATURE_FLAGS,
     GITLAB_SYNC_PLAN,
+    JIRA_METADATA,
+    JIRA_JQL,
+    JIRA_ISSUE_ENRICHMENT,
+    JIRA_COMMENTS,
+    JIRA_WORKLOGS,
+    JIRA_AGILE,
+    JIRA_SYNC_PLAN,
+    LINEAR_WORKSPACE,
+    LINEAR_TEAMS,
+    LINEAR_TEAM_MEMBERS,
+    LINEAR_USERS,
+    LINEAR_METADATA,
+    LINEAR_PROJECTS,
+    LINEAR_CYCLES,
+    LINEAR_ISSUES,
+    LINEAR_COMMENTS,
+    LINEAR_ATTACHMENTS,
+    LINEAR_HISTORY,
+    LINEAR_SYNC_PLAN,
 ];
 
 /// docs/ROUTE-FAMILIES.md, as the catalogue says it.

@@ -474,8 +474,9 @@ pub fn gitlab(
 /// Jira Cloud: `Retry-After` is authoritative on 429; without it the 429 waits for
 /// `X-RateLimit-Reset`, an ISO 8601 instant sometimes without seconds [jr-rl]. `RateLimit-Reason`
 /// says which limiter fired [jr-build]: the hourly quotas are primary (pause until the reset);
-/// burst, per-issue writes and unknown reasons are secondary (slow down). Jira does not tell a
-/// permission 403 from a limit, so a 403 is not a signal.
+/// burst, per-issue writes and unknown reasons are secondary (slow down), and the governor
+/// closes only the request's endpoint bucket for them (`governor::endpoint`). Jira does not
+/// tell a permission 403 from a limit, so a 403 is not a signal.
 pub fn jira(
     status: u16,
     headers: &HeaderMap,
@@ -539,18 +540,19 @@ pub fn linear(
     // and what this document cost.
     let complexity_limit = header_u64(headers, "x-ratelimit-complexity-limit");
     let complexity_remaining = header_u64(headers, "x-ratelimit-complexity-remaining");
-    let complexity =
-        (complexity_limit.is_some() || complexity_remaining.is_some()).then(|| RateLimitSignal {
-            provider: Some(Provider::Linear),
-            resource: Some(Bucket::new(LINEAR_COMPLEXITY)),
-            dimension: Some(Dimension::GraphqlCost),
-            reset_at: header(headers, "x-ratelimit-complexity-reset")
-                .and_then(epoch_seconds_or_millis),
-            limit: complexity_limit,
-            remaining: complexity_remaining,
-            cost: header_u64(headers, "x-complexity"),
-            ..RateLimitSignal::default()
-        });
+    let complexity = (complexity_limit.is_some()
+        || complexity_remaining.is_some()
+        || headers.contains_key("x-complexity"))
+    .then(|| RateLimitSignal {
+        provider: Some(Provider::Linear),
+        resource: Some(Bucket::new(LINEAR_COMPLEXITY)),
+        dimension: Some(Dimension::GraphqlCost),
+        reset_at: header(headers, "x-ratelimit-complexity-reset").and_then(epoch_seconds_or_millis),
+        limit: complexity_limit,
+        remaining: complexity_remaining,
+        cost: header_u64(headers, "x-complexity"),
+        ..RateLimitSignal::default()
+    });
     RateLimitSignal {
         provider: Some(Provider::Linear),
         resource: None,
@@ -561,7 +563,10 @@ pub fn linear(
         limit: header_u64(headers, "x-ratelimit-requests-limit"),
         remaining: header_u64(headers, "x-ratelimit-requests-remaining"),
         used: None,
-        cost: header_u64(headers, "x-complexity"),
+        // A request costs its requests bucket one: the document's complexity is the other
+        // bucket's cost, read above. Taken as the requests bucket's cost, it made the grant
+        // rule keep ceiling × complexity requests in reserve and stall the run.
+        cost: None,
         node_count: None,
         request_id: request_id(headers, &["x-request-id"]),
         others: complexity.into_iter().collect(),
@@ -570,6 +575,9 @@ pub fn linear(
 
 /// Linear's second bucket: complexity points (its first is requests, the request's own).
 pub const LINEAR_COMPLEXITY: &str = "complexity";
+
+/// Linear's first bucket: requests, one each.
+pub const LINEAR_REQUESTS: &str = "requests";
 
 fn linear_400_reason(body: &[u8]) -> Option<LimitReason> {
     let json: serde_json::Value = serde_json::from_slice(body).ok()?;

@@ -54,8 +54,10 @@ fn requests() -> Bucket {
     Bucket::new("requests")
 }
 
+/// A second bucket with a window (Linear's `complexity` keeps no reserve and refills
+/// continuously: `governor_complexity.rs`).
 fn complexity() -> Bucket {
-    Bucket::new("complexity")
+    Bucket::new("points")
 }
 
 fn both(cost: u32) -> Vec<Ask> {
@@ -81,7 +83,7 @@ fn teach(s: &MemoryQuotaState, signal: &RateLimitSignal, now: Timestamp) {
 fn a_request_over_two_buckets_is_granted_by_both_or_by_neither() {
     let s = MemoryQuotaState::new(GovernorConfig::default()).expect("valid");
     // Complexity nearly spent: 100 left, a cost of 10 needs 10 × (0 + 1 + 10) = 110.
-    teach(&s, &reading("complexity", 100, 2900, t(3600)), t(0));
+    teach(&s, &reading("points", 100, 2900, t(3600)), t(0));
     teach(&s, &reading("requests", 1400, 100, t(3600)), t(0));
     let kind = RequestKind::GRAPHQL_QUERY;
     let before = s.snapshot_now(&alice(), t(1));
@@ -180,7 +182,7 @@ fn a_request_over_several_buckets_counts_once_against_the_ceiling_and_the_points
 fn the_wait_is_the_latest_of_the_refusing_buckets_with_its_reason() {
     let s = MemoryQuotaState::new(GovernorConfig::default()).expect("valid");
     teach(&s, &reading("requests", 0, 1500, t(600)), t(0));
-    teach(&s, &reading("complexity", 0, 3000, t(1800)), t(0));
+    teach(&s, &reading("points", 0, 3000, t(1800)), t(0));
     let kind = RequestKind::GRAPHQL_QUERY;
     for asks in [both(1), vec![(complexity(), 1), (requests(), 1)]] {
         let w = wait(
@@ -219,7 +221,7 @@ async fn the_async_front_acquires_several_buckets_at_the_clocks_instant() {
     // The response reports complexity: the reading lands there, as for any permit.
     clock.advance(SignedDuration::from_secs(5));
     governor
-        .observe(&p, &reading("complexity", 0, 3000, t(900)))
+        .observe(&p, &reading("points", 0, 3000, t(900)))
         .await
         .expect("backend");
     let snapshot = governor.snapshot(&alice()).await.expect("backend");

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
-use headroom_core::governor::{Acquire, Governor, Headroom, Permit};
+use headroom_core::governor::{Acquire, Governor, Headroom, Permit, endpoint};
 use headroom_core::retry::{Failure, RetryPolicy, is_retryable};
 use headroom_core::signal::{self, LimitReason, Provider, RateLimitSignal, WaitBounds};
 use headroom_core::telemetry;
@@ -591,7 +591,8 @@ impl Client {
     }
 
     /// When a rate-limited request may come back, and why: the governor's verdict (it was
-    /// already fed the reading), else the signal's own instant; with the bucket it names.
+    /// already fed the reading), else the signal's own instant; with the bucket it names
+    /// (a Jira burst's: the endpoint's).
     pub(super) async fn come_back_at(
         &self,
         key: &QuotaKey,
@@ -600,9 +601,11 @@ impl Client {
     ) -> (Timestamp, RateLimitReason, headroom_core::Bucket) {
         let parts = self.parts();
         let now = parts.clock.now();
+        // A Jira burst closes the request's endpoint bucket, not its own (governor::endpoint).
         let bucket = signal
             .resource
             .clone()
+            .or_else(|| endpoint::reacting_bucket(signal, &request.bucket, &request.also_spends))
             .unwrap_or_else(|| request.bucket.clone());
         let verdict = parts
             .governor

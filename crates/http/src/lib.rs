@@ -23,5 +23,5 @@ pub use client::{Client, ClientConfig, ClientParts};
 pub use credential::{AuthScheme, Credential};
 pub use error::{ApiError, CERTIFICATE_NOT_TRUSTED, RateLimitReason, TOKEN_REFUSED};
 pub use policy::{PolicyError, UrlPolicy};
-pub use request::{ApiRequest, ApiResponse};
+pub use request::{ApiRequest, ApiResponse, ENDPOINT_PREFIX};
 pub use transport::{LiveConfig, LiveTransport, Transport, TransportError};

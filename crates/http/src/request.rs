@@ -12,6 +12,9 @@ use crate::credential::Credential;
 use crate::error::ApiError;
 use crate::graphql::{QueryCost, estimate_cost};
 
+/// How [`ApiRequest::endpoint`]'s buckets are named: `endpoint:GET /rest/api/3/myself`.
+pub const ENDPOINT_PREFIX: &str = "endpoint:";
+
 /// One provider request, with everything the governor and the usage records need.
 #[derive(Debug, Clone)]
 pub struct ApiRequest {
@@ -154,6 +157,14 @@ impl ApiRequest {
     pub fn also_spends(mut self, bucket: Bucket, cost: u32) -> Self {
         self.also_spends.push((bucket, cost));
         self
+    }
+
+    /// Spends the provider's burst bucket of one endpoint and method too (Jira limits each
+    /// site × endpoint × method on its own): `endpoint` is the method and the path template,
+    /// `GET /rest/api/3/issue/{key}/comment`, never a path with ids in it, so every issue's
+    /// comments share one bucket as they do at Jira.
+    pub fn endpoint(self, endpoint: &str) -> Self {
+        self.also_spends(Bucket::new(&format!("{ENDPOINT_PREFIX}{endpoint}")), 1)
     }
 
     /// Follows redirects (each hop re-validated and separately acquired).

@@ -19,10 +19,23 @@ use headroom_http::{
 
 const START: i64 = 1_800_000_000;
 
-/// Answers every request 200 with Linear's headers: requests plenty, complexity nearly spent.
-#[derive(Debug, Default)]
+/// Answers every request 200 with Linear's headers: requests plenty, complexity as given.
+#[derive(Debug)]
 struct Linear {
     sent: Mutex<u32>,
+    complexity_remaining: &'static str,
+    complexity: &'static str,
+}
+
+impl Default for Linear {
+    /// Complexity nearly spent.
+    fn default() -> Self {
+        Self {
+            sent: Mutex::new(0),
+            complexity_remaining: "40",
+            complexity: "12",
+        }
+    }
 }
 
 impl Transport for Linear {
@@ -39,9 +52,12 @@ impl Transport for Linear {
                 .header("x-ratelimit-requests-remaining", "2400")
                 .header("x-ratelimit-requests-reset", reset_ms.as_str())
                 .header("x-ratelimit-complexity-limit", "3000000")
-                .header("x-ratelimit-complexity-remaining", "40")
+                .header(
+                    "x-ratelimit-complexity-remaining",
+                    self.complexity_remaining,
+                )
                 .header("x-ratelimit-complexity-reset", reset_ms.as_str())
-                .header("x-complexity", "12")
+                .header("x-complexity", self.complexity)
                 .body(Bytes::from_static(b"{\"data\":{}}"))
                 .expect("valid"))
         })
@@ -57,13 +73,17 @@ fn owner() -> QuotaKey {
 }
 
 async fn door() -> (Client, Arc<Linear>, Governor) {
+    door_over(Linear::default()).await
+}
+
+async fn door_over(transport: Linear) -> (Client, Arc<Linear>, Governor) {
     let clock = TokioClock::anchored_at(Timestamp::from_second(START).expect("valid"));
     let governor = Governor::in_memory(
         GovernorConfig::for_provider(Provider::Linear),
         Arc::new(clock),
     )
     .expect("valid");
-    let transport = Arc::new(Linear::default());
+    let transport = Arc::new(transport);
     let policy = UrlPolicy::for_api_url("https://api.linear.app").expect("valid");
     let mut parts = ClientParts::new(policy, governor.clone(), transport.clone(), clock);
     parts.config.provider = Provider::Linear;
@@ -116,4 +136,21 @@ async fn a_document_the_complexity_bucket_cannot_hold_waits_unsent() {
         "{refused:?}"
     );
     assert_eq!(*transport.sent.lock().expect("lock"), 1);
+}
+
+/// A document's complexity is its own bucket's cost. Read as the requests bucket's cost too,
+/// the grant rule kept ceiling × complexity requests in reserve: 300 points a page and 2,400
+/// requests left deferred every request though 2,400 remained.
+#[tokio::test]
+async fn a_documents_complexity_is_not_taken_for_its_cost_in_requests() {
+    let (client, transport, _governor) = door_over(Linear {
+        complexity_remaining: "2990000",
+        complexity: "300",
+        ..Linear::default()
+    })
+    .await;
+    for _ in 0..3 {
+        client.send(document(300)).await.expect("sent");
+    }
+    assert_eq!(*transport.sent.lock().expect("lock"), 3);
 }

@@ -28,8 +28,10 @@ fn token() -> Credential {
     Credential::new("ghp_0123456789abcdefghijklmnopqrstuvwxyz")
 }
 
+/// A second bucket with a window and a reserve (Linear's own `complexity` keeps none and
+/// refills continuously: core's `governor_complexity.rs`).
 fn complexity() -> Bucket {
-    Bucket::new("complexity")
+    Bucket::new("points")
 }
 
 /// Answers 200 to everything and notes, as each request is sent, what the governor holds in

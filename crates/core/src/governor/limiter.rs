@@ -36,6 +36,19 @@ impl PointsLimit {
     }
 }
 
+/// A period as a person reads it: whole seconds as `60s`, an endpoint's pace as `100ms`.
+pub(crate) struct Period(pub(crate) SignedDuration);
+
+impl std::fmt::Display for Period {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.subsec_nanos() == 0 {
+            write!(f, "{}s", self.0.as_secs())
+        } else {
+            write!(f, "{}ms", self.0.as_millis())
+        }
+    }
+}
+
 /// Slots per period: 1 s slots for a minute, 1 min slots for an hour.
 const SLOTS_PER_PERIOD: i64 = 60;
 

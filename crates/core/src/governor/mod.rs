@@ -9,6 +9,7 @@
 //! The rule itself lives in [`rule`] as pure functions; the state lives behind [`QuotaState`],
 //! implemented in memory here ([`MemoryQuotaState`]) and by other backends elsewhere.
 
+pub mod endpoint;
 pub mod limiter;
 mod memory;
 pub mod multi;
@@ -21,6 +22,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+pub use self::endpoint::{ENDPOINT_PREFIX, PaceLog};
 pub use self::limiter::PointsLimit;
 pub use self::memory::MemoryQuotaState;
 pub use self::rule::{BucketState, Decision, IdentityState, LimitReporting};
@@ -60,6 +62,10 @@ pub struct GovernorConfig {
     /// one unit of its rate. Defaults are GitLab's documented per-user defaults.
     #[serde(default = "default_app_limits")]
     pub app_limits: Vec<AppLimitRate>,
+    /// The local pace of every endpoint burst bucket ([`endpoint`]), each counted on its own;
+    /// `None` leaves them unpaced. Jira's: [`PointsLimit::paced_per_second`] of its steady rate.
+    #[serde(default)]
+    pub endpoint_rate: Option<PointsLimit>,
 }
 
 /// The rate of one application limit.
@@ -118,6 +124,7 @@ impl Default for GovernorConfig {
             mutation_points: 5,
             content_creation: vec![PointsLimit::per_minute(80), PointsLimit::per_hour(500)],
             app_limits: default_app_limits(),
+            endpoint_rate: None,
         }
     }
 }
@@ -127,11 +134,17 @@ impl GovernorConfig {
     /// points a minute, 80 content creations a minute and 500 an hour) are GitHub's alone:
     /// held to them, a GitLab sync ran at under half of GitLab.com's 2,000 requests a minute
     /// (the gitlab_makespan benchmark). Other providers keep their application limits and
-    /// their headers' word.
+    /// their headers' word. Jira's endpoints are paced at its documented steady burst rate,
+    /// 100 requests a second per endpoint and method for GET and POST [jr-rl] (PUT and DELETE
+    /// allow 50; headroom sends neither to Jira).
     pub fn for_provider(provider: crate::signal::Provider) -> Self {
         let github = Self::default();
         match provider {
             crate::signal::Provider::GitHub => github,
+            crate::signal::Provider::Jira => Self {
+                endpoint_rate: PointsLimit::paced_per_second(JIRA_BURST_PER_SEC),
+                ..Self::for_provider(crate::signal::Provider::GitLab)
+            },
             _ => Self {
                 rest_points: None,
                 graphql_points: None,
@@ -141,6 +154,9 @@ impl GovernorConfig {
         }
     }
 }
+
+/// Jira's documented steady burst rate for GET and POST, per site, endpoint and method.
+pub const JIRA_BURST_PER_SEC: u32 = 100;
 
 /// Configuration that cannot work.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -190,7 +206,8 @@ impl GovernorConfig {
                     .iter()
                     .map(|l| ("content_creation", l)),
             )
-            .chain(self.app_limits.iter().map(|a| ("app_limits", &a.rate)));
+            .chain(self.app_limits.iter().map(|a| ("app_limits", &a.rate)))
+            .chain(self.endpoint_rate.iter().map(|l| ("endpoint_rate", l)));
         for (setting, limit) in limits {
             if limit.points == 0 || !limit.period.is_positive() {
                 return invalid(setting, "needs positive points and a positive period");
@@ -296,13 +313,13 @@ impl fmt::Display for WaitReason {
             ),
             WaitReason::LocalPoints { surface, limit } => write!(
                 f,
-                "{} points limit reached ({} per {}s)",
+                "{} points limit reached ({} per {})",
                 match surface {
                     Surface::Rest => "REST",
                     Surface::GraphQl => "GraphQL",
                 },
                 limit.points,
-                limit.period.as_secs()
+                limiter::Period(limit.period)
             ),
             WaitReason::ContentCreation { limit } => write!(
                 f,
@@ -685,13 +702,24 @@ impl Governor {
             .await
     }
 
-    /// Feeds back what a response said.
+    /// Feeds back what a response said: to the bucket it names, else to the endpoint a limit
+    /// on one endpoint closes ([`endpoint::reacting_bucket`]), else to the permit's bucket.
     pub async fn observe(
         &self,
         permit: &Permit,
         signal: &RateLimitSignal,
     ) -> Result<(), GovernorError> {
-        self.state.observe(permit, signal, self.clock.now()).await
+        let now = self.clock.now();
+        match endpoint::reacting_bucket(signal, permit.bucket(), permit.also()) {
+            Some(bucket) => {
+                let routed = RateLimitSignal {
+                    resource: Some(bucket),
+                    ..signal.clone()
+                };
+                self.state.observe(permit, &routed, now).await
+            }
+            None => self.state.observe(permit, signal, now).await,
+        }
     }
 
     /// Counts one request already sent outside the governor's view.

@@ -101,7 +101,7 @@ pub fn grant_all(
 }
 
 /// Records a grant over `slots`: one more in flight for each bucket, one for the identity,
-/// the request's points counted once.
+/// the request's points counted once, each endpoint bucket's pacing counting it.
 pub fn commit_all(
     config: &GovernorConfig,
     identity: &mut IdentityState,
@@ -114,6 +114,7 @@ pub fn commit_all(
         if let Some(b) = identity.buckets.get_mut(slot) {
             b.in_flight += 1;
         }
+        rule::record_pace(config, identity, slot, now);
     }
     rule::charge(config, identity, kind, now);
 }

@@ -1,15 +1,26 @@
 //! The grant rule and the reading rule: pure functions over one identity's state.
 //!
+//! The grant rule, per bucket: `remaining ≥ in_flight_points + cost + reserve`, where cost =
+//! max(estimate, last cost observed), `in_flight_points` = in_flight × max(cost, the largest
+//! cost granted on a complexity bucket since it last had nothing in flight) — so that a
+//! small request never reserves as if the large ones in flight were as small — and `reserve`
+//! = cost × ceiling on a request-count or windowed bucket (GitHub's: other processes' requests
+//! in flight that this state does not see). A complexity bucket ([`is_complexity`], Linear's
+//! points) is a leaky bucket the identity's own grants alone drain: it keeps no reserve, so a
+//! run spends it down to what its own work in flight needs, and what it holds is read as
+//! refilled since the reading, continuously up to full at its reset ([`refilled`]).
+//!
 //! Every state backend (in memory, PostgreSQL under a row lock) loads an [`IdentityState`],
 //! calls these functions, and stores the result. Nothing here reads a clock or does I/O.
 
 use serde::{Deserialize, Serialize};
 
+use super::endpoint::{self, PaceLog};
 use super::limiter::PointsWindow;
 use super::{BucketSnapshot, GovernorConfig, IdentitySnapshot, WaitReason};
 use crate::clock::{SignedDuration, Timestamp};
 use crate::quota::{AppLimit, Bucket, QuotaKey, RequestKind, Surface};
-use crate::signal::{LimitReason, RateLimitSignal};
+use crate::signal::{LimitReason, Provider, RateLimitSignal};
 
 /// What the governor knows about one bucket of one identity.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,7 +43,8 @@ pub struct BucketState {
     pub waiting: u32,
     /// The last observed cost of one request (GraphQL points; 1 for REST).
     pub last_cost: u32,
-    /// A secondary limit met on this bucket blocks the whole identity until then.
+    /// A secondary limit met on this bucket blocks the whole identity until then — or, on an
+    /// endpoint's burst bucket ([`endpoint::is_endpoint`]), that endpoint only.
     pub blocked_until: Option<Timestamp>,
     /// Consecutive secondary limits without a success in between.
     pub secondary_strikes: u32,
@@ -42,6 +54,73 @@ pub struct BucketState {
     /// before it existed, hence the default.
     #[serde(default)]
     pub answers_without_reading: u32,
+    /// An endpoint bucket's recent grants, paced at [`GovernorConfig::endpoint_rate`]; empty
+    /// on every other bucket (and in state stored before it existed).
+    #[serde(default, skip_serializing_if = "is_empty_pace")]
+    pub pace: PaceLog,
+    /// On a complexity bucket, the largest cost granted since it last had nothing in flight:
+    /// what each request in flight is held to need (0 elsewhere, and when none is recorded).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub in_flight_peak: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// Whether `bucket` is a complexity bucket: points drained by the identity's own requests and
+/// refilled continuously up to full at its reset (Linear's `complexity`, [ln-rl]). It keeps
+/// no reserve for requests this state does not see.
+pub fn is_complexity(bucket: &Bucket) -> bool {
+    bucket.as_str() == crate::signal::LINEAR_COMPLEXITY
+}
+
+/// What a complexity bucket holds at `now`: the last reading refilled linearly from when it
+/// was taken to full at its reset (its `limit`, also once the reset has passed). `None` when
+/// the bucket is no complexity bucket or its reading is not complete enough to say.
+pub fn refilled(state: &BucketState, now: Timestamp) -> Option<u64> {
+    if !is_complexity(&state.bucket) {
+        return None;
+    }
+    let (remaining, reset, limit, seen) = (
+        state.remaining?,
+        state.reset_at?,
+        state.limit?,
+        state.seen_at?,
+    );
+    if now >= reset || remaining >= limit {
+        return Some(limit);
+    }
+    let span = (reset.as_millisecond() - seen.as_millisecond()).max(1);
+    let elapsed = (now.as_millisecond() - seen.as_millisecond()).clamp(0, span);
+    let gained = u128::from(limit - remaining) * elapsed as u128 / span as u128;
+    Some(
+        remaining
+            .saturating_add(u64::try_from(gained).unwrap_or(u64::MAX))
+            .min(limit),
+    )
+}
+
+/// When a complexity bucket read as [`refilled`] first holds `needed` (its reset when it never
+/// will before: what is in flight must finish first).
+fn refilled_by(state: &BucketState, needed: u64, now: Timestamp) -> Timestamp {
+    let reset = state.reset_at.unwrap_or(now);
+    match (state.remaining, state.limit, state.seen_at) {
+        (Some(remaining), Some(limit), Some(seen)) if needed <= limit && remaining < limit => {
+            let span = u128::try_from(reset.as_millisecond() - seen.as_millisecond())
+                .unwrap_or(0)
+                .max(1);
+            let missing = u128::from(needed.saturating_sub(remaining));
+            let ms = (missing * span).div_ceil(u128::from(limit - remaining));
+            let at = i64::try_from(ms).unwrap_or(i64::MAX);
+            plus(seen, SignedDuration::from_millis(at)).min(reset)
+        }
+        _ => reset,
+    }
+}
+
+fn is_empty_pace(pace: &PaceLog) -> bool {
+    *pace == PaceLog::default()
 }
 
 /// Whether a bucket's answers report its rate limit.
@@ -75,6 +154,8 @@ impl BucketState {
             blocked_until: None,
             secondary_strikes: 0,
             answers_without_reading: 0,
+            pace: PaceLog::default(),
+            in_flight_peak: 0,
         }
     }
 
@@ -197,7 +278,8 @@ fn plus(t: Timestamp, d: SignedDuration) -> Timestamp {
     t.checked_add(d).unwrap_or(Timestamp::MAX)
 }
 
-/// Decides whether a request may be sent now, without changing any state.
+/// Decides whether a request may be sent now, changing no state but what a grant implies
+/// (points windows evicted, a complexity bucket's [`BucketState::in_flight_peak`]).
 ///
 /// `bucket` is `None` when the identity has never seen that bucket (unknown state).
 pub fn evaluate(
@@ -215,9 +297,14 @@ pub fn evaluate(
     // A secondary limit holds the whole identity, whichever bucket met it: GitHub counts its
     // concurrency across REST and GraphQL together and asks to wait before trying again, and a
     // request to another bucket meanwhile meets the same 403 (and may lengthen the block).
+    // An endpoint's burst bucket is the exception: a limit met there holds that endpoint only
+    // (Jira's burst limits are per endpoint and method [jr-build]).
+    let own_block = state.filter(|s| endpoint::is_endpoint(&s.bucket));
     let blocking = identity
         .buckets
         .iter()
+        .filter(|b| !endpoint::is_endpoint(&b.bucket))
+        .chain(own_block)
         .filter(|b| b.blocked_until.is_some_and(|u| u > now))
         .max_by_key(|b| b.blocked_until);
     if let Some(blocked) = blocking {
@@ -240,21 +327,8 @@ pub fn evaluate(
         };
     }
 
-    if let Some(s) = state.filter(|s| s.is_known(now)) {
-        let remaining = s.remaining.unwrap_or(0);
-        let needed = u64::from(cost) * (u64::from(s.in_flight) + 1 + u64::from(config.ceiling));
-        if remaining < needed {
-            let reset = s.reset_at.unwrap_or(now);
-            return Decision::Wait {
-                until: plus(reset, config.margin),
-                reason: WaitReason::Exhausted {
-                    bucket: bucket_name.clone(),
-                    remaining,
-                    needed,
-                    reset_at: reset,
-                },
-            };
-        }
+    if let Some(wait) = bucket_wait(config, state, bucket_name, cost, now) {
+        return wait;
     }
 
     let points = secondary_points(config, kind);
@@ -272,6 +346,9 @@ pub fn evaluate(
                 limit: window.limit(),
             },
         };
+    }
+    if let Some(wait) = pace_wait(config, identity, bucket, kind, now) {
+        return wait;
     }
     if kind.creates_content {
         for window in &mut identity.content {
@@ -297,7 +374,128 @@ pub fn evaluate(
             },
         };
     }
+    // A complexity bucket holds every request in flight to the largest cost granted since it
+    // last had none: a small request is never granted as if the large ones were as small.
+    if let Some(b) = bucket.and_then(|i| identity.buckets.get_mut(i))
+        && is_complexity(&b.bucket)
+    {
+        b.in_flight_peak = if b.in_flight == 0 {
+            cost
+        } else {
+            b.in_flight_peak.max(cost)
+        };
+    }
     Decision::Grant { cost }
+}
+
+/// The wait the bucket's own reading imposes on a request of `cost`, if any: what remains
+/// against what the requests in flight and this one need, and, outside a complexity bucket,
+/// the ceiling's reserve.
+fn bucket_wait(
+    config: &GovernorConfig,
+    state: Option<&BucketState>,
+    bucket_name: &Bucket,
+    cost: u32,
+    now: Timestamp,
+) -> Option<Decision> {
+    // A complexity bucket keeps no reserve, so nothing covers guesses in the dark: before its
+    // first reading it sends one request at a time, and that answer tells the rest.
+    if let Some(s) = state.filter(|s| is_complexity(&s.bucket))
+        && s.seen_at.is_none()
+        && s.in_flight > 0
+    {
+        return Some(Decision::Wait {
+            until: plus(now, config.busy_retry),
+            reason: WaitReason::InFlightCeiling {
+                in_flight: s.in_flight,
+                ceiling: 1,
+            },
+        });
+    }
+    let complexity = state.and_then(|s| refilled(s, now).map(|r| (s, r)));
+    let known = state
+        .filter(|s| s.is_known(now))
+        .map(|s| (s, s.remaining.unwrap_or(0)));
+    if let Some((s, remaining)) = complexity.or(known) {
+        let in_flight = u64::from(s.in_flight) * u64::from(cost.max(s.in_flight_peak));
+        let reserve = if is_complexity(&s.bucket) {
+            0
+        } else {
+            u64::from(cost) * u64::from(config.ceiling)
+        };
+        let needed = in_flight + u64::from(cost) + reserve;
+        if remaining < needed {
+            let reset = s.reset_at.unwrap_or(now);
+            let mut until = plus(reset, config.margin);
+            if complexity.is_some() {
+                // More than the bucket can ever hold until what is in flight is answered:
+                // soon, as for the in-flight ceiling.
+                if s.in_flight > 0 && needed > s.limit.unwrap_or(0).max(remaining) {
+                    return Some(Decision::Wait {
+                        until: plus(now, config.busy_retry),
+                        reason: WaitReason::InFlightCeiling {
+                            in_flight: s.in_flight,
+                            ceiling: s.in_flight,
+                        },
+                    });
+                }
+                // Never in the past: a reset gone by reads as full, not as "now".
+                until = plus(refilled_by(s, needed, now), config.margin)
+                    .max(plus(now, config.busy_retry));
+            }
+            return Some(Decision::Wait {
+                until,
+                reason: WaitReason::Exhausted {
+                    bucket: bucket_name.clone(),
+                    remaining,
+                    needed,
+                    reset_at: reset,
+                },
+            });
+        }
+    }
+    None
+}
+
+/// The wait an endpoint bucket's local pacing imposes, if any. It reads as
+/// [`WaitReason::LocalPoints`]: a short wait of this process's own pacing, which a caller may
+/// sleep through in place.
+fn pace_wait(
+    config: &GovernorConfig,
+    identity: &IdentityState,
+    bucket: Option<usize>,
+    kind: RequestKind,
+    now: Timestamp,
+) -> Option<Decision> {
+    let limit = config.endpoint_rate?;
+    let state = identity.buckets.get(bucket?)?;
+    if !endpoint::is_endpoint(&state.bucket) {
+        return None;
+    }
+    let until = state.pace.check(limit, now)?;
+    Some(Decision::Wait {
+        until,
+        reason: WaitReason::LocalPoints {
+            surface: kind.surface,
+            limit,
+        },
+    })
+}
+
+/// Counts a grant on `bucket` in its endpoint pacing, when it is an endpoint bucket and
+/// endpoints are paced.
+pub fn record_pace(
+    config: &GovernorConfig,
+    identity: &mut IdentityState,
+    bucket: usize,
+    now: Timestamp,
+) {
+    if let Some(limit) = config.endpoint_rate
+        && let Some(state) = identity.buckets.get_mut(bucket)
+        && endpoint::is_endpoint(&state.bucket)
+    {
+        state.pace.record(limit, now);
+    }
 }
 
 /// Records a grant: one more in flight for the bucket and the identity, points counted.
@@ -310,6 +508,7 @@ pub fn commit_grant(
 ) {
     identity.in_flight += 1;
     identity.buckets[bucket].in_flight += 1;
+    record_pace(config, identity, bucket, now);
     charge(config, identity, kind, now);
 }
 
@@ -383,6 +582,10 @@ pub fn apply_reading(
     signal: &RateLimitSignal,
     now: Timestamp,
 ) {
+    if signal.provider == Some(Provider::Jira) && signal.reason.is_some_and(|r| r.is_retryable()) {
+        apply_jira_limit(config, state, signal, now);
+        return;
+    }
     if let (Some(remaining), Some(reset)) = (signal.remaining, signal.reset_at) {
         let used = signal
             .used
@@ -431,6 +634,22 @@ pub fn apply_reading(
         None => state.secondary_strikes = 0,
         Some(LimitReason::Permission | LimitReason::Complexity) => {}
     }
+}
+
+/// A Jira 429 on the bucket it closes ([`endpoint::reacting_bucket`] chose it): blocked until
+/// the instant [`endpoint::jira_until`] names, escalating only when it named none. Its
+/// `X-RateLimit-Limit`/`-Remaining` describe the current second of a burst limit [jr-rl], no
+/// window to budget by, so they are not kept as a reading.
+fn apply_jira_limit(
+    config: &GovernorConfig,
+    state: &mut BucketState,
+    signal: &RateLimitSignal,
+    now: Timestamp,
+) {
+    state.secondary_strikes = state.secondary_strikes.saturating_add(1);
+    let until = endpoint::jira_until(signal, now)
+        .unwrap_or_else(|| plus(now, secondary_escalation(config, state.secondary_strikes)));
+    block(state, until);
 }
 
 fn block(state: &mut BucketState, until: Timestamp) {

@@ -154,7 +154,13 @@ impl Client {
                 .acquire(owner, &bucket, request.estimated_cost, request.kind)
                 .await;
             if let Ok(Acquire::Grant(permit)) = acquired {
-                let observed = governor.observe(&permit, signal).await;
+                let mut observed = governor.observe(&permit, signal).await;
+                // The answer's word on its other buckets (Linear's complexity) is the owner's too.
+                for other in &signal.others {
+                    if observed.is_ok() {
+                        observed = governor.observe(&permit, other).await;
+                    }
+                }
                 permit.release().await;
                 match observed {
                     Ok(()) => self.report_reading(owner).await,

@@ -8,8 +8,8 @@
 //! `GET /rest/api/3/myself` is still asked: it proves the credential before any work relies on
 //! it. Pure: the client sends the request and hands the answer back here.
 
-use headroom_core::Subject;
-use headroom_core::signal::Provider;
+use headroom_core::signal::{LINEAR_COMPLEXITY, LINEAR_REQUESTS, Provider};
+use headroom_core::{Bucket, Subject};
 use serde_json::Value;
 
 use crate::credential::AuthScheme;
@@ -25,7 +25,16 @@ pub(super) fn probe(provider: Provider) -> Result<ApiRequest, ApiError> {
         Provider::GitHub | Provider::GitLab => ApiRequest::get("/user"),
         Provider::Jira => ApiRequest::get("/rest/api/3/myself"),
         Provider::LaunchDarkly => ApiRequest::get("/api/v2/caller-identity"),
-        Provider::Linear => ApiRequest::graphql(LINEAR_VIEWER, &Value::Object(Default::default()))?,
+        // Linear meters a request twice: one from its requests bucket, and the document's
+        // complexity (an object and a scalar: 1.1, charged as 1) from the other.
+        Provider::Linear => {
+            let mut request =
+                ApiRequest::graphql(LINEAR_VIEWER, &Value::Object(Default::default()))?
+                    .bucket(Bucket::new(LINEAR_REQUESTS))
+                    .also_spends(Bucket::new(LINEAR_COMPLEXITY), 1);
+            request.estimated_cost = 1;
+            request
+        }
     })
 }
 
