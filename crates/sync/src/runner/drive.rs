@@ -485,6 +485,15 @@ impl Runner {
                 reason,
             }) => {
                 drive.closed.insert(bucket.clone(), until);
+                // A wait on another bucket than the stage's own (Linear's complexity beside
+                // its requests, a Jira endpoint's burst) holds the stage back too: started
+                // again at once, it would only meet the same wait.
+                if let Some(own) = self.graph.get(&stage).map(|d| d.bucket)
+                    && own != bucket
+                {
+                    let held = drive.closed.entry(own.to_owned()).or_insert(until);
+                    *held = (*held).max(until);
+                }
                 let reason = reason.to_string();
                 self.set_stage(
                     run_id,

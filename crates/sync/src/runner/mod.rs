@@ -13,6 +13,7 @@ mod progress;
 mod slots;
 mod stage;
 mod status;
+mod tally;
 
 use std::collections::HashMap;
 use std::fmt;

@@ -12,17 +12,18 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use futures_util::StreamExt as _;
 use futures_util::stream::FuturesUnordered;
+use headroom_core::QuotaKey;
 use headroom_core::budget::{self, SyncCaps, Window};
 use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
 use headroom_core::governor::WaitReason;
 use headroom_core::signal::date_skew;
-use headroom_core::{QuotaKey, RateLimitSignal};
 use headroom_http::{ApiError, ApiRequest, ApiResponse, Client, Credential, RateLimitReason};
 use headroom_store::{
     Checkpoint, CheckpointStatus, CheckpointUpdate, Record, Store, StoreError, SyncRun, Watermark,
 };
 
 use super::slots::{Slot, SlotPool};
+use super::tally::{answered, tally_response};
 use super::{ProgressEvent, ProgressSink, lock};
 use crate::calibration;
 use crate::graph::StageDecl;
@@ -395,7 +396,20 @@ impl StageCtx<'_> {
                 let actuals = s.actuals.entry(self.decl.name.to_owned()).or_default();
                 calibration::tally(actuals, family.name, dimension, requests, points);
             }
-            Err(ApiError::Forbidden { status: 403, .. }) => s.responses_403 += 1,
+            Err(e) if answered(e) > 0 => {
+                // The origin answered with a refusal (a 403, a 404, a kanban board's 400):
+                // the request was sent and spent, so the run's tally says so, as the
+                // provider's own count would.
+                if matches!(e, ApiError::Forbidden { status: 403, .. }) {
+                    s.responses_403 += 1;
+                }
+                let requests = answered(e);
+                s.buckets.entry(bucket).or_default().requests += requests;
+                let stage = s.stages.entry(self.decl.name.to_owned()).or_default();
+                stage.requests += requests;
+                let actuals = s.actuals.entry(self.decl.name.to_owned()).or_default();
+                calibration::tally(actuals, family.name, dimension, requests, requests);
+            }
             Err(ApiError::RateLimited { bucket, reason, .. }) => {
                 // A secondary block only follows a 403/429 the origin sent; other waits were
                 // decided before sending.
@@ -525,6 +539,16 @@ impl StageCtx<'_> {
         self.store
             .checkpoint(self.run.id, self.decl.name, scope)
             .await
+    }
+
+    /// The checkpoint of one scope of another stage of this run, which this one depends on:
+    /// what a first stage learned (a site's time zone, a workspace's id) read from its cursor.
+    pub async fn checkpoint_of(
+        &self,
+        stage: &str,
+        scope: &str,
+    ) -> Result<Option<Checkpoint>, StoreError> {
+        self.store.checkpoint(self.run.id, stage, scope).await
     }
 
     /// Commits a page of rows with the cursor after it (and, when `finished`, the scope's
@@ -724,30 +748,6 @@ impl StageCtx<'_> {
         release_parked();
         Ok(())
     }
-}
-
-fn tally_response(
-    s: &mut RunSummary,
-    bucket: &str,
-    signal: &RateLimitSignal,
-    estimated: u64,
-    attempts: u32,
-    free: bool,
-) -> u64 {
-    let b = s.buckets.entry(bucket.to_owned()).or_default();
-    b.requests += u64::from(attempts.max(1));
-    let points = if free {
-        0
-    } else {
-        signal
-            .cost
-            .unwrap_or(if bucket == "graphql" { estimated } else { 1 })
-    };
-    b.points += points;
-    if let Some(r) = signal.remaining {
-        b.min_remaining = Some(b.min_remaining.map_or(r, |m| m.min(r)));
-    }
-    points
 }
 
 #[cfg(test)]
