@@ -17,6 +17,8 @@ use headroom_sim::{JiraLimits, JiraSiteSpec, SimConfig, Simulator, TokenSpec};
 use http::{Method, Request, Response};
 use serde_json::{Value, json};
 
+#[path = "jira_site/narrowing.rs"]
+mod narrowing;
 mod openapi;
 #[path = "jira_site/oracle.rs"]
 mod oracle;
@@ -79,7 +81,7 @@ pub fn header<'a>(r: &'a Response<Bytes>, name: &str) -> Option<&'a str> {
     r.headers().get(name).and_then(|v| v.to_str().ok())
 }
 
-fn small() -> JiraSiteSpec {
+pub fn small() -> JiraSiteSpec {
     JiraSiteSpec::new("acme")
         .with_size(3, 17)
         .with_children(2, 3, 1)
@@ -281,6 +283,29 @@ async fn unbounded_and_unparseable_jql_answer_400_with_error_messages() {
         let m = b["errorMessages"][0].as_str().unwrap_or_default();
         assert!(m.contains(words), "{jql}: {m}");
     }
+}
+
+/// Every issue of `jql` (one page: the site is small), with `fields`; `Err` is Jira's
+/// message.
+pub async fn search_all(sim: &Simulator, jql: &str, fields: &[&str]) -> Result<Vec<Value>, String> {
+    let req = json!({"jql": jql, "maxResults": 100, "fields": fields});
+    let r = post(sim, "/rest/api/3/search/jql", req).await;
+    let b = body(&r);
+    if r.status() != 200 {
+        return Err(b["errorMessages"][0]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned());
+    }
+    assert_eq!(b["isLast"], json!(true), "{jql}: one page");
+    Ok(b["issues"].as_array().expect("issues").clone())
+}
+
+pub fn keys_of<'a>(issues: impl IntoIterator<Item = &'a Value>) -> BTreeSet<String> {
+    issues
+        .into_iter()
+        .map(|i| i["key"].as_str().expect("key").to_owned())
+        .collect()
 }
 
 #[tokio::test(start_paused = true)]
@@ -607,4 +632,41 @@ async fn an_oauth_app_reaches_the_site_through_the_gateway_by_its_cloud_id() {
     assert_eq!(r.status(), 401, "accessible resources are an OAuth app's");
     // The gateway's path is logged as sent.
     assert!(sim.request_log().iter().any(|e| e.path == me));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_approximate_count_is_what_the_search_finds_and_leaves_out_what_nobody_may_browse() {
+    let mut spec = small();
+    spec.restricted_projects = 1;
+    let sim = jira_sim(spec);
+    let count = |jql: &'static str| {
+        let sim = &sim;
+        async move {
+            let r = post(
+                sim,
+                "/rest/api/3/search/approximate-count",
+                json!({"jql": jql}),
+            )
+            .await;
+            (r.status().as_u16(), body(&r))
+        }
+    };
+    for jql in ["project in (PA, PB)", "project = PA AND status != Done"] {
+        let found = search_all(&sim, jql, &["status"]).await.expect("a search");
+        assert_eq!(
+            count(jql).await,
+            (200, json!({"count": found.len()})),
+            "{jql}"
+        );
+    }
+    let visible = sim.jira_site_counts().expect("seeded").issues;
+    assert_eq!(
+        count("project in (PA, PB)").await.1,
+        json!({"count": visible})
+    );
+    // The restricted project (PC) is not there for the caller, as in a search.
+    let (status, refused) = count("project = PC").await;
+    assert_eq!(status, 400, "{refused}");
+    let (status, refused) = count("order by key").await;
+    assert_eq!(status, 400, "an unbounded count is refused: {refused}");
 }

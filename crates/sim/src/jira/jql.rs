@@ -1,8 +1,12 @@
-//! The JQL a collector sends, parsed and evaluated as Jira does: `project = A` and
-//! `project in (A, B)` (keys or ids), `updated`/`created` compared with a date read in the
-//! calling user's time zone (`"yyyy-MM-dd HH:mm"`, `"yyyy/MM/dd HH:mm"`, date-only forms,
-//! relative periods such as `"-15m"`, unquoted epoch milliseconds), joined by `AND`, then
-//! `ORDER BY` up to seven of `updated`, `created`, `id`, `key`. Anything else is refused
+//! The JQL a collector sends, parsed and evaluated as Jira does, for a documented subset:
+//! clauses joined by `AND` and `OR` (`AND` binding tighter), negated by `NOT`, grouped in
+//! parentheses; then `ORDER BY` up to seven of `updated`, `created`, `id`, `key`. A clause is
+//! `project`, `status`, `issuetype` (`type`), `priority`, `labels`, `assignee` or `reporter`
+//! with `=`, `!=`, `in (…)`, `not in (…)`, `is [not] EMPTY` (names or ids; people by
+//! `accountId`; `!=` never matches an empty field, as Jira documents), or `updated`/`created`
+//! compared with a date read in the calling user's time zone (`"yyyy-MM-dd HH:mm"`,
+//! `"yyyy/MM/dd HH:mm"`, date-only forms, relative periods such as `"-15m"`, unquoted epoch
+//! milliseconds). Anything else (other fields, functions, `~`, `was`, `changed`) is refused
 //! with a 400 message in Jira's words.
 
 use std::cmp::Ordering;
@@ -12,19 +16,47 @@ use jiff::civil::DateTime;
 use jiff::tz::TimeZone;
 
 use super::model::{Issue, Site};
+use super::render::{ISSUE_TYPES, PRIORITIES, STATUSES};
 
 /// A parsed search.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Query {
-    pub(crate) clauses: Vec<Clause>,
+    /// What an issue must match; `None` matches none (Jira refuses it as unbounded).
+    pub(crate) filter: Option<Expr>,
     /// Field and whether descending.
     pub(crate) order: Vec<(SortField, bool)>,
 }
 
+/// A search condition.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Expr {
+    And(Vec<Expr>),
+    Or(Vec<Expr>),
+    Not(Box<Expr>),
+    Clause(Clause),
+}
+
+/// A field an equality clause compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Attr {
+    Project,
+    Status,
+    IssueType,
+    Priority,
+    Labels,
+    Assignee,
+    Reporter,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Clause {
-    /// Project indices of the site.
-    Project(Vec<usize>),
+    /// `field = v`, `in (…)`, `is EMPTY` (`negated`: `!=`, `not in`, `is not`). The values
+    /// are canonical (an index or an id, a label, an `accountId`); `None` is `EMPTY`.
+    Is {
+        attr: Attr,
+        negated: bool,
+        values: Vec<Option<String>>,
+    },
     Time {
         field: TimeField,
         op: Op,
@@ -157,12 +189,16 @@ struct Parser<'a> {
     pos: usize,
     site: &'a Site,
     now: Timestamp,
+    /// The searching user, whom `currentUser()` names.
+    caller: usize,
 }
 
-/// Parses `jql` for `site`, dates read in `tz` at `now`; `Err` is Jira's 400 message.
+/// Parses `jql` for `site` searched by user `caller`, dates read in `tz` at `now`; `Err` is
+/// Jira's 400 message.
 pub(crate) fn parse(
     jql: &str,
     site: &Site,
+    caller: usize,
     tz: &TimeZone,
     now: Timestamp,
 ) -> Result<Query, String> {
@@ -171,17 +207,14 @@ pub(crate) fn parse(
         pos: 0,
         site,
         now,
+        caller,
     };
     let mut q = Query {
-        clauses: Vec::new(),
+        filter: None,
         order: Vec::new(),
     };
     if !p.at_keyword("order") && p.peek().is_some() {
-        q.clauses.push(p.clause(tz)?);
-        while p.at_keyword("and") {
-            p.pos += 1;
-            q.clauses.push(p.clause(tz)?);
-        }
+        q.filter = Some(p.or_expr(tz)?);
     }
     if p.at_keyword("order") {
         p.pos += 1;
@@ -192,9 +225,9 @@ pub(crate) fn parse(
         q.order = p.order_by()?;
     }
     if let Some(t) = p.peek() {
-        return Err(expecting("either 'AND' or 'ORDER BY'", Some(t)));
+        return Err(expecting("either 'OR', 'AND' or 'ORDER BY'", Some(t)));
     }
-    if q.clauses.is_empty() {
+    if q.filter.is_none() {
         return Err(UNBOUNDED.to_owned());
     }
     Ok(q)
@@ -215,8 +248,16 @@ impl Parser<'_> {
         matches!(self.peek(), Some((Tok::Word(w), _)) if w.eq_ignore_ascii_case(k))
     }
 
+    /// A value: a word, a quoted string, or a function call written `name()` (unquoted).
     fn value(&mut self) -> Result<(String, bool), String> {
         match self.next() {
+            Some((Tok::Word(w), _)) if matches!(self.peek(), Some((Tok::Open, _))) => {
+                self.pos += 1;
+                match self.next() {
+                    Some((Tok::Close, _)) => Ok((format!("{w}()"), false)),
+                    other => Err(expecting("')'", other.as_ref())),
+                }
+            }
             Some((Tok::Word(w), _)) => Ok((w, false)),
             Some((Tok::Quoted(w), _)) => Ok((w, true)),
             other => Err(expecting(
@@ -226,55 +267,179 @@ impl Parser<'_> {
         }
     }
 
+    /// Conditions joined by `OR`.
+    fn or_expr(&mut self, tz: &TimeZone) -> Result<Expr, String> {
+        let mut any = vec![self.and_expr(tz)?];
+        while self.at_keyword("or") {
+            self.pos += 1;
+            any.push(self.and_expr(tz)?);
+        }
+        Ok(if any.len() == 1 {
+            any.remove(0)
+        } else {
+            Expr::Or(any)
+        })
+    }
+
+    /// Conditions joined by `AND`, which binds tighter than `OR`.
+    fn and_expr(&mut self, tz: &TimeZone) -> Result<Expr, String> {
+        let mut all = vec![self.unary(tz)?];
+        while self.at_keyword("and") {
+            self.pos += 1;
+            all.push(self.unary(tz)?);
+        }
+        Ok(if all.len() == 1 {
+            all.remove(0)
+        } else {
+            Expr::And(all)
+        })
+    }
+
+    /// `NOT` a condition, a parenthesized one, or a clause.
+    fn unary(&mut self, tz: &TimeZone) -> Result<Expr, String> {
+        if self.at_keyword("not") {
+            self.pos += 1;
+            return Ok(Expr::Not(Box::new(self.unary(tz)?)));
+        }
+        if matches!(self.peek(), Some((Tok::Open, _))) {
+            self.pos += 1;
+            let inner = self.or_expr(tz)?;
+            return match self.next() {
+                Some((Tok::Close, _)) => Ok(inner),
+                other => Err(expecting("')'", other.as_ref())),
+            };
+        }
+        self.clause(tz).map(Expr::Clause)
+    }
+
     fn clause(&mut self, tz: &TimeZone) -> Result<Clause, String> {
         let field = match self.next() {
             Some((Tok::Word(w), _)) | Some((Tok::Quoted(w), _)) => w,
             other => return Err(expecting("a field name", other.as_ref())),
         };
-        match field.to_ascii_lowercase().as_str() {
-            "project" => self.project(),
-            "updated" | "updateddate" => self.time(TimeField::Updated, &field, tz),
-            "created" | "createddate" => self.time(TimeField::Created, &field, tz),
-            _ => Err(format!(
-                "Field '{field}' does not exist or you do not have permission to view it."
-            )),
-        }
+        let attr = match field.to_ascii_lowercase().as_str() {
+            "updated" | "updateddate" => return self.time(TimeField::Updated, &field, tz),
+            "created" | "createddate" => return self.time(TimeField::Created, &field, tz),
+            "project" => Attr::Project,
+            "status" => Attr::Status,
+            "issuetype" | "type" => Attr::IssueType,
+            "priority" => Attr::Priority,
+            "labels" => Attr::Labels,
+            "assignee" => Attr::Assignee,
+            "reporter" => Attr::Reporter,
+            _ => {
+                return Err(format!(
+                    "Field '{field}' does not exist or you do not have permission to view it."
+                ));
+            }
+        };
+        self.equality(attr, &field)
     }
 
-    fn project(&mut self) -> Result<Clause, String> {
-        let mut names = Vec::new();
-        match self.next() {
-            Some((Tok::Op("="), _)) => names.push(self.value()?.0),
-            Some((Tok::Word(w), _)) if w.eq_ignore_ascii_case("in") => {
-                if !matches!(self.next(), Some((Tok::Open, _))) {
-                    return Err(expecting("'('", self.toks.get(self.pos - 1)));
+    /// The operator and values of an equality clause on `attr` (spelled `name`).
+    fn equality(&mut self, attr: Attr, name: &str) -> Result<Clause, String> {
+        let (negated, list, is) = match self.next() {
+            Some((Tok::Op("="), _)) => (false, false, false),
+            Some((Tok::Op("!="), _)) => (true, false, false),
+            Some((Tok::Word(w), _)) if w.eq_ignore_ascii_case("in") => (false, true, false),
+            Some((Tok::Word(w), _)) if w.eq_ignore_ascii_case("is") => {
+                let not = self.at_keyword("not");
+                self.pos += usize::from(not);
+                (not, false, true)
+            }
+            Some((Tok::Word(w), _)) if w.eq_ignore_ascii_case("not") => {
+                if !self.at_keyword("in") {
+                    return Err(expecting("'IN'", self.peek()));
                 }
-                loop {
-                    names.push(self.value()?.0);
-                    match self.next() {
-                        Some((Tok::Comma, _)) => continue,
-                        Some((Tok::Close, _)) => break,
-                        other => return Err(expecting("')'", other.as_ref())),
-                    }
-                }
+                self.pos += 1;
+                (true, true, false)
             }
             other => return Err(expecting("operator", other.as_ref())),
+        };
+        let mut raw = Vec::new();
+        if list {
+            if !matches!(self.next(), Some((Tok::Open, _))) {
+                return Err(expecting("'('", self.toks.get(self.pos - 1)));
+            }
+            loop {
+                raw.push(self.value()?);
+                match self.next() {
+                    Some((Tok::Comma, _)) => continue,
+                    Some((Tok::Close, _)) => break,
+                    other => return Err(expecting("')'", other.as_ref())),
+                }
+            }
+        } else {
+            raw.push(self.value()?);
         }
-        let site = self.site;
-        let projects = names
-            .iter()
-            .map(|n| {
-                site.projects
-                    .iter()
-                    .position(|p| {
-                        !p.restricted && (p.key.eq_ignore_ascii_case(n) || p.id.to_string() == *n)
-                    })
-                    .ok_or_else(|| {
-                        format!("The value '{n}' does not exist for the field 'project'.")
-                    })
+        let values = raw
+            .into_iter()
+            .map(|(text, quoted)| {
+                let empty = !quoted
+                    && (text.eq_ignore_ascii_case("empty") || text.eq_ignore_ascii_case("null"));
+                match (empty, is) {
+                    (true, _) => Ok(None),
+                    (false, true) => Err(format!(
+                        "The operator 'is' can only be used with the value 'EMPTY' (field '{name}')."
+                    )),
+                    (false, false) if !quoted && text.ends_with("()") => {
+                        self.function(attr, &text).map(Some)
+                    }
+                    (false, false) => self.resolve(attr, name, &text).map(Some),
+                }
             })
-            .collect::<Result<Vec<usize>, String>>()?;
-        Ok(Clause::Project(projects))
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(Clause::Is {
+            attr,
+            negated,
+            values,
+        })
+    }
+
+    /// A function's value: `currentUser()` for a person, nothing else.
+    fn function(&self, attr: Attr, call: &str) -> Result<String, String> {
+        let person = matches!(attr, Attr::Assignee | Attr::Reporter);
+        if person && call.eq_ignore_ascii_case("currentUser()") {
+            return Ok(self.site.users[self.caller].account_id.clone());
+        }
+        Err(format!("Unable to find JQL function '{call}'."))
+    }
+
+    /// A value of `attr` in its canonical form; `Err` is Jira's message for a value the site
+    /// does not have.
+    fn resolve(&self, attr: Attr, name: &str, text: &str) -> Result<String, String> {
+        let missing = || format!("The value '{text}' does not exist for the field '{name}'.");
+        let named = |list: &[(&str, &str)]| {
+            list.iter()
+                .find(|(n, id)| n.eq_ignore_ascii_case(text) || *id == text)
+                .map(|(_, id)| (*id).to_owned())
+                .ok_or_else(missing)
+        };
+        let site = self.site;
+        match attr {
+            Attr::Project => site
+                .projects
+                .iter()
+                .position(|p| {
+                    !p.restricted && (p.key.eq_ignore_ascii_case(text) || p.id.to_string() == text)
+                })
+                .map(|p| p.to_string())
+                .ok_or_else(missing),
+            Attr::Status => {
+                let pairs: Vec<(&str, &str)> =
+                    STATUSES.iter().map(|(n, id, _)| (*n, *id)).collect();
+                named(&pairs)
+            }
+            Attr::IssueType => named(&ISSUE_TYPES),
+            Attr::Priority => named(&PRIORITIES),
+            Attr::Labels => Ok(text.to_owned()),
+            Attr::Assignee | Attr::Reporter => site
+                .users
+                .iter()
+                .find(|u| u.account_id == text || u.email().eq_ignore_ascii_case(text))
+                .map(|u| u.account_id.clone())
+                .ok_or_else(missing),
+        }
     }
 
     fn time(&mut self, field: TimeField, name: &str, tz: &TimeZone) -> Result<Clause, String> {
@@ -380,23 +545,9 @@ fn period(t: &str, now: Timestamp) -> Option<Timestamp> {
 }
 
 impl Query {
-    /// Whether `issue` matches every clause.
-    pub(crate) fn matches(&self, issue: &Issue) -> bool {
-        self.clauses.iter().all(|c| match c {
-            Clause::Project(ps) => ps.contains(&issue.project),
-            Clause::Time { field, op, at } => {
-                let t = match field {
-                    TimeField::Updated => issue.updated,
-                    TimeField::Created => issue.created,
-                };
-                match op {
-                    Op::Ge => t >= *at,
-                    Op::Gt => t > *at,
-                    Op::Le => t <= *at,
-                    Op::Lt => t < *at,
-                }
-            }
-        })
+    /// Whether `issue` of `site` matches the search's condition.
+    pub(crate) fn matches(&self, site: &Site, issue: &Issue) -> bool {
+        self.filter.as_ref().is_some_and(|e| e.matches(site, issue))
     }
 
     /// Orders two issues as `ORDER BY` says, then by id.
@@ -415,6 +566,71 @@ impl Query {
             }
         }
         a.id.cmp(&b.id)
+    }
+}
+
+impl Expr {
+    fn matches(&self, site: &Site, issue: &Issue) -> bool {
+        match self {
+            Expr::And(all) => all.iter().all(|e| e.matches(site, issue)),
+            Expr::Or(any) => any.iter().any(|e| e.matches(site, issue)),
+            Expr::Not(e) => !e.matches(site, issue),
+            Expr::Clause(c) => c.matches(site, issue),
+        }
+    }
+}
+
+impl Clause {
+    fn matches(&self, site: &Site, issue: &Issue) -> bool {
+        match self {
+            Clause::Is {
+                attr,
+                negated,
+                values,
+            } => {
+                let have = attr_values(site, issue, *attr);
+                let hit = values.iter().any(|v| match v {
+                    None => have.is_empty(),
+                    Some(v) => have.iter().any(|h| h.eq_ignore_ascii_case(v)),
+                });
+                // `!=` and `not in` never match an empty field, unless EMPTY is named.
+                if *negated {
+                    !hit && !have.is_empty()
+                } else {
+                    hit
+                }
+            }
+            Clause::Time { field, op, at } => {
+                let t = match field {
+                    TimeField::Updated => issue.updated,
+                    TimeField::Created => issue.created,
+                };
+                match op {
+                    Op::Ge => t >= *at,
+                    Op::Gt => t > *at,
+                    Op::Le => t <= *at,
+                    Op::Lt => t < *at,
+                }
+            }
+        }
+    }
+}
+
+/// An issue's values of `attr`, canonical as [`Parser::resolve`] writes them.
+fn attr_values(site: &Site, issue: &Issue, attr: Attr) -> Vec<String> {
+    let person = |u: Option<usize>| {
+        u.map(|u| site.users[u].account_id.clone())
+            .into_iter()
+            .collect()
+    };
+    match attr {
+        Attr::Project => vec![issue.project.to_string()],
+        Attr::Status => vec![STATUSES[issue.status].1.to_owned()],
+        Attr::IssueType => vec![ISSUE_TYPES[issue.issuetype].1.to_owned()],
+        Attr::Priority => vec![PRIORITIES[issue.priority].1.to_owned()],
+        Attr::Labels => issue.labels.iter().map(|l| (*l).to_owned()).collect(),
+        Attr::Assignee => person(issue.assignee),
+        Attr::Reporter => person(Some(issue.reporter)),
     }
 }
 

@@ -91,6 +91,8 @@ pub(crate) struct Issue {
     pub(crate) resolved: Option<Timestamp>,
     pub(crate) labels: Vec<&'static str>,
     pub(crate) sprint: Option<usize>,
+    /// The story-point estimate, when one is set.
+    pub(crate) story_points: Option<f64>,
     pub(crate) comments: Vec<Comment>,
     pub(crate) changelog: Vec<History>,
     pub(crate) worklogs: Vec<Worklog>,

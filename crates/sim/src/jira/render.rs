@@ -14,18 +14,18 @@ pub(crate) const STATUSES: [(&str, &str, &str); 3] = [
     ("In Progress", "3", "indeterminate"),
     ("Done", "10001", "done"),
 ];
-const ISSUE_TYPES: [(&str, &str); 3] = [("Task", "10001"), ("Bug", "10002"), ("Story", "10003")];
-const PRIORITIES: [(&str, &str); 5] = [
+pub(crate) const ISSUE_TYPES: [(&str, &str); 3] =
+    [("Task", "10001"), ("Bug", "10002"), ("Story", "10003")];
+pub(crate) const PRIORITIES: [(&str, &str); 5] = [
     ("Highest", "1"),
     ("High", "2"),
     ("Medium", "3"),
     ("Low", "4"),
     ("Lowest", "5"),
 ];
-/// The field Jira Software keeps an issue's sprints in (Jira Cloud's usual id).
-pub(crate) const SPRINT_FIELD: &str = "customfield_10020";
-/// Every field a search may return, in the order `*all` lists them.
-pub(crate) const FIELDS: [&str; 13] = [
+/// The system fields a search may return, in the order `*all` lists them; the site's
+/// sprint and story-point fields follow, then `comment` ([`fields`]).
+const SYSTEM_FIELDS: [&str; 11] = [
     "summary",
     "status",
     "issuetype",
@@ -37,9 +37,16 @@ pub(crate) const FIELDS: [&str; 13] = [
     "resolutiondate",
     "labels",
     "project",
-    SPRINT_FIELD,
-    "comment",
 ];
+
+/// Every field a search of `site` may return, in the order `*all` lists them.
+pub(crate) fn fields(site: &Site) -> Vec<&str> {
+    let mut out: Vec<&str> = SYSTEM_FIELDS.to_vec();
+    out.push(&site.spec.sprint_field);
+    out.push(&site.spec.story_points_field);
+    out.push("comment");
+    out
+}
 
 pub(crate) fn status_id(i: usize) -> String {
     STATUSES[i].1.to_owned()
@@ -182,6 +189,74 @@ pub(crate) fn adf(text: &str) -> Value {
     })
 }
 
+/// One entry of `GET /field` (`FieldDetails`).
+fn field_details(id: &str, name: &str, schema: Value, custom: bool) -> Value {
+    let mut clauses = vec![json!(id)];
+    if custom {
+        let number = id.trim_start_matches("customfield_");
+        clauses = vec![json!(format!("cf[{number}]")), json!(name)];
+    }
+    json!({
+        "id": id, "key": id, "name": name, "custom": custom, "orderable": true,
+        "navigable": true, "searchable": true, "clauseNames": clauses, "schema": schema,
+    })
+}
+
+/// `GET /field`: the system fields a search returns, and the custom fields of the site: Jira
+/// Software's sprint field (`gh-sprint`), the numeric `Story Points`, and one more custom
+/// field a collector must not take for either.
+pub(crate) fn field_list(site: &Site) -> Value {
+    let system = |id: &str, name: &str, kind: &str| {
+        field_details(id, name, json!({"type": kind, "system": id}), false)
+    };
+    let custom = |id: &str, name: &str, schema: Value| field_details(id, name, schema, true);
+    let number = |id: &str| {
+        id.trim_start_matches("customfield_")
+            .parse::<i64>()
+            .unwrap_or(0)
+    };
+    let (sprint, points) = (&site.spec.sprint_field, &site.spec.story_points_field);
+    let mut list = vec![
+        system("summary", "Summary", "string"),
+        system("status", "Status", "status"),
+        system("issuetype", "Issue Type", "issuetype"),
+        system("priority", "Priority", "priority"),
+        system("assignee", "Assignee", "user"),
+        system("reporter", "Reporter", "user"),
+        system("created", "Created", "datetime"),
+        system("updated", "Updated", "datetime"),
+        system("resolutiondate", "Resolved", "datetime"),
+        system("labels", "Labels", "array"),
+        system("project", "Project", "project"),
+        system("comment", "Comment", "comments-page"),
+        custom(
+            sprint,
+            "Sprint",
+            json!({"type": "array", "items": "json",
+            "custom": "com.pyxis.greenhopper.jira:gh-sprint", "customId": number(sprint)}),
+        ),
+        custom(
+            points,
+            "Story Points",
+            json!({"type": "number",
+            "custom": "com.atlassian.jira.plugin.system.customfieldtypes:float",
+            "customId": number(points)}),
+        ),
+    ];
+    // A numeric custom field that is neither: found by neither schema nor name.
+    let other = "customfield_10099";
+    if other != sprint && other != points {
+        list.push(custom(
+            other,
+            "Business Value",
+            json!({"type": "number",
+            "custom": "com.atlassian.jira.plugin.system.customfieldtypes:float",
+            "customId": 10099}),
+        ));
+    }
+    Value::Array(list)
+}
+
 /// One field of an issue (`None`: not a field this site has).
 pub(crate) fn field(base: &str, site: &Site, issue: &Issue, name: &str) -> Option<Value> {
     let tz = &site.tz;
@@ -210,9 +285,12 @@ pub(crate) fn field(base: &str, site: &Site, issue: &Issue, name: &str) -> Optio
             .map_or(Value::Null, |t| json!(jira_ts(t, tz))),
         "labels" => json!(issue.labels),
         "project" => project_field(base, &site.projects[issue.project]),
-        SPRINT_FIELD => issue.sprint.map_or(Value::Null, |s| {
+        n if n == site.spec.sprint_field => issue.sprint.map_or(Value::Null, |s| {
             json!([sprint(site, &site.sprints[s], None)])
         }),
+        n if n == site.spec.story_points_field => {
+            issue.story_points.map_or(Value::Null, |p| json!(p))
+        }
         "comment" => {
             let list: Vec<Value> = issue
                 .comments

@@ -1,4 +1,4 @@
-//! The platform REST v3 endpoints a collector calls: `/myself`, project search, JQL search
+//! The platform REST v3 endpoints a collector calls: `/myself`, the fields (`/field`), project search, JQL search
 //! (`/search/jql`, and the removed `/search` answering 410), an issue's changelog, comments
 //! and worklogs, and the bulk changelog. Each answer is a page as the published description
 //! shapes it; the number returned alongside is the issues or projects it holds (the app
@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 
 use super::jql;
 use super::model::Site;
-use super::render::{self, FIELDS, SPRINT_FIELD};
+use super::render;
 use super::{JCtx, errors};
 use crate::sim::Reply;
 
@@ -27,8 +27,10 @@ pub(crate) fn route(ctx: &JCtx, site: &Site, seg: &[&str]) -> (Reply, u64) {
             ok(&render::myself(&ctx.base, site, &site.users[ctx.user])),
             0,
         ),
+        ["field"] if get => (ok(&render::field_list(site)), 0),
         ["project", "search"] if get => project_search(ctx, site),
         ["search", "jql"] if get || post => search(ctx, site),
+        ["search", "approximate-count"] if post => (approximate_count(ctx, site), 0),
         ["search"] if get || post => (errors(StatusCode::GONE, SEARCH_GONE), 0),
         ["issue", key, "changelog"] if get => (changelog(ctx, site, key), 0),
         ["issue", key, "comment"] if get => (comments(ctx, site, key), 0),
@@ -141,15 +143,16 @@ fn untoken(t: &str, tie: u64) -> Option<usize> {
 
 /// The fields asked for: every list item may itself be comma-separated; `*all` and
 /// `*navigable` expand, `-name` removes, unknown names are ignored as Jira does.
-fn asked_fields(items: &[String]) -> Vec<&'static str> {
-    let mut out: Vec<&'static str> = Vec::new();
+fn asked_fields<'s>(site: &'s Site, items: &[String]) -> Vec<&'s str> {
+    let all = render::fields(site);
+    let mut out: Vec<&str> = Vec::new();
     let mut removed: Vec<String> = Vec::new();
     for name in items.iter().flat_map(|i| i.split(',')).map(str::trim) {
         match name {
-            "*all" => out.extend(FIELDS),
-            "*navigable" => out.extend(FIELDS.iter().filter(|f| **f != "comment")),
+            "*all" => out.extend(&all),
+            "*navigable" => out.extend(all.iter().filter(|f| **f != "comment")),
             n if n.starts_with('-') => removed.push(n[1..].to_owned()),
-            n => out.extend(FIELDS.iter().find(|f| **f == n)),
+            n => out.extend(all.iter().find(|f| **f == n)),
         }
     }
     out.retain(|f| !removed.iter().any(|r| r == f));
@@ -162,16 +165,33 @@ fn asked_fields(items: &[String]) -> Vec<&'static str> {
     out
 }
 
+/// `POST /search/approximate-count`: how many issues the (bounded) JQL matches among those
+/// the caller may browse. The simulator's count is exact.
+fn approximate_count(ctx: &JCtx, site: &Site) -> Reply {
+    let jql_text = ctx.param("jql").unwrap_or_default();
+    let query = match jql::parse(&jql_text, site, ctx.user, &site.tz, ctx.now) {
+        Ok(q) => q,
+        Err(m) => return errors(StatusCode::BAD_REQUEST, &m),
+    };
+    let count = site
+        .issues
+        .iter()
+        .filter(|issue| !site.projects[issue.project].restricted)
+        .filter(|issue| query.matches(site, issue))
+        .count();
+    ok(&json!({ "count": count }))
+}
+
 /// `POST|GET /search/jql`: a page of the matching issues the caller may browse.
 fn search(ctx: &JCtx, site: &Site) -> (Reply, u64) {
     let bad = |m: &str| (errors(StatusCode::BAD_REQUEST, m), 0);
     let jql_text = ctx.param("jql").unwrap_or_default();
-    let query = match jql::parse(&jql_text, site, &site.tz, ctx.now) {
+    let query = match jql::parse(&jql_text, site, ctx.user, &site.tz, ctx.now) {
         Ok(q) => q,
         Err(m) => return bad(&m),
     };
     let field_items = ctx.list_param("fields");
-    let fields = asked_fields(&field_items);
+    let fields = asked_fields(site, &field_items);
     let ids_only = field_items
         .iter()
         .flat_map(|i| i.split(','))
@@ -197,7 +217,7 @@ fn search(ctx: &JCtx, site: &Site) -> (Reply, u64) {
     };
     let mut hits: Vec<usize> = (0..site.issues.len())
         .filter(|&i| !site.projects[site.issues[i].project].restricted)
-        .filter(|&i| query.matches(&site.issues[i]))
+        .filter(|&i| query.matches(site, &site.issues[i]))
         .collect();
     hits.sort_by(|&a, &b| query.compare(site, &site.issues[a], &site.issues[b]));
     let with_key = field_items
@@ -243,7 +263,6 @@ fn issue_json(ctx: &JCtx, site: &Site, i: usize, fields: &[&str], with_key: bool
             f.insert((*name).to_owned(), v);
         }
     }
-    debug_assert!(FIELDS.contains(&SPRINT_FIELD));
     m.insert("fields".into(), Value::Object(f));
     Value::Object(m)
 }

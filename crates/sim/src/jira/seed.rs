@@ -253,12 +253,31 @@ fn seed_issue(site: &Site, g: &mut Gen, ids: &mut ChildIds, p: usize, n: usize) 
         resolved,
         labels,
         sprint,
+        story_points: story_points(spec.seed, n as u64, p as u64),
         comments: Vec::new(),
         changelog: Vec::new(),
         worklogs: Vec::new(),
     };
     seed_children(&mut issue, g, ids, spec);
     issue
+}
+
+/// An issue's estimate: some issues have none, the others a Fibonacci number. Derived from
+/// the seed and the issue's place rather than drawn, so the rest of the site's data is what
+/// the seed made it before estimates were seeded.
+fn story_points(seed: u64, n: u64, project: u64) -> Option<f64> {
+    const POINTS: [Option<f64>; 8] = [
+        None,
+        Some(1.0),
+        Some(2.0),
+        Some(3.0),
+        Some(5.0),
+        Some(8.0),
+        Some(13.0),
+        None,
+    ];
+    let mix = (seed ^ (project << 32) ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    POINTS[(mix >> 61) as usize]
 }
 
 /// Comments, changelog (its last entry at `updated`: the issue's last change) and worklogs.

@@ -36,6 +36,13 @@ pub struct JiraSiteSpec {
     pub agile_unlicensed: Vec<String>,
     /// The limits in force.
     pub limits: JiraLimits,
+    /// The id of Jira Software's sprint field (`schema.custom`
+    /// `com.pyxis.greenhopper.jira:gh-sprint`); Jira Cloud's usual `customfield_10020`. Sites
+    /// differ: `GET /field` names it, and issues carry their sprints under it.
+    pub sprint_field: String,
+    /// The id of the numeric `Story Points` field, as `GET /field` lists it and issues carry
+    /// their estimate under it (`customfield_10016` unless told).
+    pub story_points_field: String,
 }
 
 /// Jira's limits: per-site, per-endpoint, per-method burst buckets for every request, and
@@ -91,7 +98,20 @@ impl JiraSiteSpec {
             restricted_projects: 0,
             agile_unlicensed: Vec::new(),
             limits: JiraLimits::default(),
+            sprint_field: "customfield_10020".to_owned(),
+            story_points_field: "customfield_10016".to_owned(),
         }
+    }
+
+    /// The ids of the site's sprint and story-point fields (`customfield_NNNNN`).
+    pub fn with_custom_fields(
+        mut self,
+        sprint: impl Into<String>,
+        story_points: impl Into<String>,
+    ) -> Self {
+        self.sprint_field = sprint.into();
+        self.story_points_field = story_points.into();
+        self
     }
 
     /// `projects` projects of `issues` issues each.
@@ -152,6 +172,16 @@ impl JiraSiteSpec {
         }
         if jiff::tz::TimeZone::get(&self.time_zone).is_err() {
             return Some(format!("unknown time zone {:?}", self.time_zone));
+        }
+        let custom = |id: &str| {
+            id.strip_prefix("customfield_")
+                .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+        };
+        if !custom(&self.sprint_field) || !custom(&self.story_points_field) {
+            return Some("a Jira custom field id is `customfield_` and digits".into());
+        }
+        if self.sprint_field == self.story_points_field {
+            return Some("the sprint and story-point fields must differ".into());
         }
         if self.limits.search_max_results == 0 {
             return Some("a Jira search page must hold at least one issue".into());

@@ -29,6 +29,10 @@ pub struct JiraSiteCounts {
     pub boards: usize,
     /// Sprints of those boards.
     pub sprints: usize,
+    /// Issues in a sprint (each holds one): the rows of their sprint memberships.
+    pub sprint_memberships: usize,
+    /// Issues with a story-point estimate.
+    pub estimated_issues: usize,
 }
 
 impl Site {
@@ -48,6 +52,8 @@ impl Site {
                 .iter()
                 .filter(|s| open(self.boards[s.board].project))
                 .count(),
+            sprint_memberships: issues.iter().filter(|i| i.sprint.is_some()).count(),
+            estimated_issues: issues.iter().filter(|i| i.story_points.is_some()).count(),
         }
     }
 }

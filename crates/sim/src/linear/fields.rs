@@ -73,6 +73,11 @@ impl<'w> Obj<'w> {
             "private" => return Ok(leaf(json!(false))),
             "timezone" => return Ok(leaf(json!("Etc/UTC"))),
             "cyclesEnabled" => return Ok(leaf(json!(true))),
+            // Nothing is archived: every issue of the team counts, whatever `includeArchived`.
+            "issueCount" => {
+                let n = ws.issues.iter().filter(|issue| issue.team == i).count();
+                return Ok(leaf(json!(n)));
+            }
             "organization" => return Ok(self.object(Kind::Org)),
             "members" => ws
                 .memberships

@@ -1,5 +1,5 @@
-//! Test hooks on the seeded workspace: what it holds ([`LinearWorkspaceCounts`]), and changes
-//! between two syncs ([`Simulator::linear_touch`]).
+//! Test hooks on the seeded workspace: what it holds ([`LinearWorkspaceCounts`], each issue's
+//! history length), and changes between two syncs ([`Simulator::linear_touch`]).
 
 use headroom_core::clock::Clock;
 
@@ -54,6 +54,15 @@ impl Simulator {
             attachments: ws.attachments.len(),
             history: ws.history.len(),
         }
+    }
+
+    /// How many history entries each issue of the seeded Linear workspace has, in issue
+    /// order (empty when none is seeded): what a sync must ask beyond an issue's first page.
+    pub fn linear_history_lengths(&self) -> Vec<usize> {
+        let state = lock(&self.inner.linear);
+        state.workspace.as_ref().map_or_else(Vec::new, |ws| {
+            ws.issues.iter().map(|i| i.history.len()).collect()
+        })
     }
 
     /// Moves `n` issues' `updatedAt` to now (the least recently updated first), each with a
