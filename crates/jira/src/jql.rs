@@ -91,11 +91,24 @@ pub fn issues(
     projects: &[&str],
     since: Option<(Timestamp, &TimeZone)>,
 ) -> Result<String, JqlError> {
+    issues_matching(projects, None, since)
+}
+
+/// As [`issues`], narrowed by a user's JQL condition (`--jql`), kept whole in parentheses so
+/// that its `OR`s cannot widen the search past the projects and the watermark.
+pub fn issues_matching(
+    projects: &[&str],
+    narrower: Option<&str>,
+    since: Option<(Timestamp, &TimeZone)>,
+) -> Result<String, JqlError> {
     if projects.is_empty() {
         return Err(JqlError::NoProject);
     }
     let keys: Vec<String> = projects.iter().map(|p| literal(p)).collect();
     let mut jql = format!("project in ({})", keys.join(", "));
+    if let Some(narrower) = narrower.map(str::trim).filter(|n| !n.is_empty()) {
+        jql.push_str(&format!(" AND ({narrower})"));
+    }
     if let Some((since, zone)) = since {
         let local = local_since(since, zone)?;
         jql.push_str(&format!(
@@ -138,6 +151,14 @@ mod tests {
             "project in (\"ENG\") ORDER BY updated ASC, id ASC"
         );
         assert_eq!(issues(&[], None), Err(JqlError::NoProject));
+        assert_eq!(
+            issues_matching(&["ENG"], Some(" status = Done OR labels = x "), None).expect("valid"),
+            "project in (\"ENG\") AND (status = Done OR labels = x) ORDER BY updated ASC, id ASC"
+        );
+        assert_eq!(
+            issues_matching(&["ENG"], Some("  "), None).expect("valid"),
+            issues(&["ENG"], None).expect("valid")
+        );
         assert_eq!(
             issues(&["A\"B\\"], None).expect("valid"),
             "project in (\"A\\\"B\\\\\") ORDER BY updated ASC, id ASC"

@@ -1,5 +1,8 @@
 //! headroom's Jira Cloud knowledge (PROVIDER-FACTS.md, Jira): the JQL a site sync asks
-//! ([`jql`]) and the store's rows of what Jira answers ([`rows`]). Pure and synchronous: the exit door sends, the sync stages page.
+//! ([`jql`]), the store's rows of what Jira answers ([`rows`]), both pure and synchronous,
+//! and the site sync's stages on the shared runner ([`sync`]), which page through the exit
+//! door.
 
 pub mod jql;
 pub mod rows;
+pub mod sync;

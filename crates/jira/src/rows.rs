@@ -33,6 +33,48 @@ pub struct CustomFields {
     pub story_points: Option<String>,
 }
 
+/// Jira Software's sprint field, as `GET /field` types it (`schema.custom`): Atlassian's
+/// documented way to find it, names being mutable.
+const SPRINT_SCHEMA: &str = "com.pyxis.greenhopper.jira:gh-sprint";
+
+/// The names of the story-point estimate: Jira Software's numeric `Story Points` field
+/// (company-managed projects) and Jira Cloud's `Story point estimate` (team-managed). Jira
+/// documents it as "just a regular numeric field", so its name is how it is found; the first
+/// name listed wins when a site has both.
+const STORY_POINT_NAMES: [&str; 2] = ["Story Points", "Story point estimate"];
+
+impl CustomFields {
+    /// The site's fields as `GET /rest/api/3/field` lists them (`FieldDetails`): the sprint
+    /// field by its schema, the story-point estimate by name among the numeric custom fields.
+    pub fn from_field_list(list: &Value) -> Self {
+        let fields = list.as_array().map(Vec::as_slice).unwrap_or_default();
+        let custom = |f: &&Value| f.get("custom").and_then(Value::as_bool) == Some(true);
+        let schema = |f: &Value, key: &str| {
+            f.get("schema")
+                .and_then(|s| s.get(key))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        let sprint = fields
+            .iter()
+            .filter(custom)
+            .find(|f| schema(f, "custom").as_deref() == Some(SPRINT_SCHEMA))
+            .and_then(|f| text(f, "id"));
+        let story_points = STORY_POINT_NAMES.iter().find_map(|name| {
+            fields
+                .iter()
+                .filter(custom)
+                .filter(|f| schema(f, "type").as_deref() == Some("number"))
+                .find(|f| text(f, "name").is_some_and(|n| n.eq_ignore_ascii_case(name)))
+                .and_then(|f| text(f, "id"))
+        });
+        CustomFields {
+            sprint,
+            story_points,
+        }
+    }
+}
+
 fn text(v: &Value, field: &str) -> Option<String> {
     v.get(field).and_then(Value::as_str).map(str::to_owned)
 }
@@ -328,6 +370,37 @@ mod tests {
         );
         assert!(comment(&json!({"id": "5"}), 1, origin()).is_some());
         assert!(worklog(&json!({"id": "6", "timeSpentSeconds": 60}), 1, origin()).is_some());
+    }
+
+    #[test]
+    fn the_sites_sprint_and_story_point_fields_are_found_by_schema_and_name() {
+        let float = "com.atlassian.jira.plugin.system.customfieldtypes:float";
+        let list = json!([
+            {"id": "summary", "name": "Summary", "custom": false, "schema": {"type": "string", "system": "summary"}},
+            // A field named Sprint that is not Jira Software's: not taken for it.
+            {"id": "customfield_10001", "name": "Sprint", "custom": true, "schema": {"type": "string"}},
+            {"id": "customfield_10111", "name": "Iteration", "custom": true,
+             "schema": {"type": "array", "items": "json", "custom": "com.pyxis.greenhopper.jira:gh-sprint"}},
+            {"id": "customfield_10030", "name": "Story point estimate", "custom": true,
+             "schema": {"type": "number", "custom": "com.pyxis.greenhopper.jira:jsw-story-points"}},
+            {"id": "customfield_10099", "name": "Business Value", "custom": true, "schema": {"type": "number", "custom": float}},
+            {"id": "customfield_10222", "name": "story points", "custom": true, "schema": {"type": "number", "custom": float}},
+            {"id": "customfield_10223", "name": "Story Points", "custom": true, "schema": {"type": "string"}},
+        ]);
+        let found = CustomFields::from_field_list(&list);
+        assert_eq!(found.sprint.as_deref(), Some("customfield_10111"));
+        assert_eq!(found.story_points.as_deref(), Some("customfield_10222"));
+        let team = json!([list[3].clone()]);
+        let found = CustomFields::from_field_list(&team);
+        assert_eq!(found.story_points.as_deref(), Some("customfield_10030"));
+        assert_eq!(
+            found.sprint, None,
+            "a site without Jira Software has no sprint field"
+        );
+        assert_eq!(
+            CustomFields::from_field_list(&json!({"oops": 1})),
+            CustomFields::default()
+        );
     }
 
     proptest! {
