@@ -1,6 +1,8 @@
 //! headroom's Linear knowledge (PROVIDER-FACTS.md, Linear): the GraphQL documents a workspace
 //! sync sends ([`documents`]) and the complexity Linear will charge for each before it is sent
-//! ([`complexity`]), and the store's rows of the nodes it answers ([`rows`]). Pure and synchronous: the exit door sends, the sync stages page.
+//! ([`complexity`]), and the store's rows of the nodes it answers ([`rows`]), all pure; and
+//! the stages that collect a workspace on the shared sync runner ([`sync`]), which send through
+//! the exit door.
 //!
 //! Linear meters two budgets per user: requests and complexity points, both leaky buckets. A
 //! document's complexity is known before sending, so the governor can hold it against the
@@ -9,3 +11,4 @@
 pub mod complexity;
 pub mod documents;
 pub mod rows;
+pub mod sync;
