@@ -28,7 +28,7 @@ mod tokens;
 mod values;
 
 use self::file::ConfigFile;
-pub use self::providers::Providers;
+pub use self::providers::{ProviderAccess, Providers};
 pub use self::sources::{Source, Sources};
 pub use self::tokens::ConfiguredToken;
 pub use self::values::in_memory;

@@ -39,7 +39,7 @@ mod status_cmd;
 mod sync_cmd;
 mod wiring;
 
-/// Collect GitHub data without fighting the provider's quota.
+/// Collect engineering data (GitHub, GitLab, Jira, Linear) without fighting the provider's quota.
 ///
 /// One quota governor per quota identity decides every request before it is sent; the
 /// provider's response headers are the truth; work that must wait is deferred, never slept on.
@@ -89,7 +89,8 @@ enum Command {
     /// Git provider operations on GitHub or GitLab, each mutation sent once.
     #[command(subcommand_required = true)]
     Op(op_cmd::OpArgs),
-    /// Organization sync: a graph of stages chosen by quota headroom, resumed exactly.
+    /// Collections (a GitHub organization, a GitLab group, a Jira site, a Linear workspace): a
+    /// graph of stages chosen by quota headroom, resumed exactly.
     #[command(subcommand_required = true)]
     Sync(sync_cmd::SyncArgs),
     /// Upkeep of a database: `scrub` masks credentials in diagnostics stored before a

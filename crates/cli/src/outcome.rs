@@ -60,6 +60,10 @@ pub enum TokenFor {
     GitHub,
     /// `GITLAB_TOKEN` (`headroom op` on GitLab).
     GitLab,
+    /// `JIRA_API_TOKEN` with `JIRA_EMAIL`.
+    Jira,
+    /// `LINEAR_API_KEY`.
+    Linear,
 }
 
 impl CliError {
@@ -113,6 +117,15 @@ fn token_hint(token: TokenFor, source: Option<String>) -> String {
     let variables = match token {
         TokenFor::GitHub => "GITHUB_TOKEN or GH_TOKEN",
         TokenFor::GitLab => "GITLAB_TOKEN (or GITLAB_OAUTH_TOKEN)",
+        TokenFor::Linear => "LINEAR_API_KEY (or LINEAR_OAUTH_TOKEN)",
+        // A Jira API token goes with its account's e-mail, so no bare token file will do.
+        TokenFor::Jira => {
+            return format!(
+                "{came}supply a valid one in JIRA_API_TOKEN with the account's JIRA_EMAIL (or \
+                 JIRA_OAUTH_TOKEN with JIRA_OAUTH_CLIENT_ID), or as token_file and email in the \
+                 [jira] section of a config file named by --config"
+            );
+        }
     };
     format!(
         "{came}supply a valid one in {variables}, with --token-file FILE, or as token_file in a \

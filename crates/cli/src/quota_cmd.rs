@@ -26,8 +26,10 @@ enum QuotaCommand {
     /// Discover the credential's owner, make one cheap request, and print every bucket seen
     /// and which stored credentials share the quota.
     Show {
-        /// Whose API: GitHub's (`--api-url`, `GITHUB_TOKEN`) or GitLab's (`[gitlab]`,
-        /// `GITLAB_TOKEN`; `--api-url` and `--token-file` then name GitLab's).
+        /// Whose API: GitHub's (`--api-url`, `GITHUB_TOKEN`), GitLab's (`[gitlab]`,
+        /// `GITLAB_TOKEN`; `--api-url` and `--token-file` then name GitLab's), Jira's (`[jira]`,
+        /// `JIRA_EMAIL` and `JIRA_API_TOKEN`; `--api-url` names the site) or Linear's
+        /// (`[linear]`, `LINEAR_API_KEY`; `--api-url` and `--token-file` name Linear's).
         #[arg(long, value_enum, default_value_t = ShownProvider::Github)]
         provider: ShownProvider,
         /// Print JSON instead of text.
@@ -58,6 +60,8 @@ enum QuotaCommand {
 enum ShownProvider {
     Github,
     Gitlab,
+    Jira,
+    Linear,
 }
 
 impl ShownProvider {
@@ -65,6 +69,8 @@ impl ShownProvider {
         match self {
             ShownProvider::Github => Provider::GitHub,
             ShownProvider::Gitlab => Provider::GitLab,
+            ShownProvider::Jira => Provider::Jira,
+            ShownProvider::Linear => Provider::Linear,
         }
     }
 }
@@ -80,7 +86,7 @@ struct ProbeReport {
 
 #[derive(Debug, Serialize)]
 struct Report {
-    /// Whose API (`github`, `gitlab`).
+    /// Whose API (`github`, `gitlab`, `jira`, `linear`).
     provider: &'static str,
     identity: String,
     host: String,
@@ -97,6 +103,32 @@ struct Report {
 const LIVE_WINDOW: headroom_core::clock::SignedDuration =
     headroom_core::clock::SignedDuration::from_secs(30);
 
+/// The settings `quota show` speaks to `provider` with: its own API and token (GitHub's never
+/// reach another provider's host), and where the token came from, in words.
+fn provider_settings(
+    global: &GlobalArgs,
+    provider: Provider,
+) -> Result<(crate::config::Settings, Option<String>), CliError> {
+    let mut settings = global
+        .resolve(&ProcessEnv)
+        .map_err(|e| CliError::refused(&e))?;
+    match provider {
+        Provider::GitLab => {
+            let access = crate::op_cmd::access_for(provider, global, &settings);
+            settings.policy = access.policy;
+            settings.credential = access.credential;
+            Ok((settings, access.source))
+        }
+        Provider::Jira => {
+            crate::sync_cmd::provider_settings(global, settings, crate::sync_cmd::SyncKind::Jira)
+        }
+        Provider::Linear => {
+            crate::sync_cmd::provider_settings(global, settings, crate::sync_cmd::SyncKind::Linear)
+        }
+        _ => Ok((settings, None)),
+    }
+}
+
 /// Runs `headroom quota …`.
 pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> CommandResult {
     let (provider, json) = match args.command {
@@ -108,20 +140,13 @@ pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> CommandResult {
             json,
         } => return probe(global, requests, concurrency, path, json).await,
     };
-    let mut settings = global
-        .resolve(&ProcessEnv)
-        .map_err(|e| CliError::refused(&e))?;
-    let mut gitlab_source = None;
-    if provider != Provider::GitHub {
-        // The provider's own API and token: GitHub's never reach another provider's host.
-        let access = crate::op_cmd::access_for(provider, global, &settings);
-        settings.policy = access.policy;
-        settings.credential = access.credential;
-        gitlab_source = access.source;
-    }
-    // A refused token is GitLab's to replace, named as GitLab's (main's hint names GitHub's).
+    let (settings, source) = provider_settings(global, provider)?;
+    // A refused token is the provider's to replace, named as its own (main's hint names
+    // GitHub's).
     let hinted = |e: CliError| match provider {
-        Provider::GitLab => e.with_hints(TokenFor::GitLab, || gitlab_source.clone()),
+        Provider::GitLab => e.with_hints(TokenFor::GitLab, || source.clone()),
+        Provider::Jira => e.with_hints(TokenFor::Jira, || source.clone()),
+        Provider::Linear => e.with_hints(TokenFor::Linear, || source.clone()),
         _ => e,
     };
     let opened = registry::open(&settings.db)
@@ -152,22 +177,27 @@ pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> CommandResult {
         }
         Err(e) => return Err(hinted(CliError::failed(&e))),
     };
-    // One cheap request whose headers tell the truth about the core bucket.
+    // One cheap request whose headers tell the truth about the core bucket. Linear's answer
+    // to who-am-i already carried both its buckets' readings.
     let probe = match (provider, credential) {
-        (_, Some(_)) => "/user",
-        (Provider::GitLab, None) => "/projects?per_page=1",
-        (_, None) => "/events?per_page=1",
+        (Provider::Linear, _) => None,
+        (Provider::Jira, _) => Some("/rest/api/3/myself"),
+        (_, Some(_)) => Some("/user"),
+        (Provider::GitLab, None) => Some("/projects?per_page=1"),
+        (_, None) => Some("/events?per_page=1"),
     };
-    match client
-        .send(
-            ApiRequest::get(probe)
-                .credential(credential)
-                .route(headroom_core::route::QUOTA_PROBE),
-        )
-        .await
-    {
-        Ok(_) | Err(ApiError::RateLimited { .. }) => {}
-        Err(e) => return Err(hinted(CliError::failed(&e))),
+    if let Some(probe) = probe {
+        match client
+            .send(
+                ApiRequest::get(probe)
+                    .credential(credential)
+                    .route(headroom_core::route::QUOTA_PROBE),
+            )
+            .await
+        {
+            Ok(_) | Err(ApiError::RateLimited { .. }) => {}
+            Err(e) => return Err(hinted(CliError::failed(&e))),
+        }
     }
     let snapshot = client
         .governor()

@@ -68,6 +68,7 @@ ones (it is always new and empty); `quota` and `config show` accept it.
 | `gitlab.api_url`, `linear.api_url`, `launchdarkly.api_url` | `--api-url` for that provider's commands | text (only in a file named by `--config`/`HEADROOM_CONFIG`); defaults `https://gitlab.com/api/v4`, `https://api.linear.app`, `https://app.launchdarkly.com` |
 | `gitlab.token_file`, `jira.token_file`, `linear.token_file`, `launchdarkly.token_file` | `--token-file` for that provider's commands | path (only in a file named by `--config`/`HEADROOM_CONFIG`) |
 | `jira.site`, `jira.email`, `jira.oauth_client_id` | none | the site (`https://NAME.atlassian.net`; only in a named file), the account's e-mail, and the OAuth app's client id |
+| `jira.burst_per_sec` | none | 1–10000 (default 100): requests a second each Jira endpoint is paced to, the site's burst rate per endpoint and method |
 
 Exit codes: 0 ran (or deferred, or hibernating), 1 the attempt failed, 2 refused to run.
 

@@ -186,25 +186,23 @@ impl SyncWorker {
             )
             .with_progress(Arc::new(LoggedProgress)),
         )];
-        if let Some(gitlab) = crate::sync_cmd::gitlab_settings_configured(settings) {
-            let client = crate::wiring::client_for(
-                &gitlab,
-                poller.clock,
-                opened,
-                margin,
-                SyncKind::Gitlab.provider(),
-            )
-            .map_err(|e| CliError::refused(&e))?;
+        for kind in SyncKind::OTHERS {
+            let Some(provider) = crate::sync_cmd::configured_for(settings, kind) else {
+                continue;
+            };
+            let client =
+                crate::wiring::client_for(&provider, poller.clock, opened, margin, kind.provider())
+                    .map_err(|e| CliError::refused(&e))?;
             let runner = crate::sync_cmd::kind_runner(
-                SyncKind::Gitlab,
+                kind,
                 poller.store.clone(),
                 client,
                 poller.clock,
-                &gitlab,
+                &provider,
                 args.sync_claim_secs,
             )
             .with_progress(Arc::new(LoggedProgress));
-            runners.push((SyncKind::Gitlab, runner));
+            runners.push((kind, runner));
         }
         let current = Arc::new(Mutex::new(None));
         let poll = SignedDuration::from_secs(i64::try_from(args.sync_poll_secs).unwrap_or(15));

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use headroom_core::clock::TokioClock;
-use headroom_core::governor::GovernorConfig;
+use headroom_core::governor::{GovernorConfig, PointsLimit};
 use headroom_core::signal::Provider;
 use headroom_core::{Governor, SignedDuration};
 use headroom_http::{Client, ClientParts, LiveConfig, LiveTransport};
@@ -43,11 +43,15 @@ pub fn client_for(
     margin: SignedDuration,
     provider: Provider,
 ) -> Result<Client, ConfigError> {
-    let governor_config = GovernorConfig {
+    let mut governor_config = GovernorConfig {
         ceiling: settings.in_flight_ceiling,
         margin,
         ..GovernorConfig::for_provider(provider)
     };
+    if provider == Provider::Jira {
+        governor_config.endpoint_rate =
+            PointsLimit::paced_per_second(settings.providers.jira_burst_per_sec);
+    }
     let refused = |e: headroom_core::governor::ConfigError| ConfigError {
         setting: "--in-flight-ceiling".into(),
         problem: e.to_string(),

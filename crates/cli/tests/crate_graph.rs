@@ -43,11 +43,29 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "headroom-store",
             "headroom-github",
             "headroom-gitlab",
+            "headroom-jira",
+            "headroom-linear",
         ],
     ),
     // Pure so far (documents, JQL, rows); their syncs will add core, http and sync.
-    ("headroom-jira", &["headroom-store"]),
-    ("headroom-linear", &["headroom-store"]),
+    (
+        "headroom-jira",
+        &[
+            "headroom-core",
+            "headroom-http",
+            "headroom-store",
+            "headroom-sync",
+        ],
+    ),
+    (
+        "headroom-linear",
+        &[
+            "headroom-core",
+            "headroom-http",
+            "headroom-store",
+            "headroom-sync",
+        ],
+    ),
     ("headroom-sim", &["headroom-core"]),
     ("headroom-testkit", &[]),
 ];

@@ -17,34 +17,7 @@ use serde_json::Value;
 
 mod common;
 use common::BIN;
-
-/// The simulator, served on 127.0.0.1 until the test ends.
-struct Served {
-    sim: Simulator,
-    api: String,
-    _stop: tokio::sync::oneshot::Sender<()>,
-}
-
-async fn serve(config: SimConfig) -> Served {
-    let sim = Simulator::new(config, TokioClock::system()).expect("simulator");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind loopback");
-    let addr = listener.local_addr().expect("address");
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let served = sim.clone();
-    tokio::spawn(async move {
-        let _ = headroom_sim::serve(served, listener, None, async {
-            let _ = stopped.await;
-        })
-        .await;
-    });
-    Served {
-        sim,
-        api: format!("http://{addr}/api/v4"),
-        _stop: stop,
-    }
-}
+use common::served::{Served, completed, output, serve, summary_families};
 
 /// `headroom sync gitlab GROUP --json --wait` on `sync.db` in `dir`, with `GITLAB_TOKEN=t1`
 /// and no GitHub setting: its exit code, stdout and stderr.
@@ -82,18 +55,6 @@ fn command(dir: &std::path::Path, api: &str, token: &str, args: &[&str]) -> Comm
     cmd
 }
 
-/// Runs `cmd` off the runtime: its exit code, stdout and stderr.
-async fn output(mut cmd: Command) -> (i32, String, String) {
-    let out = tokio::task::spawn_blocking(move || cmd.output().expect("runs"))
-        .await
-        .expect("joins");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 /// [`command`] with token `t1`, run.
 async fn headroom(dir: &std::path::Path, api: &str, args: &[&str]) -> (i32, String, String) {
     output(command(dir, api, "t1", args)).await
@@ -106,7 +67,7 @@ async fn hibernated_run(dir: &std::path::Path) -> (Served, String) {
     let mut config = group_config();
     config.gitlab_requests_per_minute = 40;
     config.gitlab_window_secs = 2;
-    let served = serve(config).await;
+    let served = serve(config, "/api/v4").await;
     std::fs::write(
         dir.join("gitlab.toml"),
         format!("[gitlab]\napi_url = \"{}\"\n", served.api),
@@ -129,18 +90,6 @@ const HIBERNATE: [&str; 8] = [
     "--reset-margin-secs",
     "1",
 ];
-
-/// The completion line's summary, after asserting the run is done.
-fn completed(code: i32, stdout: &str, stderr: &str) -> Value {
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
-    let done: Value = stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find(|v| v["event"] == "sync.run_completed")
-        .unwrap_or_else(|| panic!("no completion line in {stdout}\n{stderr}"));
-    assert_eq!(done["status"], "done", "{done}");
-    done["summary"].clone()
-}
 
 /// The route family of a GitLab API path, by the test's own reading of GitLab's routes.
 fn family(path: &str) -> &'static str {
@@ -176,22 +125,6 @@ fn logged_families(sim: &Simulator, from: usize) -> BTreeMap<String, u64> {
         let family = family(&entry.path);
         if family != "identity" {
             *out.entry(family.to_owned()).or_default() += 1;
-        }
-    }
-    out
-}
-
-/// Requests per family the run's summary counted (`actuals`, per stage and family).
-fn summary_families(summary: &Value) -> BTreeMap<String, u64> {
-    let mut out = BTreeMap::new();
-    let stages = summary["actuals"]
-        .as_object()
-        .expect("actuals in the summary");
-    for rows in stages.values() {
-        for row in rows.as_array().expect("rows") {
-            let family = row["family"].as_str().expect("family").to_owned();
-            let requests = row["requests"].as_u64().expect("requests");
-            *out.entry(family).or_default() += requests;
         }
     }
     out
@@ -240,7 +173,7 @@ fn group_config() -> SimConfig {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gitlab_group_is_collected_whole_and_a_second_run_asks_only_for_what_changed() {
-    let served = serve(group_config()).await;
+    let served = serve(group_config(), "/api/v4").await;
     let dir = tempfile::tempdir().expect("temp dir");
     let counts = served
         .sim
@@ -371,7 +304,7 @@ async fn a_group_that_needs_more_than_ten_windows_is_collected_without_a_429() {
         );
     config.gitlab_requests_per_minute = 40;
     config.gitlab_window_secs = 2;
-    let served = serve(config).await;
+    let served = serve(config, "/api/v4").await;
     let dir = tempfile::tempdir().expect("temp dir");
     let counts = served
         .sim
@@ -477,7 +410,7 @@ async fn the_plan_of_a_group_sampled_whole_is_what_the_sync_spends() {
                 .with_projects_per_group(2)
                 .with_items(7),
         );
-    let served = serve(config).await;
+    let served = serve(config, "/api/v4").await;
     let dir = tempfile::tempdir().expect("temp dir");
     let (code, stdout, stderr) = headroom(
         dir.path(),
@@ -642,7 +575,7 @@ async fn gitlab_tokens_of_two_owners_are_refused_and_two_of_one_owner_go() {
     let config = group_config()
         .with_token(TokenSpec::user("t2", "alice"))
         .with_token(TokenSpec::user("bot-t", "project_42_bot"));
-    let served = serve(config).await;
+    let served = serve(config, "/api/v4").await;
     let dir = tempfile::tempdir().expect("temp dir");
     let args = [
         "sync", "gitlab", "acme", "--json", "--wait", "--stages", "group",
@@ -684,7 +617,7 @@ async fn gitlab_tokens_of_two_owners_are_refused_and_two_of_one_owner_go() {
 /// sends no rate-limit headers, it says so rather than showing an unknown limit.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn quota_show_speaks_to_gitlab_with_gitlabs_token() {
-    let served = serve(group_config()).await;
+    let served = serve(group_config(), "/api/v4").await;
     let dir = tempfile::tempdir().expect("temp dir");
     let show = ["quota", "show", "--provider", "gitlab"];
     let mut cmd = command(dir.path(), &served.api, "t1", &show);
@@ -713,7 +646,7 @@ async fn quota_show_speaks_to_gitlab_with_gitlabs_token() {
 
     let mut config = group_config();
     config.gitlab_self_managed = true;
-    let self_managed = serve(config).await;
+    let self_managed = serve(config, "/api/v4").await;
     let other = tempfile::tempdir().expect("temp dir");
     let (code, out, err) = headroom(other.path(), &self_managed.api, &show).await;
     assert_eq!(code, 0, "{out}\n{err}");
@@ -725,7 +658,7 @@ async fn quota_show_speaks_to_gitlab_with_gitlabs_token() {
 /// refused token came from and GitLab's variables.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_gitlab_token_is_hinted_with_gitlabs_variables() {
-    let served = serve(group_config()).await;
+    let served = serve(group_config(), "/api/v4").await;
     let dir = tempfile::tempdir().expect("temp dir");
     for args in [
         &["sync", "gitlab", "acme", "--wait"][..],

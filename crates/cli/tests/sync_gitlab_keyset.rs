@@ -9,45 +9,17 @@
 
 use std::process::Command;
 
-use headroom_core::clock::TokioClock;
 use headroom_sim::{GitlabGroupSpec, SimConfig, Simulator, TokenSpec};
 use serde_json::Value;
 
 mod common;
 use common::BIN;
+use common::served::serve;
 
 /// Issues in the one project: three keyset pages of 100.
 const ISSUES: usize = 250;
 /// The simulator's maximum offset: offset paging stops at page 2 of 100 (2 × 100 > 150).
 const MAX_OFFSET: usize = 150;
-
-/// The simulator, served on 127.0.0.1 until the test ends.
-struct Served {
-    sim: Simulator,
-    api: String,
-    _stop: tokio::sync::oneshot::Sender<()>,
-}
-
-async fn serve(config: SimConfig) -> Served {
-    let sim = Simulator::new(config, TokioClock::system()).expect("simulator");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind loopback");
-    let addr = listener.local_addr().expect("address");
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let served = sim.clone();
-    tokio::spawn(async move {
-        let _ = headroom_sim::serve(served, listener, None, async {
-            let _ = stopped.await;
-        })
-        .await;
-    });
-    Served {
-        sim,
-        api: format!("http://{addr}/api/v4"),
-        _stop: stop,
-    }
-}
 
 /// One group, one project of [`ISSUES`] issues (one note each) and a few of everything else,
 /// behind GitLab's maximum offset of [`MAX_OFFSET`].
@@ -139,7 +111,7 @@ fn small(n: usize) -> i64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn issues_past_gitlabs_maximum_offset_are_all_collected_by_keyset_pages() {
-    let served = serve(group_config()).await;
+    let served = serve(group_config(), "/api/v4").await;
     let dir = tempfile::tempdir().expect("temp dir");
     let counts = served.sim.gitlab_group_counts("acme").expect("seeded");
     assert_eq!(counts.issues, ISSUES);
@@ -196,7 +168,7 @@ async fn a_run_resumed_mid_issues_follows_its_stored_keyset_link_to_the_same_row
     let mut config = group_config();
     config.gitlab_requests_per_minute = 40;
     config.gitlab_window_secs = 2;
-    let served = serve(config).await;
+    let served = serve(config, "/api/v4").await;
     let dir = tempfile::tempdir().expect("temp dir");
     let counts = served.sim.gitlab_group_counts("acme").expect("seeded");
     let run = [

@@ -38,6 +38,8 @@ pub(super) struct JiraSection {
     pub(super) token_file: Option<Spanned<PathBuf>>,
     /// The OAuth app whose access token `JIRA_OAUTH_TOKEN` is: its points are the app's.
     pub(super) oauth_client_id: Option<Spanned<String>>,
+    /// Requests a second each endpoint is paced to (the site's burst rate; Jira's default 100).
+    pub(super) burst_per_sec: Option<Spanned<u32>>,
 }
 
 /// One provider's access: where its API is, and the credential that will be sent there.
@@ -56,22 +58,25 @@ pub struct ProviderAccess {
 
 /// GitLab's, Jira's, Linear's and LaunchDarkly's access, resolved together.
 #[derive(Debug, Clone)]
-#[cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "Jira's, Linear's and LaunchDarkly's are validated at start and listed by `config \
-                  show` today; their collections (the next issues) will send with them"
-    )
-)]
 pub struct Providers {
     /// GitLab (gitlab.com unless another base is named).
     pub gitlab: ProviderAccess,
     /// Jira Cloud (a site must be named).
     pub jira: ProviderAccess,
+    /// Requests a second each Jira endpoint is paced to: the site's burst rate per endpoint and
+    /// method (`burst_per_sec` in `[jira]`; Jira documents 100 for GET and POST).
+    pub jira_burst_per_sec: u32,
     /// Linear.
     pub linear: ProviderAccess,
     /// LaunchDarkly.
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "LaunchDarkly's access is validated at start and listed by `config show` \
+                      today; its collection (the next issue) will send with it"
+        )
+    )]
     pub launchdarkly: ProviderAccess,
 }
 
@@ -147,6 +152,7 @@ pub(super) fn resolve(
     Ok(Providers {
         gitlab: api_provider(&GITLAB, settings.gitlab.as_ref(), file, env, sources)?,
         jira: jira(settings.jira.as_ref(), file, env, sources)?,
+        jira_burst_per_sec: jira_burst(settings.jira.as_ref(), file, sources)?,
         linear: api_provider(&LINEAR, settings.linear.as_ref(), file, env, sources)?,
         launchdarkly: api_provider(
             &LAUNCHDARKLY,
@@ -267,6 +273,32 @@ fn jira(
         },
     };
     Ok(record("jira.token", policy, found, sources))
+}
+
+/// `burst_per_sec` in `[jira]`, 1 to 10,000; Jira's documented 100 by default.
+fn jira_burst(
+    section: Option<&JiraSection>,
+    file: &ConfigFile,
+    sources: &mut Sources,
+) -> Result<u32, ConfigError> {
+    let default = headroom_core::governor::JIRA_BURST_PER_SEC;
+    let Some(rate) = section.and_then(|s| s.burst_per_sec.as_ref()) else {
+        sources.push("jira.burst_per_sec", default.to_string(), Source::Default);
+        return Ok(default);
+    };
+    let value = *rate.get_ref();
+    if !(1..=10_000).contains(&value) {
+        return Err(invalid(
+            "jira.burst_per_sec",
+            "must be 1 to 10000 requests a second",
+        ));
+    }
+    sources.push(
+        "jira.burst_per_sec",
+        value.to_string(),
+        file.source(&rate.span()),
+    );
+    Ok(value)
 }
 
 /// How a Jira OAuth token is presented: Bearer, naming the app whose points it spends

@@ -1,5 +1,5 @@
-//! What a sync run collects: a GitHub organization (`sync org`) or a GitLab group
-//! (`sync gitlab`). The kind names the provider whose door the run goes through, its stage
+//! What a sync run collects: a GitHub organization (`sync org`), a GitLab group
+//! (`sync gitlab`), a Jira site (`sync jira`) or a Linear workspace (`sync linear`). The kind names the provider whose door the run goes through, its stage
 //! graph, and the words a person reads.
 
 use std::sync::Arc;
@@ -14,17 +14,31 @@ pub enum SyncKind {
     Org,
     /// A GitLab group and its subgroups.
     Gitlab,
+    /// A Jira Cloud site's projects.
+    Jira,
+    /// A Linear workspace.
+    Linear,
 }
 
 impl SyncKind {
     /// Every kind.
-    pub const ALL: [SyncKind; 2] = [SyncKind::Org, SyncKind::Gitlab];
+    pub const ALL: [SyncKind; 4] = [
+        SyncKind::Org,
+        SyncKind::Gitlab,
+        SyncKind::Jira,
+        SyncKind::Linear,
+    ];
+
+    /// The kinds that go through another door than GitHub's, each with its own credential.
+    pub const OTHERS: [SyncKind; 3] = [SyncKind::Gitlab, SyncKind::Jira, SyncKind::Linear];
 
     /// The stored name, which is also the `sync` subcommand's.
     pub fn as_str(self) -> &'static str {
         match self {
             SyncKind::Org => "org",
             SyncKind::Gitlab => "gitlab",
+            SyncKind::Jira => "jira",
+            SyncKind::Linear => "linear",
         }
     }
 
@@ -38,6 +52,8 @@ impl SyncKind {
         match self {
             SyncKind::Org => "org",
             SyncKind::Gitlab => "group",
+            SyncKind::Jira => "selection",
+            SyncKind::Linear => "selection",
         }
     }
 
@@ -45,7 +61,8 @@ impl SyncKind {
     pub fn scopes(self) -> &'static str {
         match self {
             SyncKind::Org => "repos",
-            SyncKind::Gitlab => "projects",
+            SyncKind::Gitlab | SyncKind::Jira => "projects",
+            SyncKind::Linear => "scopes",
         }
     }
 
@@ -54,6 +71,8 @@ impl SyncKind {
         match self {
             SyncKind::Org => "org",
             SyncKind::Gitlab => "group",
+            SyncKind::Jira => "site",
+            SyncKind::Linear => "workspace",
         }
     }
 
@@ -62,6 +81,52 @@ impl SyncKind {
         match self {
             SyncKind::Org => Provider::GitHub,
             SyncKind::Gitlab => Provider::GitLab,
+            SyncKind::Jira => Provider::Jira,
+            SyncKind::Linear => Provider::Linear,
+        }
+    }
+
+    /// The command that runs it on `target` (as its runs store it), for the hints that say
+    /// how to go on: `headroom sync org acme`, `headroom sync jira --site URL PA PB`.
+    pub fn invocation(self, target: &str) -> String {
+        match self {
+            SyncKind::Org | SyncKind::Gitlab => format!("headroom sync {} {target}", self.as_str()),
+            SyncKind::Jira => {
+                let mut out = "headroom sync jira --site URL".to_owned();
+                if let Ok(s) = headroom_jira::sync::Selection::parse(target) {
+                    for key in &s.projects {
+                        out.push(' ');
+                        out.push_str(key);
+                    }
+                    if let Some(jql) = &s.jql {
+                        out.push_str(&format!(" --jql '{}'", jql.replace('\'', "'\\''")));
+                    }
+                    if s.worklogs {
+                        out.push_str(" --worklogs");
+                    }
+                }
+                out
+            }
+            SyncKind::Linear => {
+                let mut out = "headroom sync linear".to_owned();
+                if let Ok(s) = headroom_linear::sync::Selection::parse(target) {
+                    for team in &s.teams {
+                        out.push_str(&format!(" --team {team}"));
+                    }
+                }
+                out
+            }
+        }
+    }
+
+    /// Whose token it spends, for the hint after a refusal.
+    pub fn token_for(self) -> crate::outcome::TokenFor {
+        use crate::outcome::TokenFor;
+        match self {
+            SyncKind::Org => TokenFor::GitHub,
+            SyncKind::Gitlab => TokenFor::GitLab,
+            SyncKind::Jira => TokenFor::Jira,
+            SyncKind::Linear => TokenFor::Linear,
         }
     }
 
@@ -70,6 +135,8 @@ impl SyncKind {
         match self {
             SyncKind::Org => headroom_github::org::stages(),
             SyncKind::Gitlab => headroom_gitlab::sync::stages(),
+            SyncKind::Jira => headroom_jira::sync::stages(),
+            SyncKind::Linear => headroom_linear::sync::stages(),
         }
     }
 
@@ -78,15 +145,32 @@ impl SyncKind {
         match self {
             SyncKind::Org => headroom_github::org::declarations(),
             SyncKind::Gitlab => headroom_gitlab::sync::declarations(),
+            SyncKind::Jira => headroom_jira::sync::declarations(),
+            SyncKind::Linear => headroom_linear::sync::declarations(),
         }
     }
 
-    /// The stage whose per-scope checkpoints list the run's repositories or projects.
-    pub fn source(self) -> &'static str {
+    /// The stage whose per-scope checkpoints list the run's repositories or projects
+    /// (`None`: every stage runs once per run).
+    pub fn source(self) -> Option<&'static str> {
         match self {
-            SyncKind::Org => headroom_github::org::REPOSITORY_SOURCE,
-            SyncKind::Gitlab => headroom_gitlab::sync::PROJECT_SOURCE,
+            SyncKind::Org => Some(headroom_github::org::REPOSITORY_SOURCE),
+            SyncKind::Gitlab => Some(headroom_gitlab::sync::PROJECT_SOURCE),
+            SyncKind::Jira => Some(headroom_jira::sync::SOURCE),
+            SyncKind::Linear => headroom_linear::sync::SOURCE,
         }
+    }
+
+    /// Whether `table` holds its provider's rows, as `sync status` counts them (watermarks
+    /// left out). GitHub's tables carry no prefix: `sync status` names them.
+    pub fn owns_table(self, table: &str) -> bool {
+        let prefix = match self {
+            SyncKind::Org => return false,
+            SyncKind::Gitlab => "gitlab_",
+            SyncKind::Jira => "jira_",
+            SyncKind::Linear => "linear_",
+        };
+        table.starts_with(prefix) && !table.ends_with("_watermarks")
     }
 }
 
@@ -115,6 +199,30 @@ mod tests {
         assert_eq!(declaring(["org", "repositories"]), SyncKind::Org);
         assert_eq!(declaring(["projects"]), SyncKind::Org);
         assert_eq!(declaring(["nothing"]), SyncKind::Org);
+    }
+
+    #[test]
+    fn the_resume_hint_repeats_a_runs_selection() {
+        let jira = headroom_jira::sync::Selection {
+            projects: vec!["PA".into(), "PB".into()],
+            jql: Some("status = 'Done'".into()),
+            worklogs: true,
+        };
+        assert_eq!(
+            SyncKind::Jira.invocation(&jira.target()),
+            r"headroom sync jira --site URL PA PB --jql 'status = '\''Done'\''' --worklogs"
+        );
+        let linear = headroom_linear::sync::Selection {
+            teams: vec!["ENG".into(), "OPS".into()],
+        };
+        assert_eq!(
+            SyncKind::Linear.invocation(&linear.target()),
+            "headroom sync linear --team ENG --team OPS"
+        );
+        assert_eq!(
+            SyncKind::Gitlab.invocation("top/sub"),
+            "headroom sync gitlab top/sub"
+        );
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! `headroom sync …`: organization sync as a graph of stages chosen by quota headroom.
-//!
+//! `headroom sync …`: collections (an organization, a group, a site, a workspace) as graphs of
+//! stages chosen by quota headroom.
 //! - `sync org NAME [--resume RUN_ID] [--stages LIST] [--wait]` starts (or resumes) a run.
 //!   A run is bound to the credential it was created with; a resume with another token of
 //!   the same owner needs `--rebind-credential` (recorded in the run), one of another owner
@@ -34,6 +34,7 @@ mod kind;
 mod org_run;
 mod plan;
 mod plan_gitlab;
+mod plan_providers;
 mod progress;
 mod report;
 mod status;
@@ -43,7 +44,7 @@ mod worker;
 pub use kind::SyncKind;
 pub use worker::{WorkerMemory, worker_pass};
 
-/// Organization sync.
+/// Collections as graphs of stages.
 #[derive(Debug, Args)]
 pub struct SyncArgs {
     #[command(subcommand)]
@@ -106,6 +107,38 @@ enum SyncCommand {
         #[command(flatten)]
         run: RunArgs,
     },
+    /// Collect a Jira Cloud site: projects, issues with their changelogs, comments and (with
+    /// --worklogs) worklogs, boards and sprints. The credential is JIRA_EMAIL with
+    /// JIRA_API_TOKEN, or JIRA_OAUTH_TOKEN with JIRA_OAUTH_CLIENT_ID, or the `[jira]` section.
+    /// Exits as `sync org` does.
+    Jira {
+        /// The site: https://NAME.atlassian.net, or https://api.atlassian.com/ex/jira/CLOUD_ID
+        /// for OAuth and scoped tokens (default: `site` in `[jira]`).
+        #[arg(long, value_name = "URL")]
+        site: Option<String>,
+        /// Only these projects, by key; every project the credential sees when none is named.
+        #[arg(value_name = "PROJECT_KEY")]
+        projects: Vec<String>,
+        /// Only the issues this JQL selects too (joined with AND to each project's query).
+        #[arg(long, value_name = "JQL")]
+        jql: Option<String>,
+        /// Collect each issue's worklogs too (one more request per issue).
+        #[arg(long)]
+        worklogs: bool,
+        #[command(flatten)]
+        run: RunArgs,
+    },
+    /// Collect a Linear workspace: teams and memberships, users, workflow states, labels,
+    /// projects, cycles, issues with their history, comments and attachments. The key is
+    /// LINEAR_API_KEY (or LINEAR_OAUTH_TOKEN, or the `[linear]` section); the API is
+    /// https://api.linear.app unless `--api-url URL`. Exits as `sync org` does.
+    Linear {
+        /// Only these teams, by key (repeat the flag); every team when none is named.
+        #[arg(long = "team", value_name = "KEY")]
+        teams: Vec<String>,
+        #[command(flatten)]
+        run: RunArgs,
+    },
     /// Where a run stands: stages, cursors, counts, what it waits for. Without RUN_ID, the
     /// unfinished runs.
     Status {
@@ -145,8 +178,8 @@ enum SyncCommand {
     },
 }
 
-/// How `sync gitlab` starts, drives and reports its run (as `sync org`'s flags of the same
-/// names).
+/// How `sync gitlab`, `sync jira` and `sync linear` start, drive and report their run (as
+/// `sync org`'s flags of the same names).
 #[derive(Debug, Args)]
 struct RunArgs {
     /// Resume this run instead of starting one.
@@ -158,8 +191,8 @@ struct RunArgs {
     /// Wait for quota windows in this process and finish, instead of hibernating.
     #[arg(long)]
     wait: bool,
-    /// Before a new run, measure the group as `sync plan gitlab` does and keep its estimate
-    /// per stage and route family with the run, for `sync status`'s calibration.
+    /// Before a new run, measure the target as `sync plan` does and keep its estimate per
+    /// stage and route family with the run, for `sync status`'s calibration.
     #[arg(long)]
     estimate: bool,
     #[command(flatten)]
@@ -176,6 +209,35 @@ struct RunArgs {
     /// Print JSON lines for machines instead of text.
     #[arg(long)]
     json: bool,
+}
+
+impl RunArgs {
+    fn options(&self) -> org_run::OrgOptions {
+        org_run::OrgOptions {
+            wait: self.wait,
+            estimate: self.estimate,
+            rebind: self.rebind.rebind_credential,
+            hold: SignedDuration::from_secs(i64::try_from(self.hold_secs).unwrap_or(i64::MAX)),
+            claim_secs: self.claim_secs,
+            margin: self.margin.get(),
+            format: report::Format::from_flag(self.json),
+        }
+    }
+}
+
+/// Starts or resumes a run of `kind` (Jira's or Linear's) on `target`, its refusals hinted
+/// with the provider's own variables.
+async fn provider_run(
+    settings: &Settings,
+    kind: SyncKind,
+    target: String,
+    run: RunArgs,
+) -> CommandResult {
+    let options = run.options();
+    let source = access(settings, kind).and_then(|a| a.credential_source.clone());
+    org_run::sync_org(settings, kind, target, run.resume, run.stages, options)
+        .await
+        .map_err(|e| e.with_hints(kind.token_for(), || source))
 }
 
 /// Whether a run bound to another credential may go on with this process's.
@@ -202,6 +264,34 @@ enum PlanTarget {
     Gitlab {
         /// The group's full path or id.
         group: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A Jira site: a project search's total, Jira's approximate issue count per project, and
+    /// the children of a few sampled issues.
+    Jira {
+        /// The site (default: `site` in `[jira]`).
+        #[arg(long, value_name = "URL")]
+        site: Option<String>,
+        /// Only these projects, by key.
+        #[arg(value_name = "PROJECT_KEY")]
+        projects: Vec<String>,
+        /// Only the issues this JQL selects too.
+        #[arg(long, value_name = "JQL")]
+        jql: Option<String>,
+        /// Count worklogs too.
+        #[arg(long)]
+        worklogs: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A Linear workspace: each team's `issueCount` and the children of a sampled page.
+    Linear {
+        /// Only these teams, by key (repeat the flag).
+        #[arg(long = "team", value_name = "KEY")]
+        teams: Vec<String>,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -262,19 +352,33 @@ pub async fn run(global: &GlobalArgs, args: SyncArgs) -> CommandResult {
             .await
             .map_err(|e| e.with_hints(TokenFor::GitLab, || source))
         }
-        SyncCommand::Status { run_id, json } => status::status(&settings, run_id, json).await,
-        SyncCommand::Plan {
-            target: PlanTarget::Org { name, json },
-        } => plan::plan(&settings, &name, json).await,
-        SyncCommand::Plan {
-            target: PlanTarget::Gitlab { group, json },
+        SyncCommand::Jira {
+            site,
+            projects,
+            jql,
+            worklogs,
+            run,
         } => {
-            let settings = gitlab_settings(global, settings)?;
-            let source = settings.providers.gitlab.credential_source.clone();
-            plan_gitlab::plan(&settings, &group, json)
-                .await
-                .map_err(|e| e.with_hints(TokenFor::GitLab, || source))
+            let settings = jira_settings(global, settings, site.as_deref())?;
+            let selection = headroom_jira::sync::Selection {
+                projects,
+                jql,
+                worklogs,
+            };
+            let target = selection.target();
+            // A key Jira could not have is refused before anything is sent.
+            headroom_jira::sync::Selection::parse(&target).map_err(|e| CliError::refused(&e))?;
+            provider_run(&settings, SyncKind::Jira, target, run).await
         }
+        SyncCommand::Linear { teams, run } => {
+            let settings = linear_settings(global, settings)?;
+            let selection = headroom_linear::sync::Selection { teams };
+            let target = selection.target();
+            headroom_linear::sync::Selection::parse(&target).map_err(|e| CliError::refused(&e))?;
+            provider_run(&settings, SyncKind::Linear, target, run).await
+        }
+        SyncCommand::Status { run_id, json } => status::status(&settings, run_id, json).await,
+        SyncCommand::Plan { target } => plan_target(global, settings, target).await,
         SyncCommand::Worker {
             once,
             poll_secs,
@@ -292,6 +396,51 @@ pub async fn run(global: &GlobalArgs, args: SyncArgs) -> CommandResult {
                 format: report::Format::from_flag(json),
             };
             worker::worker(&settings, options).await
+        }
+    }
+}
+
+/// Runs `headroom sync plan …`.
+async fn plan_target(global: &GlobalArgs, settings: Settings, target: PlanTarget) -> CommandResult {
+    match target {
+        PlanTarget::Org { name, json } => plan::plan(&settings, &name, json).await,
+        PlanTarget::Gitlab { group, json } => {
+            let settings = gitlab_settings(global, settings)?;
+            let source = settings.providers.gitlab.credential_source.clone();
+            plan_gitlab::plan(&settings, &group, json)
+                .await
+                .map_err(|e| e.with_hints(TokenFor::GitLab, || source))
+        }
+        PlanTarget::Jira {
+            site,
+            projects,
+            jql,
+            worklogs,
+            json,
+        } => {
+            let settings = jira_settings(global, settings, site.as_deref())?;
+            let target = headroom_jira::sync::Selection {
+                projects,
+                jql,
+                worklogs,
+            }
+            .target();
+            headroom_jira::sync::Selection::parse(&target).map_err(|e| CliError::refused(&e))?;
+            let source =
+                access(&settings, SyncKind::Jira).and_then(|a| a.credential_source.clone());
+            plan_providers::plan(&settings, SyncKind::Jira, &target, json)
+                .await
+                .map_err(|e| e.with_hints(TokenFor::Jira, || source))
+        }
+        PlanTarget::Linear { teams, json } => {
+            let settings = linear_settings(global, settings)?;
+            let target = headroom_linear::sync::Selection { teams }.target();
+            headroom_linear::sync::Selection::parse(&target).map_err(|e| CliError::refused(&e))?;
+            let source =
+                access(&settings, SyncKind::Linear).and_then(|a| a.credential_source.clone());
+            plan_providers::plan(&settings, SyncKind::Linear, &target, json)
+                .await
+                .map_err(|e| e.with_hints(TokenFor::Linear, || source))
         }
     }
 }
@@ -450,7 +599,7 @@ pub(crate) fn kind_runner(
 ) -> Runner {
     match Runner::new(
         kind.stages(),
-        Some(kind.source()),
+        kind.source(),
         store,
         client,
         settings.credential.clone(),
@@ -470,18 +619,114 @@ pub(crate) fn kind_runner(
     }
 }
 
-/// GitLab's settings from what is configured (`[gitlab]`, `GITLAB_TOKEN`, `GITLAB_OAUTH_TOKEN`;
-/// `--api-url` and `--token-file` belong to GitHub here), when a GitLab credential is: a worker
-/// then takes GitLab's runs up too.
-pub(crate) fn gitlab_settings_configured(settings: &Settings) -> Option<Settings> {
-    let gitlab = &settings.providers.gitlab;
-    let credential = gitlab.credential.clone()?;
+/// The access configured for `kind`'s provider; `None` for GitHub's, which is the settings'
+/// own.
+fn access(settings: &Settings, kind: SyncKind) -> Option<&crate::config::ProviderAccess> {
+    let p = &settings.providers;
+    match kind {
+        SyncKind::Org => None,
+        SyncKind::Gitlab => Some(&p.gitlab),
+        SyncKind::Jira => Some(&p.jira),
+        SyncKind::Linear => Some(&p.linear),
+    }
+}
+
+/// The settings of `kind`'s runs from what is configured, when its provider has a credential
+/// and an API (a Jira site) configured: a worker then takes its runs up too. GitHub's are the
+/// settings themselves.
+pub(crate) fn configured_for(settings: &Settings, kind: SyncKind) -> Option<Settings> {
+    let Some(access) = access(settings, kind) else {
+        return Some(settings.clone());
+    };
+    let credential = access.credential.clone()?;
     let mut out = settings.clone();
-    out.policy = gitlab.policy.clone()?;
-    out.also_configured = besides(&credential, &gitlab.configured);
-    out.credential_source = source_of(&credential, &gitlab.configured);
+    out.policy = access.policy.clone()?;
+    out.also_configured = besides(&credential, &access.configured);
+    out.credential_source = source_of(&credential, &access.configured);
     out.credential = Some(credential);
     Some(out)
+}
+
+/// The settings of a Jira or Linear command run with the global flags (`--api-url` names
+/// Jira's site or Linear's API), and where its credential came from in words.
+pub(crate) fn provider_settings(
+    global: &GlobalArgs,
+    settings: Settings,
+    kind: SyncKind,
+) -> Result<(Settings, Option<String>), CliError> {
+    let settings = match kind {
+        SyncKind::Jira => {
+            let site = global
+                .api_url
+                .clone()
+                .filter(|_| !global.env_sourced.api_url);
+            jira_settings(global, settings, site.as_deref())?
+        }
+        _ => linear_settings(global, settings)?,
+    };
+    let source = access(&settings, kind).and_then(|a| a.credential_source.clone());
+    Ok((settings, source))
+}
+
+/// Jira's settings: the site (`--site`, else `site` in `[jira]`) and Jira's credential, and no
+/// other provider's tokens.
+fn jira_settings(
+    global: &GlobalArgs,
+    settings: Settings,
+    site: Option<&str>,
+) -> Result<Settings, CliError> {
+    if global.token_file.is_some() {
+        return Err(CliError::refused(
+            &"sync jira does not read --token-file: a Jira API token goes with its account's \
+             e-mail; set JIRA_EMAIL and JIRA_API_TOKEN, or token_file and email in [jira]",
+        ));
+    }
+    let mut settings = settings;
+    if let Some(site) = site {
+        let policy = headroom_http::UrlPolicy::for_api_url(site)
+            .map_err(|e| CliError::refused(&format!("--site {site}: {e}")))?;
+        settings.providers.jira.policy = Some(policy);
+    }
+    if settings.providers.jira.policy.is_none() {
+        return Err(CliError::refused(
+            &"sync jira needs the site: --site https://NAME.atlassian.net, or site in [jira]",
+        ));
+    }
+    configured_for(&settings, SyncKind::Jira).ok_or_else(|| {
+        CliError::refused(
+            &"sync jira needs a Jira credential: set JIRA_EMAIL and JIRA_API_TOKEN (or \
+             JIRA_OAUTH_TOKEN with JIRA_OAUTH_CLIENT_ID), or token_file and email in [jira]",
+        )
+    })
+}
+
+/// Linear's settings: its API (`--api-url` given as a flag, else `api_url` in `[linear]`, else
+/// api.linear.app) and its key (`--token-file` given as a flag, else `[linear]`,
+/// `LINEAR_API_KEY`, `LINEAR_OAUTH_TOKEN`), and no other provider's tokens.
+fn linear_settings(global: &GlobalArgs, settings: Settings) -> Result<Settings, CliError> {
+    let mut settings = settings;
+    if let (Some(url), false) = (&global.api_url, global.env_sourced.api_url) {
+        let policy = headroom_http::UrlPolicy::for_api_url(url)
+            .map_err(|e| CliError::refused(&format!("--api-url {url}: {e}")))?;
+        settings.providers.linear.policy = Some(policy);
+    }
+    if global.token_file.is_some() {
+        // The file was read as GitHub's token; a Linear key goes as it is, unprefixed.
+        let linear = &mut settings.providers.linear;
+        linear.credential = settings.credential.clone();
+        linear.credential_source = Some("--token-file".to_owned());
+        linear.configured = Vec::new();
+    }
+    let mut out = configured_for(&settings, SyncKind::Linear).ok_or_else(|| {
+        CliError::refused(
+            &"sync linear needs a Linear key: set LINEAR_API_KEY (or LINEAR_OAUTH_TOKEN), or \
+             name a file with --token-file",
+        )
+    })?;
+    if global.token_file.is_some() {
+        out.credential_source = Some("--token-file");
+    }
+    Ok(out)
 }
 
 /// Where `used` was configured (`GITLAB_TOKEN`), as the owners' check names it.

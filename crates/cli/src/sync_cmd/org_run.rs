@@ -99,10 +99,10 @@ async fn attach_to_unfinished(
     if run.requested_stages != asked {
         return Err(CliError::refused(&format!(
             "sync run {} of {} {name} for {key} is not finished and was asked for other stages; \
-             continue it with `headroom sync {} {name} --resume {}`, or let it finish first",
+             continue it with `{} --resume {}`, or let it finish first",
             run.id,
             env.kind.noun(),
-            env.kind.as_str(),
+            env.kind.invocation(name),
             run.id
         )));
     }
@@ -210,8 +210,8 @@ pub(super) async fn sync_org(
         margin,
         format,
     } = options;
-    let graph = StageGraph::new(kind.declarations(), Some(kind.source()))
-        .map_err(|e| CliError::failed(&e))?;
+    let graph =
+        StageGraph::new(kind.declarations(), kind.source()).map_err(|e| CliError::failed(&e))?;
     if let Err(e) = graph.closure_of(&stages) {
         return Err(CliError::refused(&format!("--stages: {e}")));
     }
@@ -297,9 +297,9 @@ pub(super) async fn sync_org(
             Err(e @ headroom_sync::SyncError::Store(_)) => {
                 return Err(CliError::failed(&format!(
                     "{e}; the run's checkpoints are intact: resume it with \
-                     `headroom sync {} {name} --resume {id}` once the database answers \
-                     (or let a worker take it)",
-                    kind.as_str()
+                     `{} --resume {id}` once the database answers (or let a worker take \
+                     it)",
+                    kind.invocation(&name)
                 )));
             }
             Err(e) => return Err(CliError::failed(&e)),
@@ -334,15 +334,15 @@ fn with_token_source(
     if !reason.contains(headroom_http::TOKEN_REFUSED) {
         return reason.to_owned();
     }
-    let source = match kind {
-        super::SyncKind::Gitlab => settings.providers.gitlab.credential_source.clone(),
-        super::SyncKind::Org => crate::outcome::token_source(settings),
+    let source = match super::access(settings, kind) {
+        Some(access) => access.credential_source.clone(),
+        None => crate::outcome::token_source(settings),
     };
     let came = source.map_or_else(String::new, |s| format!(" (the token came from {s})"));
     format!(
         "{reason}{came}; it expired or was revoked: resume with a new token of the same owner, \
-         `headroom sync {} {name} --resume {id} --rebind-credential`",
-        kind.as_str()
+         `{} --resume {id} --rebind-credential`",
+        kind.invocation(name)
     )
 }
 
@@ -441,6 +441,19 @@ async fn estimates(
     name: &str,
 ) -> Result<BTreeMap<String, Vec<FamilyEstimate>>, CliError> {
     let mut out: BTreeMap<String, Vec<FamilyEstimate>> = BTreeMap::new();
+    if matches!(env.kind, super::SyncKind::Jira | super::SyncKind::Linear) {
+        let measured = super::plan_providers::measure(env, name).await?;
+        for row in &measured.rows {
+            out.entry(row.stage.to_owned())
+                .or_default()
+                .push(FamilyEstimate {
+                    family: row.family.name.to_owned(),
+                    dimension: row.family.dimension,
+                    units: super::plan_providers::Measured::units(row),
+                });
+        }
+        return Ok(out);
+    }
     if env.kind == super::SyncKind::Gitlab {
         let measured = super::plan_gitlab::measure(env, name).await?;
         for e in &measured.plan.by_family {

@@ -166,10 +166,22 @@ pub(super) fn hibernating(
     now: Timestamp,
 ) {
     let resume = match target {
-        // A worker holds GitLab's runs only with a GitLab credential of its own.
-        Some((super::SyncKind::Gitlab, name)) => format!(
+        // A worker holds another provider's runs only with a credential of that provider.
+        Some((kind @ super::SyncKind::Gitlab, name)) => format!(
             "headroom run or headroom sync worker with GITLAB_TOKEN set (or: headroom sync \
-             gitlab {name} --resume {id})"
+             {} {name} --resume {id})",
+            kind.as_str()
+        ),
+        Some((kind @ (super::SyncKind::Jira | super::SyncKind::Linear), _)) => format!(
+            "headroom run or headroom sync worker with {} (or: headroom sync {} --resume {id})",
+            match kind {
+                super::SyncKind::Jira => "[jira] site and JIRA_API_TOKEN configured",
+                _ => "LINEAR_API_KEY set",
+            },
+            match kind {
+                super::SyncKind::Jira => "jira --site URL",
+                _ => "linear",
+            }
         ),
         Some((_, name)) => format!(
             "headroom run or headroom sync worker (or: headroom sync org {name} --resume {id})"
@@ -212,8 +224,8 @@ pub(super) fn taken_over(
     following: bool,
 ) {
     let follow = format!(
-        "headroom sync status {id} (or wait for it: headroom sync {} {name} --resume {id} --wait)",
-        kind.as_str()
+        "headroom sync status {id} (or wait for it: {} --resume {id} --wait)",
+        kind.invocation(name)
     );
     match format {
         Format::Json => outln!(

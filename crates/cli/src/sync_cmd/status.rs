@@ -56,7 +56,7 @@ async fn describe(
     let kind = super::SyncKind::named(&run.kind).unwrap_or(super::SyncKind::Org);
     let repositories = checkpoints
         .iter()
-        .filter(|c| c.stage == kind.source() && !c.scope.is_empty())
+        .filter(|c| Some(c.stage.as_str()) == kind.source() && !c.scope.is_empty())
         .count();
     let mut stages = Vec::new();
     for (i, decl) in kind.declarations().iter().enumerate() {
@@ -88,9 +88,10 @@ async fn describe(
     }
     let mut tables = std::collections::BTreeMap::new();
     for t in TABLES {
-        // A GitLab run's tables are GitLab's; an organization run's, GitHub's.
-        if kind == super::SyncKind::Gitlab {
-            if t.starts_with("gitlab_") && *t != "gitlab_watermarks" {
+        // A GitLab, Jira or Linear run's tables are its provider's; an organization run's,
+        // GitHub's.
+        if kind != super::SyncKind::Org {
+            if kind.owns_table(t) {
                 tables.insert((*t).to_owned(), store.count_rows(t).await?);
             }
             continue;
@@ -274,6 +275,21 @@ async fn resumer(settings: &Settings, store: &dyn StoreRead) -> Resumer {
     }
 }
 
+/// This process's credential per kind of run, GitHub's (for organization runs, and any run
+/// whose provider has none configured) first.
+async fn resumers(settings: &Settings, store: &dyn StoreRead) -> Vec<(&'static str, Resumer)> {
+    let mut out = vec![(
+        super::SyncKind::Org.as_str(),
+        resumer(settings, store).await,
+    )];
+    for kind in super::SyncKind::OTHERS {
+        if let Some(provider) = super::configured_for(settings, kind) {
+            out.push((kind.as_str(), resumer(&provider, store).await));
+        }
+    }
+    out
+}
+
 pub(super) async fn status(settings: &Settings, run_id: Option<i64>, json: bool) -> CommandResult {
     settings
         .require_existing_database()
@@ -294,18 +310,17 @@ pub(super) async fn status(settings: &Settings, run_id: Option<i64>, json: bool)
     };
     let now = TokioClock::system().now();
     // This process's credential, as a process that could resume a run (it does not: it only
-    // says whether it could, and how): GitHub's for an organization run, GitLab's for a group.
-    let me = resumer(settings, store.as_ref()).await;
-    let gitlab = match super::gitlab_settings_configured(settings) {
-        Some(gitlab) => Some(resumer(&gitlab, store.as_ref()).await),
-        None => None,
-    };
+    // says whether it could, and how): GitHub's for an organization run, its provider's for
+    // another.
+    let resumers = resumers(settings, store.as_ref()).await;
     let mut out = Vec::new();
     for run in runs {
-        let mine = match (run.kind.as_str(), &gitlab) {
-            ("gitlab", Some(gitlab)) => gitlab,
-            _ => &me,
-        };
+        let mine = resumers
+            .iter()
+            .find(|(kind, _)| *kind == run.kind)
+            .or_else(|| resumers.first())
+            .map(|(_, r)| r)
+            .ok_or_else(|| CliError::failed(&"no credential to compare runs with"))?;
         let this_credential = unresumed::mine(&run, mine, now);
         let nobody = unresumed::nobody(stores.history.as_ref(), &run, now)
             .await

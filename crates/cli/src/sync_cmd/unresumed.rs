@@ -20,12 +20,15 @@ pub struct Hint {
     pub command: String,
 }
 
-/// `headroom sync KIND TARGET --resume ID` (`org` or `gitlab`, as the run was started).
+/// `headroom sync KIND TARGET --resume ID`, as the run was started.
 fn resume_command(run: &SyncRun) -> String {
-    format!(
-        "headroom sync {} {} --resume {}",
-        run.kind, run.target, run.id
-    )
+    match super::SyncKind::named(&run.kind) {
+        Some(kind) => format!("{} --resume {}", kind.invocation(&run.target), run.id),
+        None => format!(
+            "headroom sync {} {} --resume {}",
+            run.kind, run.target, run.id
+        ),
+    }
 }
 
 /// An owner label without its kind: `user:alice` → `alice`.

@@ -167,13 +167,16 @@ pub(super) async fn worker(settings: &Settings, options: WorkerOptions) -> Comma
         super::SyncKind::Org,
         runner(&env, progress.clone(), claim_secs, rebind),
     )];
-    // GitLab's runs go through GitLab's door, with GitLab's credential, when one is set.
-    if let Some(gitlab) = super::gitlab_settings_configured(settings) {
-        let gitlab_env = super::env(&gitlab, margin, super::SyncKind::Gitlab).await?;
-        runners.push((
-            super::SyncKind::Gitlab,
-            runner(&gitlab_env, progress, claim_secs, rebind),
-        ));
+    // GitLab's, Jira's and Linear's runs go through their provider's door, with its
+    // credential, when one is configured.
+    for kind in super::SyncKind::OTHERS {
+        if let Some(provider) = super::configured_for(settings, kind) {
+            let provider_env = super::env(&provider, margin, kind).await?;
+            runners.push((
+                kind,
+                runner(&provider_env, progress.clone(), claim_secs, rebind),
+            ));
+        }
     }
     let poll = SignedDuration::from_secs(i64::try_from(poll_secs).unwrap_or(15));
     if once {

@@ -49,7 +49,16 @@ impl Activity {
             Activity::Operations
         } else if is(route::QUOTA_PROBE) {
             Activity::QuotaProbe
-        } else if is(route::SYNC_PLAN_GRAPHQL) || is(route::SYNC_PLAN_REST) {
+        } else if [
+            route::SYNC_PLAN_GRAPHQL,
+            route::SYNC_PLAN_REST,
+            route::GITLAB_SYNC_PLAN,
+            route::JIRA_SYNC_PLAN,
+            route::LINEAR_SYNC_PLAN,
+        ]
+        .into_iter()
+        .any(is)
+        {
             Activity::SyncPlan
         } else if is(route::IDENTITY) {
             Activity::Identity

@@ -100,8 +100,8 @@ pub(in super::super) async fn start(
 
 /// The first stage the run covers: it holds the run's reason while it hibernates.
 fn first_stage(kind: super::super::SyncKind, stages: &[String]) -> Result<&'static str, CliError> {
-    let graph = StageGraph::new(kind.declarations(), Some(kind.source()))
-        .map_err(|e| CliError::failed(&e))?;
+    let graph =
+        StageGraph::new(kind.declarations(), kind.source()).map_err(|e| CliError::failed(&e))?;
     let selection: Vec<&'static str> = if stages.is_empty() {
         graph.stages().iter().map(|s| s.name).collect()
     } else {

@@ -12,13 +12,14 @@ use headroom_core::eta::{self, Eta, EtaFacts, Units};
 use serde::Serialize;
 use serde_json::Value;
 
-/// The stage whose checkpoints, one per repository, are the run's repository list.
-/// The stage whose scopes list a run's repositories (or, for a GitLab group, its projects).
+/// The stage whose scopes list a run's repositories (a GitLab group's or a Jira site's
+/// projects); none (`""`) for a Linear workspace, whose stages all run once.
 fn source_of(run: &SyncRun) -> &'static str {
-    if run.kind == "gitlab" {
-        headroom_gitlab::sync::PROJECT_SOURCE
-    } else {
-        headroom_github::org::REPOSITORY_SOURCE
+    match run.kind.as_str() {
+        "gitlab" => headroom_gitlab::sync::PROJECT_SOURCE,
+        "jira" => headroom_jira::sync::SOURCE,
+        "linear" => headroom_linear::sync::SOURCE.unwrap_or(""),
+        _ => headroom_github::org::REPOSITORY_SOURCE,
     }
 }
 
@@ -71,11 +72,12 @@ fn repository_scopes<'a>(
         .filter(move |c| c.stage == stage && is_repository(&c.scope))
 }
 
-/// A repository's scope, as the runner writes it: `owner/name#id`.
+/// A repository's scope, as the runner writes it: `owner/name#id` (a Jira project's is
+/// `KEY#id`).
 fn is_repository(scope: &str) -> bool {
     scope
         .rsplit_once('#')
-        .is_some_and(|(name, id)| name.contains('/') && id.parse::<u64>().is_ok())
+        .is_some_and(|(name, id)| !name.is_empty() && id.parse::<u64>().is_ok())
 }
 
 fn stage_done(checkpoints: &[Checkpoint], stage: &str) -> bool {
