@@ -345,6 +345,14 @@ pub const JIRA_METADATA: RouteFamily = family(
     Dimension::RestCore,
     "Jira sync: the caller (`/myself`), the site's fields and its projects (`/project/search`).",
 );
+/// an OAuth app's sites, to find one's cloudId.
+pub const JIRA_GATEWAY: RouteFamily = family(
+    JR,
+    "jira_gateway",
+    Dimension::RestCore,
+    "Jira through Atlassian's gateway: the sites an OAuth token reaches \
+     (`/oauth/token/accessible-resources`), for the named site's cloudId.",
+);
 /// pages of issues through JQL.
 pub const JIRA_JQL: RouteFamily = family(
     JR,
@@ -446,6 +454,60 @@ pub const LINEAR_SYNC_PLAN: RouteFamily = linear(
     "`headroom sync plan linear`: each team's issue count, the small lists, a sampled page.",
 );
 
+const LD: Option<Provider> = Some(Provider::LaunchDarkly);
+
+/// A LaunchDarkly REST family: its requests spend the account's global window and their
+/// route's own window.
+const fn launchdarkly(name: &'static str, meaning: &'static str) -> RouteFamily {
+    family(LD, name, Dimension::RestCore, meaning)
+}
+
+/// the caller's account.
+pub const LAUNCHDARKLY_IDENTITY: RouteFamily = launchdarkly(
+    "launchdarkly_identity",
+    "LaunchDarkly sync: the caller's account (`GET /api/v2/caller-identity`), which keys every row.",
+);
+/// projects with their environments.
+pub const LAUNCHDARKLY_PROJECTS: RouteFamily = launchdarkly(
+    "launchdarkly_projects",
+    "LaunchDarkly sync: pages of projects with their first environments (`expand=environments`).",
+);
+/// a project's environments beyond those embedded.
+pub const LAUNCHDARKLY_ENVIRONMENTS: RouteFamily = launchdarkly(
+    "launchdarkly_environments",
+    "LaunchDarkly sync: a project's environments beyond the page embedded in its project.",
+);
+/// a project's flags.
+pub const LAUNCHDARKLY_FLAGS: RouteFamily = launchdarkly(
+    "launchdarkly_flags",
+    "LaunchDarkly sync: pages of a project's flags with their per-environment state.",
+);
+/// an environment's segments.
+pub const LAUNCHDARKLY_SEGMENTS: RouteFamily = launchdarkly(
+    "launchdarkly_segments",
+    "LaunchDarkly sync: pages of an environment's segments.",
+);
+/// the account's members.
+pub const LAUNCHDARKLY_MEMBERS: RouteFamily = launchdarkly(
+    "launchdarkly_members",
+    "LaunchDarkly sync: pages of the account's members.",
+);
+/// the audit log.
+pub const LAUNCHDARKLY_AUDIT_LOG: RouteFamily = launchdarkly(
+    "launchdarkly_audit_log",
+    "LaunchDarkly sync: audit log entries, newest first, 20 a page, from the last stored one.",
+);
+/// code-reference repositories.
+pub const LAUNCHDARKLY_CODE_REFS: RouteFamily = launchdarkly(
+    "launchdarkly_code_refs",
+    "LaunchDarkly sync: code-reference repositories (one answer, no paging).",
+);
+/// `sync plan launchdarkly`: the probe's counting requests.
+pub const LAUNCHDARKLY_SYNC_PLAN: RouteFamily = launchdarkly(
+    "launchdarkly_sync_plan",
+    "`headroom sync plan launchdarkly`: the projects with their environments, a few counts (`limit=1`), the audit log's first pages.",
+);
+
 /// Every family, in the order the docs list them.
 pub const CATALOGUE: &[RouteFamily] = &[
     REST,
@@ -487,6 +549,7 @@ pub const CATALOGUE: &[RouteFamily] = &[
     GITLAB_FEATURE_FLAGS,
     GITLAB_SYNC_PLAN,
     JIRA_METADATA,
+    JIRA_GATEWAY,
     JIRA_JQL,
     JIRA_ISSUE_ENRICHMENT,
     JIRA_COMMENTS,
@@ -505,6 +568,15 @@ pub const CATALOGUE: &[RouteFamily] = &[
     LINEAR_ATTACHMENTS,
     LINEAR_HISTORY,
     LINEAR_SYNC_PLAN,
+    LAUNCHDARKLY_IDENTITY,
+    LAUNCHDARKLY_PROJECTS,
+    LAUNCHDARKLY_ENVIRONMENTS,
+    LAUNCHDARKLY_FLAGS,
+    LAUNCHDARKLY_SEGMENTS,
+    LAUNCHDARKLY_MEMBERS,
+    LAUNCHDARKLY_AUDIT_LOG,
+    LAUNCHDARKLY_CODE_REFS,
+    LAUNCHDARKLY_SYNC_PLAN,
 ];
 
 /// docs/ROUTE-FAMILIES.md, as the catalogue says it.

@@ -14,6 +14,9 @@ use crate::clock::{SignedDuration, Timestamp};
 use crate::quota::Bucket;
 use crate::triage::{GithubTriage, triage_github};
 
+mod jira_points;
+pub use jira_points::JIRA_APP_POINTS;
+
 /// The providers whose rate-limit dialects headroom understands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -505,7 +508,8 @@ pub fn jira(
         cost: None,
         node_count: None,
         request_id: request_id(headers, &["atl-traceid", "x-arequestid"]),
-        others: Vec::new(),
+        // An OAuth app's hourly points, when the response states them.
+        others: jira_points::app_points(headers, now).into_iter().collect(),
     }
 }
 
@@ -615,11 +619,26 @@ fn linear_400_reason(body: &[u8]) -> Option<LimitReason> {
     reason
 }
 
-/// LaunchDarkly: `X-RateLimit-Route-Remaining` per route, `X-Ratelimit-Reset` in epoch
-/// milliseconds, `Retry-After` on 429. A 403 is forbidden, never a limit.
+/// LaunchDarkly's account-wide bucket: every request of every token of the account spends one
+/// from its 10-second window (`X-Ratelimit-Global-Remaining`).
+pub const LD_GLOBAL: &str = "global";
+
+/// How a LaunchDarkly route's own bucket is named: `route:GET /api/v2/flags/{projectKey}`, the
+/// method and the path template, so every project's flag pages share one bucket as they do at
+/// LaunchDarkly (`X-Ratelimit-Route-Remaining`).
+pub const LD_ROUTE_PREFIX: &str = "route:";
+
+/// LaunchDarkly: the account's window (`X-Ratelimit-Global-Remaining`) is the main reading and
+/// the route's (`X-Ratelimit-Route-Remaining`) an [`RateLimitSignal::others`] entry on `route`,
+/// the request's route bucket ([`LD_ROUTE_PREFIX`]); `X-Ratelimit-Reset` (epoch milliseconds)
+/// ends both. No limit is sent: the governor learns it (`governor::learned`). A 429 is a
+/// deferral until `Retry-After` where sent, else until the reset; a 403 is a permission refusal
+/// (a 401 is the client's bad credential), never a limit. A route reading without a route bucket to hold it is dropped rather
+/// than spent on the global bucket.
 pub fn launchdarkly(
     status: u16,
     headers: &HeaderMap,
+    route: Option<&Bucket>,
     now: Timestamp,
     bounds: &WaitBounds,
 ) -> RateLimitSignal {
@@ -633,20 +652,31 @@ pub fn launchdarkly(
         403 => Some(LimitReason::Permission),
         _ => None,
     };
+    let route_reading = route
+        .zip(header_u64(headers, "x-ratelimit-route-remaining"))
+        .map(|(bucket, remaining)| RateLimitSignal {
+            provider: Some(Provider::LaunchDarkly),
+            resource: Some(bucket.clone()),
+            dimension: Some(Dimension::RestCore),
+            reason,
+            retry_after,
+            reset_at,
+            remaining: Some(remaining),
+            ..RateLimitSignal::default()
+        });
     RateLimitSignal {
         provider: Some(Provider::LaunchDarkly),
-        resource: None,
+        resource: Some(Bucket::new(LD_GLOBAL)),
         dimension: Some(Dimension::RestCore),
         reason,
         retry_after,
         reset_at,
         limit: None,
-        remaining: header_u64(headers, "x-ratelimit-route-remaining")
-            .or_else(|| header_u64(headers, "x-ratelimit-global-remaining")),
+        remaining: header_u64(headers, "x-ratelimit-global-remaining"),
         used: None,
         cost: None,
         node_count: None,
         request_id: request_id(headers, &["x-request-id"]),
-        others: Vec::new(),
+        others: route_reading.into_iter().collect(),
     }
 }

@@ -317,18 +317,30 @@ fn launchdarkly_route_remaining_and_millisecond_reset() {
         ("X-Ratelimit-Reset", "1796047230000"),
         ("Retry-After", "30"),
     ]);
-    let s = signal::launchdarkly(429, &h, now(), &WaitBounds::default());
+    let route = Bucket::new("route:GET /api/v2/flags/{projectKey}");
+    let s = signal::launchdarkly(429, &h, Some(&route), now(), &WaitBounds::default());
     assert_eq!(
         s.remaining,
-        Some(3),
-        "the route's remaining wins over the global one"
+        Some(90),
+        "the main reading is the account's window"
     );
+    assert_eq!(s.resource, Some(Bucket::new(signal::LD_GLOBAL)));
+    assert_eq!(s.limit, None, "LaunchDarkly sends no limit");
     assert_eq!(s.reset_at, Some(at(1_796_047_230)));
     assert_eq!(s.reason, Some(LimitReason::Primary));
+    assert_eq!(s.retry_after, Some(SignedDuration::from_secs(30)));
+    assert_eq!(s.others.len(), 1);
+    assert_eq!(s.others[0].resource, Some(route.clone()));
+    assert_eq!(s.others[0].remaining, Some(3));
+    assert_eq!(s.others[0].reset_at, Some(at(1_796_047_230)));
     assert_eq!(
-        signal::launchdarkly(403, &h, now(), &WaitBounds::default()).reason,
+        signal::launchdarkly(403, &h, Some(&route), now(), &WaitBounds::default()).reason,
         Some(LimitReason::Permission)
     );
+    // Without a route bucket to hold it, the route's reading is dropped, never put on global.
+    let unrouted = signal::launchdarkly(200, &h, None, now(), &WaitBounds::default());
+    assert!(unrouted.others.is_empty());
+    assert_eq!(unrouted.remaining, Some(90));
 }
 
 #[test]

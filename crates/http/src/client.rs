@@ -14,7 +14,7 @@ use headroom_core::governor::{Acquire, Governor, Headroom, Permit, endpoint};
 use headroom_core::retry::{Failure, RetryPolicy, is_retryable};
 use headroom_core::signal::{self, LimitReason, Provider, RateLimitSignal, WaitBounds};
 use headroom_core::telemetry;
-use headroom_core::{QuotaKey, RequestKind, Surface};
+use headroom_core::{Bucket, QuotaKey, RequestKind, Subject, Surface};
 use http::header::{ETAG, IF_NONE_MATCH, LOCATION, USER_AGENT};
 use http::{HeaderValue, StatusCode};
 use rand::SeedableRng;
@@ -290,7 +290,11 @@ impl Client {
     /// the bucket that waits longest.
     async fn acquire(&self, key: &QuotaKey, request: &ApiRequest) -> Result<Permit, ApiError> {
         let governor = &self.parts().governor;
-        let (acquired, bucket) = if request.also_spends.is_empty() {
+        // An OAuth app's requests spend its hourly points too (Jira's apps [jr-rl]): the app
+        // is the identity, so its bucket is asked here, whatever the caller named.
+        let app_points = (key.provider == Provider::Jira && matches!(key.subject, Subject::App(_)))
+            .then(|| (Bucket::new(signal::JIRA_APP_POINTS), request.app_points));
+        let (acquired, bucket) = if request.also_spends.is_empty() && app_points.is_none() {
             let acquired = governor
                 .acquire(key, &request.bucket, request.estimated_cost, request.kind)
                 .await?;
@@ -298,7 +302,9 @@ impl Client {
         } else {
             let mut asks = vec![(request.bucket.clone(), request.estimated_cost)];
             asks.extend(request.also_spends.iter().cloned());
+            asks.extend(app_points);
             let acquired = governor.acquire_all(key, &asks, request.kind).await?;
+
             let bucket = match &acquired {
                 Acquire::Wait(wait) => wait.reason.bucket().cloned(),
                 Acquire::Grant(_) => None,
@@ -396,7 +402,15 @@ impl Client {
             (Provider::GitLab, _) => signal::gitlab(status, headers, now, bounds),
             (Provider::Jira, _) => signal::jira(status, headers, now, bounds),
             (Provider::Linear, _) => signal::linear(status, headers, body, now, bounds),
-            (Provider::LaunchDarkly, _) => signal::launchdarkly(status, headers, now, bounds),
+            (Provider::LaunchDarkly, _) => {
+                // The route's remaining belongs to the route bucket the request spends.
+                let route = request
+                    .also_spends
+                    .iter()
+                    .map(|(bucket, _)| bucket)
+                    .find(|b| b.as_str().starts_with(signal::LD_ROUTE_PREFIX));
+                signal::launchdarkly(status, headers, route, now, bounds)
+            }
         }
     }
 

@@ -52,6 +52,9 @@ pub struct ApiRequest {
     /// The sync run that sends it, if one does: its usage records name the run, so the
     /// dashboard can say what each run spent.
     pub sync_run_id: Option<i64>,
+    /// What it is expected to cost an OAuth app's hourly points (Jira: 1 a request plus 1 an
+    /// issue or project returned), spent only when the identity is an app; 1 when unsaid.
+    pub app_points: u32,
 }
 
 impl ApiRequest {
@@ -73,6 +76,7 @@ impl ApiRequest {
             conditional: false,
             graphql_estimate: None,
             sync_run_id: None,
+            app_points: 1,
         }
     }
 
@@ -165,6 +169,27 @@ impl ApiRequest {
     /// comments share one bucket as they do at Jira.
     pub fn endpoint(self, endpoint: &str) -> Self {
         self.also_spends(Bucket::new(&format!("{ENDPOINT_PREFIX}{endpoint}")), 1)
+    }
+
+    /// Spends LaunchDarkly's account-wide bucket and the bucket of one route: `route` is the
+    /// method and the path template (`GET /api/v2/flags/{projectKey}`), never a path with keys
+    /// in it, so every project's pages share the route's one window as at LaunchDarkly.
+    pub fn launchdarkly_route(self, route: &str) -> Self {
+        self.bucket(Bucket::new(headroom_core::signal::LD_GLOBAL))
+            .also_spends(
+                Bucket::new(&format!(
+                    "{}{route}",
+                    headroom_core::signal::LD_ROUTE_PREFIX
+                )),
+                1,
+            )
+    }
+
+    /// Expects to cost `points` of an OAuth app's hourly points when the identity is an app
+    /// (Jira charges a page by what it returns): the governor holds the app's bucket to it.
+    pub fn app_points(mut self, points: u32) -> Self {
+        self.app_points = points.max(1);
+        self
     }
 
     /// Follows redirects (each hop re-validated and separately acquired).

@@ -386,9 +386,93 @@ async fn decisions_over_several_buckets_match_the_in_memory_backend(backend: Bac
     }
 }
 
+/// LaunchDarkly's buckets carry no limit header: what the governor learns of them (the limit,
+/// others' spend) is part of the stored state, so two processes on the database decide as one
+/// process in memory does, and a learned limit survives the trip through the database.
+async fn learned_limits_match_the_in_memory_backend(backend: Backend) {
+    use headroom_core::signal::{LD_GLOBAL, Provider};
+    let config = GovernorConfig {
+        ceiling: 4,
+        ..GovernorConfig::for_provider(Provider::LaunchDarkly)
+    };
+    let test = "learned_limits_match_the_in_memory_backend";
+    let options = SharedGovernorOptions {
+        lease_ttl: SignedDuration::from_hours(24),
+        ..SharedGovernorOptions::default()
+    };
+    let Some((_db, a, b)) = SharedDb::two_with(backend, test, config.clone(), options).await else {
+        return;
+    };
+    let processes = [a, b];
+    let memory = MemoryQuotaState::new(config).expect("valid");
+    let (global, route) = (
+        Bucket::new(LD_GLOBAL),
+        Bucket::new("route:GET /api/v2/members"),
+    );
+    let asks: Vec<Ask> = vec![(global.clone(), 1), (route.clone(), 1)];
+    let (mut grants, mut waits) = (0, 0);
+    // Four windows of 10 seconds; the account allows 100 a window, the route 6.
+    for window in 0..4_i64 {
+        let reset = t(10 * (window + 1));
+        let mut left = (100_u64, 6_u64);
+        for step in 0..8_i64 {
+            let now = t(10 * window) + SignedDuration::from_millis(100 * (step + 1));
+            let context = format!("window {window}, step {step}");
+            let m = memory
+                .acquire_all_now(&alice(), &asks, KIND, now)
+                .expect("asks");
+            let process = &processes[(step % 2) as usize];
+            match (m, acquire_all(process, &asks, now).await) {
+                (Acquire::Grant(m), Acquire::Grant(p)) => {
+                    left = (left.0 - 1, left.1 - 1);
+                    for (bucket, remaining) in [(&global, left.0), (&route, left.1)] {
+                        let signal = RateLimitSignal {
+                            resource: Some(bucket.clone()),
+                            remaining: Some(remaining),
+                            reset_at: Some(reset),
+                            ..RateLimitSignal::default()
+                        };
+                        memory.observe_now(&m, &signal, now);
+                        process.observe(&p, &signal, now).await.expect("backend");
+                    }
+                    drop(m);
+                    p.release().await;
+                    grants += 1;
+                }
+                (Acquire::Wait(m), Acquire::Wait(p)) => {
+                    assert_eq!(m, p, "{context}");
+                    waits += 1;
+                }
+                (m, p) => panic!("{context}: memory {m:?}, database {p:?}"),
+            }
+            let m = memory.snapshot_now(&alice(), now);
+            let p = processes[(step as usize + 1) % 2]
+                .snapshot(&alice(), now)
+                .await
+                .expect("backend");
+            assert_eq!(m, p, "{context}");
+        }
+    }
+    assert!(grants > 4 && waits > 4, "{grants} grants, {waits} waits");
+    let snapshot = processes[0]
+        .snapshot(&alice(), t(40))
+        .await
+        .expect("backend");
+    let learned = |bucket: &Bucket| {
+        snapshot
+            .buckets
+            .iter()
+            .find(|b| b.state.bucket == *bucket)
+            .map(|b| b.state.learned.limit)
+    };
+    assert_eq!(learned(&route), Some(6), "{snapshot:?}");
+    assert_eq!(learned(&global), Some(100), "{snapshot:?}");
+}
+
 on_both!(a_request_over_two_buckets_is_granted_by_both_or_by_neither);
 on_both!(one_permit_releases_every_bucket_it_holds);
 on_both!(a_request_over_several_buckets_counts_once_against_the_ceiling);
 on_both!(every_lease_of_a_request_never_released_expires);
 on_both!(a_request_naming_no_bucket_is_refused_as_a_mistake);
 on_both!(decisions_over_several_buckets_match_the_in_memory_backend);
+on_both!(learned_limits_match_the_in_memory_backend);

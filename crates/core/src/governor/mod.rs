@@ -10,6 +10,7 @@
 //! implemented in memory here ([`MemoryQuotaState`]) and by other backends elsewhere.
 
 pub mod endpoint;
+pub mod learned;
 pub mod limiter;
 mod memory;
 pub mod multi;

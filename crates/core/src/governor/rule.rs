@@ -10,12 +10,24 @@
 //! run spends it down to what its own work in flight needs, and what it holds is read as
 //! refilled since the reading, continuously up to full at its reset ([`refilled`]).
 //!
+//! A bucket whose answers say what remains but not the limit ([`learned::is_learned`],
+//! LaunchDarkly's `global` and route windows) keeps a reserve sized to the bucket and to who
+//! else spends it, not to the ceiling: a route may allow fewer requests than the ceiling, and a
+//! ceiling's reserve there would never grant. Alone it keeps two requests (what a process
+//! joining the account sends before either sees the other) or 5 % of the window where more,
+//! and no more in flight, so one process uses 95 % of every window; while others' spend shows in the readings, or before it can tell, a ceiling plus
+//! twice the largest foreign spend seen between two readings, with at most two in flight (what
+//! a process wrongly believing itself alone covers). Capped at the learned limit less one, so
+//! each window grants at least one. Before any reading, and past a reset until the new
+//! window's first, one request at a time, within the learned limit. Why: [`learned`].
+//!
 //! Every state backend (in memory, PostgreSQL under a row lock) loads an [`IdentityState`],
 //! calls these functions, and stores the result. Nothing here reads a clock or does I/O.
 
 use serde::{Deserialize, Serialize};
 
 use super::endpoint::{self, PaceLog};
+use super::learned::{self, Learned};
 use super::limiter::PointsWindow;
 use super::{BucketSnapshot, GovernorConfig, IdentitySnapshot, WaitReason};
 use crate::clock::{SignedDuration, Timestamp};
@@ -62,6 +74,10 @@ pub struct BucketState {
     /// what each request in flight is held to need (0 elsewhere, and when none is recorded).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub in_flight_peak: u32,
+    /// On a bucket whose answers carry no limit ([`learned::is_learned`]), what its readings
+    /// taught: the limit, and others' spend (empty elsewhere, and in state stored before it).
+    #[serde(default, skip_serializing_if = "Learned::is_empty")]
+    pub learned: Learned,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -156,6 +172,7 @@ impl BucketState {
             answers_without_reading: 0,
             pace: PaceLog::default(),
             in_flight_peak: 0,
+            learned: Learned::default(),
         }
     }
 
@@ -327,7 +344,9 @@ pub fn evaluate(
         };
     }
 
-    if let Some(wait) = bucket_wait(config, state, bucket_name, cost, now) {
+    // Others spending any of the account's learned buckets may spend this one too.
+    let shared = learned::shared(&identity.buckets);
+    if let Some(wait) = bucket_wait(config, state, bucket_name, cost, shared, now) {
         return wait;
     }
 
@@ -396,6 +415,7 @@ fn bucket_wait(
     state: Option<&BucketState>,
     bucket_name: &Bucket,
     cost: u32,
+    shared: bool,
     now: Timestamp,
 ) -> Option<Decision> {
     // A complexity bucket keeps no reserve, so nothing covers guesses in the dark: before its
@@ -412,14 +432,32 @@ fn bucket_wait(
             },
         });
     }
+    // A bucket without a limit header: the same, and in the dark its learned limit stands in
+    // for what remains (never more granted at a new window than one ever allowed).
+    let learned_bucket = state.filter(|s| learned::is_learned(&s.bucket));
+    if let Some(s) = learned_bucket
+        && let Some(cap) = learned::in_flight_cap(s, shared, now)
+        && s.in_flight >= cap
+    {
+        return Some(Decision::Wait {
+            until: plus(now, config.busy_retry),
+            reason: WaitReason::InFlightCeiling {
+                in_flight: s.in_flight,
+                ceiling: cap,
+            },
+        });
+    }
     let complexity = state.and_then(|s| refilled(s, now).map(|r| (s, r)));
+    let learned = learned_bucket.and_then(|s| learned::holds(s, now).map(|r| (s, r)));
     let known = state
         .filter(|s| s.is_known(now))
         .map(|s| (s, s.remaining.unwrap_or(0)));
-    if let Some((s, remaining)) = complexity.or(known) {
+    if let Some((s, remaining)) = complexity.or(learned).or(known) {
         let in_flight = u64::from(s.in_flight) * u64::from(cost.max(s.in_flight_peak));
         let reserve = if is_complexity(&s.bucket) {
             0
+        } else if learned::is_learned(&s.bucket) {
+            learned::reserve(config, s, cost, shared)
         } else {
             u64::from(cost) * u64::from(config.ceiling)
         };
@@ -427,6 +465,14 @@ fn bucket_wait(
         if remaining < needed {
             let reset = s.reset_at.unwrap_or(now);
             let mut until = plus(reset, config.margin);
+            if learned::is_learned(&s.bucket) {
+                // A ten-second window cannot wait out a minute's margin for clock skew: at
+                // most LEARNED_MARGIN past its reset, where the window's first request goes
+                // alone into the dark and reads the new window. In the dark the reset is gone
+                // by: what is in flight must answer first.
+                until = plus(reset, config.margin.min(learned::LEARNED_MARGIN))
+                    .max(plus(now, config.busy_retry));
+            }
             if complexity.is_some() {
                 // More than the bucket can ever hold until what is in flight is answered:
                 // soon, as for the in-flight ceiling.
@@ -586,6 +632,7 @@ pub fn apply_reading(
         apply_jira_limit(config, state, signal, now);
         return;
     }
+    let prior = (state.reset_at, state.remaining);
     if let (Some(remaining), Some(reset)) = (signal.remaining, signal.reset_at) {
         let used = signal
             .used
@@ -601,6 +648,9 @@ pub fn apply_reading(
         // A refusal that says "nothing left" without a reset: nothing left in this window.
         state.remaining = Some(0);
         state.seen_at = Some(now);
+    }
+    if learned::is_learned(&state.bucket) {
+        learned::note(state, prior, signal);
     }
     if let Some(cost) = signal.cost {
         state.last_cost = u32::try_from(cost).unwrap_or(u32::MAX).max(1);

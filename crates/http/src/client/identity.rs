@@ -39,6 +39,15 @@ impl Client {
             return Ok(key);
         }
         let host = self.policy().host().to_owned();
+        if let Some(subject) =
+            whoami::known_owner(self.provider(), credential.scheme(), self.policy().base())
+        {
+            self.parts()
+                .credentials
+                .record(&host, credential.fingerprint(), &subject)
+                .await;
+            return Ok(self.key_of(subject));
+        }
         let provisional = self.key_of(Subject::User(
             format!("{PROVISIONAL_PREFIX}{}", credential.fingerprint()).into(),
         ));

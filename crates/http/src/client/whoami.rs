@@ -38,6 +38,23 @@ pub(super) fn probe(provider: Provider) -> Result<ApiRequest, ApiError> {
     })
 }
 
+/// The owner known without a probe: a Jira app's token on the gateway's root (before a site's
+/// cloudId is known), where no `/myself` answers. Its points are the app's whatever it reaches.
+pub(super) fn known_owner(
+    provider: Provider,
+    scheme: &AuthScheme,
+    base: &url::Url,
+) -> Option<Subject> {
+    match (provider, scheme) {
+        (Provider::Jira, AuthScheme::AppBearer { client_id })
+            if !base.path().starts_with("/ex/jira/") =>
+        {
+            Some(Subject::App(client_id.clone()))
+        }
+        _ => None,
+    }
+}
+
 /// The owner the probe's answer `body` names, for a credential presented as `scheme` to the
 /// API on `host`; an error says what the answer lacked.
 pub(super) fn owner(
