@@ -287,7 +287,9 @@ async fn search_page(
         &search_body(cursor),
         route::JIRA_JQL,
         "POST /rest/api/3/search/jql",
-    );
+    )
+    // An app pays a point per issue returned, besides the request's.
+    .app_points(1 + SEARCH_PAGE);
     let page: Value = match ctx.send(request).await {
         Ok(response) => response.json()?,
         Err(ApiError::Forbidden {

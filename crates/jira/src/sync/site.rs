@@ -111,7 +111,8 @@ impl Stage for ProjectsStage {
                 &path,
                 route::JIRA_METADATA,
                 "GET /rest/api/3/project/search",
-            );
+            )
+            .app_points(1 + u32::try_from(PROJECTS_PER_PAGE).unwrap_or(u32::MAX));
             let body: Value = ctx.send(request).await?.json()?;
             let (values, next) = send::offset_page(&body, "values", start);
             let origin = send::origin(ctx);

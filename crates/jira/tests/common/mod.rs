@@ -31,6 +31,8 @@ pub struct Rig {
     pub runner: Runner,
     /// The SQLite file of `store`.
     pub db: std::path::PathBuf,
+    /// Whose quota the runs spend.
+    subject: Subject,
     _dir: tempfile::TempDir,
 }
 
@@ -66,6 +68,13 @@ impl Rig {
         Self::build(spec, per_second, None, default_start()).await
     }
 
+    /// A rig whose run goes as an OAuth app's token does: Bearer through Atlassian's gateway,
+    /// the site's cloudId found by `accessible-resources` (the simulator serves the gateway on
+    /// the site's own host), its points the app's ([`APP`]).
+    pub async fn oauth(spec: JiraSiteSpec) -> Self {
+        Self::with_auth(spec, None, None, default_start(), Auth::App).await
+    }
+
     /// A rig whose clock starts at `start`.
     pub async fn at(spec: JiraSiteSpec, start: Timestamp) -> Self {
         Self::build(spec, None, None, start).await
@@ -83,6 +92,16 @@ impl Rig {
         refused_post: Option<&'static str>,
         start: Timestamp,
     ) -> Self {
+        Self::with_auth(spec, per_second, refused_post, start, Auth::ApiToken).await
+    }
+
+    async fn with_auth(
+        spec: JiraSiteSpec,
+        per_second: Option<u32>,
+        refused_post: Option<&'static str>,
+        start: Timestamp,
+        auth: Auth,
+    ) -> Self {
         let clock = TokioClock::anchored_at(start);
         let mut config = SimConfig::default()
             .with_token(TokenSpec::user(TOKEN, "alice"))
@@ -97,6 +116,12 @@ impl Rig {
                 .expect("a store"),
         );
         let mut governor_config = GovernorConfig::for_provider(Provider::Jira);
+        if auth == Auth::App {
+            // One request at a time: the grant rule keeps `cost × ceiling` of the app's points
+            // in reserve, and a search page costs 101, so a test-sized hour fits only a small
+            // ceiling (Jira's real pools hold 65,000 points and more).
+            governor_config.ceiling = 1;
+        }
         if let Some(rate) = per_second {
             governor_config.endpoint_rate = PointsLimit::paced_per_second(rate);
         }
@@ -104,17 +129,34 @@ impl Rig {
             .quota_state(governor_config, SharedGovernorOptions::default())
             .expect("governor state");
         let governor = Governor::new(state, Arc::new(clock));
-        let credential = credential();
+        let (credential, subject) = match auth {
+            Auth::ApiToken => (credential(), Subject::User("alice".into())),
+            Auth::App => (app_credential(), Subject::App(APP.into())),
+        };
         let credentials = Arc::new(MemoryCredentials::default());
         credentials
-            .record(
-                "127.0.0.1",
-                credential.fingerprint(),
-                &Subject::User("alice".into()),
-            )
+            .record("127.0.0.1", credential.fingerprint(), &subject)
             .await;
+        let base = match auth {
+            Auth::ApiToken => SITE.to_owned(),
+            Auth::App => {
+                let mut parts = ClientParts::new(
+                    UrlPolicy::for_api_url(SITE).expect("a loopback gateway"),
+                    governor.clone(),
+                    Arc::new(SimTransport::new(sim.clone())),
+                    clock,
+                );
+                parts.credentials = credentials.clone();
+                parts.config.provider = Provider::Jira;
+                parts.config.api_version = None;
+                let discovery = Client::new(parts);
+                headroom_jira::gateway::gateway_base(&discovery, &credential, SITE, SITE)
+                    .await
+                    .expect("the site's gateway")
+            }
+        };
         let mut parts = ClientParts::new(
-            UrlPolicy::for_api_url(SITE).expect("a loopback site"),
+            UrlPolicy::for_api_url(&base).expect("a loopback site"),
             governor,
             Arc::new(Unserved {
                 inner: SimTransport::new(sim.clone()),
@@ -142,6 +184,7 @@ impl Rig {
             store,
             runner,
             db: path,
+            subject,
             _dir: dir,
         }
     }
@@ -153,7 +196,10 @@ impl Rig {
                 credential: None,
                 kind: "jira".into(),
                 target: selection.target(),
-                key: QuotaKey::user("127.0.0.1", "alice"),
+                key: match &self.subject {
+                    Subject::User(login) => QuotaKey::user("127.0.0.1", login),
+                    other => QuotaKey::new(Provider::Jira, "127.0.0.1", other.clone()),
+                },
                 requested_stages: None,
                 created_at: self.clock.now(),
             })
@@ -251,6 +297,28 @@ impl Transport for Unserved {
         }
         self.inner.send(request)
     }
+}
+
+/// How a rig's run presents itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Auth {
+    /// An API token, Basic with its owner's e-mail, on the site.
+    ApiToken,
+    /// An OAuth app's token, Bearer through the gateway.
+    App,
+}
+
+/// The OAuth app of [`Rig::oauth`], by client id.
+pub const APP: &str = "client-9";
+
+/// An OAuth app's access token, naming its app.
+pub fn app_credential() -> Credential {
+    Credential::with_scheme(
+        TOKEN,
+        AuthScheme::AppBearer {
+            client_id: APP.into(),
+        },
+    )
 }
 
 /// The run's credential: the API token, with its owner's e-mail.
