@@ -15,6 +15,7 @@ use headroom_sim::{
 use crate::outcome::{CliError, CommandResult, Outcome};
 
 mod jira_args;
+mod launchdarkly_args;
 mod linear_args;
 
 fn scenario_help() -> String {
@@ -233,6 +234,8 @@ pub struct SimArgs {
     jira: jira_args::JiraArgs,
     #[command(flatten)]
     linear: linear_args::LinearArgs,
+    #[command(flatten)]
+    launchdarkly: launchdarkly_args::LaunchDarklyArgs,
     /// Serve these events as the public feed instead of the scenario's: a JSON array or one
     /// envelope per line (a corpus file, a GH Archive hour), newest first, capped at 300.
     #[arg(long, value_name = "FILE")]
@@ -297,6 +300,7 @@ impl SimArgs {
         c.gitlab_endpoint_limits = self.gitlab_endpoint_limits;
         c.jira_site = self.jira.spec(self.seed);
         c.linear_workspace = self.linear.spec();
+        c.launchdarkly_account = self.launchdarkly.spec();
         c.gitlab_group = self.gitlab_group.as_ref().map(|path| {
             let mut spec = GitlabGroupSpec::new(path.clone())
                 .with_subgroups(self.gitlab_subgroups, 2)

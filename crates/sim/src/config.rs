@@ -251,6 +251,9 @@ pub struct SimConfig {
     /// Linear: a seeded workspace (teams, users, issues with comments, attachments and
     /// history, …) served at `POST /linear/graphql`, with its limits; none by default.
     pub linear_workspace: Option<crate::linear::LinearWorkspaceSpec>,
+    /// LaunchDarkly: a seeded account (projects, environments, flags, segments, members, the
+    /// audit log, code-reference repositories) under `/api/v2`, with its windows; none by default.
+    pub launchdarkly_account: Option<crate::launchdarkly::LdAccountSpec>,
 }
 
 /// Sizes and miss rates of the generated feed's entity pools. Every `n`th entity (`n` > 0)
@@ -329,6 +332,7 @@ impl Default for SimConfig {
             gitlab_endpoint_limits: None,
             jira_site: None,
             linear_workspace: None,
+            launchdarkly_account: None,
         }
     }
 }
@@ -393,6 +397,12 @@ impl SimConfig {
         self
     }
 
+    /// Seeds a LaunchDarkly account ([`SimConfig::launchdarkly_account`]).
+    pub fn with_launchdarkly_account(mut self, spec: crate::launchdarkly::LdAccountSpec) -> Self {
+        self.launchdarkly_account = Some(spec);
+        self
+    }
+
     /// Seeds a Jira site ([`SimConfig::jira_site`]).
     pub fn with_jira_site(mut self, spec: crate::jira::JiraSiteSpec) -> Self {
         self.jira_site = Some(spec);
@@ -434,6 +444,9 @@ impl SimConfig {
             return bad(problem);
         }
         if let Some(problem) = self.linear_workspace.as_ref().and_then(|s| s.problem()) {
+            return bad(problem);
+        }
+        if let Some(problem) = self.launchdarkly_account.as_ref().and_then(|s| s.problem()) {
             return bad(problem);
         }
         if let Some(problem) = self.jira_site.as_ref().and_then(|s| s.problem()) {

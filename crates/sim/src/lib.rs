@@ -1,7 +1,8 @@
 //! headroom-sim: a model of GitHub good enough to be wrong in the same ways GitHub is, with
 //! GitLab's REST v4 for the provider operations under `/api/v4` on the same port ([`gitlab`]).
 //! A seeded Jira Cloud site answers under `/rest/api/3` and `/rest/agile/1.0` ([`jira`]), and a
-//! seeded Linear workspace at `POST /linear/graphql` ([`linear`]).
+//! seeded Linear workspace at `POST /linear/graphql` ([`linear`]), and a seeded LaunchDarkly
+//! account under `/api/v2` ([`launchdarkly`]).
 //!
 //! It owns one request handler ([`Simulator::handle`]) that runs in-process on the shared
 //! clock (deterministic tests under a paused tokio clock) or behind an HTTP(S) server on
@@ -18,6 +19,7 @@ pub mod feed;
 pub mod gitlab;
 pub mod graphql;
 pub mod jira;
+pub mod launchdarkly;
 pub mod linear;
 pub mod quota;
 pub mod render;
@@ -32,6 +34,7 @@ pub use config::{Density, ExternalSpend, Faults, FeedPool, SimConfig, TokenOwner
 pub use error::SimError;
 pub use gitlab::group::{GitlabEndpointLimits, GitlabGroupCounts, GitlabGroupSpec, GitlabTouched};
 pub use jira::{JiraLimits, JiraSiteCounts, JiraSiteSpec};
+pub use launchdarkly::{LdAccountCounts, LdAccountSpec, LdLimits};
 pub use linear::{LinearLimits, LinearWorkspaceCounts, LinearWorkspaceSpec};
 pub use quota::{Reading, Resource, Subject};
 pub use scenario::Scenario;

@@ -124,6 +124,7 @@ pub(crate) struct Inner {
     pub(crate) gitlab: Mutex<GitlabState>,
     pub(crate) jira: Mutex<crate::jira::JiraState>,
     pub(crate) linear: Mutex<crate::linear::LinearState>,
+    pub(crate) launchdarkly: Mutex<crate::launchdarkly::LdState>,
     /// Requests by method and path, counted on arrival (an answer that never leaves, as in
     /// `mutation_response_lost`, still counts).
     arrivals: Mutex<HashMap<(String, String), usize>>,
@@ -194,6 +195,7 @@ impl Simulator {
                 tokens: Mutex::new(tokens),
                 jira: Mutex::new(crate::jira::state(&config, &world, now)),
                 linear: Mutex::new(crate::linear::state(&config, now)),
+                launchdarkly: Mutex::new(crate::launchdarkly::state(&config, now)),
                 world: Arc::new(Mutex::new(world)),
                 quotas: Mutex::new(quotas),
                 schema: graphql::schema(),
@@ -339,6 +341,8 @@ impl Simulator {
             self.handle_linear(req, peer).await
         } else if crate::jira::is_jira_path(req.uri().path()) {
             self.handle_jira(req, peer).await
+        } else if crate::launchdarkly::is_launchdarkly_path(req.uri().path()) {
+            self.handle_launchdarkly(req, peer).await
         } else {
             self.handle_github(req, peer).await
         };
