@@ -189,6 +189,10 @@ impl<S: Engine> StoreRead for S {
         queries::keyed_watermark(self.pools(), queries::LINEAR_MARKS, workspace, family).await
     }
 
+    async fn ld_audit_watermark(&self, account: &str) -> Result<Option<i64>> {
+        queries::ld_audit_watermark(self.pools(), account).await
+    }
+
     async fn commit_shas_without_files(&self, repository_github_id: i64) -> Result<Vec<String>> {
         queries::commit_shas_without_files(self.pools(), repository_github_id).await
     }

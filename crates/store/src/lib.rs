@@ -69,6 +69,11 @@ pub mod jira {
 pub mod linear {
     pub use crate::records::linear::*;
 }
+
+/// The rows of the LaunchDarkly sync's tables (`ld_*`), each a [`Record`] through `From`.
+pub mod launchdarkly {
+    pub use crate::records::launchdarkly::*;
+}
 pub use crate::sync::binding::{BindingChange, CredentialBinding, CredentialUsed};
 
 /// Opens the store named by `target` and brings its schema up to date.
@@ -201,6 +206,10 @@ pub trait StoreRead: Send + Sync + std::fmt::Debug {
     /// When a Linear workspace's `family` (`issues`, `issues:TEAM_ID`, …) was last collected
     /// from, or `None` when it never was.
     async fn linear_watermark(&self, workspace: &str, family: &str) -> Result<Option<Timestamp>>;
+
+    /// The newest stored audit-log entry's `date` (epoch milliseconds) of a LaunchDarkly
+    /// `account`, or `None` when none is stored: where the next run's `after` starts.
+    async fn ld_audit_watermark(&self, account: &str) -> Result<Option<i64>>;
 
     /// The commits of a repository's pull requests (as organization sync stored them) that
     /// have no `commit_files` rows yet, sorted: the work left for the commit-files stage.

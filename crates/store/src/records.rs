@@ -1,5 +1,5 @@
 //! Rows of the sync tables (GitHub organizations, GitLab groups, Jira sites, Linear
-//! workspaces), typed for callers and described generically for the
+//! workspaces, LaunchDarkly accounts), typed for callers and described generically for the
 //! backends: every record becomes one `INSERT … ON CONFLICT (identity) DO UPDATE`, so writing
 //! the same page twice leaves the same rows.
 
@@ -13,6 +13,8 @@ mod gitlab;
 mod gitlab_specs;
 pub(crate) mod jira;
 mod jira_specs;
+pub(crate) mod launchdarkly;
+mod launchdarkly_specs;
 pub(crate) mod linear;
 mod linear_specs;
 pub(crate) mod queries;
@@ -24,6 +26,7 @@ pub use gitlab::{
     GitlabNote, GitlabPipeline, GitlabProject, GitlabRelease, GitlabWatermark,
 };
 use jira::JiraRecord;
+use launchdarkly::LdRecord;
 use linear::LinearRecord;
 
 /// A column value, typed for binding.
@@ -663,6 +666,8 @@ pub enum Record {
     Jira(JiraRecord),
     /// A row of a `linear_*` table.
     Linear(LinearRecord),
+    /// A row of an `ld_*` table (LaunchDarkly).
+    Launchdarkly(LdRecord),
 }
 
 impl Record {
@@ -704,6 +709,7 @@ impl Record {
             Record::GitlabWatermark(r) => r.spec(),
             Record::Jira(r) => r.spec(),
             Record::Linear(r) => r.spec(),
+            Record::Launchdarkly(r) => r.spec(),
         }
     }
 }
@@ -782,4 +788,12 @@ pub const TABLES: &[&str] = &[
     "linear_attachments",
     "linear_issue_history",
     "linear_watermarks",
+    "ld_projects",
+    "ld_environments",
+    "ld_flags",
+    "ld_flag_environments",
+    "ld_segments",
+    "ld_members",
+    "ld_audit_entries",
+    "ld_code_ref_repositories",
 ];

@@ -89,3 +89,71 @@ async fn postgres_version_1_is_upgraded_with_its_rows() {
     assert_kept(&store).await;
     store.close().await;
 }
+
+/// The migrations before `version` (its position in the folder).
+fn before(migrator: Migrator, version: i64) -> Migrator {
+    let n = migrator
+        .migrations
+        .iter()
+        .position(|m| m.version == version)
+        .expect("the migration exists");
+    first(migrator, n)
+}
+
+/// A database made before LaunchDarkly's tables (migration 22) keeps its Jira rows and gains
+/// the `ld_*` tables, empty.
+async fn assert_launchdarkly_added(store: &dyn headroom_store::Store) {
+    assert_eq!(store.count_rows("jira_projects").await.expect("count"), 1);
+    let tables = store.table_names().await.expect("tables");
+    for table in headroom_store::TABLES
+        .iter()
+        .filter(|t| t.starts_with("ld_"))
+    {
+        assert!(tables.iter().any(|t| t == table), "{table} missing");
+        assert_eq!(store.count_rows(table).await.expect("count"), 0, "{table}");
+    }
+    assert_eq!(store.ld_audit_watermark("acct").await.expect("read"), None);
+}
+
+const SEED_JIRA: &str = "INSERT INTO jira_projects (site, id, key, collected_at_ms) \
+                         VALUES ('acme.atlassian.net', 10000, 'ENG', 0)";
+
+#[tokio::test]
+async fn sqlite_before_launchdarkly_is_upgraded_with_its_rows() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = format!("sqlite://{}?mode=rwc", dir.path().join("v21.db").display());
+    {
+        let pool = sqlx::SqlitePool::connect(&url).await.expect("connect");
+        before(sqlx::migrate!("./migrations/sqlite"), 22)
+            .run(&pool)
+            .await
+            .expect("up to Linear");
+        sqlx::query(SEED_JIRA).execute(&pool).await.expect("seed");
+        pool.close().await;
+    }
+    let store = SqliteStore::open(&url).await.expect("upgrade");
+    assert_launchdarkly_added(&store).await;
+    store.close().await;
+}
+
+#[tokio::test]
+async fn postgres_before_launchdarkly_is_upgraded_with_its_rows() {
+    let Some(admin) = common::admin_url("postgres_before_launchdarkly_is_upgraded_with_its_rows")
+    else {
+        return;
+    };
+    let db = common::PgDatabase::create(&admin).await;
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(2)
+        .connect_with(db.options.clone())
+        .await
+        .expect("connect");
+    before(sqlx::migrate!("./migrations/postgres"), 22)
+        .run(&pool)
+        .await
+        .expect("up to Linear");
+    sqlx::query(SEED_JIRA).execute(&pool).await.expect("seed");
+    let store = PgStore::from_pool(pool).await.expect("upgrade");
+    assert_launchdarkly_added(&store).await;
+    store.close().await;
+}

@@ -136,6 +136,18 @@ pub(crate) async fn keyed_watermark(
     })
 }
 
+/// The newest stored LaunchDarkly audit entry's date (epoch ms) in `account`.
+pub(crate) async fn ld_audit_watermark(pools: Pools<'_>, account: &str) -> Result<Option<i64>> {
+    on_each_pool!(pools, |pool| {
+        let row =
+            sqlx::query("SELECT MAX(date_at_ms) AS mark FROM ld_audit_entries WHERE account = $1")
+                .bind(account.to_owned())
+                .fetch_one(pool)
+                .await?;
+        row.opt_int("mark")
+    })
+}
+
 pub(crate) async fn organization_id(pools: Pools<'_>, login: &str) -> Result<Option<i64>> {
     on_each_pool!(pools, |pool| {
         let row = sqlx::query("SELECT id FROM organizations WHERE login = $1")
