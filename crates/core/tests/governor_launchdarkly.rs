@@ -228,6 +228,23 @@ fn a_held_route_waits_a_moment_past_its_reset_not_the_minutes_margin() {
     }
 }
 
+/// A newcomer sent one request at a time whatever its reading said: a run inside a window or
+/// two of a roomy limit never settled and crawled at a round trip a request (5× the latency
+/// bound). With a fresh reading far above its reserve it may have a quarter of the room in
+/// flight, up to the ceiling; near its reserve, still one.
+#[test]
+fn a_newcomer_with_room_to_spare_sends_more_than_one_at_a_time() {
+    let mut identity = IdentityState::new(&config(10));
+    round_trip(&mut identity, 0, 1, 99_999, 99_999);
+    let (roomy, _) = grants_until_wait(&mut identity, 0, 2);
+    assert_eq!(roomy, 10, "a roomy reading lets the ceiling fill");
+
+    let mut identity = IdentityState::new(&config(10));
+    round_trip(&mut identity, 0, 1, 99, 9);
+    let (tight, reason) = grants_until_wait(&mut identity, 0, 2);
+    assert_eq!(tight, 1, "near its reserve, one at a time: {reason:?}");
+}
+
 #[test]
 fn alone_a_process_uses_nearly_every_window() {
     // The account binds (200 over two routes of 150), then a route binds (40 of 100).

@@ -237,13 +237,30 @@ pub fn holds(state: &BucketState, now: Timestamp) -> Option<u64> {
 /// one request reads the window. And a process that believes itself alone keeps back only
 /// [`alone`] (of a limit it may know too low): whoever knows better keeps no more than
 /// [`ALONE`] unseen in flight, and it no more than what it keeps back.
-pub fn in_flight_cap(state: &BucketState, shared: bool, now: Timestamp) -> Option<u32> {
+///
+/// A newcomer whose fresh reading leaves room far above its reserve is the exception: a
+/// quarter of that room may be in flight (up to the ceiling). Sent one at a time, a run that
+/// fits in a window or two of a roomy limit never settled and crawled at one round trip a
+/// request; a quarter leaves the rest of the room to every other newcomer's blind requests.
+pub fn in_flight_cap(
+    config: &GovernorConfig,
+    state: &BucketState,
+    shared: bool,
+    now: Timestamp,
+) -> Option<u32> {
     let l = &state.learned;
     let unread = state.seen_at.is_none() && state.answers_without_reading == 0;
     let dark = state.seen_at.is_some() && !state.is_known(now);
     let newcomer = l.limit > 0 && !l.settled();
-    if unread || dark || newcomer {
+    if unread || dark {
         Some(1)
+    } else if newcomer {
+        let room = state
+            .remaining
+            .unwrap_or(0)
+            .saturating_sub(reserve(config, state, 1, shared));
+        let cap = (room / 4).clamp(1, u64::from(config.ceiling.max(1)));
+        Some(u32::try_from(cap).unwrap_or(1))
     } else if l.limit > 0 && (shared || l.foreign_seen()) {
         Some(ALONE)
     } else if l.limit > 0 {

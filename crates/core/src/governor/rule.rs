@@ -436,7 +436,7 @@ fn bucket_wait(
     // for what remains (never more granted at a new window than one ever allowed).
     let learned_bucket = state.filter(|s| learned::is_learned(&s.bucket));
     if let Some(s) = learned_bucket
-        && let Some(cap) = learned::in_flight_cap(s, shared, now)
+        && let Some(cap) = learned::in_flight_cap(config, s, shared, now)
         && s.in_flight >= cap
     {
         return Some(Decision::Wait {
