@@ -64,6 +64,8 @@ pub enum TokenFor {
     Jira,
     /// `LINEAR_API_KEY`.
     Linear,
+    /// `LD_ACCESS_TOKEN`.
+    LaunchDarkly,
 }
 
 impl CliError {
@@ -118,6 +120,7 @@ fn token_hint(token: TokenFor, source: Option<String>) -> String {
         TokenFor::GitHub => "GITHUB_TOKEN or GH_TOKEN",
         TokenFor::GitLab => "GITLAB_TOKEN (or GITLAB_OAUTH_TOKEN)",
         TokenFor::Linear => "LINEAR_API_KEY (or LINEAR_OAUTH_TOKEN)",
+        TokenFor::LaunchDarkly => "LD_ACCESS_TOKEN (or LD_OAUTH_TOKEN)",
         // A Jira API token goes with its account's e-mail, so no bare token file will do.
         TokenFor::Jira => {
             return format!(

@@ -62,6 +62,7 @@ enum ShownProvider {
     Gitlab,
     Jira,
     Linear,
+    Launchdarkly,
 }
 
 impl ShownProvider {
@@ -71,6 +72,7 @@ impl ShownProvider {
             ShownProvider::Gitlab => Provider::GitLab,
             ShownProvider::Jira => Provider::Jira,
             ShownProvider::Linear => Provider::Linear,
+            ShownProvider::Launchdarkly => Provider::LaunchDarkly,
         }
     }
 }
@@ -125,7 +127,36 @@ fn provider_settings(
         Provider::Linear => {
             crate::sync_cmd::provider_settings(global, settings, crate::sync_cmd::SyncKind::Linear)
         }
+        Provider::LaunchDarkly => crate::sync_cmd::provider_settings(
+            global,
+            settings,
+            crate::sync_cmd::SyncKind::LaunchDarkly,
+        ),
         _ => Ok((settings, None)),
+    }
+}
+
+/// One cheap request whose headers tell the truth about the core bucket, if one is needed:
+/// Linear's and LaunchDarkly's answers to who-am-i already carried every bucket's reading.
+fn probe_path(provider: Provider, authenticated: bool) -> Option<&'static str> {
+    match (provider, authenticated) {
+        (Provider::Linear | Provider::LaunchDarkly, _) => None,
+        (Provider::Jira, _) => Some("/rest/api/3/myself"),
+        (_, true) => Some("/user"),
+        (Provider::GitLab, false) => Some("/projects?per_page=1"),
+        (_, false) => Some("/events?per_page=1"),
+    }
+}
+
+/// Whose quota it is, as the report's sentence says it ("alice's", "account 42's").
+fn owner_label(subject: &Subject) -> String {
+    match subject {
+        Subject::User(login) => format!("{login}'s"),
+        Subject::Installation(id) => format!("installation {id}'s"),
+        Subject::Ip(ip) => format!("the unauthenticated ({ip})"),
+        Subject::Account(id) => format!("account {id}'s"),
+        Subject::Site(host) => format!("site {host}'s"),
+        Subject::App(id) => format!("app {id}'s"),
     }
 }
 
@@ -147,6 +178,7 @@ pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> CommandResult {
         Provider::GitLab => e.with_hints(TokenFor::GitLab, || source.clone()),
         Provider::Jira => e.with_hints(TokenFor::Jira, || source.clone()),
         Provider::Linear => e.with_hints(TokenFor::Linear, || source.clone()),
+        Provider::LaunchDarkly => e.with_hints(TokenFor::LaunchDarkly, || source.clone()),
         _ => e,
     };
     let opened = registry::open(&settings.db)
@@ -177,16 +209,7 @@ pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> CommandResult {
         }
         Err(e) => return Err(hinted(CliError::failed(&e))),
     };
-    // One cheap request whose headers tell the truth about the core bucket. Linear's answer
-    // to who-am-i already carried both its buckets' readings.
-    let probe = match (provider, credential) {
-        (Provider::Linear, _) => None,
-        (Provider::Jira, _) => Some("/rest/api/3/myself"),
-        (_, Some(_)) => Some("/user"),
-        (Provider::GitLab, None) => Some("/projects?per_page=1"),
-        (_, None) => Some("/events?per_page=1"),
-    };
-    if let Some(probe) = probe {
+    if let Some(probe) = probe_path(provider, credential.is_some()) {
         match client
             .send(
                 ApiRequest::get(probe)
@@ -220,14 +243,7 @@ pub async fn run(global: &GlobalArgs, args: QuotaArgs) -> CommandResult {
                 && b.latest.reading.provider == headroom_store::provider_name(key.provider)
         })
         .collect();
-    let owner = match &key.subject {
-        Subject::User(login) => format!("{login}'s"),
-        Subject::Installation(id) => format!("installation {id}'s"),
-        Subject::Ip(ip) => format!("the unauthenticated ({ip})"),
-        Subject::Account(id) => format!("account {id}'s"),
-        Subject::Site(host) => format!("site {host}'s"),
-        Subject::App(id) => format!("app {id}'s"),
-    };
+    let owner = owner_label(&key.subject);
     let report = Report {
         provider: headroom_store::provider_name(key.provider),
         identity: key.subject.to_string(),

@@ -101,7 +101,9 @@ pub async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
             &opened,
             &args.sync,
             args.feed.margin.get(),
-        ) {
+        )
+        .await
+        {
             Ok(worker) => Some(worker),
             Err(e) => {
                 poller.store.close().await;
@@ -167,7 +169,7 @@ struct SyncWorker {
 }
 
 impl SyncWorker {
-    fn start(
+    async fn start(
         poller: &headroom_github::feed::poll::Poller,
         settings: &crate::config::Settings,
         opened: &crate::registry::Opened,
@@ -189,6 +191,21 @@ impl SyncWorker {
         for kind in SyncKind::OTHERS {
             let Some(provider) = crate::sync_cmd::configured_for(settings, kind) else {
                 continue;
+            };
+            let provider = if kind == SyncKind::Jira {
+                // An OAuth app reaches its site through Atlassian's gateway; one that cannot
+                // be found leaves Jira's runs waiting, never the rest of the service.
+                match crate::sync_cmd::through_gateway(&provider, poller.clock, opened, margin)
+                    .await
+                {
+                    Ok(p) => p,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "Jira's runs wait: its gateway was not found.");
+                        continue;
+                    }
+                }
+            } else {
+                provider
             };
             let client =
                 crate::wiring::client_for(&provider, poller.clock, opened, margin, kind.provider())

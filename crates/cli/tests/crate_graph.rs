@@ -45,9 +45,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "headroom-gitlab",
             "headroom-jira",
             "headroom-linear",
+            "headroom-launchdarkly",
         ],
     ),
-    // Pure so far (documents, JQL, rows); their syncs will add core, http and sync.
     (
         "headroom-jira",
         &[
@@ -59,6 +59,15 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     (
         "headroom-linear",
+        &[
+            "headroom-core",
+            "headroom-http",
+            "headroom-store",
+            "headroom-sync",
+        ],
+    ),
+    (
+        "headroom-launchdarkly",
         &[
             "headroom-core",
             "headroom-http",

@@ -69,14 +69,6 @@ pub struct Providers {
     /// Linear.
     pub linear: ProviderAccess,
     /// LaunchDarkly.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "LaunchDarkly's access is validated at start and listed by `config show` \
-                      today; its collection (the next issue) will send with it"
-        )
-    )]
     pub launchdarkly: ProviderAccess,
 }
 

@@ -1,6 +1,7 @@
 //! What a sync run collects: a GitHub organization (`sync org`), a GitLab group
-//! (`sync gitlab`), a Jira site (`sync jira`) or a Linear workspace (`sync linear`). The kind names the provider whose door the run goes through, its stage
-//! graph, and the words a person reads.
+//! (`sync gitlab`), a Jira site (`sync jira`), a Linear workspace (`sync linear`) or a
+//! LaunchDarkly account (`sync launchdarkly`). The kind names the provider whose door the run
+//! goes through, its stage graph, and the words a person reads.
 
 use std::sync::Arc;
 
@@ -18,19 +19,27 @@ pub enum SyncKind {
     Jira,
     /// A Linear workspace.
     Linear,
+    /// A LaunchDarkly account's projects.
+    LaunchDarkly,
 }
 
 impl SyncKind {
     /// Every kind.
-    pub const ALL: [SyncKind; 4] = [
+    pub const ALL: [SyncKind; 5] = [
         SyncKind::Org,
         SyncKind::Gitlab,
         SyncKind::Jira,
         SyncKind::Linear,
+        SyncKind::LaunchDarkly,
     ];
 
     /// The kinds that go through another door than GitHub's, each with its own credential.
-    pub const OTHERS: [SyncKind; 3] = [SyncKind::Gitlab, SyncKind::Jira, SyncKind::Linear];
+    pub const OTHERS: [SyncKind; 4] = [
+        SyncKind::Gitlab,
+        SyncKind::Jira,
+        SyncKind::Linear,
+        SyncKind::LaunchDarkly,
+    ];
 
     /// The stored name, which is also the `sync` subcommand's.
     pub fn as_str(self) -> &'static str {
@@ -39,6 +48,7 @@ impl SyncKind {
             SyncKind::Gitlab => "gitlab",
             SyncKind::Jira => "jira",
             SyncKind::Linear => "linear",
+            SyncKind::LaunchDarkly => "launchdarkly",
         }
     }
 
@@ -53,7 +63,7 @@ impl SyncKind {
             SyncKind::Org => "org",
             SyncKind::Gitlab => "group",
             SyncKind::Jira => "selection",
-            SyncKind::Linear => "selection",
+            SyncKind::Linear | SyncKind::LaunchDarkly => "selection",
         }
     }
 
@@ -62,7 +72,7 @@ impl SyncKind {
         match self {
             SyncKind::Org => "repos",
             SyncKind::Gitlab | SyncKind::Jira => "projects",
-            SyncKind::Linear => "scopes",
+            SyncKind::Linear | SyncKind::LaunchDarkly => "scopes",
         }
     }
 
@@ -73,6 +83,7 @@ impl SyncKind {
             SyncKind::Gitlab => "group",
             SyncKind::Jira => "site",
             SyncKind::Linear => "workspace",
+            SyncKind::LaunchDarkly => headroom_launchdarkly::sync::names::IDENTITY,
         }
     }
 
@@ -83,6 +94,7 @@ impl SyncKind {
             SyncKind::Gitlab => Provider::GitLab,
             SyncKind::Jira => Provider::Jira,
             SyncKind::Linear => Provider::Linear,
+            SyncKind::LaunchDarkly => Provider::LaunchDarkly,
         }
     }
 
@@ -116,6 +128,19 @@ impl SyncKind {
                 }
                 out
             }
+            SyncKind::LaunchDarkly => {
+                let mut out = "headroom sync launchdarkly".to_owned();
+                if let Ok(s) = headroom_launchdarkly::sync::Selection::parse(target) {
+                    for key in &s.projects {
+                        out.push(' ');
+                        out.push_str(key);
+                    }
+                    if s.full {
+                        out.push_str(" --full");
+                    }
+                }
+                out
+            }
         }
     }
 
@@ -127,6 +152,7 @@ impl SyncKind {
             SyncKind::Gitlab => TokenFor::GitLab,
             SyncKind::Jira => TokenFor::Jira,
             SyncKind::Linear => TokenFor::Linear,
+            SyncKind::LaunchDarkly => TokenFor::LaunchDarkly,
         }
     }
 
@@ -137,6 +163,7 @@ impl SyncKind {
             SyncKind::Gitlab => headroom_gitlab::sync::stages(),
             SyncKind::Jira => headroom_jira::sync::stages(),
             SyncKind::Linear => headroom_linear::sync::stages(),
+            SyncKind::LaunchDarkly => headroom_launchdarkly::sync::stages(),
         }
     }
 
@@ -147,6 +174,7 @@ impl SyncKind {
             SyncKind::Gitlab => headroom_gitlab::sync::declarations(),
             SyncKind::Jira => headroom_jira::sync::declarations(),
             SyncKind::Linear => headroom_linear::sync::declarations(),
+            SyncKind::LaunchDarkly => headroom_launchdarkly::sync::declarations(),
         }
     }
 
@@ -158,6 +186,7 @@ impl SyncKind {
             SyncKind::Gitlab => Some(headroom_gitlab::sync::PROJECT_SOURCE),
             SyncKind::Jira => Some(headroom_jira::sync::SOURCE),
             SyncKind::Linear => headroom_linear::sync::SOURCE,
+            SyncKind::LaunchDarkly => headroom_launchdarkly::sync::SOURCE,
         }
     }
 
@@ -169,6 +198,7 @@ impl SyncKind {
             SyncKind::Gitlab => "gitlab_",
             SyncKind::Jira => "jira_",
             SyncKind::Linear => "linear_",
+            SyncKind::LaunchDarkly => "ld_",
         };
         table.starts_with(prefix) && !table.ends_with("_watermarks")
     }

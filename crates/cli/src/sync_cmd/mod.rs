@@ -30,6 +30,7 @@ use crate::config::{GlobalArgs, ProcessEnv, Settings};
 use crate::outcome::{CliError, CommandResult, TokenFor};
 use crate::{registry, wiring};
 
+mod gateway;
 mod kind;
 mod org_run;
 mod plan;
@@ -37,11 +38,15 @@ mod plan_gitlab;
 mod plan_providers;
 mod progress;
 mod report;
+mod settings;
 mod status;
 mod unresumed;
 mod worker;
 
+pub(crate) use gateway::through_gateway;
 pub use kind::SyncKind;
+use settings::{access, gitlab_settings, jira_settings, launchdarkly_settings, linear_settings};
+pub(crate) use settings::{configured_for, provider_settings};
 pub use worker::{WorkerMemory, worker_pass};
 
 /// Collections as graphs of stages.
@@ -136,6 +141,24 @@ enum SyncCommand {
         /// Only these teams, by key (repeat the flag); every team when none is named.
         #[arg(long = "team", value_name = "KEY")]
         teams: Vec<String>,
+        #[command(flatten)]
+        run: RunArgs,
+    },
+    /// Collect a LaunchDarkly account: projects with their environments, flags with their
+    /// per-environment state, segments, members, code-reference repositories and the audit
+    /// log. The token is LD_ACCESS_TOKEN (or LD_OAUTH_TOKEN, or the `[launchdarkly]`
+    /// section); the API is https://app.launchdarkly.com unless `--api-url URL` (the EU and
+    /// federal hosts too). A later run reads the audit log's new entries and re-lists the rest
+    /// only when they show a change. Exits as `sync org` does.
+    #[command(name = "launchdarkly")]
+    LaunchDarkly {
+        /// Only these projects, by key; every project the token can read when none is named.
+        #[arg(value_name = "PROJECT_KEY")]
+        projects: Vec<String>,
+        /// Re-list projects, flags, segments, members and code references even when the audit
+        /// log shows no change since the last completed run.
+        #[arg(long)]
+        full: bool,
         #[command(flatten)]
         run: RunArgs,
     },
@@ -296,6 +319,17 @@ enum PlanTarget {
         #[arg(long)]
         json: bool,
     },
+    /// A LaunchDarkly account: its projects and environments, `totalCount`s of sampled flag,
+    /// segment and member lists, and the audit log's new pages (a few at most).
+    #[command(name = "launchdarkly")]
+    LaunchDarkly {
+        /// Only these projects, by key.
+        #[arg(value_name = "PROJECT_KEY")]
+        projects: Vec<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Runs `headroom sync …`.
@@ -377,6 +411,18 @@ pub async fn run(global: &GlobalArgs, args: SyncArgs) -> CommandResult {
             headroom_linear::sync::Selection::parse(&target).map_err(|e| CliError::refused(&e))?;
             provider_run(&settings, SyncKind::Linear, target, run).await
         }
+        SyncCommand::LaunchDarkly {
+            projects,
+            full,
+            run,
+        } => {
+            let settings = launchdarkly_settings(global, settings)?;
+            let selection = headroom_launchdarkly::sync::Selection { projects, full };
+            let target = selection.target();
+            headroom_launchdarkly::sync::Selection::parse(&target)
+                .map_err(|e| CliError::refused(&e))?;
+            provider_run(&settings, SyncKind::LaunchDarkly, target, run).await
+        }
         SyncCommand::Status { run_id, json } => status::status(&settings, run_id, json).await,
         SyncCommand::Plan { target } => plan_target(global, settings, target).await,
         SyncCommand::Worker {
@@ -442,6 +488,21 @@ async fn plan_target(global: &GlobalArgs, settings: Settings, target: PlanTarget
                 .await
                 .map_err(|e| e.with_hints(TokenFor::Linear, || source))
         }
+        PlanTarget::LaunchDarkly { projects, json } => {
+            let settings = launchdarkly_settings(global, settings)?;
+            let target = headroom_launchdarkly::sync::Selection {
+                projects,
+                full: false,
+            }
+            .target();
+            headroom_launchdarkly::sync::Selection::parse(&target)
+                .map_err(|e| CliError::refused(&e))?;
+            let source =
+                access(&settings, SyncKind::LaunchDarkly).and_then(|a| a.credential_source.clone());
+            plan_providers::plan(&settings, SyncKind::LaunchDarkly, &target, json)
+                .await
+                .map_err(|e| e.with_hints(TokenFor::LaunchDarkly, || source))
+        }
     }
 }
 
@@ -466,6 +527,11 @@ async fn env(settings: &Settings, margin: SignedDuration, kind: SyncKind) -> Res
         .await
         .map_err(|e| CliError::refused(&e))?;
     let clock = TokioClock::system();
+    let settings = &if kind == SyncKind::Jira {
+        gateway::through_gateway(settings, clock, &opened, margin).await?
+    } else {
+        settings.clone()
+    };
     let client = wiring::client_for(settings, clock, &opened, margin, kind.provider())
         .map_err(|e| CliError::refused(&e))?;
     // A spent quota holds back the `GET /user`s that tell the owners (issue 36, item 4): the
@@ -617,174 +683,4 @@ pub(crate) fn kind_runner(
         // The graph is fixed in code and tested; reaching this is a programming error.
         Err(e) => panic!("the {} graph is invalid: {e}", kind.as_str()),
     }
-}
-
-/// The access configured for `kind`'s provider; `None` for GitHub's, which is the settings'
-/// own.
-fn access(settings: &Settings, kind: SyncKind) -> Option<&crate::config::ProviderAccess> {
-    let p = &settings.providers;
-    match kind {
-        SyncKind::Org => None,
-        SyncKind::Gitlab => Some(&p.gitlab),
-        SyncKind::Jira => Some(&p.jira),
-        SyncKind::Linear => Some(&p.linear),
-    }
-}
-
-/// The settings of `kind`'s runs from what is configured, when its provider has a credential
-/// and an API (a Jira site) configured: a worker then takes its runs up too. GitHub's are the
-/// settings themselves.
-pub(crate) fn configured_for(settings: &Settings, kind: SyncKind) -> Option<Settings> {
-    let Some(access) = access(settings, kind) else {
-        return Some(settings.clone());
-    };
-    let credential = access.credential.clone()?;
-    let mut out = settings.clone();
-    out.policy = access.policy.clone()?;
-    out.also_configured = besides(&credential, &access.configured);
-    out.credential_source = source_of(&credential, &access.configured);
-    out.credential = Some(credential);
-    Some(out)
-}
-
-/// The settings of a Jira or Linear command run with the global flags (`--api-url` names
-/// Jira's site or Linear's API), and where its credential came from in words.
-pub(crate) fn provider_settings(
-    global: &GlobalArgs,
-    settings: Settings,
-    kind: SyncKind,
-) -> Result<(Settings, Option<String>), CliError> {
-    let settings = match kind {
-        SyncKind::Jira => {
-            let site = global
-                .api_url
-                .clone()
-                .filter(|_| !global.env_sourced.api_url);
-            jira_settings(global, settings, site.as_deref())?
-        }
-        _ => linear_settings(global, settings)?,
-    };
-    let source = access(&settings, kind).and_then(|a| a.credential_source.clone());
-    Ok((settings, source))
-}
-
-/// Jira's settings: the site (`--site`, else `site` in `[jira]`) and Jira's credential, and no
-/// other provider's tokens.
-fn jira_settings(
-    global: &GlobalArgs,
-    settings: Settings,
-    site: Option<&str>,
-) -> Result<Settings, CliError> {
-    if global.token_file.is_some() {
-        return Err(CliError::refused(
-            &"sync jira does not read --token-file: a Jira API token goes with its account's \
-             e-mail; set JIRA_EMAIL and JIRA_API_TOKEN, or token_file and email in [jira]",
-        ));
-    }
-    let mut settings = settings;
-    if let Some(site) = site {
-        let policy = headroom_http::UrlPolicy::for_api_url(site)
-            .map_err(|e| CliError::refused(&format!("--site {site}: {e}")))?;
-        settings.providers.jira.policy = Some(policy);
-    }
-    if settings.providers.jira.policy.is_none() {
-        return Err(CliError::refused(
-            &"sync jira needs the site: --site https://NAME.atlassian.net, or site in [jira]",
-        ));
-    }
-    configured_for(&settings, SyncKind::Jira).ok_or_else(|| {
-        CliError::refused(
-            &"sync jira needs a Jira credential: set JIRA_EMAIL and JIRA_API_TOKEN (or \
-             JIRA_OAUTH_TOKEN with JIRA_OAUTH_CLIENT_ID), or token_file and email in [jira]",
-        )
-    })
-}
-
-/// Linear's settings: its API (`--api-url` given as a flag, else `api_url` in `[linear]`, else
-/// api.linear.app) and its key (`--token-file` given as a flag, else `[linear]`,
-/// `LINEAR_API_KEY`, `LINEAR_OAUTH_TOKEN`), and no other provider's tokens.
-fn linear_settings(global: &GlobalArgs, settings: Settings) -> Result<Settings, CliError> {
-    let mut settings = settings;
-    if let (Some(url), false) = (&global.api_url, global.env_sourced.api_url) {
-        let policy = headroom_http::UrlPolicy::for_api_url(url)
-            .map_err(|e| CliError::refused(&format!("--api-url {url}: {e}")))?;
-        settings.providers.linear.policy = Some(policy);
-    }
-    if global.token_file.is_some() {
-        // The file was read as GitHub's token; a Linear key goes as it is, unprefixed.
-        let linear = &mut settings.providers.linear;
-        linear.credential = settings.credential.clone();
-        linear.credential_source = Some("--token-file".to_owned());
-        linear.configured = Vec::new();
-    }
-    let mut out = configured_for(&settings, SyncKind::Linear).ok_or_else(|| {
-        CliError::refused(
-            &"sync linear needs a Linear key: set LINEAR_API_KEY (or LINEAR_OAUTH_TOKEN), or \
-             name a file with --token-file",
-        )
-    })?;
-    if global.token_file.is_some() {
-        out.credential_source = Some("--token-file");
-    }
-    Ok(out)
-}
-
-/// Where `used` was configured (`GITLAB_TOKEN`), as the owners' check names it.
-fn source_of(
-    used: &headroom_http::Credential,
-    configured: &[crate::config::ConfiguredToken],
-) -> Option<&'static str> {
-    configured
-        .iter()
-        .find(|t| t.credential.fingerprint() == used.fingerprint())
-        .map(|t| t.source)
-}
-
-/// The tokens configured beside `used` (other fingerprints): a run refuses to start when one
-/// of them belongs to another owner, GitLab's project and group tokens included (each is a bot
-/// user of its own: more of them would be more capacity).
-fn besides(
-    used: &headroom_http::Credential,
-    configured: &[crate::config::ConfiguredToken],
-) -> Vec<crate::config::ConfiguredToken> {
-    let mut out: Vec<crate::config::ConfiguredToken> = Vec::new();
-    for token in configured {
-        let fingerprint = token.credential.fingerprint();
-        if fingerprint != used.fingerprint()
-            && !out
-                .iter()
-                .any(|o| o.credential.fingerprint() == fingerprint)
-        {
-            out.push(token.clone());
-        }
-    }
-    out
-}
-
-/// The settings of a GitLab command: GitLab's API and credential (`--api-url` and
-/// `--token-file` when given as flags, else `[gitlab]`, `GITLAB_TOKEN`, `GITLAB_OAUTH_TOKEN`,
-/// else gitlab.com), and no other provider's tokens: GitHub's never reach a GitLab host.
-fn gitlab_settings(global: &GlobalArgs, mut settings: Settings) -> Result<Settings, CliError> {
-    let access =
-        crate::op_cmd::access_for(headroom_core::signal::Provider::GitLab, global, &settings);
-    if access.credential.is_none() {
-        return Err(CliError::refused(
-            &"sync gitlab needs a GitLab token: set GITLAB_TOKEN (a personal access token) or \
-             GITLAB_OAUTH_TOKEN, or name a file with --token-file",
-        ));
-    }
-    let configured = &settings.providers.gitlab.configured;
-    (settings.also_configured, settings.credential_source) = match &access.credential {
-        Some(used) => (
-            besides(used, configured),
-            match global.token_file {
-                Some(_) => Some("--token-file"),
-                None => source_of(used, configured),
-            },
-        ),
-        None => (Vec::new(), None),
-    };
-    settings.policy = access.policy;
-    settings.credential = access.credential;
-    Ok(settings)
 }

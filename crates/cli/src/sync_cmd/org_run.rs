@@ -441,7 +441,10 @@ async fn estimates(
     name: &str,
 ) -> Result<BTreeMap<String, Vec<FamilyEstimate>>, CliError> {
     let mut out: BTreeMap<String, Vec<FamilyEstimate>> = BTreeMap::new();
-    if matches!(env.kind, super::SyncKind::Jira | super::SyncKind::Linear) {
+    if matches!(
+        env.kind,
+        super::SyncKind::Jira | super::SyncKind::Linear | super::SyncKind::LaunchDarkly
+    ) {
         let measured = super::plan_providers::measure(env, name).await?;
         for row in &measured.rows {
             out.entry(row.stage.to_owned())

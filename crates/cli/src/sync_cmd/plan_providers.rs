@@ -1,7 +1,9 @@
-//! `sync plan jira` and `sync plan linear`: an estimate of a site's or a workspace's sync per
-//! stage and route family, from a probe of the counts each provider gives away cheaply (a
-//! project search's `total` and Jira's approximate issue count; Linear's `issueCount` per team),
-//! and the budgets it needs: Jira's per-endpoint bursts, Linear's requests and complexity.
+//! `sync plan jira`, `sync plan linear` and `sync plan launchdarkly`: an estimate of a site's,
+//! a workspace's or an account's sync per stage and route family, from a probe of the counts
+//! each provider gives away cheaply (a project search's `total` and Jira's approximate issue
+//! count; Linear's `issueCount` per team; LaunchDarkly's `totalCount`s and the audit log's new
+//! pages), and the budgets it needs: Jira's per-endpoint bursts, Linear's requests and
+//! complexity, LaunchDarkly's route windows.
 
 use headroom_core::RouteFamily;
 use headroom_core::governor::GovernorConfig;
@@ -32,6 +34,8 @@ pub(super) struct Measured {
     pub(super) points: Option<u64>,
     /// How the budget bounds the work, in words.
     pub(super) budget: String,
+    /// What the estimate assumes, in sentences (LaunchDarkly's audit log has no count).
+    pub(super) notes: Vec<String>,
 }
 
 impl Measured {
@@ -58,6 +62,7 @@ pub(super) async fn plan(
                 .collect::<serde_json::Map<_, _>>(),
             "probe_requests": m.probe_requests,
             "estimate": { "requests": m.requests, "points": m.points, "budget": m.budget },
+            "notes": m.notes,
             "by_family": m.rows.iter().map(|r| json!({
                 "stage": r.stage, "family": r.family.name,
                 "dimension": r.family.dimension.as_str(), "requests": r.requests,
@@ -83,6 +88,9 @@ pub(super) async fn plan(
         ),
         None => outln!("  estimate: {} requests · {}", m.requests, m.budget),
     }
+    for note in &m.notes {
+        outln!("  note: {note}");
+    }
     outln!(
         "  {:<18} {:<24} {:>9} {:>9}",
         "stage",
@@ -107,7 +115,12 @@ pub(super) async fn plan(
 pub(super) async fn measure(env: &Env, target: &str) -> Result<Measured, CliError> {
     match env.kind {
         SyncKind::Jira => jira(env, target).await,
-        _ => linear(env, target).await,
+        SyncKind::Linear => linear(env, target).await,
+        SyncKind::LaunchDarkly => launchdarkly(env, target).await,
+        other => Err(CliError::refused(&format!(
+            "sync plan measures {} runs with its own command",
+            other.as_str()
+        ))),
     }
 }
 
@@ -148,6 +161,7 @@ async fn jira(env: &Env, target: &str) -> Result<Measured, CliError> {
             busiest.div_ceil(rate)
         ),
         rows,
+        notes: Vec::new(),
     })
 }
 
@@ -209,5 +223,54 @@ async fn linear(env: &Env, target: &str) -> Result<Measured, CliError> {
                 points: Some(f.points),
             })
             .collect(),
+        notes: Vec::new(),
+    })
+}
+
+async fn launchdarkly(env: &Env, target: &str) -> Result<Measured, CliError> {
+    use headroom_launchdarkly::sync::plan;
+    let selection =
+        headroom_launchdarkly::sync::Selection::parse(target).map_err(|e| CliError::refused(&e))?;
+    let credential = env.settings.credential.as_ref();
+    // From the newest stored audit entry, where the next run's audit log starts.
+    let probe = plan::probe_from_store(&env.client, credential, &selection, env.store.as_ref())
+        .await
+        .map_err(|e| CliError::failed(&e))?;
+    let estimate = plan::estimate(&probe);
+    // Each route has its own window: the busiest route bounds the run, in windows of a limit
+    // LaunchDarkly does not publish (the governor learns it from the readings).
+    let busiest = estimate
+        .by_family
+        .iter()
+        .max_by_key(|f| f.units)
+        .map(|f| (f.family.name, f.units));
+    Ok(Measured {
+        counted: vec![
+            ("projects", probe.visible_projects),
+            ("environments", probe.environments()),
+            ("flags", probe.counted_flags()),
+            ("members", probe.members),
+        ],
+        probe_requests: probe.requests,
+        requests: estimate.requests,
+        points: None,
+        budget: match busiest {
+            Some((family, units)) => format!(
+                "the busiest route family is {family} ({units} requests), paced by its \
+                 route's ten-second windows"
+            ),
+            None => "nothing to ask".to_owned(),
+        },
+        rows: estimate
+            .by_family
+            .iter()
+            .map(|f| Row {
+                stage: f.stage,
+                family: f.family,
+                requests: f.units,
+                points: None,
+            })
+            .collect(),
+        notes: estimate.notes,
     })
 }

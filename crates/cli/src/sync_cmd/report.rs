@@ -136,13 +136,22 @@ pub(super) fn outcome_lines(
         }
     }
     if !summary.buckets.is_empty() {
+        // A LaunchDarkly route's bucket is named by its template, longer than most names. A
+        // request is counted under its first bucket only; a route's row shows what it left.
+        let width = summary
+            .buckets
+            .keys()
+            .map(String::len)
+            .max()
+            .unwrap_or(0)
+            .max(34);
         out.push(format!(
-            "  {:<34} {:>9} {:>9} {:>11} {:>6}",
+            "  {:<width$} {:>9} {:>9} {:>11} {:>6}",
             "bucket", "requests", "points", "lowest left", "waits"
         ));
         for (bucket, b) in &summary.buckets {
             out.push(format!(
-                "  {bucket:<34} {:>9} {:>9} {:>11} {:>6}",
+                "  {bucket:<width$} {:>9} {:>9} {:>11} {:>6}",
                 b.requests,
                 b.points,
                 b.min_remaining.map_or("-".to_owned(), |m| m.to_string()),
@@ -172,14 +181,20 @@ pub(super) fn hibernating(
              {} {name} --resume {id})",
             kind.as_str()
         ),
-        Some((kind @ (super::SyncKind::Jira | super::SyncKind::Linear), _)) => format!(
+        Some((
+            kind
+            @ (super::SyncKind::Jira | super::SyncKind::Linear | super::SyncKind::LaunchDarkly),
+            _,
+        )) => format!(
             "headroom run or headroom sync worker with {} (or: headroom sync {} --resume {id})",
             match kind {
                 super::SyncKind::Jira => "[jira] site and JIRA_API_TOKEN configured",
+                super::SyncKind::LaunchDarkly => "LD_ACCESS_TOKEN set",
                 _ => "LINEAR_API_KEY set",
             },
             match kind {
                 super::SyncKind::Jira => "jira --site URL",
+                super::SyncKind::LaunchDarkly => "launchdarkly",
                 _ => "linear",
             }
         ),

@@ -214,6 +214,7 @@ fn stage_order(run: &SyncRun, checkpoints: &[Checkpoint]) -> Vec<String> {
         "gitlab" => Some(headroom_gitlab::sync::declarations()),
         "jira" => Some(headroom_jira::sync::declarations()),
         "linear" => Some(headroom_linear::sync::declarations()),
+        "launchdarkly" => Some(headroom_launchdarkly::sync::declarations()),
         _ => None,
     };
     if let Some(stages) = declared {

@@ -55,6 +55,7 @@ impl Activity {
             route::GITLAB_SYNC_PLAN,
             route::JIRA_SYNC_PLAN,
             route::LINEAR_SYNC_PLAN,
+            route::LAUNCHDARKLY_SYNC_PLAN,
         ]
         .into_iter()
         .any(is)

@@ -13,12 +13,14 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// The stage whose scopes list a run's repositories (a GitLab group's or a Jira site's
-/// projects); none (`""`) for a Linear workspace, whose stages all run once.
+/// projects); none (`""`) for a Linear workspace or a LaunchDarkly account, whose stages keep
+/// their own scopes.
 fn source_of(run: &SyncRun) -> &'static str {
     match run.kind.as_str() {
         "gitlab" => headroom_gitlab::sync::PROJECT_SOURCE,
         "jira" => headroom_jira::sync::SOURCE,
         "linear" => headroom_linear::sync::SOURCE.unwrap_or(""),
+        "launchdarkly" => headroom_launchdarkly::sync::SOURCE.unwrap_or(""),
         _ => headroom_github::org::REPOSITORY_SOURCE,
     }
 }
