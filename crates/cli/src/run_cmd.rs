@@ -200,7 +200,11 @@ impl SyncWorker {
                 {
                     Ok(p) => p,
                     Err(e) => {
-                        tracing::warn!(error = %e, "Jira's runs wait: its gateway was not found.");
+                        tracing::warn!(
+                            event = telemetry::SYNC_JIRA_GATEWAY_MISSING,
+                            error = %e,
+                            "Jira's runs wait: its gateway was not found."
+                        );
                         continue;
                     }
                 }

@@ -283,6 +283,9 @@ catalog! {
     SYNC_RELEASE_FAILED = "sync.release_failed" [Error] [run_id, error]
     /// The sync worker loop failed to pick work (it goes on).
     SYNC_WORKER_FAILED = "sync.worker_failed" [Error] [error]
+    /// `headroom run` could not find a Jira OAuth app's site through Atlassian's gateway:
+    /// Jira's runs wait, the rest of the service goes on.
+    SYNC_JIRA_GATEWAY_MISSING = "sync.jira_gateway_missing" [Warn] [error]
 
     /// GitHub refused one field of a GraphQL answer (`FORBIDDEN`, SAML…); the rest is kept.
     ORG_FIELD_REFUSED = "org.field_refused" [Info] [stage, path, kind]
