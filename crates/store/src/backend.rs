@@ -304,6 +304,10 @@ impl StoreTx for DbTx {
         queries::upsert(&mut self.conn(), record).await
     }
 
+    async fn upsert_all(&mut self, records: &[Record]) -> Result<()> {
+        queries::upsert_all(&mut self.conn(), records).await
+    }
+
     async fn set_checkpoint(&mut self, update: &CheckpointUpdate) -> Result<()> {
         sync::set_checkpoint(&mut self.conn(), update).await
     }

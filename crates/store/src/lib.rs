@@ -315,9 +315,7 @@ pub trait Store: StoreRead {
         checkpoint: &CheckpointUpdate,
     ) -> Result<PageWritten> {
         let mut tx = self.begin().await?;
-        for record in records {
-            tx.upsert(record).await?;
-        }
+        tx.upsert_all(records).await?;
         tx.set_checkpoint(checkpoint).await?;
         tx.commit().await?;
         Ok(PageWritten {
@@ -332,6 +330,10 @@ pub trait StoreTx: Send {
     /// Inserts or updates one row by its identity; returns the row's surrogate id where the
     /// table has one.
     async fn upsert(&mut self, record: &Record) -> Result<Option<i64>>;
+
+    /// Inserts or updates `records` by their identities, with the result of
+    /// [`StoreTx::upsert`] on each in order, in as few statements as their shapes allow.
+    async fn upsert_all(&mut self, records: &[Record]) -> Result<()>;
 
     /// Writes a checkpoint inside this transaction.
     async fn set_checkpoint(&mut self, update: &CheckpointUpdate) -> Result<()>;

@@ -20,6 +20,7 @@ headroom_testkit::both_backends!(
     launchdarkly_lists_keep_their_order_and_flags_their_booleans,
     the_audit_watermark_is_the_newest_stored_entrys_date_per_account,
     launchdarkly_readable_views_show_instants_as_text,
+    a_page_written_at_once_is_stored_as_written_one_by_one,
 );
 
 fn t(secs: i64) -> Timestamp {
@@ -313,4 +314,51 @@ async fn launchdarkly_readable_views_show_instants_as_text(fx: &Fixture) {
         vec![None],
         "no instant reads as no text"
     );
+}
+
+/// `upsert_all` writes a page in multi-row statements: more rows than one statement carries,
+/// two shapes interleaved, and identities written twice (PostgreSQL refuses one statement
+/// touching a row twice) end as the same rows as upserts one by one.
+async fn a_page_written_at_once_is_stored_as_written_one_by_one(fx: &Fixture) {
+    let page = |account: &str| -> Vec<Record> {
+        let mut out = Vec::new();
+        for i in 0..230 {
+            let key = format!("f{i}");
+            out.push(record("ld_flags", account, 1, json!({ "key": key })));
+            if i % 40 == 0 {
+                let flag = json!({ "flag_key": key });
+                out.push(record("ld_flag_environments", account, 1, flag));
+            }
+        }
+        // The same identities again, later in the page: the last write is what stays.
+        out.push(record("ld_flags", account, 3, json!({"key": "f7"})));
+        out.push(record("ld_flags", account, 2, json!({"key": "f8"})));
+        out.push(record("ld_flags", account, 4, json!({"key": "f7"})));
+        out
+    };
+    let mut tx = fx.store.begin().await.expect("begin");
+    tx.upsert_all(&page("at-once")).await.expect("upsert_all");
+    tx.commit().await.expect("commit");
+    write(fx, &page("one-by-one")).await;
+    let db = connect(fx).await;
+    let rows = |expr: &'static str, table: &'static str, account: &'static str| {
+        let from = format!("{table} WHERE account = '{account}'");
+        let db = &db;
+        async move { texts(db, expr, &from).await }
+    };
+    for (expr, table, count) in [
+        ("key || '=' || name", "ld_flags", 230),
+        (
+            "flag_key || '=' || environment_name",
+            "ld_flag_environments",
+            6,
+        ),
+    ] {
+        let at_once = rows(expr, table, "at-once").await;
+        assert_eq!(at_once.len(), count, "{table}");
+        assert_eq!(at_once, rows(expr, table, "one-by-one").await, "{table}");
+    }
+    let flags = rows("key || '=' || name", "ld_flags", "at-once").await;
+    assert!(flags.contains(&Some("f7=v4".to_owned())), "{flags:?}");
+    assert!(flags.contains(&Some("f8=v2".to_owned())), "{flags:?}");
 }

@@ -356,7 +356,7 @@ mod tests {
             collected_at: instant(1),
         });
         assert_eq!(
-            mark.spec().sql(),
+            mark.spec().sql_rows(1),
             "INSERT INTO gitlab_watermarks (instance, project_id, family, collected_at_ms) \
              VALUES ($1, $2, $3, $4) ON CONFLICT (instance, project_id, family) DO UPDATE SET \
              collected_at_ms = CASE WHEN gitlab_watermarks.collected_at_ms IS NULL \
@@ -372,7 +372,7 @@ mod tests {
             collected_at: instant(1),
         });
         assert_eq!(
-            branch.spec().sql(),
+            branch.spec().sql_rows(1),
             "INSERT INTO branches (repository_github_id, name, head_sha, protected, raw_json, \
              collected_at_ms) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT \
              (repository_github_id, name) DO UPDATE SET head_sha = excluded.head_sha, \

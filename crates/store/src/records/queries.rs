@@ -3,18 +3,64 @@
 
 use headroom_core::clock::Timestamp;
 
-use super::{GitlabFamily, Record, SqlValue};
+use std::collections::HashSet;
+
+use super::{GitlabFamily, ROWS_PER_STATEMENT, Record, RowSpec, SqlValue};
 use crate::db::{Conn, Pools, ReadRow, on_each_conn, on_each_pool};
 use crate::error::{Result, StoreError};
 use crate::model::{Watermark, ms};
 
 /// Upserts one record on `conn`; returns the row's surrogate id where the table has one.
 pub(crate) async fn upsert(conn: &mut Conn<'_>, record: &Record) -> Result<Option<i64>> {
-    let spec = record.spec();
-    let sql = spec.sql();
+    upsert_rows(conn, std::slice::from_ref(&record.spec())).await
+}
+
+/// Upserts `records` on `conn` with the result of upserting them one by one, in order, but
+/// in as few statements as their shapes allow: a page's rows are mostly of a shape or two,
+/// and each statement is a round trip to the database.
+pub(crate) async fn upsert_all(conn: &mut Conn<'_>, records: &[Record]) -> Result<()> {
+    let specs: Vec<RowSpec> = records.iter().map(Record::spec).collect();
+    let mut start = 0;
+    while start < specs.len() {
+        let end = batch_end(&specs, start);
+        upsert_rows(conn, &specs[start..end]).await?;
+        start = end;
+    }
+    Ok(())
+}
+
+/// Where the run of rows from `start` that one statement carries ends: rows of one shape,
+/// none returning an id, no identity twice. PostgreSQL refuses a statement that updates one
+/// row twice, so a repeated identity starts the next statement, which keeps the order's
+/// result on both backends.
+fn batch_end(specs: &[RowSpec], start: usize) -> usize {
+    let first = &specs[start];
+    if first.returns_id {
+        return start + 1;
+    }
+    let shape = first.shape();
+    let mut keys = HashSet::new();
+    let mut end = start;
+    while end < specs.len() && end - start < ROWS_PER_STATEMENT {
+        let spec = &specs[end];
+        if spec.shape() != shape || !keys.insert(spec.conflict_key()) {
+            break;
+        }
+        end += 1;
+    }
+    end.max(start + 1)
+}
+
+/// Upserts `rows`, all of one shape, in one statement; returns the surrogate id of a single
+/// row whose table has one.
+async fn upsert_rows(conn: &mut Conn<'_>, rows: &[RowSpec]) -> Result<Option<i64>> {
+    let Some(spec) = rows.first() else {
+        return Ok(None);
+    };
+    let sql = spec.sql_rows(rows.len());
     on_each_conn!(conn, |c| {
         let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
-        for (_, value) in &spec.values {
+        for (_, value) in rows.iter().flat_map(|r| &r.values) {
             query = match value {
                 SqlValue::Int(v) => query.bind(*v),
                 SqlValue::Float(v) => query.bind(*v),

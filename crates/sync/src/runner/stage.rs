@@ -252,7 +252,9 @@ impl StageCtx<'_> {
                     if reason.wait_reason().is_some_and(|w| {
                         matches!(
                             w,
-                            WaitReason::InFlightCeiling { .. } | WaitReason::LocalPoints { .. }
+                            WaitReason::InFlightCeiling { .. }
+                                | WaitReason::LocalPoints { .. }
+                                | WaitReason::WindowStart { .. }
                         )
                     }) && until.duration_since(self.now()) <= self.inline_wait =>
                 {
@@ -600,9 +602,7 @@ impl StageCtx<'_> {
             at: now,
         };
         let mut tx = self.store.begin().await?;
-        for record in records {
-            tx.upsert(record).await?;
-        }
+        tx.upsert_all(records).await?;
         if finished && let Some((repo, mark, at)) = watermark {
             tx.set_watermark(repo, mark, at).await?;
         }
@@ -670,9 +670,7 @@ impl StageCtx<'_> {
             }
         }
         let mut tx = self.store.begin().await?;
-        for record in records {
-            tx.upsert(record).await?;
-        }
+        tx.upsert_all(records).await?;
         for scope in fresh {
             {
                 tx.set_checkpoint(&CheckpointUpdate {
