@@ -415,6 +415,16 @@ async fn measure(
     let (summary, hibernations, ceiling) = sync_once(sim, store, clock, sel).await;
     let makespan = clock.now().duration_since(began).as_secs_f64();
     let log: Vec<LogEntry> = sim.request_log().into_iter().skip(before).collect();
+    if std::env::var_os("BENCH_TRACE").is_some() {
+        for e in &log {
+            println!(
+                "    +{:>6} ms {} {}",
+                millis(e) - began.as_millisecond(),
+                e.status,
+                route(e)
+            );
+        }
+    }
     let mut per_bucket: BTreeMap<String, u64> = BTreeMap::new();
     for e in log.iter().filter(|e| spent(e)) {
         *per_bucket.entry("global".to_owned()).or_default() += 1;

@@ -17,20 +17,33 @@
 //!   headers, and a process that never reads a window's start learns too low a limit to see
 //!   others there. So a state is a newcomer until it read [`SETTLED`] windows and two answers
 //!   in one; it is `shared` while foreign spend shows on any learned bucket of the account.
-//! - The rule, per learned bucket. Alone (settled, nothing foreign): a reserve of [`alone`]
-//!   requests — [`ALONE`], what a newcomer lands before either sees the other (its first
-//!   request and the second that compares), or 5 % of the window where more — and as many in
-//!   flight at most, since another process wrongly believing itself alone covers no more: a
-//!   single process uses 95 % of each window (all but two of a small one). Shared: a reserve of the ceiling plus twice the largest step (what the others
-//!   may land in flight and during one stale reading), and never more than [`ALONE`] in
-//!   flight, since a process that wrongly believes itself alone covers only that much. A
-//!   newcomer: the same reserve, one request at a time. Every reserve is capped at the
-//!   learned limit less one request (a newcomer's less two where the limit allows, room for
-//!   the second answer that compares), so each window grants at least one.
-//! - In the dark (the window's reset has passed, nothing read since) and before any reading,
-//!   one request at a time ([`in_flight_cap`]), within the learned limit: two machines each
-//!   granting their learned limit in the dark would together spend twice it, and the first
-//!   answer reads the window. It costs a round trip a window, not quota.
+//! - The window's head. LaunchDarkly's windows are fixed and ten seconds long, one reset for
+//!   all of an account's buckets, so any reading places `now` in the window ([`phase`]).
+//!   The first [`EARLY`] seconds are the head: every state keeps its reserve there. A request
+//!   sent blind (to a bucket not read in this window) goes only in the head's first
+//!   [`BLIND`] seconds ([`blind_wait`]), where the reserves of the others cover it.
+//! - The rule, per learned bucket. Alone (settled, nothing foreign): in the head a reserve of
+//!   [`alone`] requests — [`ALONE`] (what a newcomer lands before either sees the other: its
+//!   first request and the second that compares), or 5 % of the window where more — and a
+//!   quarter of the room above it in flight. Past the head it spends the reserve one request
+//!   at a time, reading each answer, so whoever else spends the bucket shows at once; every
+//!   other state keeps at least one request back. So a process alone uses every window
+//!   whole. The account's `global` window alone keeps one request past the head: a process
+//!   joining the account asks who it is before it knows where the window stands.
+//! - Shared (others' spend seen): a reserve of the ceiling plus twice the largest step (what
+//!   the others may land in flight and during one stale reading), and never more than
+//!   [`ALONE`] in flight. A newcomer: [`alone`] plus twice the step, and a quarter of the
+//!   room in flight; it never spends its reserve past the head, since two newcomers starting
+//!   together cannot yet see each other. Every reserve is capped at the learned limit less
+//!   one request (a newcomer's less two where the limit allows, room for the second answer
+//!   that compares), so each window grants at least one.
+//! - In the dark (the window's reset has passed, nothing read since) a quarter of [`alone`]
+//!   of the learned limit may go blind, at least one ([`in_flight_cap`]); before any reading,
+//!   one request at a time. Two machines each granting their learned limit in the dark would
+//!   together spend twice it, and the first answer reads the window.
+//! - What this costs: a process joining the account mid-window sends its first request (who
+//!   it is) before it can place the window; the `global` request kept past the head is for
+//!   it. A quota-bound run's last window may wait out the head ([`EARLY`]) for its reserve.
 //!
 //! The model of `crates/core/tests/governor_launchdarkly/sim.rs` (two machines, seeded
 //! latencies and schedules, limits unknown to both, routes below the ceiling) holds this rule
@@ -53,13 +66,13 @@ pub const SETTLED: u32 = 3;
 /// compares), and what any process that knows of others keeps in flight at most.
 pub const ALONE: u32 = 2;
 
-/// The share of a window a state that believes itself alone keeps back, and keeps in flight
-/// at most, where more than [`ALONE`]: 1/20, so alone it still uses 95 % of each window.
+/// The share of a window every state keeps back through the window's head, where more than
+/// [`ALONE`]: 1/20.
 pub const ALONE_SHARE: u64 = 20;
 
-/// What a state that believes itself alone keeps back of a bucket of `limit`, in requests:
-/// [`ALONE`], or 1/[`ALONE_SHARE`] of the window where more. It keeps no more than that in
-/// flight either: another process believing the same covers no more of its requests.
+/// What a state that believes itself alone keeps back of a bucket of `limit` through the
+/// window's head, in requests: [`ALONE`], or 1/[`ALONE_SHARE`] of the window where more. A
+/// newcomer keeps as much; a quarter of it may go blind at a window's start.
 pub fn alone(limit: u64) -> u64 {
     u64::from(ALONE).max(limit / ALONE_SHARE)
 }
@@ -119,6 +132,99 @@ impl Learned {
 /// next request goes alone into the dark, so a clock that runs ahead costs one early request,
 /// not a storm.
 pub const LEARNED_MARGIN: SignedDuration = SignedDuration::from_millis(250);
+
+/// LaunchDarkly's window, for the account and for every route: ten seconds [ld-api]. The
+/// windows are taken as fixed and back to back, one reset for all of an account's buckets
+/// (LaunchDarkly sends one `X-Ratelimit-Reset`), so any reading places `now` in the window.
+pub const WINDOW: SignedDuration = SignedDuration::from_secs(10);
+
+/// The head of each window: a state that believes itself alone keeps its reserve through it
+/// and spends it after ([`late`]), and a request sent blind (to a bucket not read in this
+/// window) goes only early in it ([`BLIND`], [`blind_wait`]). Three seconds leave room for a
+/// blind request's round trip and for clocks a little apart, and cost a quota-bound run at
+/// most that much of its last window.
+pub const EARLY: SignedDuration = SignedDuration::from_secs(3);
+
+/// How far into the window a blind request may still be sent: a second before [`EARLY`]
+/// ends, so that it reaches LaunchDarkly before anyone spends a reserve.
+pub const BLIND: SignedDuration = SignedDuration::from_secs(2);
+
+/// The latest reset any learned bucket of the account read: what places `now` in the window
+/// when a bucket has no reading of its own.
+pub fn anchor(buckets: &[BucketState]) -> Option<Timestamp> {
+    buckets
+        .iter()
+        .filter(|b| is_learned(&b.bucket))
+        .filter_map(|b| b.reset_at)
+        .max()
+}
+
+/// How far into its window `now` is, from a reset `anchor` (windows fixed and [`WINDOW`]
+/// long); `None` without one.
+pub fn phase(anchor: Option<Timestamp>, now: Timestamp) -> Option<SignedDuration> {
+    let window = WINDOW.as_millis();
+    let since = i128::from(now.as_millisecond()) - i128::from(anchor?.as_millisecond());
+    let ms = i64::try_from(since.rem_euclid(window)).unwrap_or(0);
+    Some(SignedDuration::from_millis(ms))
+}
+
+/// Whether a bucket that read its current window is past the window's [`EARLY`] head.
+pub fn late(state: &BucketState, now: Timestamp) -> bool {
+    let left = |reset: Timestamp| reset.as_millisecond() - now.as_millisecond();
+    state.is_known(now)
+        && state
+            .reset_at
+            .is_some_and(|r| i128::from(left(r)) < (WINDOW - EARLY).as_millis())
+}
+
+/// Whether a request to this learned bucket goes blind: nothing read of its current window —
+/// never read at all (nor answered without a reading), or in the dark past its reset.
+fn blind(state: Option<&BucketState>, now: Timestamp) -> bool {
+    state.is_none_or(|s| {
+        if s.seen_at.is_none() {
+            s.answers_without_reading == 0
+        } else {
+            !s.is_known(now)
+        }
+    })
+}
+
+/// When a blind request to a learned bucket may go, if not now: at the next window's head,
+/// where every state that believes itself alone still keeps its reserve. Past the head such a
+/// state may have spent its whole window, and a blind request would meet a refusal. A state
+/// that never read the account (no [`anchor`]) cannot tell where the window stands: its first
+/// request goes at once.
+pub fn blind_wait(
+    config: &GovernorConfig,
+    state: Option<&BucketState>,
+    anchor: Option<Timestamp>,
+    now: Timestamp,
+) -> Option<Timestamp> {
+    if !blind(state, now) {
+        return None;
+    }
+    let phase = phase(anchor, now)?;
+    if phase < BLIND {
+        return None;
+    }
+    let next = now.checked_add(WINDOW - phase).ok()?;
+    next.checked_add(config.margin.min(LEARNED_MARGIN)).ok()
+}
+
+/// Whether `state` believes it spends its bucket alone: settled, and no one else's spend seen
+/// on any learned bucket of the account.
+fn alone_now(state: &BucketState, shared: bool) -> bool {
+    state.learned.settled() && !shared && !state.learned.foreign_seen()
+}
+
+/// When a state alone, held back by its reserve alone, may spend the reserve: the end of the
+/// window's [`EARLY`] head. `None` when the reserve is not what holds it, or the head is past.
+pub fn release_at(state: &BucketState, shared: bool, now: Timestamp) -> Option<Timestamp> {
+    if !alone_now(state, shared) || !state.is_known(now) || late(state, now) {
+        return None;
+    }
+    state.reset_at?.checked_sub(WINDOW - EARLY).ok()
+}
 
 /// Whether `bucket` learns its limit from readings (LaunchDarkly's global and route windows).
 pub fn is_learned(bucket: &Bucket) -> bool {
@@ -194,8 +300,15 @@ pub fn shared(buckets: &[BucketState]) -> bool {
 /// What the grant rule keeps in reserve on a learned bucket for a request of `cost` (see the
 /// module doc): the ceiling's worth of requests in flight elsewhere plus twice the largest
 /// foreign step of the bucket while others spend the account (`shared`) or it cannot yet
-/// tell, [`alone`] otherwise; never more than the learned limit less one request.
-pub fn reserve(config: &GovernorConfig, state: &BucketState, cost: u32, shared: bool) -> u64 {
+/// tell; [`alone`] otherwise through the window's head, nothing after it ([`late`]); never
+/// more than the learned limit less one request.
+pub fn reserve(
+    config: &GovernorConfig,
+    state: &BucketState,
+    cost: u32,
+    shared: bool,
+    now: Timestamp,
+) -> u64 {
     let l = &state.learned;
     let cost = u64::from(cost);
     let ceiling = u64::from(config.ceiling) * cost;
@@ -205,10 +318,20 @@ pub fn reserve(config: &GovernorConfig, state: &BucketState, cost: u32, shared: 
         // then spend two each): the second answer in a window is what lets a state tell
         // others' spend from a lower limit.
         let keep = if limit >= 4 * cost { 2 * cost } else { cost };
-        return (ceiling + 2 * l.step.max(l.step_before)).min(limit.saturating_sub(keep));
+        let want = alone(limit) * cost + 2 * l.step.max(l.step_before);
+        return want.min(limit.saturating_sub(keep));
     }
-    let want = if shared || l.foreign_seen() {
+    let want = if !alone_now(state, shared) {
         ceiling + 2 * l.step.max(l.step_before)
+    } else if late(state, now) {
+        // The account's window keeps one request past the head: a process joining the
+        // account asks who it is before it knows where the window stands, and that request
+        // spends the account's window whatever its route.
+        if state.bucket.as_str() == LD_GLOBAL {
+            cost
+        } else {
+            0
+        }
     } else {
         alone(limit) * cost
     };
@@ -229,19 +352,16 @@ pub fn holds(state: &BucketState, now: Timestamp) -> Option<u64> {
     }
 }
 
-/// How many requests a learned bucket may have in flight now, if fewer than the ceiling: one
-/// while nothing describes the current window — before any reading at all (unless answers
-/// came without one: the route is not limited), in the dark after a reset, or while a
-/// newcomer — [`ALONE`] while others spend the account (`shared`), and [`alone`] otherwise.
-/// Two machines each granting their learned limit in the dark would together spend twice it;
-/// one request reads the window. And a process that believes itself alone keeps back only
-/// [`alone`] (of a limit it may know too low): whoever knows better keeps no more than
-/// [`ALONE`] unseen in flight, and it no more than what it keeps back.
-///
-/// A newcomer whose fresh reading leaves room far above its reserve is the exception: a
-/// quarter of that room may be in flight (up to the ceiling). Sent one at a time, a run that
-/// fits in a window or two of a roomy limit never settled and crawled at one round trip a
-/// request; a quarter leaves the rest of the room to every other newcomer's blind requests.
+/// How many requests a learned bucket may have in flight now, if fewer than the ceiling.
+/// - Before any reading (unless answers came without one: the route is not limited): one.
+/// - In the dark after a reset: a quarter of [`alone`] of the learned limit, at least one.
+///   Blind requests go only at a window's start, where every state keeps at least [`alone`]
+///   back, and two machines each granting their learned limit blind would spend twice it.
+/// - Shared: [`ALONE`], what a state wrongly believing itself alone still covers.
+/// - Alone or a newcomer: a quarter of the room over the reserve (alone: at least
+///   [`alone`]). A quarter leaves the rest of the room to another process's stale reading.
+///   Alone past the window's head, one at a time once the next request would spend the
+///   reserve: each answer is read before the next goes.
 pub fn in_flight_cap(
     config: &GovernorConfig,
     state: &BucketState,
@@ -252,19 +372,35 @@ pub fn in_flight_cap(
     let unread = state.seen_at.is_none() && state.answers_without_reading == 0;
     let dark = state.seen_at.is_some() && !state.is_known(now);
     let newcomer = l.limit > 0 && !l.settled();
-    if unread || dark {
-        Some(1)
-    } else if newcomer {
+    let ceiling = u64::from(config.ceiling.max(1));
+    // A quarter of the room over the reserve, between `least` and the ceiling.
+    let quarter = |least: u64| {
         let room = state
             .remaining
             .unwrap_or(0)
-            .saturating_sub(reserve(config, state, 1, shared));
-        let cap = (room / 4).clamp(1, u64::from(config.ceiling.max(1)));
+            .saturating_sub(reserve(config, state, 1, shared, now));
+        let cap = (room / 4).clamp(least, ceiling.max(least));
         Some(u32::try_from(cap).unwrap_or(1))
+    };
+    if unread {
+        Some(1)
+    } else if dark {
+        let blind = (alone(l.limit) / 4).clamp(1, ceiling);
+        Some(u32::try_from(blind).unwrap_or(1))
+    } else if newcomer {
+        quarter(1)
     } else if l.limit > 0 && (shared || l.foreign_seen()) {
         Some(ALONE)
     } else if l.limit > 0 {
-        Some(u32::try_from(alone(l.limit)).unwrap_or(u32::MAX))
+        // Past the head, the reserve goes one request at a time, each answer read before the
+        // next: whoever else spends it shows at once, and others keep at least one back.
+        let in_reserve =
+            state.remaining.unwrap_or(0) < u64::from(state.in_flight) + 1 + alone(l.limit);
+        if late(state, now) && in_reserve {
+            Some(1)
+        } else {
+            quarter(alone(l.limit))
+        }
     } else {
         None
     }

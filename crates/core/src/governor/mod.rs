@@ -137,11 +137,19 @@ impl GovernorConfig {
     /// (the gitlab_makespan benchmark). Other providers keep their application limits and
     /// their headers' word. Jira's endpoints are paced at its documented steady burst rate,
     /// 100 requests a second per endpoint and method for GET and POST [jr-rl] (PUT and DELETE
-    /// allow 50; headroom sends neither to Jira).
+    /// allow 50; headroom sends neither to Jira). LaunchDarkly's learned buckets cap what is in
+    /// flight below the ceiling, often at one request (a window's first): a request held there
+    /// tries again after [`LEARNED_BUSY_RETRY`], not after a quarter of a second, which next to
+    /// its ten-second windows and a round trip of a tenth of that cost a round trip or two
+    /// each time (the launchdarkly_makespan benchmark).
     pub fn for_provider(provider: crate::signal::Provider) -> Self {
         let github = Self::default();
         match provider {
             crate::signal::Provider::GitHub => github,
+            crate::signal::Provider::LaunchDarkly => Self {
+                busy_retry: LEARNED_BUSY_RETRY,
+                ..Self::for_provider(crate::signal::Provider::GitLab)
+            },
             crate::signal::Provider::Jira => Self {
                 endpoint_rate: PointsLimit::paced_per_second(JIRA_BURST_PER_SEC),
                 ..Self::for_provider(crate::signal::Provider::GitLab)
@@ -155,6 +163,10 @@ impl GovernorConfig {
         }
     }
 }
+
+/// How soon a request held by a learned bucket's in-flight cap tries again (see
+/// [`GovernorConfig::for_provider`]).
+pub const LEARNED_BUSY_RETRY: SignedDuration = SignedDuration::from_millis(20);
 
 /// Jira's documented steady burst rate for GET and POST, per site, endpoint and method.
 pub const JIRA_BURST_PER_SEC: u32 = 100;
@@ -266,6 +278,13 @@ pub enum WaitReason {
         /// Its rate.
         limit: PointsLimit,
     },
+    /// A bucket not read in its current window (LaunchDarkly's learned windows): its first
+    /// request waits for the next window's start, where every other process still keeps its
+    /// reserve. This process's own pacing, not the provider's quota.
+    WindowStart {
+        /// The bucket.
+        bucket: Bucket,
+    },
 }
 
 impl WaitReason {
@@ -278,15 +297,16 @@ impl WaitReason {
             WaitReason::LocalPoints { .. } => "local_points",
             WaitReason::ContentCreation { .. } => "content_creation",
             WaitReason::ApplicationLimit { .. } => "application_limit",
+            WaitReason::WindowStart { .. } => "window_start",
         }
     }
 
     /// The bucket this reason concerns, if it concerns one.
     pub fn bucket(&self) -> Option<&Bucket> {
         match self {
-            WaitReason::Exhausted { bucket, .. } | WaitReason::SecondaryBlock { bucket, .. } => {
-                Some(bucket)
-            }
+            WaitReason::Exhausted { bucket, .. }
+            | WaitReason::SecondaryBlock { bucket, .. }
+            | WaitReason::WindowStart { bucket } => Some(bucket),
             _ => None,
         }
     }
@@ -334,6 +354,10 @@ impl fmt::Display for WaitReason {
                 name.as_str(),
                 limit.points,
                 limit.period.as_secs()
+            ),
+            WaitReason::WindowStart { bucket } => write!(
+                f,
+                "{bucket} not read in this window: its first request waits for the next window's start"
             ),
         }
     }

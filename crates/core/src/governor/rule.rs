@@ -14,12 +14,13 @@
 //! LaunchDarkly's `global` and route windows) keeps a reserve sized to the bucket and to who
 //! else spends it, not to the ceiling: a route may allow fewer requests than the ceiling, and a
 //! ceiling's reserve there would never grant. Alone it keeps two requests (what a process
-//! joining the account sends before either sees the other) or 5 % of the window where more,
-//! and no more in flight, so one process uses 95 % of every window; while others' spend shows in the readings, or before it can tell, a ceiling plus
-//! twice the largest foreign spend seen between two readings, with at most two in flight (what
-//! a process wrongly believing itself alone covers). Capped at the learned limit less one, so
-//! each window grants at least one. Before any reading, and past a reset until the new
-//! window's first, one request at a time, within the learned limit. Why: [`learned`].
+//! joining the account sends before either sees the other) or 5 % of the window where more
+//! through the window's first three seconds, and spends them after, one at a time: one
+//! process uses every window whole. While others' spend shows in the readings, a ceiling plus
+//! twice the largest foreign spend seen between two readings, with at most two in flight.
+//! Capped at the learned limit less one, so each window grants at least one. A request to a
+//! bucket not read in this window goes only early in the window, where every reserve covers
+//! it. Why: [`learned`].
 //!
 //! Every state backend (in memory, PostgreSQL under a row lock) loads an [`IdentityState`],
 //! calls these functions, and stores the result. Nothing here reads a clock or does I/O.
@@ -346,7 +347,8 @@ pub fn evaluate(
 
     // Others spending any of the account's learned buckets may spend this one too.
     let shared = learned::shared(&identity.buckets);
-    if let Some(wait) = bucket_wait(config, state, bucket_name, cost, shared, now) {
+    let anchor = learned::anchor(&identity.buckets);
+    if let Some(wait) = bucket_wait(config, state, bucket_name, cost, (shared, anchor), now) {
         return wait;
     }
 
@@ -415,7 +417,7 @@ fn bucket_wait(
     state: Option<&BucketState>,
     bucket_name: &Bucket,
     cost: u32,
-    shared: bool,
+    (shared, anchor): (bool, Option<Timestamp>),
     now: Timestamp,
 ) -> Option<Decision> {
     // A complexity bucket keeps no reserve, so nothing covers guesses in the dark: before its
@@ -434,6 +436,16 @@ fn bucket_wait(
     }
     // A bucket without a limit header: the same, and in the dark its learned limit stands in
     // for what remains (never more granted at a new window than one ever allowed).
+    if learned::is_learned(bucket_name)
+        && let Some(until) = learned::blind_wait(config, state, anchor, now)
+    {
+        return Some(Decision::Wait {
+            until,
+            reason: WaitReason::WindowStart {
+                bucket: bucket_name.clone(),
+            },
+        });
+    }
     let learned_bucket = state.filter(|s| learned::is_learned(&s.bucket));
     if let Some(s) = learned_bucket
         && let Some(cap) = learned::in_flight_cap(config, s, shared, now)
@@ -457,7 +469,7 @@ fn bucket_wait(
         let reserve = if is_complexity(&s.bucket) {
             0
         } else if learned::is_learned(&s.bucket) {
-            learned::reserve(config, s, cost, shared)
+            learned::reserve(config, s, cost, shared, now)
         } else {
             u64::from(cost) * u64::from(config.ceiling)
         };
@@ -470,7 +482,11 @@ fn bucket_wait(
                 // most LEARNED_MARGIN past its reset, where the window's first request goes
                 // alone into the dark and reads the new window. In the dark the reset is gone
                 // by: what is in flight must answer first.
-                until = plus(reset, config.margin.min(learned::LEARNED_MARGIN))
+                // Alone and held by its reserve only, it spends that at the window's head's end.
+                let release = learned::release_at(s, shared, now)
+                    .filter(|_| remaining >= in_flight + u64::from(cost));
+                until = release
+                    .unwrap_or_else(|| plus(reset, config.margin.min(learned::LEARNED_MARGIN)))
                     .max(plus(now, config.busy_retry));
             }
             if complexity.is_some() {

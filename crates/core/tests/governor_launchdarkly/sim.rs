@@ -4,6 +4,9 @@
 //! never the limit. Every process (machine) has its own governor state and in-flight count and
 //! sees the others only through those readings. Requests and answers travel with seeded
 //! latencies; events run in time order (ties in the order scheduled).
+//!
+//! As the CLI does, each process first asks who it is (`caller-identity`, a route of its own
+//! that no process spends much of: [`IDENTITY_LIMIT`]) and starts its work on that answer.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -19,6 +22,9 @@ use rand::{Rng, SeedableRng};
 
 /// The window's length.
 pub const WINDOW_MS: i64 = 10_000;
+
+/// The identity route's limit a window: one request a process, far below it.
+pub const IDENTITY_LIMIT: u64 = 100;
 
 pub fn t_ms(ms: i64) -> Timestamp {
     Timestamp::from_millisecond(1_800_000_000_000 + ms).expect("valid")
@@ -96,6 +102,8 @@ struct Model<'a> {
     server: Server,
     states: Vec<IdentityState>,
     next_route: Vec<usize>,
+    /// Per process: its identity asked, and answered.
+    identity: Vec<(bool, bool)>,
     wake_at: Vec<Option<i64>>,
     queue: BinaryHeap<Reverse<(i64, usize)>>,
     events: Vec<Option<Event>>,
@@ -117,6 +125,7 @@ pub fn run(setup: &Setup) -> Outcome {
         states: (0..procs).map(|_| IdentityState::new(&config)).collect(),
         config,
         next_route: vec![0; procs],
+        identity: vec![(false, false); procs],
         wake_at: vec![None; procs],
         queue: BinaryHeap::new(),
         events: Vec::new(),
@@ -158,6 +167,7 @@ pub fn run(setup: &Setup) -> Outcome {
                     rule::apply_reading(&model.config, bucket, signal, t_ms(now_ms));
                 }
                 multi::release_all(state, &slots);
+                model.identity[proc].1 = true;
                 model.grant_more(proc, now_ms);
             }
         }
@@ -185,6 +195,7 @@ impl Model<'_> {
             server.window = window;
             server.global = self.setup.global_limit;
             server.routes = self.setup.route_limits.clone();
+            server.routes.push(IDENTITY_LIMIT);
         }
         let refused = server.global == 0 || server.routes[r] == 0;
         if refused {
@@ -228,6 +239,14 @@ impl Model<'_> {
     /// the earliest wait (an answer wakes it sooner).
     fn grant_more(&mut self, p: usize, now_ms: i64) {
         let routes = self.setup.route_limits.len();
+        match self.identity[p] {
+            (false, _) => {
+                self.identity[p].0 = true;
+                return self.ask_identity(p, now_ms, routes);
+            }
+            (true, false) => return,
+            (true, true) => {}
+        }
         let mut earliest: Option<i64> = None;
         let mut refusals = 0;
         while refusals < routes {
@@ -257,11 +276,45 @@ impl Model<'_> {
                 }
             }
         }
-        if let Some(at) = earliest
-            && self.wake_at[p].is_none_or(|w| at < w)
-        {
+        if let Some(at) = earliest {
+            self.wake(p, at);
+        }
+    }
+
+    fn wake(&mut self, p: usize, at: i64) {
+        if self.wake_at[p].is_none_or(|w| at < w) {
             self.wake_at[p] = Some(at);
             self.push(at, Event::Wake(p));
+        }
+    }
+
+    /// Process `p`'s first request: who it is, on the identity route (index `routes`), under
+    /// the same rule; its answer starts the work.
+    fn ask_identity(&mut self, p: usize, now_ms: i64, routes: usize) {
+        let asks = [(global(), 1), (route(routes), 1)];
+        let state = &mut self.states[p];
+        match multi::grant_all(
+            &self.config,
+            state,
+            &asks,
+            RequestKind::REST_READ,
+            t_ms(now_ms),
+        ) {
+            AllDecision::Grant(granted) => {
+                let slots = granted.iter().map(|g| g.slot).collect();
+                let at = now_ms + self.latency();
+                let arrive = Event::Arrive {
+                    proc: p,
+                    route: routes,
+                    slots,
+                };
+                self.push(at, arrive);
+            }
+            AllDecision::Wait { until, .. } => {
+                self.identity[p].0 = false;
+                let at = (until.as_millisecond() - t_ms(0).as_millisecond()).max(now_ms + 1);
+                self.wake(p, at);
+            }
         }
     }
 }

@@ -336,7 +336,7 @@ impl Runner {
                     WaitReason::Exhausted { .. } => {
                         pass.exhausted.insert(decl.bucket.to_owned(), wait.until);
                     }
-                    WaitReason::LocalPoints { .. } => {
+                    WaitReason::LocalPoints { .. } | WaitReason::WindowStart { .. } => {
                         pass.pacing.insert(decl.bucket.to_owned(), wait.until);
                     }
                     _ => {}

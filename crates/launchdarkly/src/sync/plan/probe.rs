@@ -7,6 +7,7 @@
 
 use std::collections::BTreeSet;
 
+use headroom_core::clock::SignedDuration;
 use headroom_core::{Subject, route};
 use headroom_http::{ApiError, Client, Credential};
 use headroom_store::{Store, StoreError};
@@ -50,13 +51,36 @@ struct Sender<'a> {
     requests: u64,
 }
 
+/// The longest governor wait the probe takes in place: a LaunchDarkly window and a little.
+/// A request to a route not read in this window waits for the next window's start (the
+/// governor's `learned::blind_wait`); anything longer is the command's error.
+const PLAN_WAIT: SignedDuration = SignedDuration::from_secs(11);
+
 impl Sender<'_> {
     /// GETs `path` (of route `template`): the answer's JSON.
     async fn get(&mut self, path: &str, template: &'static str) -> Result<Value, PlanError> {
-        let request =
-            send::get(path, route::LAUNCHDARKLY_SYNC_PLAN, template).credential(self.credential);
-        self.requests += 1;
-        Ok(self.client.send(request).await?.json::<Value>()?)
+        loop {
+            let request = send::get(path, route::LAUNCHDARKLY_SYNC_PLAN, template)
+                .credential(self.credential);
+            match self.client.send(request).await {
+                Ok(response) => {
+                    self.requests += 1;
+                    return Ok(response.json::<Value>()?);
+                }
+                // Decided before sending: nothing was spent.
+                Err(ApiError::RateLimited { until, reason, .. })
+                    if reason.wait_reason().is_some()
+                        && until.duration_since(self.client.governor().clock().now())
+                            <= PLAN_WAIT =>
+                {
+                    self.client.sleep_until(until).await;
+                }
+                Err(e) => {
+                    self.requests += 1;
+                    return Err(e.into());
+                }
+            }
+        }
     }
 
     /// The `totalCount` of a `limit=1` page of `path`; `None` when the token may not read it
