@@ -61,7 +61,8 @@
 //! `--full` syncs (every list re-read), the governor starting from what the runs before it
 //! learned and kept in the store.
 //!
-//! `BENCH_DEBUG=1` prints each window's answers by route, and the requests of each chain.
+//! `BENCH_DEBUG=1` prints each window's answers by route, and the requests of each chain;
+//! `BENCH_TRACE=1` prints each request the simulator answered, by its offset from the run's start.
 //!
 //! Run with `cargo bench -p headroom-launchdarkly --bench launchdarkly_makespan`.
 
