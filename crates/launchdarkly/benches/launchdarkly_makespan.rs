@@ -53,7 +53,11 @@
 //!   reserve for a process alone is its smallest share, 5 %.
 //! - `latency_bound`: 4 projects × 3 environments × 250 flags, 60 segments an environment,
 //!   150 members, 100 audit entries, limits of 100,000 a window (never binding), 150 ms a
-//!   response; target ≤ 1.3.
+//!   response; target ≤ 1.3. This case runs as a user runs it: the simulator served over
+//!   HTTP on 127.0.0.1 (`headroom_sim::serve`, as `headroom sim` serves it), the client's
+//!   live transport, and a multi-thread runtime, as the CLI builds. So the simulator renders
+//!   its pages beside the sync, not in its task. It never waits for a window, so its clock
+//!   is real time throughout (runs 2–4 start at once).
 //!
 //! Each case syncs its account four times, each run by a new process on one database,
 //! starting at the next window's start after the run before: run 1 is a first sync on a new
@@ -75,7 +79,7 @@ use headroom_core::clock::{Clock, SignedDuration, Timestamp, TokioClock};
 use headroom_core::governor::GovernorConfig;
 use headroom_core::signal::Provider;
 use headroom_core::{Governor, QuotaKey};
-use headroom_http::transport::SimTransport;
+use headroom_http::transport::{LiveConfig, LiveTransport, SimTransport, Transport};
 use headroom_http::{Client, ClientParts, Credential, UrlPolicy};
 use headroom_launchdarkly::sync::{self, Selection};
 use headroom_sim::{
@@ -111,6 +115,9 @@ struct Case {
     flags_route: Option<u64>,
     latency_ms: u64,
     target: f64,
+    /// Run as a user runs it: the simulator served over HTTP on 127.0.0.1 and the sync on a
+    /// multi-thread runtime, in real time (the case never waits for a window).
+    wire: bool,
 }
 
 const CASES: [Case; 3] = [
@@ -127,6 +134,7 @@ const CASES: [Case; 3] = [
         flags_route: Some(10),
         latency_ms: 50,
         target: 1.05,
+        wire: false,
     },
     Case {
         name: "quota_global",
@@ -141,6 +149,7 @@ const CASES: [Case; 3] = [
         flags_route: None,
         latency_ms: 50,
         target: 1.05,
+        wire: false,
     },
     Case {
         name: "latency_bound",
@@ -155,6 +164,7 @@ const CASES: [Case; 3] = [
         flags_route: None,
         latency_ms: 150,
         target: 1.3,
+        wire: true,
     },
 ];
 
@@ -189,16 +199,26 @@ fn sim_config(case: Case) -> SimConfig {
 /// The runner `sync launchdarkly` builds (`client_for` with `Provider::LaunchDarkly`, the
 /// default margin) over the in-process simulator, with a governor of its own on the store
 /// (as a new process has); and the in-flight ceiling it runs at.
-fn runner(sim: &Simulator, store: &Arc<dyn Store>, clock: TokioClock) -> (Runner, u32) {
+fn runner(world: &World, store: &Arc<dyn Store>, clock: TokioClock) -> (Runner, u32) {
     let governor_config = GovernorConfig::for_provider(Provider::LaunchDarkly);
     let state = store
         .quota_state(governor_config.clone(), SharedGovernorOptions::default())
         .expect("governor state");
     let governor = Governor::new(state, Arc::new(clock));
+    let (api, transport): (String, Arc<dyn Transport>) = match world.wire {
+        Some(port) => (
+            format!("http://{HOST}:{port}"),
+            Arc::new(LiveTransport::new(&LiveConfig::default()).expect("HTTP client")),
+        ),
+        None => (
+            API.to_owned(),
+            Arc::new(SimTransport::new(world.sim.clone())),
+        ),
+    };
     let mut parts = ClientParts::new(
-        UrlPolicy::for_api_url(API).expect("loopback API"),
+        UrlPolicy::for_api_url(&api).expect("loopback API"),
         governor,
-        Arc::new(SimTransport::new(sim.clone())),
+        transport,
         clock,
     );
     parts.config.jitter_seed = Some(5);
@@ -220,13 +240,33 @@ fn runner(sim: &Simulator, store: &Arc<dyn Store>, clock: TokioClock) -> (Runner
 }
 
 /// One sync of `sel` by a new process, driven to its end: the summary and the hibernations.
+/// The simulated account, and the port it is served on when the case goes over the wire.
+struct World {
+    sim: Simulator,
+    wire: Option<u16>,
+}
+
+impl World {
+    /// Sleeps until `until`: on a paused clock in-process (the windows pass at once), in real
+    /// time over the wire (a multi-thread runtime cannot pause).
+    async fn sleep_until(&self, clock: TokioClock, until: Timestamp) {
+        if self.wire.is_some() {
+            clock.sleep_until(until).await;
+        } else {
+            tokio::time::pause();
+            clock.sleep_until(until).await;
+            tokio::time::resume();
+        }
+    }
+}
+
 async fn sync_once(
-    sim: &Simulator,
+    world: &World,
     store: &Arc<dyn Store>,
     clock: TokioClock,
     sel: &Selection,
 ) -> (RunSummary, u32, u32) {
-    let (runner, ceiling) = runner(sim, store, clock);
+    let (runner, ceiling) = runner(world, store, clock);
     let key = runner.identity().await.expect("the token's account");
     let id = store
         .create_sync_run(&NewSyncRun {
@@ -247,9 +287,7 @@ async fn sync_once(
             RunOutcome::Hibernating { until, .. } => {
                 hibernations += 1;
                 assert!(hibernations < 5_000, "the run never ends");
-                tokio::time::pause();
-                clock.sleep_until(until).await;
-                tokio::time::resume();
+                world.sleep_until(clock, until).await;
             }
             RunOutcome::Failed { reason, .. } => {
                 panic!("failed in the production configuration: {reason}")
@@ -406,14 +444,15 @@ struct Measured {
 }
 
 async fn measure(
-    sim: &Simulator,
+    world: &World,
     store: &Arc<dyn Store>,
     clock: TokioClock,
     sel: &Selection,
 ) -> Measured {
+    let sim = &world.sim;
     let before = sim.request_log().len();
     let began = clock.now();
-    let (summary, hibernations, ceiling) = sync_once(sim, store, clock, sel).await;
+    let (summary, hibernations, ceiling) = sync_once(world, store, clock, sel).await;
     let makespan = clock.now().duration_since(began).as_secs_f64();
     let log: Vec<LogEntry> = sim.request_log().into_iter().skip(before).collect();
     if std::env::var_os("BENCH_TRACE").is_some() {
@@ -553,6 +592,26 @@ fn report(case: Case, run: &str, m: &Measured) -> bool {
 async fn case_runs(case: Case) -> Vec<(String, Measured)> {
     let clock = TokioClock::anchored_at(Timestamp::from_second(1_800_000_000).expect("valid"));
     let sim = Simulator::new(sim_config(case), clock).expect("simulator");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let wire = if case.wire {
+        let listener = tokio::net::TcpListener::bind((HOST, 0))
+            .await
+            .expect("a loopback port");
+        let port = listener.local_addr().expect("its address").port();
+        let served = sim.clone();
+        tokio::spawn(async move {
+            let shutdown = async {
+                let _ = stopped.await;
+            };
+            headroom_sim::serve(served, listener, None, shutdown)
+                .await
+                .expect("the simulator serves");
+        });
+        Some(port)
+    } else {
+        None
+    };
+    let world = World { sim, wire };
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("headroom.db");
     let store: Arc<dyn Store> = Arc::new(
@@ -571,25 +630,29 @@ async fn case_runs(case: Case) -> Vec<(String, Measured)> {
         } else {
             format!("run {run} (--full)")
         };
-        if run > 1 {
+        if run > 1 && world.wire.is_none() {
             // A later sync starts in a window of its own (as it would minutes later): the run
             // before may have spent part of the window it ended in, which the bound cannot
-            // know of.
+            // know of. (Over the wire no limit binds: the next run starts at once.)
             let next = (clock.now().as_millisecond().div_euclid(WINDOW_MS) + 1) * WINDOW_MS;
-            tokio::time::pause();
-            clock
-                .sleep_until(Timestamp::from_millisecond(next).expect("valid"))
+            world
+                .sleep_until(clock, Timestamp::from_millisecond(next).expect("valid"))
                 .await;
-            tokio::time::resume();
         }
-        out.push((label, measure(&sim, &store, clock, &sel).await));
+        out.push((label, measure(&world, &store, clock, &sel).await));
     }
+    let _ = stop.send(());
     out
 }
 
 fn main() {
-    // Current-thread: the hibernations are slept through by pausing its clock.
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    // In-process cases run on a current-thread runtime: the hibernations are slept through by
+    // pausing its clock. Cases over the wire run on a multi-thread one, as the CLI does.
+    let paused = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let threaded = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("runtime");
@@ -604,6 +667,7 @@ fn main() {
         {
             continue;
         }
+        let runtime = if case.wire { &threaded } else { &paused };
         for (run, m) in runtime.block_on(case_runs(case)) {
             report(case, &run, &m);
             if m.too_many > 0 {

@@ -142,7 +142,10 @@ impl Stage for FlagsStage {
         let account = account_of(ctx).await?;
         let scopes = flag_scopes(&listed(ctx).await?.projects);
         let account = &account;
-        ctx.for_each_request(scopes, |s| async move {
+        // Each scope is a chain of pages: up to the ceiling of them run at once, as
+        // repositories do. Half the slots (`for_each_request`) left the four flag chains,
+        // the run's longest, waiting behind segments (`launchdarkly_makespan`, latency case).
+        ctx.for_each_chain(scopes, |s| async move {
             let what = format!("flags of {}", s.project);
             let rows = |items: &[serde_json::Value]| {
                 let origin = Origin {
@@ -181,7 +184,7 @@ impl Stage for SegmentsStage {
             })
             .collect();
         let account = &account;
-        ctx.for_each_request(pairs, |(project, env)| async move {
+        ctx.for_each_chain(pairs, |(project, env)| async move {
             let scope = format!("{project}/{env}");
             let what = format!("segments of {project}/{env}");
             let first = format!(

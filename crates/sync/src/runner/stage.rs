@@ -282,8 +282,24 @@ impl StageCtx<'_> {
         F: Fn(RepoScope) -> Fut,
         Fut: Future<Output = Result<(), StageError>> + 's,
     {
-        self.for_each_concurrently(repositories, self.scope_concurrency, |repo| {
-            in_scope(work(repo))
+        self.for_each_chain(repositories, work).await
+    }
+
+    /// Runs `work` for each of `scopes`, each a chain of pages of its own (a project's flags,
+    /// an environment's segments), up to the run's in-flight ceiling of them at once, each
+    /// from its own checkpoint. Each is a scope of work, as a repository is: its next page is
+    /// asked for once its last one is stored.
+    pub async fn for_each_chain<'s, T, F, Fut>(
+        &'s self,
+        scopes: Vec<T>,
+        work: F,
+    ) -> Result<(), StageError>
+    where
+        F: Fn(T) -> Fut,
+        Fut: Future<Output = Result<(), StageError>> + 's,
+    {
+        self.for_each_concurrently(scopes, self.scope_concurrency, |scope| {
+            in_scope(work(scope))
         })
         .await
     }
