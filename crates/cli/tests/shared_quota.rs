@@ -8,6 +8,8 @@
 //! under `CI`, where they fail.
 
 use std::io::{BufRead, BufReader};
+
+use headroom_core::clock::{SignedDuration, Timestamp};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 
@@ -75,9 +77,9 @@ fn migrate(dir: &Path, db: &str, api: &str) {
     assert!(status.success());
 }
 
-/// Three processes, 400 reads each at 25 at once, against 900 points a minute: the first
-/// minute serves at most 900 of the 1,200 and defers the rest, with no 403 and never more
-/// than the ceiling in flight across the three.
+/// Three processes, 400 reads each at 25 at once, against 900 points a minute: the
+/// simulator's first minute serves at most 900 of the 1,200, what would wait longer is
+/// deferred, no 403 comes back and never more than the ceiling is in flight across the three.
 async fn three_processes_share_the_ceiling_and_the_points_limit(shared: Shared, dir: &Path) {
     let log = dir.join("sim.log");
     let (mut sim, api) = start_sim(&["--latency-ms", "5"], &log);
@@ -94,10 +96,17 @@ async fn three_processes_share_the_ceiling_and_the_points_limit(shared: Shared, 
     let _ = sim.wait();
     let sum = |field: &str| -> u64 { reports.iter().map(|r| r[field].as_u64().unwrap_or(0)).sum() };
     assert_eq!(sum("ok") + sum("deferred"), 1_200, "{reports:?}");
-    assert!(sum("ok") <= 900, "900 points a minute, shared: {reports:?}");
     assert!(sum("ok") > 300, "{reports:?}");
 
     let entries = sim_log(&log);
+    // The limit is the simulator's minute, which opens at its first request (the migration's
+    // `GET /user`). Counting by the run's length instead failed on a loaded machine: three
+    // probes slower than a minute rightly spent a second minute's points.
+    let served = first_minute_served(&entries);
+    assert!(
+        served <= 900,
+        "900 points a minute, shared: {served} served in the first minute; {reports:?}"
+    );
     let refused = entries
         .iter()
         .filter(|e| e["status"] == 403 || e["status"] == 429)
@@ -113,6 +122,24 @@ async fn three_processes_share_the_ceiling_and_the_points_limit(shared: Shared, 
         "the shared ceiling held across the processes: {max_in_flight} others in flight"
     );
     shared.finish().await;
+}
+
+/// Requests the simulator served within 60 s of its first, by its log's timestamps.
+fn first_minute_served(entries: &[serde_json::Value]) -> usize {
+    let at = |e: &serde_json::Value| -> Timestamp {
+        e["time"]
+            .as_str()
+            .and_then(|t| t.parse().ok())
+            .expect("every log line has its time")
+    };
+    let Some(first) = entries.first().map(at) else {
+        return 0;
+    };
+    let end = first + SignedDuration::from_secs(60);
+    entries
+        .iter()
+        .filter(|e| e["status"] == 200 && at(e) < end)
+        .count()
 }
 
 /// One process meets a secondary limit (403, retry-after 60); two more started after it on
