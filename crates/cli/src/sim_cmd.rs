@@ -373,7 +373,7 @@ pub fn run(args: SimArgs) -> CommandResult {
 async fn serve_until(
     args: SimArgs,
     announce: impl FnOnce(String),
-    shutdown: impl std::future::Future<Output = ()>,
+    shutdown: impl std::future::Future<Output = ()> + Send,
 ) -> anyhow::Result<()> {
     let mut config = args.config();
     if let Some(path) = &args.feed_file {

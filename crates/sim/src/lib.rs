@@ -40,3 +40,9 @@ pub use quota::{Reading, Resource, Subject};
 pub use scenario::Scenario;
 pub use server::{GeneratedCert, TlsConfig, serve};
 pub use sim::{GraphqlQuery, LogEntry, Simulator, token_fingerprint};
+
+/// A future the simulator hands out, boxed so that its state machine is compiled once, in this
+/// crate. Release builds do not share generic code between crates: an `async fn` awaited
+/// elsewhere had every crate that called it compile the whole simulator's handlers again
+/// (a fresh release build spent about 130 s of `headroom-http`'s codegen on them).
+pub type SimFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;

@@ -15,6 +15,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio::net::TcpListener;
 
+use crate::SimFuture;
 use crate::body_faults::{BodyFault, SimBody};
 use crate::error::SimError;
 use crate::sim::Simulator;
@@ -162,11 +163,30 @@ async fn answer(
 
 /// Serves the simulator on `listener` until `shutdown` completes. With `tls`, every
 /// connection is HTTPS.
-pub async fn serve(
+pub fn serve<'a>(
     sim: Simulator,
     listener: TcpListener,
     tls: Option<TlsConfig>,
-    shutdown: impl Future<Output = ()>,
+    shutdown: impl Future<Output = ()> + Send + 'a,
+) -> SimFuture<'a, Result<(), SimError>> {
+    // Only this line is compiled per caller; the server itself is compiled once, here.
+    serve_until(sim, listener, tls, Box::pin(shutdown))
+}
+
+fn serve_until<'a>(
+    sim: Simulator,
+    listener: TcpListener,
+    tls: Option<TlsConfig>,
+    shutdown: SimFuture<'a, ()>,
+) -> SimFuture<'a, Result<(), SimError>> {
+    Box::pin(serve_loop(sim, listener, tls, shutdown))
+}
+
+async fn serve_loop(
+    sim: Simulator,
+    listener: TcpListener,
+    tls: Option<TlsConfig>,
+    mut shutdown: SimFuture<'_, ()>,
 ) -> Result<(), SimError> {
     let acceptor = match &tls {
         Some(t) => Some(tokio_rustls::TlsAcceptor::from(t.server_config()?)),
@@ -177,7 +197,6 @@ pub async fn serve(
         path: PathBuf::from("<listener>"),
         source,
     })?;
-    tokio::pin!(shutdown);
     loop {
         let (stream, peer) = tokio::select! {
             () = &mut shutdown => return Ok(()),

@@ -20,6 +20,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use crate::SimFuture;
 use crate::config::{SimConfig, TokenOwner};
 use crate::error::SimError;
 use crate::gitlab::{self, GitlabState};
@@ -319,14 +320,20 @@ impl Simulator {
     /// Answers one request, as GitHub would. The URI may be absolute
     /// (`http://127.0.0.1:PORT/events?…`) or origin-form (`/events?…`). Latency and timeout
     /// faults sleep on the clock before answering.
-    pub async fn handle(&self, req: Request<Bytes>, peer: IpAddr) -> Response<Bytes> {
-        self.answer(req, peer, false).await
+    ///
+    /// Boxed, like every future the simulator hands out ([`SimFuture`]).
+    pub fn handle(&self, req: Request<Bytes>, peer: IpAddr) -> SimFuture<'_, Response<Bytes>> {
+        Box::pin(self.answer(req, peer, false))
     }
 
     /// [`Self::handle`] for an answer sent over HTTP, where a served answer may also meet a
     /// body fault ([`crate::body_faults`]); the response carries it as an extension.
-    pub async fn handle_on_the_wire(&self, req: Request<Bytes>, peer: IpAddr) -> Response<Bytes> {
-        self.answer(req, peer, true).await
+    pub fn handle_on_the_wire(
+        &self,
+        req: Request<Bytes>,
+        peer: IpAddr,
+    ) -> SimFuture<'_, Response<Bytes>> {
+        Box::pin(self.answer(req, peer, true))
     }
 
     async fn answer(&self, req: Request<Bytes>, peer: IpAddr, wire: bool) -> Response<Bytes> {
