@@ -36,6 +36,8 @@ mod replies;
 mod request;
 mod tokens;
 
+pub use tokens::token_fingerprint;
+
 pub(crate) use provider_faults::{Provider, ProviderFault, bad_gateway};
 
 use replies::{gateway_timeout, injected_error, primary_reply, secondary_reply};
@@ -73,13 +75,6 @@ pub struct LogEntry {
 /// A response's log line, recorded once its body fault is known.
 #[derive(Debug, Clone)]
 pub(crate) struct PendingLog(pub(crate) LogEntry);
-
-/// SHA-256 of a token, first 16 hexadecimal characters: enough to tell tokens apart in a log,
-/// useless to anyone who reads it.
-pub fn token_fingerprint(token: &str) -> String {
-    let digest = Sha256::digest(token.as_bytes());
-    digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
-}
 
 #[derive(Debug)]
 struct LogState {

@@ -1,8 +1,17 @@
 //! The simulator's token table: who owns a token, and the tokens a test adds or revokes while
 //! serving.
 
+use sha2::{Digest, Sha256};
+
 use super::{Simulator, lock};
 use crate::config::{TokenOwner, TokenSpec};
+
+/// SHA-256 of a token, first 16 hexadecimal characters: enough to tell tokens apart in a log,
+/// useless to anyone who reads it.
+pub fn token_fingerprint(token: &str) -> String {
+    let digest = Sha256::digest(token.as_bytes());
+    digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
 
 impl Simulator {
     /// Who owns a token, if the simulator accepts it.
