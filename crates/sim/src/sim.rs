@@ -314,9 +314,7 @@ impl Simulator {
 
     /// Answers one request, as GitHub would. The URI may be absolute
     /// (`http://127.0.0.1:PORT/events?…`) or origin-form (`/events?…`). Latency and timeout
-    /// faults sleep on the clock before answering.
-    ///
-    /// Boxed, like every future the simulator hands out ([`SimFuture`]).
+    /// faults sleep on the clock before answering. Boxed ([`SimFuture`]).
     pub fn handle(&self, req: Request<Bytes>, peer: IpAddr) -> SimFuture<'_, Response<Bytes>> {
         Box::pin(self.answer(req, peer, false))
     }
