@@ -8,10 +8,10 @@
 //! under `CI`, where they fail.
 
 use std::io::{BufRead, BufReader};
-
-use headroom_core::clock::{SignedDuration, Timestamp};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
+
+use headroom_core::clock::{SignedDuration, Timestamp};
 
 mod common;
 use common::{BIN, Shared, sim_log};
