@@ -80,6 +80,11 @@ async fn hibernated_run(dir: &std::path::Path) -> (Served, String) {
 }
 
 /// `sync gitlab acme` that leaves its run hibernating at the first window it must wait for.
+///
+/// The margin is [`MARGIN_SECS`], past the runner's 5-second in-process pacing: a 2-second
+/// window may reset between a stage's deferral and the runner's next look at the buckets on a
+/// loaded machine, and a margin of one second then left only a short wait, paced in process
+/// instead of hibernated.
 const HIBERNATE: [&str; 8] = [
     "sync",
     "gitlab",
@@ -88,8 +93,11 @@ const HIBERNATE: [&str; 8] = [
     "--hold-secs",
     "0",
     "--reset-margin-secs",
-    "1",
+    MARGIN_SECS,
 ];
+
+/// [`HIBERNATE`]'s margin past a window's reset.
+const MARGIN_SECS: &str = "10";
 
 /// The route family of a GitLab API path, by the test's own reading of GitLab's routes.
 fn family(path: &str) -> &'static str {
@@ -352,7 +360,7 @@ async fn a_hibernating_gitlab_run_is_finished_by_sync_worker() {
     let clock = TokioClock::system();
     let mut last = String::new();
     let mut done = false;
-    for _ in 0..30 {
+    for _ in 0..60 {
         clock.sleep(SignedDuration::from_millis(1_000)).await;
         let (code, out, err) = headroom(
             dir.path(),
@@ -525,9 +533,10 @@ async fn a_token_refused_mid_run_leaves_the_run_hibernating_for_a_new_token() {
     // The token expires; the same user gets a new one.
     served.sim.revoke_token("t1");
     served.sim.add_token(TokenSpec::user("t2", "alice"));
+    // Past the hibernation's wake (the reset plus HIBERNATE's margin), so the resume asks.
     let clock = TokioClock::system();
     clock
-        .sleep(headroom_core::clock::SignedDuration::from_secs(3))
+        .sleep(headroom_core::clock::SignedDuration::from_secs(13))
         .await;
     let mut resume = HIBERNATE.to_vec();
     resume.extend(["--resume", "1"]);

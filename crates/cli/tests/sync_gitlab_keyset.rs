@@ -171,19 +171,13 @@ async fn a_run_resumed_mid_issues_follows_its_stored_keyset_link_to_the_same_row
     let served = serve(config, "/api/v4").await;
     let dir = tempfile::tempdir().expect("temp dir");
     let counts = served.sim.gitlab_group_counts("acme").expect("seeded");
-    let run = [
-        "sync",
-        "gitlab",
-        "acme",
-        "--stages",
-        "issues",
-        "--json",
-        "--reset-margin-secs",
-        "1",
-    ];
+    let run = ["sync", "gitlab", "acme", "--stages", "issues", "--json"];
 
+    // A margin past the runner's 5-second in-process pacing: on a loaded machine the 2-second
+    // window may reset before the runner looks at the buckets again, and a shorter margin then
+    // left a wait short enough to pace in process rather than hibernate.
     let mut hibernate = run.to_vec();
-    hibernate.extend(["--hold-secs", "0"]);
+    hibernate.extend(["--hold-secs", "0", "--reset-margin-secs", "10"]);
     let (code, stdout, stderr) = headroom(dir.path(), &served.api, &hibernate).await;
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert!(
@@ -203,7 +197,7 @@ async fn a_run_resumed_mid_issues_follows_its_stored_keyset_link_to_the_same_row
     assert_eq!(kept, vec![1], "no keyset link kept mid-issues");
 
     let mut resume = run.to_vec();
-    resume.extend(["--wait", "--resume", "1"]);
+    resume.extend(["--wait", "--resume", "1", "--reset-margin-secs", "1"]);
     let (code, stdout, stderr) = headroom(dir.path(), &served.api, &resume).await;
     completed(code, &stdout, &stderr);
     assert_eq!(
