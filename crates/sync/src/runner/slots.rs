@@ -8,6 +8,11 @@
 //! requests of several buckets wait, a freed slot goes to the waiting bucket holding the
 //! fewest: each bucket gets an equal share when all want more, and whatever one leaves
 //! unused goes to the others (a bucket paced to a stop has no waiters).
+//!
+//! Within a bucket, the next page of a cursor chain goes before a scope's first request. A
+//! chain's pages must follow one another, so each page that queues behind the stages' first
+//! requests delays the whole chain, and the chains begun last were what the run's end waited
+//! for (`org_makespan`, latency-bound case: three chains one page at a time in its last 3 s).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -26,6 +31,47 @@ pub(super) fn next_bucket<'a>(
         .map(|(bucket, _)| bucket)
 }
 
+/// Where a request stands in its scope of work, which orders it among its bucket's waiters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Turn {
+    /// A scope's first request (or one outside any scope).
+    First,
+    /// A later request of a scope that has been answered before: a chain's next page.
+    Next,
+}
+
+/// One bucket's waiters in order of asking (each with its ticket number), a chain's next
+/// pages apart from the first requests.
+#[derive(Default)]
+struct Waiters {
+    next: VecDeque<(u64, oneshot::Sender<()>)>,
+    first: VecDeque<(u64, oneshot::Sender<()>)>,
+}
+
+impl Waiters {
+    /// The ticket of the bucket's longest-waiting request.
+    fn oldest(&self) -> Option<u64> {
+        let next = self.next.front().map(|(t, _)| *t);
+        let first = self.first.front().map(|(t, _)| *t);
+        next.into_iter().chain(first).min()
+    }
+
+    /// The waiter served next: a chain's next page before a first request.
+    fn pop(&mut self) -> Option<oneshot::Sender<()>> {
+        self.next
+            .pop_front()
+            .or_else(|| self.first.pop_front())
+            .map(|(_, tx)| tx)
+    }
+
+    fn push(&mut self, turn: Turn, ticket: u64, tx: oneshot::Sender<()>) {
+        match turn {
+            Turn::Next => self.next.push_back((ticket, tx)),
+            Turn::First => self.first.push_back((ticket, tx)),
+        }
+    }
+}
+
 /// The pool of slots.
 pub(super) struct SlotPool {
     state: Mutex<PoolState>,
@@ -34,8 +80,8 @@ pub(super) struct SlotPool {
 struct PoolState {
     free: usize,
     held: HashMap<String, usize>,
-    /// Per bucket, its waiters in order of asking (each with its ticket number).
-    waiting: HashMap<String, VecDeque<(u64, oneshot::Sender<()>)>>,
+    /// Per bucket, its waiters.
+    waiting: HashMap<String, Waiters>,
     tickets: u64,
 }
 
@@ -46,12 +92,11 @@ impl PoolState {
             let oldest = self
                 .waiting
                 .iter()
-                .filter_map(|(bucket, queue)| queue.front().map(|(t, _)| (bucket.as_str(), *t)));
+                .filter_map(|(bucket, queue)| queue.oldest().map(|t| (bucket.as_str(), t)));
             let Some(bucket) = next_bucket(&self.held, oldest).map(str::to_owned) else {
                 return;
             };
-            let Some((_, waiter)) = self.waiting.get_mut(&bucket).and_then(VecDeque::pop_front)
-            else {
+            let Some(waiter) = self.waiting.get_mut(&bucket).and_then(Waiters::pop) else {
                 return;
             };
             if waiter.send(()).is_ok() {
@@ -120,8 +165,8 @@ impl SlotPool {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Waits for a slot for a request of `bucket`.
-    pub(super) async fn acquire(self: &Arc<Self>, bucket: &str) -> Slot {
+    /// Waits for a slot for a request of `bucket`, at its `turn` among the bucket's waiters.
+    pub(super) async fn acquire(self: &Arc<Self>, bucket: &str, turn: Turn) -> Slot {
         let granted = {
             let mut state = self.lock();
             if state.free > 0 {
@@ -140,7 +185,7 @@ impl SlotPool {
                 .waiting
                 .entry(bucket.to_owned())
                 .or_default()
-                .push_back((ticket, tx));
+                .push(turn, ticket, tx);
             rx
         };
         let mut waiting = Waiting {
@@ -186,13 +231,15 @@ mod tests {
         let pool = SlotPool::new(4);
         let mut graphql = Vec::new();
         for _ in 0..4 {
-            graphql.push(pool.acquire("graphql").await);
+            graphql.push(pool.acquire("graphql", Turn::First).await);
         }
         // Four more GraphQL requests wait, then two REST ones.
         let mut waiters = Vec::new();
         for bucket in ["graphql", "graphql", "graphql", "graphql", "core", "core"] {
             let pool = Arc::clone(&pool);
-            waiters.push(tokio::spawn(async move { pool.acquire(bucket).await }));
+            waiters.push(tokio::spawn(async move {
+                pool.acquire(bucket, Turn::First).await
+            }));
             tokio::task::yield_now().await;
         }
         // A dropped waiter (the first REST one aborted) leaves the queue.
@@ -210,6 +257,37 @@ mod tests {
         assert_eq!(state.held.get("core"), Some(&1));
         assert_eq!(state.held.get("graphql"), Some(&3));
         assert_eq!(state.free, 0);
+    }
+
+    #[tokio::test]
+    async fn a_chains_next_page_goes_before_first_requests_of_its_bucket() {
+        let pool = SlotPool::new(1);
+        let held = pool.acquire("graphql", Turn::First).await;
+        let mut waiters = Vec::new();
+        for turn in [Turn::First, Turn::First, Turn::Next] {
+            let pool = Arc::clone(&pool);
+            waiters.push(tokio::spawn(async move {
+                let slot = pool.acquire("graphql", turn).await;
+                (turn, slot)
+            }));
+            tokio::task::yield_now().await;
+        }
+        drop(held);
+        let (turn, slot) = waiters.pop().expect("next").await.expect("granted");
+        assert_eq!(turn, Turn::Next);
+        drop(slot);
+        let (turn, _slot) = waiters.remove(0).await.expect("granted");
+        assert_eq!(turn, Turn::First);
+        assert_eq!(pool.lock().waiting["graphql"].oldest(), Some(2));
+
+        // Between buckets a bucket still counts from its oldest waiter, whichever its turn.
+        let mut waiters = Waiters::default();
+        waiters.push(Turn::First, 1, oneshot::channel().0);
+        waiters.push(Turn::Next, 5, oneshot::channel().0);
+        assert_eq!(waiters.oldest(), Some(1));
+        assert!(waiters.pop().is_some());
+        assert_eq!(waiters.next.len(), 0, "the next page went first");
+        assert_eq!(waiters.oldest(), Some(1));
     }
 
     proptest! {

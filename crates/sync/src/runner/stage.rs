@@ -3,7 +3,7 @@
 //! the operators' caps per window, tallying what was spent, and committing pages with their
 //! cursors).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
@@ -22,7 +22,7 @@ use headroom_store::{
     Checkpoint, CheckpointStatus, CheckpointUpdate, Record, Store, StoreError, SyncRun, Watermark,
 };
 
-use super::slots::{Slot, SlotPool};
+use super::slots::{Slot, SlotPool, Turn};
 use super::tally::{answered, tally_response};
 use super::{ProgressEvent, ProgressSink, lock};
 use crate::calibration;
@@ -163,11 +163,27 @@ tokio::task_local! {
     /// scope ends. So the answers a stop loses, in flight or not yet stored, are never more
     /// than the run's slots.
     static PARKED_SLOT: RefCell<Option<Slot>>;
+    /// Inside one scope of work: whether it has sent a request before, so that its next one
+    /// (a chain's next page) is served before the first requests of its bucket.
+    static SCOPE_SENT: Cell<bool>;
 }
 
 /// Runs `work` as one scope of work (see [`PARKED_SLOT`]).
 async fn in_scope<F: Future>(work: F) -> F::Output {
-    PARKED_SLOT.scope(RefCell::new(None), work).await
+    SCOPE_SENT
+        .scope(
+            Cell::new(false),
+            PARKED_SLOT.scope(RefCell::new(None), work),
+        )
+        .await
+}
+
+/// This request's turn in its scope of work, counting it as sent.
+fn turn() -> Turn {
+    let sent = SCOPE_SENT
+        .try_with(|sent| sent.replace(true))
+        .unwrap_or(false);
+    if sent { Turn::Next } else { Turn::First }
 }
 
 /// Takes the current scope's parked slot, if any.
@@ -239,7 +255,7 @@ impl StageCtx<'_> {
             let result = {
                 let slot = match unpark() {
                     Some(parked) => Some(parked),
-                    None => Some(self.slots.acquire(self.decl.bucket).await),
+                    None => Some(self.slots.acquire(self.decl.bucket, turn()).await),
                 };
                 let result = self.send_once(request.clone()).await;
                 // Within a scope the slot stays taken until the answer is stored; outside

@@ -6,8 +6,11 @@ use super::connection::*;
 
 /// `owner` is the `RepositoryOwner` interface, which has no `databaseId` of its own: it is
 /// asked of each type that can own a repository (GitHub refuses the whole query otherwise).
+/// The organization's own fields are stage `org`'s first query's: the listing stores the
+/// organization itself when it is not stored yet, so it need not wait for stage `org`.
 pub(super) const REPOS_QUERY: &str = "query($login: String!, $first: Int!, $after: String) {
   organization(login: $login) {
+    id databaseId login name
     repositories(first: $first, after: $after) {
       nodes {
         id databaseId name nameWithOwner isPrivate description url createdAt updatedAt
@@ -69,7 +72,7 @@ impl Stage for RepositoriesStage {
 
     async fn run(&self, ctx: &StageCtx<'_>) -> Result<(), StageError> {
         let login = ctx.target().to_owned();
-        let org_id = organization_id(ctx).await?;
+        let mut org_id = ctx.store().organization_id(&login).await?;
         let mut cursor = ctx.checkpoint("").await?.and_then(|c| c.page_cursor);
         while cursor.as_deref() != Some(LISTED) {
             let data = gql::query(
@@ -80,12 +83,18 @@ impl Stage for RepositoriesStage {
                 |first| json!({ "login": login, "first": first, "after": cursor }),
             )
             .await?;
-            let connection = data
+            let organization = data
                 .get("organization")
                 .filter(|o| !o.is_null())
-                .ok_or_else(|| StageError::Permanent(format!("organization {login} not found")))?
-                .get("repositories")
-                .unwrap_or(&Value::Null);
+                .ok_or_else(|| StageError::Permanent(format!("organization {login} not found")))?;
+            let org_id = match org_id {
+                Some(id) => id,
+                None => {
+                    let id = store_organization(ctx, organization, &login).await?;
+                    *org_id.insert(id)
+                }
+            };
+            let connection = organization.get("repositories").unwrap_or(&Value::Null);
             let now = ctx.now();
             let records: Vec<Record> = nodes(connection)
                 .iter()
@@ -108,4 +117,22 @@ impl Stage for RepositoriesStage {
         }
         collect_per_repository(ctx, &self.size, &self.size, &ISSUES_CONNECTION).await
     }
+}
+
+/// Stores the organization as the listing read it (its fields without the connection), the
+/// row stage `org` also writes: the listing's repositories refer to it. Returns its id.
+async fn store_organization(
+    ctx: &StageCtx<'_>,
+    organization: &Value,
+    login: &str,
+) -> Result<i64, StageError> {
+    let mut fields = organization.clone();
+    if let Some(object) = fields.as_object_mut() {
+        object.remove("repositories");
+    }
+    let mut tx = ctx.store().begin().await?;
+    tx.upsert_all(&[rows::organization(&fields, login, ctx.now())])
+        .await?;
+    tx.commit().await?;
+    organization_id(ctx).await
 }
