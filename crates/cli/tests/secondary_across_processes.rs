@@ -96,13 +96,15 @@ fn a_secondary_limit_met_by_sync_defers_enrich_run_and_another_sync_without_a_re
             "1",
         ],
     ));
+    // The first request met the limit. Stages `org` and `repositories` start together, so the
+    // other's first request may have been granted before the refusal came back: at most those
+    // two were sent, both refused.
     let sent = requests(&log);
-    assert_eq!(
-        sent.len(),
-        1,
-        "the first request met the limit: {first}\n{sent:?}"
+    assert!(
+        (1..=2).contains(&sent.len()),
+        "the first requests met the limit: {first}\n{sent:?}"
     );
-    assert_eq!(sent[0]["status"], 403);
+    assert!(sent.iter().all(|r| r["status"] == 403), "{sent:?}");
     assert!(first.contains("hibernat"), "{first}");
 
     let enrich = headroom(dir.path(), &sim.url, "t2", &["enrich", "--limit", "5"]);
@@ -133,7 +135,7 @@ fn a_secondary_limit_met_by_sync_defers_enrich_run_and_another_sync_without_a_re
     let after = requests(&log);
     assert_eq!(
         after.len(),
-        1,
+        sent.len(),
         "nothing sent after the limit\nenrich: {}\n{}\nrun: {}\n{}\nsync: {}\n{}",
         String::from_utf8_lossy(&enrich.stdout),
         String::from_utf8_lossy(&enrich.stderr),

@@ -1,5 +1,5 @@
 //! The check of a long sync, black-box and scaled to seconds: `headroom sync org
-//! --wait` against a `headroom sim` whose GraphQL windows hold 30 points and last 2 s, under the
+//! --wait` against a `headroom sim` whose GraphQL windows hold 24 points and last 2 s, under the
 //! default deferral budgets (10 deferrals, 2 h per episode), must cross more than ten windows
 //! of one bucket, deferring more often than one episode's budget allows, and finish with no
 //! 403, its summary's requests and points per bucket equal to the simulator's log. The same command at the scale (40 repositories, 20 s windows)
@@ -31,7 +31,7 @@ fn a_sync_crossing_more_than_ten_windows_finishes_without_a_403() {
         "--core-limit",
         "300",
         "--graphql-limit",
-        "30",
+        "24",
         "--log",
         log.to_str().expect("utf-8"),
     ]);

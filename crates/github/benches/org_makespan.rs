@@ -152,78 +152,12 @@ struct Measured {
     /// flight that had at least 8.
     peak_in_flight: u32,
     share_at_8: Option<f64>,
-    /// [`average_in_flight`].
+    /// [`headroom_sim::flight::Flight::average`].
     average_in_flight: Option<f64>,
 }
 
 fn is_graphql(e: &LogEntry) -> bool {
     e.bucket.as_deref() == Some("graphql")
-}
-
-/// The share of the time with any request in flight during which at least 8 were: each
-/// request's span is its answer's time less its bucket's fixed latency (exact here: the cases
-/// draw no jitter). `None` at 0 ms, where requests take no simulated time.
-fn share_with_8(log: &[LogEntry], latency_ms: (u64, u64)) -> Option<f64> {
-    if latency_ms == (0, 0) {
-        return None;
-    }
-    let mut edges: Vec<(i64, i32)> = Vec::with_capacity(log.len() * 2);
-    for e in log {
-        let end: Timestamp = e.time.parse().ok()?;
-        let ms = if is_graphql(e) {
-            latency_ms.1
-        } else {
-            latency_ms.0
-        };
-        let end = end.as_millisecond();
-        edges.push((end - ms as i64, 1));
-        edges.push((end, -1));
-    }
-    edges.sort_unstable();
-    let (mut level, mut busy, mut at_8, mut last) = (0i32, 0i64, 0i64, None::<i64>);
-    for (t, step) in edges {
-        if let Some(prev) = last {
-            if level > 0 {
-                busy += t - prev;
-            }
-            if level >= 8 {
-                at_8 += t - prev;
-            }
-        }
-        level += step;
-        last = Some(t);
-    }
-    (busy > 0).then(|| at_8 as f64 / busy as f64)
-}
-
-/// The time-weighted average of requests in flight, as a share of `ceiling`, from the first
-/// request until the last `ceiling` of them are sent (after that no schedule can fill the
-/// slots). Spans as in [`share_with_8`]; `None` at 0 ms.
-fn average_in_flight(log: &[LogEntry], latency_ms: (u64, u64), ceiling: f64) -> Option<f64> {
-    if latency_ms == (0, 0) {
-        return None;
-    }
-    let mut spans: Vec<(i64, i64)> = Vec::with_capacity(log.len());
-    for e in log {
-        let end = e.time.parse::<Timestamp>().ok()?.as_millisecond();
-        let ms = if is_graphql(e) {
-            latency_ms.1
-        } else {
-            latency_ms.0
-        };
-        spans.push((end - ms as i64, end));
-    }
-    spans.sort_unstable();
-    let first = spans.first()?.0;
-    let cutoff = spans.get(spans.len().checked_sub(ceiling as usize)?)?.0;
-    if cutoff <= first {
-        return None;
-    }
-    let covered: i64 = spans
-        .iter()
-        .map(|(start, end)| ((*end).min(cutoff) - start).max(0))
-        .sum();
-    Some(covered as f64 / (cutoff - first) as f64 / ceiling)
 }
 
 /// With `BENCH_DEBUG` set: each second's requests answered, by stage, and the in-flight
@@ -343,6 +277,11 @@ async fn once(case: Case) -> Measured {
         case.latency_ms.1 as f64 / 1000.0,
     );
     let spread = (rest.len() as f64 * rest_s + graphql.len() as f64 * graphql_s) / ceiling;
+    // At 0 ms requests take no simulated time: nothing to measure.
+    let flight = (case.latency_ms != (0, 0))
+        .then(|| headroom_sim::flight::spans(&log))
+        .flatten()
+        .map(|spans| headroom_sim::flight::flight(&spans, ceiling as u32));
     // The repository list's pages (100 a page) follow each other; then one repository's
     // details, its first page of pull requests, and one commit's files.
     let list_pages = case.repos.div_ceil(100).max(1) as f64;
@@ -357,8 +296,8 @@ async fn once(case: Case) -> Measured {
         forbidden: sim.count_status(403),
         too_many: sim.count_status(429),
         peak_in_flight: log.iter().map(|e| e.in_flight).max().unwrap_or(0),
-        share_at_8: share_with_8(&log, case.latency_ms),
-        average_in_flight: average_in_flight(&log, case.latency_ms, ceiling),
+        share_at_8: flight.and_then(|f| f.near_full),
+        average_in_flight: flight.and_then(|f| f.average),
     }
 }
 

@@ -216,38 +216,6 @@ fn critical_requests(log: &[LogEntry]) -> u64 {
     group + descendants + projects + deepest
 }
 
-/// The most requests in flight at once, and the share of the time with any in flight that had
-/// at least 8: each request's span is its answer's time less the fixed latency (exact here: no
-/// jitter). `None` at 0 ms, where requests take no simulated time.
-fn in_flight(log: &[LogEntry], latency_ms: u64) -> Option<(i32, f64)> {
-    if latency_ms == 0 {
-        return None;
-    }
-    let mut edges: Vec<(i64, i32)> = Vec::with_capacity(log.len() * 2);
-    for e in log {
-        let end = e.time.parse::<Timestamp>().ok()?.as_millisecond();
-        edges.push((end - latency_ms as i64, 1));
-        edges.push((end, -1));
-    }
-    // Ends before starts at one instant: a slot freed and taken again is not two at once.
-    edges.sort_unstable();
-    let (mut level, mut peak, mut busy, mut at_8, mut last) = (0i32, 0i32, 0i64, 0i64, None);
-    for (t, step) in edges {
-        if let Some(prev) = last {
-            if level > 0 {
-                busy += t - prev;
-            }
-            if level >= 8 {
-                at_8 += t - prev;
-            }
-        }
-        level += step;
-        peak = peak.max(level);
-        last = Some(t);
-    }
-    (busy > 0).then(|| (peak, at_8 as f64 / busy as f64))
-}
-
 /// With `BENCH_DEBUG` set: each second's answers by family, and the lowest remaining.
 fn debug_timeline(log: &[LogEntry], began: Timestamp) {
     let mut by_second: BTreeMap<i64, (BTreeMap<String, u32>, Option<u64>)> = BTreeMap::new();
@@ -283,7 +251,7 @@ struct Measured {
     critical: u64,
     too_many: usize,
     forbidden: usize,
-    in_flight: Option<(i32, f64)>,
+    in_flight: Option<headroom_sim::flight::Flight>,
 }
 
 fn sim_config(case: Case) -> SimConfig {
@@ -400,7 +368,7 @@ async fn once(case: Case) -> Measured {
         critical: critical_requests(&log),
         too_many: sim.count_status(429),
         forbidden: sim.count_status(403),
-        in_flight: in_flight(&log, case.latency_ms),
+        in_flight: headroom_sim::flight::of_log(&log, ceiling),
     }
 }
 
@@ -438,12 +406,9 @@ fn report(case: Case, m: &Measured) {
     } else {
         "target NOT met"
     };
-    let flight = m.in_flight.map_or_else(String::new, |(peak, share)| {
-        format!(
-            "; peak in flight {peak}, ≥8 in flight {:.0} % of the busy time",
-            share * 100.0
-        )
-    });
+    let flight = m
+        .in_flight
+        .map_or_else(String::new, |f| format!("; {f} (target ≥ 90 %)"));
     println!(
         "gitlab_makespan/{name}: {projects} projects, {items} items, {lat} ms, {limit} a {window} s window: \
          makespan {makespan:.1} s; bound {bound:.1} s ({binds}); ratio {ratio}, target {target} {verdict}; \

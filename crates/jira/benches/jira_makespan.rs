@@ -201,6 +201,8 @@ fn debug_timeline(log: &[LogEntry], began: Timestamp) {
 /// What one run did.
 struct Measured {
     makespan: f64,
+    /// How full the slots were (`None` at 0 ms).
+    flight: Option<headroom_sim::flight::Flight>,
     requests: u64,
     /// The busiest endpoint and its requests.
     busiest: (String, u64),
@@ -360,6 +362,7 @@ async fn once(case: Case) -> Measured {
         .unwrap_or_default();
     Measured {
         makespan,
+        flight: headroom_sim::flight::of_log(&log, ceiling),
         requests: log.len() as u64,
         busiest,
         ceiling,
@@ -418,9 +421,12 @@ fn report(case: Case, m: &Measured) {
          target {target} {verdict}; {requests} requests, busiest endpoint {endpoint} {busiest}, \
          ceiling {ceiling}; pacing bound {pacing:.2} s, provider-only {provider:.2} s; latency \
          bound {latency:.2} s (Σ/ceiling {spread:.2} s, critical path {crit} requests = \
-         {critical:.2} s); 403: {forbidden}, 429: {too_many}; {missing}",
+         {critical:.2} s); {flight}403: {forbidden}, 429: {too_many}; {missing}",
         name = case.name,
         projects = case.projects,
+        flight = m
+            .flight
+            .map_or_else(String::new, |f| format!("{f} (target ≥ 90 %); ")),
         issues = case.issues,
         lat = case.latency_ms,
         rate = case.rate,

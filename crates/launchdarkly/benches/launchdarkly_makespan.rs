@@ -427,6 +427,8 @@ fn per_window(log: &[LogEntry], window_ms: i64) -> Windows {
 /// What one run did.
 struct Measured {
     makespan: f64,
+    /// How full the slots were (`None` at 0 ms).
+    flight: Option<headroom_sim::flight::Flight>,
     /// Into its first window the run started, in seconds (φ).
     phase: f64,
     requests: u64,
@@ -474,6 +476,7 @@ async fn measure(
     let got = stored(store.as_ref()).await;
     Measured {
         makespan,
+        flight: headroom_sim::flight::of_log(&log, ceiling),
         phase: began.as_millisecond().rem_euclid(WINDOW_MS) as f64 / 1000.0,
         requests: log.len() as u64,
         per_bucket,
@@ -554,9 +557,12 @@ fn report(case: Case, run: &str, m: &Measured) -> bool {
          {verdict}; {n} requests, {binding} on {binds} = {windows} windows (φ {phase:.2} s, \
          quota bound {quota:.2} s), {hib} hibernations, ceiling {ceiling}; latency bound \
          {latency:.2} s (Σ/ceiling {spread:.2} s, critical path {crit} requests = \
-         {critical:.2} s); 429: {too_many}; {complete}",
+         {critical:.2} s); {flight}429: {too_many}; {complete}",
         name = case.name,
         p = case.projects,
+        flight = m
+            .flight
+            .map_or_else(String::new, |f| format!("{f} (target ≥ 90 %); ")),
         e = case.environments,
         f = case.flags,
         lat = case.latency_ms,

@@ -164,6 +164,8 @@ fn debug_timeline(log: &[LogEntry], began: Timestamp) {
 /// What one run did.
 struct Measured {
     makespan: f64,
+    /// How full the slots were (`None` at 0 ms).
+    flight: Option<headroom_sim::flight::Flight>,
     requests: u64,
     /// Complexity points the simulator charged.
     spent: u64,
@@ -329,6 +331,7 @@ async fn once(case: Case) -> Measured {
         .count();
     Measured {
         makespan,
+        flight: headroom_sim::flight::of_log(&log, ceiling),
         requests: log.len() as u64,
         spent: log.iter().filter(|e| e.status == 200).map(|e| e.cost).sum(),
         ceiling,
@@ -376,9 +379,12 @@ fn report(case: Case, m: &Measured) {
          spent ({buckets:.1} buckets), {hib} hibernations, ceiling {ceiling}; complexity bound \
          {complexity:.2} s, request bound {requests:.2} s; latency bound {latency:.2} s \
          (Σ/ceiling {spread:.2} s, critical path {crit} requests = {critical:.2} s); \
-         RATELIMITED: {limited}, other 400: {other}; {complete}",
+         {flight}RATELIMITED: {limited}, other 400: {other}; {complete}",
         name = case.name,
         teams = case.teams,
+        flight = m
+            .flight
+            .map_or_else(String::new, |f| format!("{f} (target ≥ 90 %); ")),
         issues = case.issues,
         lat = case.latency_ms,
         cx = case.complexity,

@@ -169,6 +169,8 @@ pub(crate) struct Seen {
     pub(crate) path_and_query: String,
     pub(crate) fingerprint: Option<String>,
     pub(crate) identity: String,
+    /// When the request arrived, before the simulated latency.
+    pub(crate) arrived: headroom_core::clock::Timestamp,
     pub(crate) request_id: String,
     pub(crate) now: headroom_core::clock::Timestamp,
     /// The throttle's reading, when the instance reports one.
@@ -198,6 +200,7 @@ impl Simulator {
         let inner = &self.inner;
         // The fixed latency GitHub's requests get (`--latency-ms`), taken before the request is
         // counted, so the log's time is the answer's, as GitHub's is.
+        let arrived = inner.clock.now();
         inner.clock.sleep(inner.config.faults.latency).await;
         let now = inner.clock.now();
         let (parts, body) = req.into_parts();
@@ -210,6 +213,7 @@ impl Simulator {
         let token = token_of(&parts.headers);
         let user = token.as_deref().and_then(|t| self.gitlab_user(t));
         let mut seen = Seen {
+            arrived,
             method: parts.method.clone(),
             path_and_query,
             fingerprint: token.as_deref().map(token_fingerprint),
@@ -374,6 +378,7 @@ impl Simulator {
         }
         let entry = LogEntry {
             time: ts_millis(seen.now),
+            arrived: ts_millis(seen.arrived),
             identity: seen.identity.clone(),
             token_fingerprint: seen.fingerprint.clone(),
             method: seen.method.as_str().to_owned(),

@@ -212,6 +212,8 @@ struct Seen {
     path_and_query: String,
     fingerprint: Option<String>,
     identity: String,
+    /// When the request arrived, before the simulated latency.
+    arrived: Timestamp,
     request_id: String,
     now: Timestamp,
     bucket: Option<String>,
@@ -239,6 +241,7 @@ impl Simulator {
     /// Answers one Jira request.
     pub(crate) async fn handle_jira(&self, req: Request<Bytes>, peer: IpAddr) -> Response<Bytes> {
         let inner = &self.inner;
+        let arrived = inner.clock.now();
         inner.clock.sleep(inner.config.faults.latency).await;
         let now = inner.clock.now();
         let (parts, body) = req.into_parts();
@@ -246,6 +249,7 @@ impl Simulator {
         let path = parts.uri.path().to_owned();
         let cred = credential_of(&parts.headers);
         let mut seen = Seen {
+            arrived,
             method: parts.method.clone(),
             path_and_query: parts
                 .uri
@@ -344,6 +348,7 @@ impl Simulator {
         }
         let entry = LogEntry {
             time: ts_millis(seen.now),
+            arrived: ts_millis(seen.arrived),
             identity: seen.identity.clone(),
             token_fingerprint: seen.fingerprint.clone(),
             method: seen.method.as_str().to_owned(),

@@ -100,6 +100,8 @@ struct Seen {
     path_and_query: String,
     fingerprint: Option<String>,
     identity: String,
+    /// When the request arrived, before the simulated latency.
+    arrived: Timestamp,
     request_id: String,
     now: Timestamp,
     route: Option<&'static str>,
@@ -115,6 +117,7 @@ impl Simulator {
         peer: IpAddr,
     ) -> Response<Bytes> {
         let inner = &self.inner;
+        let arrived = inner.clock.now();
         inner.clock.sleep(inner.config.faults.latency).await;
         let now = inner.clock.now();
         let (parts, _body) = req.into_parts();
@@ -122,6 +125,7 @@ impl Simulator {
         let token = token_of(&parts.headers);
         let request_id = self.next_request_id();
         let mut seen = Seen {
+            arrived,
             method: parts.method.as_str().to_owned(),
             path_and_query: parts
                 .uri
@@ -215,6 +219,7 @@ impl Simulator {
         }
         let entry = LogEntry {
             time: ts_millis(seen.now),
+            arrived: ts_millis(seen.arrived),
             identity: seen.identity.clone(),
             token_fingerprint: seen.fingerprint.clone(),
             method: seen.method.clone(),

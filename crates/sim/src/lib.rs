@@ -16,6 +16,7 @@ pub mod body_faults;
 pub mod config;
 pub mod error;
 pub mod feed;
+pub mod flight;
 pub mod gitlab;
 pub mod graphql;
 pub mod jira;

@@ -2,7 +2,7 @@
 //! primary limits, routing, headers, and the request log.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::{BufWriter, Write};
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,7 +16,6 @@ use http::header::{HeaderName, HeaderValue};
 use http::{HeaderMap, Method, Request, Response, StatusCode};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use serde::Serialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -31,56 +30,21 @@ use crate::scenario::Scenario;
 use crate::world::World;
 
 mod graphql_endpoint;
+mod log;
 mod provider_faults;
 mod replies;
 mod request;
 mod tokens;
 
+pub use log::LogEntry;
 pub use tokens::token_fingerprint;
+
+use log::LogState;
+pub(crate) use log::{PendingLog, ts_millis};
 
 pub(crate) use provider_faults::{Provider, ProviderFault, bad_gateway};
 
 use replies::{gateway_timeout, injected_error, primary_reply, secondary_reply};
-
-/// One line of the request log.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct LogEntry {
-    /// When the request arrived (RFC 3339, UTC).
-    pub time: String,
-    /// The user login, `installation:ID`, or the client IP.
-    pub identity: String,
-    /// SHA-256 prefix of the token (never the token).
-    pub token_fingerprint: Option<String>,
-    /// HTTP method.
-    pub method: String,
-    /// Path and query.
-    pub path: String,
-    /// Status answered.
-    pub status: u16,
-    /// Primary bucket, when the request reached one.
-    pub bucket: Option<String>,
-    /// What the request spent from that bucket (0 when it did not count).
-    pub cost: u64,
-    /// Remaining in the bucket after the request.
-    pub remaining: Option<u64>,
-    /// Requests of this identity in flight when it started (itself excluded).
-    pub in_flight: u32,
-    /// The `x-github-request-id` sent.
-    pub request_id: String,
-    /// `cut` or `stall` when the answer's body met that fault on the wire.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub body_fault: Option<&'static str>,
-}
-
-/// A response's log line, recorded once its body fault is known.
-#[derive(Debug, Clone)]
-pub(crate) struct PendingLog(pub(crate) LogEntry);
-
-#[derive(Debug)]
-struct LogState {
-    entries: VecDeque<LogEntry>,
-    file: Option<BufWriter<File>>,
-}
 
 #[derive(Debug, Default)]
 pub(crate) struct ScenarioState {
@@ -386,6 +350,8 @@ impl Simulator {
     async fn handle_github(&self, req: Request<Bytes>, peer: IpAddr) -> Response<Bytes> {
         let inner = &self.inner;
         let now = inner.clock.now();
+        // `now` is read again after the simulated latency: the answer's time.
+        let arrived = now;
         let request_id = self.next_request_id();
         let (parts, body) = req.into_parts();
         let uri = parts.uri.clone();
@@ -416,6 +382,7 @@ impl Simulator {
                 path: &path_and_query,
                 in_flight: 0,
                 request_id,
+                arrived,
                 now,
             });
         };
@@ -460,6 +427,7 @@ impl Simulator {
                 path: &path_and_query,
                 in_flight,
                 request_id: request_id.clone(),
+                arrived,
                 now,
             })
         };
@@ -722,6 +690,7 @@ impl Simulator {
 
         let entry = LogEntry {
             time: ts_millis(a.now),
+            arrived: ts_millis(a.arrived),
             identity: a.subject.log_name(),
             token_fingerprint: a.fingerprint,
             method: a.method.as_str().to_owned(),
@@ -760,10 +729,6 @@ impl Simulator {
     }
 }
 
-pub(crate) fn ts_millis(t: Timestamp) -> String {
-    t.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
-}
-
 struct FinishArgs<'a> {
     reply: Reply,
     reading: Option<Reading>,
@@ -774,6 +739,7 @@ struct FinishArgs<'a> {
     path: &'a str,
     in_flight: u32,
     request_id: String,
+    arrived: Timestamp,
     now: Timestamp,
 }
 

@@ -226,6 +226,16 @@ impl StageGraph {
         out
     }
 
+    /// Whether a stage waits for `name` to be done (not only for its listing): the stages
+    /// others wait on are the run's critical path, and their requests go first.
+    pub fn is_awaited(&self, name: &str) -> bool {
+        // A stage after the listing depends on the repository source alone, and only on
+        // its list.
+        self.stages
+            .iter()
+            .any(|s| !s.after_listing && s.depends_on.contains(&name))
+    }
+
     /// Every stage that depends on `name`, directly or not.
     pub fn dependents_of(&self, name: &str) -> BTreeSet<&'static str> {
         self.stages

@@ -226,6 +226,15 @@ mod tests {
             assert_eq!(deps(n), vec![names::REPOSITORIES], "{n}");
         }
         assert_eq!(deps(names::COMMIT_FILES), vec![names::PULL_REQUESTS]);
+        // The run's critical path: only pull requests are waited for whole (the others wait
+        // for the listing alone, or for nothing).
+        let awaited: Vec<&str> = graph
+            .stages()
+            .iter()
+            .map(|s| s.name)
+            .filter(|n| graph.is_awaited(n))
+            .collect();
+        assert_eq!(awaited, vec![names::PULL_REQUESTS]);
         let rest: Vec<&str> = graph
             .stages()
             .iter()

@@ -72,6 +72,8 @@ struct Seen {
     path: String,
     fingerprint: Option<String>,
     identity: String,
+    /// When the request arrived, before the simulated latency.
+    arrived: Timestamp,
     now: Timestamp,
     reading: Option<Reading>,
     complexity: Option<u64>,
@@ -123,6 +125,7 @@ impl Simulator {
     /// Answers one request to the simulated Linear.
     pub(crate) async fn handle_linear(&self, req: Request<Bytes>, peer: IpAddr) -> Response<Bytes> {
         let inner = &self.inner;
+        let arrived = inner.clock.now();
         inner.clock.sleep(inner.config.faults.latency).await;
         let (parts, body) = req.into_parts();
         let path = parts
@@ -131,6 +134,7 @@ impl Simulator {
             .map_or_else(|| parts.uri.path().to_owned(), |p| p.as_str().to_owned());
         let cred = credential(&parts.headers);
         let mut seen = Seen {
+            arrived,
             path,
             fingerprint: cred.as_ref().map(|(t, _)| token_fingerprint(t)),
             identity: peer.to_string(),
@@ -276,6 +280,7 @@ impl Simulator {
         }
         let entry = LogEntry {
             time: ts_millis(seen.now),
+            arrived: ts_millis(seen.arrived),
             identity: seen.identity.clone(),
             token_fingerprint: seen.fingerprint.clone(),
             method: method.as_str().to_owned(),

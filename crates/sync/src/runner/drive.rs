@@ -430,6 +430,7 @@ impl Runner {
                 listed: &common.listed,
                 inline_wait: self.config.inline_wait,
                 scope_concurrency: self.config.in_flight.max(1) as usize,
+                awaited: self.graph.is_awaited(&name),
             };
             let result = worker.run(&ctx).await;
             (name, result)

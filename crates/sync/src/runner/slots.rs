@@ -13,6 +13,8 @@
 //! chain's pages must follow one another, so each page that queues behind the stages' first
 //! requests delays the whole chain, and the chains begun last were what the run's end waited
 //! for (`org_makespan`, latency-bound case: three chains one page at a time in its last 3 s).
+//! Before both go the requests of a stage another waits for (pull requests, before commit
+//! files): the run's critical path.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -31,44 +33,54 @@ pub(super) fn next_bucket<'a>(
         .map(|(bucket, _)| bucket)
 }
 
-/// Where a request stands in its scope of work, which orders it among its bucket's waiters.
+/// Where a request stands, which orders it among its bucket's waiters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Turn {
-    /// A scope's first request (or one outside any scope).
-    First,
-    /// A later request of a scope that has been answered before: a chain's next page.
-    Next,
+pub(super) struct Turn {
+    /// Its stage is one another stage waits for ([`crate::StageGraph::is_awaited`]).
+    pub(super) awaited: bool,
+    /// A later request of a scope answered before (a chain's next page), not its first.
+    pub(super) next: bool,
 }
 
-/// One bucket's waiters in order of asking (each with its ticket number), a chain's next
-/// pages apart from the first requests.
+impl Turn {
+    /// The queue it waits in, served in this order: an awaited stage's requests (its chains'
+    /// next pages first), then other chains' next pages, then first requests.
+    fn rank(self) -> usize {
+        match (self.awaited, self.next) {
+            (true, true) => 0,
+            (true, false) => 1,
+            (false, true) => 2,
+            (false, false) => 3,
+        }
+    }
+}
+
+/// One bucket's waiters, a queue per [`Turn::rank`], each in order of asking (with its ticket
+/// number).
 #[derive(Default)]
 struct Waiters {
-    next: VecDeque<(u64, oneshot::Sender<()>)>,
-    first: VecDeque<(u64, oneshot::Sender<()>)>,
+    queues: [VecDeque<(u64, oneshot::Sender<()>)>; 4],
 }
 
 impl Waiters {
     /// The ticket of the bucket's longest-waiting request.
     fn oldest(&self) -> Option<u64> {
-        let next = self.next.front().map(|(t, _)| *t);
-        let first = self.first.front().map(|(t, _)| *t);
-        next.into_iter().chain(first).min()
+        self.queues
+            .iter()
+            .filter_map(|q| q.front().map(|(t, _)| *t))
+            .min()
     }
 
-    /// The waiter served next: a chain's next page before a first request.
+    /// The waiter served next: the front of the first queue that has one.
     fn pop(&mut self) -> Option<oneshot::Sender<()>> {
-        self.next
-            .pop_front()
-            .or_else(|| self.first.pop_front())
+        self.queues
+            .iter_mut()
+            .find_map(VecDeque::pop_front)
             .map(|(_, tx)| tx)
     }
 
     fn push(&mut self, turn: Turn, ticket: u64, tx: oneshot::Sender<()>) {
-        match turn {
-            Turn::Next => self.next.push_back((ticket, tx)),
-            Turn::First => self.first.push_back((ticket, tx)),
-        }
+        self.queues[turn.rank()].push_back((ticket, tx));
     }
 }
 
@@ -231,15 +243,15 @@ mod tests {
         let pool = SlotPool::new(4);
         let mut graphql = Vec::new();
         for _ in 0..4 {
-            graphql.push(pool.acquire("graphql", Turn::First).await);
+            graphql.push(pool.acquire("graphql", FIRST).await);
         }
         // Four more GraphQL requests wait, then two REST ones.
         let mut waiters = Vec::new();
         for bucket in ["graphql", "graphql", "graphql", "graphql", "core", "core"] {
             let pool = Arc::clone(&pool);
-            waiters.push(tokio::spawn(async move {
-                pool.acquire(bucket, Turn::First).await
-            }));
+            waiters.push(tokio::spawn(
+                async move { pool.acquire(bucket, FIRST).await },
+            ));
             tokio::task::yield_now().await;
         }
         // A dropped waiter (the first REST one aborted) leaves the queue.
@@ -259,12 +271,28 @@ mod tests {
         assert_eq!(state.free, 0);
     }
 
+    /// A first request of a stage no other waits for: the last to be served.
+    const FIRST: Turn = Turn {
+        awaited: false,
+        next: false,
+    };
+    /// A chain's next page.
+    const NEXT: Turn = Turn {
+        awaited: false,
+        next: true,
+    };
+    /// A first request of a stage another waits for.
+    const AWAITED: Turn = Turn {
+        awaited: true,
+        next: false,
+    };
+
     #[tokio::test]
     async fn a_chains_next_page_goes_before_first_requests_of_its_bucket() {
         let pool = SlotPool::new(1);
-        let held = pool.acquire("graphql", Turn::First).await;
+        let held = pool.acquire("graphql", FIRST).await;
         let mut waiters = Vec::new();
-        for turn in [Turn::First, Turn::First, Turn::Next] {
+        for turn in [FIRST, FIRST, NEXT] {
             let pool = Arc::clone(&pool);
             waiters.push(tokio::spawn(async move {
                 let slot = pool.acquire("graphql", turn).await;
@@ -274,20 +302,30 @@ mod tests {
         }
         drop(held);
         let (turn, slot) = waiters.pop().expect("next").await.expect("granted");
-        assert_eq!(turn, Turn::Next);
+        assert_eq!(turn, NEXT);
         drop(slot);
         let (turn, _slot) = waiters.remove(0).await.expect("granted");
-        assert_eq!(turn, Turn::First);
+        assert_eq!(turn, FIRST);
         assert_eq!(pool.lock().waiting["graphql"].oldest(), Some(2));
+    }
 
-        // Between buckets a bucket still counts from its oldest waiter, whichever its turn.
+    #[test]
+    fn an_awaited_stage_goes_first_and_buckets_count_from_their_oldest_waiter() {
         let mut waiters = Waiters::default();
-        waiters.push(Turn::First, 1, oneshot::channel().0);
-        waiters.push(Turn::Next, 5, oneshot::channel().0);
+        waiters.push(FIRST, 1, oneshot::channel().0);
+        waiters.push(NEXT, 5, oneshot::channel().0);
+        waiters.push(AWAITED, 7, oneshot::channel().0);
+        // Between buckets a bucket counts from its oldest waiter, whichever its turn.
+        assert_eq!(waiters.oldest(), Some(1));
+        // Served: the awaited stage's request, then the next page, then the first request.
+        for (served, left) in [(AWAITED, [0, 0, 1, 1]), (NEXT, [0, 0, 0, 1])] {
+            assert!(waiters.pop().is_some(), "{served:?}");
+            let lens: Vec<usize> = waiters.queues.iter().map(VecDeque::len).collect();
+            assert_eq!(lens, left, "after {served:?}");
+        }
         assert_eq!(waiters.oldest(), Some(1));
         assert!(waiters.pop().is_some());
-        assert_eq!(waiters.next.len(), 0, "the next page went first");
-        assert_eq!(waiters.oldest(), Some(1));
+        assert_eq!(waiters.oldest(), None);
     }
 
     proptest! {

@@ -154,6 +154,8 @@ pub struct StageCtx<'a> {
     pub(super) inline_wait: SignedDuration,
     /// Repositories a per-repository stage works on at once.
     pub(super) scope_concurrency: usize,
+    /// Another stage waits for this one to be done: its requests go first for a slot.
+    pub(super) awaited: bool,
 }
 
 tokio::task_local! {
@@ -178,12 +180,12 @@ async fn in_scope<F: Future>(work: F) -> F::Output {
         .await
 }
 
-/// This request's turn in its scope of work, counting it as sent.
-fn turn() -> Turn {
-    let sent = SCOPE_SENT
+/// This request's turn among its bucket's waiters, counting it as sent in its scope of work.
+fn turn(awaited: bool) -> Turn {
+    let next = SCOPE_SENT
         .try_with(|sent| sent.replace(true))
         .unwrap_or(false);
-    if sent { Turn::Next } else { Turn::First }
+    Turn { awaited, next }
 }
 
 /// Takes the current scope's parked slot, if any.
@@ -255,7 +257,11 @@ impl StageCtx<'_> {
             let result = {
                 let slot = match unpark() {
                     Some(parked) => Some(parked),
-                    None => Some(self.slots.acquire(self.decl.bucket, turn()).await),
+                    None => Some(
+                        self.slots
+                            .acquire(self.decl.bucket, turn(self.awaited))
+                            .await,
+                    ),
                 };
                 let result = self.send_once(request.clone()).await;
                 // Within a scope the slot stays taken until the answer is stored; outside
@@ -633,13 +639,8 @@ impl StageCtx<'_> {
             detail: None,
             at: now,
         };
-        let mut tx = self.store.begin().await?;
-        tx.upsert_all(records).await?;
-        if finished && let Some((repo, mark, at)) = watermark {
-            tx.set_watermark(repo, mark, at).await?;
-        }
-        tx.set_checkpoint(&update).await?;
-        tx.commit().await?;
+        let watermark = watermark.filter(|_| finished);
+        self.commit_rows(records, watermark, Some(&update)).await?;
         release_parked();
         self.renew_claim().await?;
         let page = {
@@ -666,6 +667,43 @@ impl StageCtx<'_> {
             rows: records.len() as u64,
         });
         Ok(records.len() as u64)
+    }
+
+    /// Commits rows shared with other stages outside any checkpoint (the organization, which
+    /// both stage `org` and the repository listing store).
+    pub async fn write_shared_rows(&self, records: &[Record]) -> Result<(), StoreError> {
+        self.commit_rows(records, None, None).await
+    }
+
+    /// Upserts `records`, sets the watermark and the checkpoint, in one transaction. Two
+    /// stages may insert the same new row at once; on PostgreSQL the later insert can then
+    /// break a unique index other than the one its upsert names (an organization's id beside
+    /// its login). Once the first has committed the same transaction finds the row and
+    /// updates it, so a conflict is tried once more; a second one is a real conflict.
+    async fn commit_rows(
+        &self,
+        records: &[Record],
+        watermark: Option<(i64, Watermark, Timestamp)>,
+        checkpoint: Option<&CheckpointUpdate>,
+    ) -> Result<(), StoreError> {
+        let mut retried = false;
+        loop {
+            let attempt = async {
+                let mut tx = self.store.begin().await?;
+                tx.upsert_all(records).await?;
+                if let Some((repo, mark, at)) = watermark {
+                    tx.set_watermark(repo, mark, at).await?;
+                }
+                if let Some(update) = checkpoint {
+                    tx.set_checkpoint(update).await?;
+                }
+                tx.commit().await
+            };
+            match attempt.await {
+                Err(StoreError::Conflict(_)) if !retried => retried = true,
+                result => return result,
+            }
+        }
     }
 
     /// Extends this worker's claim on the run: a live worker keeps it, a killed one lets it

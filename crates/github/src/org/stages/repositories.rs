@@ -130,9 +130,7 @@ async fn store_organization(
     if let Some(object) = fields.as_object_mut() {
         object.remove("repositories");
     }
-    let mut tx = ctx.store().begin().await?;
-    tx.upsert_all(&[rows::organization(&fields, login, ctx.now())])
+    ctx.write_shared_rows(&[rows::organization(&fields, login, ctx.now())])
         .await?;
-    tx.commit().await?;
     organization_id(ctx).await
 }
