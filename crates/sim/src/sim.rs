@@ -349,9 +349,7 @@ impl Simulator {
 
     async fn handle_github(&self, req: Request<Bytes>, peer: IpAddr) -> Response<Bytes> {
         let inner = &self.inner;
-        let now = inner.clock.now();
-        // `now` is read again after the simulated latency: the answer's time.
-        let arrived = now;
+        let arrived = inner.clock.now();
         let request_id = self.next_request_id();
         let (parts, body) = req.into_parts();
         let uri = parts.uri.clone();
@@ -371,7 +369,8 @@ impl Simulator {
                 "https://docs.github.com/rest",
             );
             let subject = Subject::Ip(peer);
-            let reading = lock(&inner.quotas).peek(&inner.config, now, &subject, Resource::Core);
+            let reading =
+                lock(&inner.quotas).peek(&inner.config, arrived, &subject, Resource::Core);
             return self.finish(FinishArgs {
                 reply,
                 reading: Some(reading),
@@ -383,7 +382,7 @@ impl Simulator {
                 in_flight: 0,
                 request_id,
                 arrived,
-                now,
+                now: arrived,
             });
         };
 

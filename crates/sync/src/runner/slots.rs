@@ -16,7 +16,9 @@
 //! Before both go the requests of a stage another waits for (pull requests, before commit
 //! files): the run's critical path.
 
+use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
+use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::oneshot;
@@ -216,6 +218,54 @@ impl SlotPool {
             bucket: bucket.to_owned(),
         }
     }
+}
+
+tokio::task_local! {
+    /// Inside one scope of work (a repository of a stage, an item of
+    /// `StageCtx::for_each_request`): the in-flight slot its last request took, held until
+    /// the answer is stored (the scope's next write), its next request reuses it, or the
+    /// scope ends. So the answers a stop loses, in flight or not yet stored, are never more
+    /// than the run's slots.
+    static PARKED_SLOT: RefCell<Option<Slot>>;
+    /// Inside one scope of work: whether it has sent a request before, so that its next one
+    /// (a chain's next page) is served before the first requests of its bucket.
+    static SCOPE_SENT: Cell<bool>;
+}
+
+/// Runs `work` as one scope of work (see [`PARKED_SLOT`]).
+pub(super) async fn in_scope<F: Future>(work: F) -> F::Output {
+    SCOPE_SENT
+        .scope(
+            Cell::new(false),
+            PARKED_SLOT.scope(RefCell::new(None), work),
+        )
+        .await
+}
+
+/// This request's turn among its bucket's waiters, counting it as sent in its scope of work.
+pub(super) fn turn(awaited: bool) -> Turn {
+    let next = SCOPE_SENT
+        .try_with(|sent| sent.replace(true))
+        .unwrap_or(false);
+    Turn { awaited, next }
+}
+
+/// Takes the current scope's parked slot, if any.
+pub(super) fn unpark() -> Option<Slot> {
+    PARKED_SLOT
+        .try_with(|cell| cell.borrow_mut().take())
+        .ok()
+        .flatten()
+}
+
+/// The answer is stored (or there is nothing to store): the scope's slot goes back.
+pub(super) fn release_parked() {
+    drop(unpark());
+}
+
+/// Parks `slot` in the current scope until its answer is stored (see [`PARKED_SLOT`]).
+pub(super) fn park(slot: Option<Slot>) {
+    let _ = PARKED_SLOT.try_with(|cell| *cell.borrow_mut() = slot);
 }
 
 #[cfg(test)]

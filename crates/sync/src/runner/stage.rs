@@ -3,7 +3,6 @@
 //! the operators' caps per window, tallying what was spent, and committing pages with their
 //! cursors).
 
-use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
@@ -22,7 +21,7 @@ use headroom_store::{
     Checkpoint, CheckpointStatus, CheckpointUpdate, Record, Store, StoreError, SyncRun, Watermark,
 };
 
-use super::slots::{Slot, SlotPool, Turn};
+use super::slots::{SlotPool, in_scope, park, release_parked, turn, unpark};
 use super::tally::{answered, tally_response};
 use super::{ProgressEvent, ProgressSink, lock};
 use crate::calibration;
@@ -158,49 +157,6 @@ pub struct StageCtx<'a> {
     pub(super) awaited: bool,
 }
 
-tokio::task_local! {
-    /// Inside one scope of work (a repository of a stage, an item of
-    /// [`StageCtx::for_each_request`]): the in-flight slot its last request took, held until
-    /// the answer is stored (the scope's next write), its next request reuses it, or the
-    /// scope ends. So the answers a stop loses, in flight or not yet stored, are never more
-    /// than the run's slots.
-    static PARKED_SLOT: RefCell<Option<Slot>>;
-    /// Inside one scope of work: whether it has sent a request before, so that its next one
-    /// (a chain's next page) is served before the first requests of its bucket.
-    static SCOPE_SENT: Cell<bool>;
-}
-
-/// Runs `work` as one scope of work (see [`PARKED_SLOT`]).
-async fn in_scope<F: Future>(work: F) -> F::Output {
-    SCOPE_SENT
-        .scope(
-            Cell::new(false),
-            PARKED_SLOT.scope(RefCell::new(None), work),
-        )
-        .await
-}
-
-/// This request's turn among its bucket's waiters, counting it as sent in its scope of work.
-fn turn(awaited: bool) -> Turn {
-    let next = SCOPE_SENT
-        .try_with(|sent| sent.replace(true))
-        .unwrap_or(false);
-    Turn { awaited, next }
-}
-
-/// Takes the current scope's parked slot, if any.
-fn unpark() -> Option<Slot> {
-    PARKED_SLOT
-        .try_with(|cell| cell.borrow_mut().take())
-        .ok()
-        .flatten()
-}
-
-/// The answer is stored (or there is nothing to store): the scope's slot goes back.
-fn release_parked() {
-    drop(unpark());
-}
-
 impl fmt::Debug for StageCtx<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("StageCtx")
@@ -266,7 +222,7 @@ impl StageCtx<'_> {
                 let result = self.send_once(request.clone()).await;
                 // Within a scope the slot stays taken until the answer is stored; outside
                 // one it goes back now.
-                let _ = PARKED_SLOT.try_with(|cell| *cell.borrow_mut() = slot);
+                park(slot);
                 result
             };
             match &result {
