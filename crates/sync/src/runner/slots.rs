@@ -15,6 +15,10 @@
 //! for (`org_makespan`, latency-bound case: three chains one page at a time in its last 3 s).
 //! Before both go the requests of a stage another waits for (pull requests, before commit
 //! files): the run's critical path.
+//!
+//! Each scope of work (a repository of a stage, one independent request) also keeps here the
+//! slot its last request took, parked until the answer is stored, and whether it has sent
+//! before.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
